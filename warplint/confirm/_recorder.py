@@ -1,0 +1,782 @@
+"""warplint --confirm in-process recorder.
+
+This file is copied, unchanged, into a private temporary directory as ``sitecustomize.py`` and that
+directory is put first on ``PYTHONPATH`` of the confirmed command. It must therefore depend on the
+standard library only (the program may run in an environment without warplint) and it must never
+change what the program does: every hook calls the original first-class and records in ``try/except``.
+
+What it does:
+
+1. chains to the ``sitecustomize`` that would have been imported without it;
+2. installs a ``sys.meta_path`` finder that waits for ``import warp`` to finish and then wraps
+   ``Module.__init__``, ``Module.load``, ``Module._compile``, ``Kernel.__init__``,
+   ``Kernel._add_normalized_overload``, ``set_module_options``, ``clear_kernel_cache``/``clear_lto_cache``
+   and ``warp.config`` assignments (``_ConfigModule.__setattr__``);
+3. optionally watches a few source lines (the lines of the static findings) to tell "did not run"
+   from "ran, nothing moved": ``sys.monitoring`` on 3.12+, a narrowly scoped ``sys.settrace`` before;
+4. appends one JSON object per event to the file named by ``WARPLINT_CONFIRM_EVENTS``.
+
+Environment: ``WARPLINT_CONFIRM_EVENTS`` (required, else the recorder is inert),
+``WARPLINT_CONFIRM_LINES`` (optional JSON file ``{path: [line, ...]}``), ``WARPLINT_CONFIRM_RUN``
+(a label such as ``cold``/``warm``), ``WARPLINT_CONFIRM_SKIP`` (extra directories whose frames are not
+user code, ``os.pathsep`` separated).
+"""
+
+import os
+import sys
+
+_EVENTS_PATH = os.environ.get("WARPLINT_CONFIRM_EVENTS")
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+SNAPSHOT_OPTIONS = (
+    "enable_backward",
+    "max_unroll",
+    "lineinfo",
+    "deterministic",
+    "deterministic_max_records",
+    "compile_time_trace",
+)
+
+
+def _chain_sitecustomize():
+    """Import the sitecustomize that Python would have found without our directory first."""
+    import importlib.machinery
+    import importlib.util
+
+    ours = sys.modules.get("sitecustomize")
+    here = _HERE
+    paths = []
+    for p in sys.path:
+        try:
+            if os.path.abspath(p or os.curdir) == here:
+                continue
+        except Exception:
+            pass
+        paths.append(p)
+    # our directory is only a vehicle: take it off sys.path so the program sees its usual path
+    try:
+        sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    except Exception:
+        pass
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", paths)
+    if spec is None or spec.loader is None:
+        return
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["sitecustomize"] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        # the user's sitecustomize failing is the user's business, as it would be without us
+        if ours is not None:
+            sys.modules["sitecustomize"] = ours
+        raise
+
+
+class _Recorder:
+    def __init__(self, path):
+        import threading
+        import time
+
+        self.path = path
+        self.lock = threading.Lock()
+        self.tl = threading.local()
+        self.perf = time.perf_counter
+        self.t0 = time.perf_counter()
+        self.seq = 0
+        self.fh = None
+        self.pid = os.getpid()
+        self.ok = True
+        self.warp_dir = None
+        skip = [_HERE]
+        for p in (os.environ.get("WARPLINT_CONFIRM_SKIP") or "").split(os.pathsep):
+            if p:
+                skip.append(os.path.abspath(p))
+        self.skip_dirs = tuple(d.rstrip(os.sep) + os.sep for d in skip)
+        self.this_file = os.path.abspath(__file__)
+        self.launch_sites = set()
+        self.seen_execs = set()  # id(ModuleExec) recorded (ModuleExec objects stay in Module.execs)
+        self.last_hash = {}  # (module id, device, block_dim) -> hash hex
+
+    # -- output -----------------------------------------------------------------------------
+    def emit(self, ev, **data):
+        try:
+            import json
+
+            with self.lock:
+                if self.fh is None or self.pid != os.getpid():
+                    self.pid = os.getpid()
+                    self.fh = open(self.path, "a", buffering=1, encoding="utf-8")
+                self.seq += 1
+                data["ev"] = ev
+                data["seq"] = self.seq
+                data["pid"] = self.pid
+                data["t"] = round(self.perf() - self.t0, 6)
+                self.fh.write(json.dumps(data, default=repr) + "\n")
+        except Exception:
+            self.ok = False
+
+    def fail(self, where, exc):
+        self.ok = False
+        try:
+            self.emit("recorder_error", where=where, error=f"{type(exc).__name__}: {exc}"[:300])
+        except Exception:
+            pass
+
+    # -- frames -----------------------------------------------------------------------------
+    def is_internal(self, filename):
+        if not filename or filename.startswith("<"):
+            return True
+        if self.warp_dir is not None and filename.startswith(self.warp_dir):
+            return True
+        if filename == self.this_file or filename.startswith(self.skip_dirs):
+            return True
+        return False
+
+    def user_site(self, depth=2):
+        try:
+            f = sys._getframe(depth)
+        except ValueError:
+            return None
+        while f is not None:
+            fn = f.f_code.co_filename
+            if not self.is_internal(fn):
+                return [fn, f.f_lineno]
+            f = f.f_back
+        return None
+
+    # -- warp hooks -------------------------------------------------------------------------
+    def install_warp(self, warp):
+        errors = []
+        try:
+            self.warp_dir = os.path.dirname(os.path.abspath(warp.__file__)) + os.sep
+        except Exception as e:
+            errors.append(f"warp_dir: {e}")
+        ctx = None
+        try:
+            ctx = warp._src.context
+        except Exception as e:
+            errors.append(f"context: {e}")
+        hooks = []
+        if ctx is not None:
+            for name, fn in (
+                ("Module.__init__", self._hook_module_init),
+                ("Module.load", self._hook_load),
+                ("Module._compile", self._hook_compile),
+                ("Kernel.__init__", self._hook_kernel_init),
+                ("Kernel._add_normalized_overload", self._hook_overload),
+                ("set_module_options", self._hook_set_module_options),
+                ("clear_caches", self._hook_clear_caches),
+                ("config", self._hook_config),
+            ):
+                try:
+                    fn(warp, ctx)
+                    hooks.append(name)
+                except Exception as e:
+                    errors.append(f"{name}: {type(e).__name__}: {e}")
+        if errors:
+            self.ok = False
+        cfg = {}
+        try:
+            for k in SNAPSHOT_OPTIONS + ("cache_kernels", "kernel_cache_dir", "mode", "log_level"):
+                cfg[k] = repr(getattr(warp.config, k, None))
+        except Exception:
+            pass
+        option_keys = None
+        try:
+            for m in list(ctx.user_modules.values())[:1]:
+                option_keys = sorted(m.options)
+        except Exception:
+            pass
+        self.emit(
+            "warp",
+            option_keys=option_keys,
+            version=getattr(warp, "__version__", None) or getattr(getattr(warp, "config", None), "version", None),
+            hooks=hooks,
+            errors=errors,
+            config=cfg,
+            site=self.user_site(2),
+        )
+
+    def _config_snapshot(self, warp):
+        out = {}
+        cfg = warp.config
+        for k in SNAPSHOT_OPTIONS:
+            out[k] = repr(getattr(cfg, k, None))
+        return out
+
+    def _hook_module_init(self, warp, ctx):
+        Module = ctx.Module
+        orig = Module.__init__
+        rec = self
+
+        def __init__(self, *args, **kwargs):
+            orig(self, *args, **kwargs)
+            try:
+                rec.emit(
+                    "module",
+                    module=self.name,
+                    mid=id(self),
+                    options={k: repr(self.options.get(k)) for k in SNAPSHOT_OPTIONS},
+                    site=rec.user_site(2),
+                )
+            except Exception as e:
+                rec.fail("module", e)
+
+        __init__.__wrapped__ = orig
+        Module.__init__ = __init__
+
+    def _hook_compile(self, warp, ctx):
+        Module = ctx.Module
+        orig = Module._compile
+        rec = self
+
+        def _compile(self, *args, **kwargs):
+            t = rec.perf()
+            r = orig(self, *args, **kwargs)
+            try:
+                rec.tl.compile = (bool(r), (rec.perf() - t) * 1000.0)
+            except Exception:
+                pass
+            return r
+
+        _compile.__wrapped__ = orig
+        Module._compile = _compile
+
+    def _hook_load(self, warp, ctx):
+        Module = ctx.Module
+        orig = Module.load
+        rec = self
+        perf = self.perf
+        getframe = sys._getframe
+        seen = self.seen_execs
+        sites = self.launch_sites
+
+        def load(self, device, block_dim=None, *args, **kwargs):
+            rec.tl.compile = None
+            t = perf()
+            try:
+                r = orig(self, device, block_dim, *args, **kwargs)
+            except BaseException as exc:
+                rec._load_error(self, device, block_dim, (perf() - t) * 1000.0, exc)
+                raise
+            if r is None:
+                return r
+            if id(r) not in seen:
+                rec._load_done(self, r, (perf() - t) * 1000.0, args, kwargs)
+            else:
+                # a launch on an executable already recorded: remember each user launch site once
+                try:
+                    f = getframe(1)
+                    wd = rec.warp_dir
+                    while f is not None and f.f_code.co_filename.startswith(wd):
+                        f = f.f_back
+                    if f is not None:
+                        key = (f.f_code, f.f_lineno, id(r))
+                        if key not in sites:
+                            sites.add(key)
+                            rec._launch(self, r, f)
+                except Exception as e:
+                    rec.fail("launch", e)
+            return r
+
+        load.__wrapped__ = orig
+        Module.load = load
+
+    def _launch(self, module, r, f):
+        fn = f.f_code.co_filename
+        site = [fn, f.f_lineno] if not self.is_internal(fn) else None
+        self.emit(
+            "launch",
+            module=module.name,
+            mid=id(module),
+            device=str(r.device),
+            block_dim=r.block_dim,
+            hash=r.module_hash.hex() if r.module_hash else None,
+            site=site,
+        )
+
+    def _kernel_sites(self, module):
+        out = []
+        try:
+            for k in list(module._live_kernels)[:200]:
+                code = getattr(getattr(k, "func", None), "__code__", None)
+                if code is not None:
+                    out.append([code.co_filename, code.co_firstlineno, k.key])
+        except Exception:
+            pass
+        return out
+
+    def _load_done(self, module, r, ms, args, kwargs):
+        try:
+            self.seen_execs.add(id(r))
+            comp = getattr(self.tl, "compile", None)
+            self.tl.compile = None
+            if comp is None:
+                status, compile_ms = "cached", None
+            else:
+                status = "compiled" if comp[0] else "cached"
+                compile_ms = round(comp[1], 3)
+            h = r.module_hash.hex() if r.module_hash else None
+            bd = r.block_dim
+            dev = str(r.device)
+            key = (id(module), dev, bd)
+            prev = self.last_hash.get(key)
+            self.last_hash[key] = h
+            opts = module.resolved_options.get(bd) or module.options
+            try:
+                import warp
+
+                cfg = self._config_snapshot(warp)
+            except Exception:
+                cfg = {}
+            # the first user frame above Module.load: the launch / load call that triggered the build
+            self.emit(
+                "load",
+                module=module.name,
+                mid=id(module),
+                hash=h,
+                device=dev,
+                block_dim=bd,
+                status=status,
+                ms=round(ms, 3),
+                compile_ms=compile_ms,
+                prev_hash=prev,
+                options={k: repr(opts.get(k)) for k in SNAPSHOT_OPTIONS},
+                config=cfg,
+                kernels=self._kernel_sites(module),
+                site=self.user_site(3),
+            )
+        except Exception as e:
+            self.fail("load", e)
+
+    def _load_error(self, module, device, block_dim, ms, exc):
+        try:
+            bd = block_dim if block_dim is not None else module.options.get("block_dim")
+            h = None
+            try:
+                hasher = module.hashers.get(bd)
+                if hasher is not None:
+                    h = hasher.get_hash().hex()
+            except Exception:
+                pass
+            self.emit(
+                "load",
+                module=module.name,
+                mid=id(module),
+                hash=h,
+                device=str(device),
+                block_dim=bd,
+                status="error",
+                ms=round(ms, 3),
+                compile_ms=None,
+                prev_hash=None,
+                error=f"{type(exc).__name__}: {exc}"[:300],
+                kernels=self._kernel_sites(module),
+                site=self.user_site(3),
+            )
+        except Exception as e:
+            self.fail("load_error", e)
+
+    def _hook_kernel_init(self, warp, ctx):
+        Kernel = ctx.Kernel
+        orig = Kernel.__init__
+        rec = self
+
+        def __init__(self, *args, **kwargs):
+            orig(self, *args, **kwargs)
+            try:
+                m = self.module
+                code = getattr(getattr(self, "func", None), "__code__", None)
+                d = None
+                if code is not None:
+                    last = code.co_firstlineno
+                    try:
+                        for _, _, ln in code.co_lines():
+                            if ln is not None and ln > last:
+                                last = ln
+                    except Exception:
+                        pass
+                    d = [code.co_filename, code.co_firstlineno, last]
+                execs = getattr(m, "execs", None) or {}
+                rec.emit(
+                    "kernel",
+                    key=self.key,
+                    func=getattr(getattr(self, "func", None), "__qualname__", None),
+                    define=d,
+                    module=getattr(m, "name", None),
+                    mid=id(m),
+                    module_loaded=bool(execs),
+                    loaded_hashes=sorted({e.module_hash.hex() for e in execs.values() if e.module_hash}),
+                    generic=bool(self.is_generic),
+                    site=rec.user_site(2),
+                )
+            except Exception as e:
+                rec.fail("kernel", e)
+
+        __init__.__wrapped__ = orig
+        Kernel.__init__ = __init__
+
+    def _hook_overload(self, warp, ctx):
+        Kernel = ctx.Kernel
+        orig = Kernel._add_normalized_overload
+        rec = self
+
+        def _add_normalized_overload(self, arg_types):
+            n = len(self.overloads)
+            r = orig(self, arg_types)
+            if len(self.overloads) != n:
+                try:
+                    m = self.module
+                    rec.emit(
+                        "overload",
+                        key=self.key,
+                        sig=getattr(r, "sig", None),
+                        module=m.name,
+                        mid=id(m),
+                        module_loaded=bool(m.execs),
+                        site=rec.user_site(2),
+                    )
+                except Exception as e:
+                    rec.fail("overload", e)
+            return r
+
+        _add_normalized_overload.__wrapped__ = orig
+        Kernel._add_normalized_overload = _add_normalized_overload
+
+    def _hook_set_module_options(self, warp, ctx):
+        orig = ctx.set_module_options
+        rec = self
+        Module = ctx.Module
+        from collections.abc import Mapping
+
+        def set_module_options(options, module=None):
+            if module is None:
+                # the original resolves the module from the frame that called it; we are in between
+                try:
+                    module = ctx._get_caller_module_name(stack_level=2)
+                except Exception:
+                    module = sys._getframe(1).f_globals.get("__name__")
+            pre = None
+            try:
+                if isinstance(module, Module):
+                    m0 = module
+                else:
+                    name = module if isinstance(module, str) else getattr(module, "__name__", None)
+                    m0 = ctx.user_modules.get(name)
+                if m0 is not None and isinstance(options, Mapping):
+                    pre = {k: repr(m0.options.get(k)) for k in options}
+                loaded = bool(m0.execs) if m0 is not None else False
+                existed = m0 is not None
+            except Exception:
+                loaded, existed = None, None
+            r = orig(options, module)
+            try:
+                if isinstance(module, Module):
+                    m = module
+                else:
+                    name = module if isinstance(module, str) else getattr(module, "__name__", None)
+                    m = ctx.user_modules.get(name)
+                new = {}
+                if isinstance(options, Mapping) and m is not None:
+                    new = {k: repr(m.options.get(k)) for k in options}
+                changed = {}
+                if pre is not None:
+                    changed = {k: [pre[k], new.get(k)] for k in new if pre.get(k) != new.get(k)}
+                rec.emit(
+                    "set_options",
+                    module=getattr(m, "name", None),
+                    mid=id(m) if m is not None else None,
+                    options=new,
+                    changed=changed if pre is not None else None,
+                    module_existed=existed,
+                    module_loaded=loaded,
+                    module_kernels=len(getattr(m, "_live_kernels", ()) or ()) if m is not None else None,
+                    site=rec.user_site(2),
+                )
+            except Exception as e:
+                rec.fail("set_options", e)
+            return r
+
+        set_module_options.__wrapped__ = orig
+        set_module_options.__doc__ = orig.__doc__
+        set_module_options.__name__ = orig.__name__
+        ctx.set_module_options = set_module_options
+        if getattr(warp, "set_module_options", None) is orig:
+            warp.set_module_options = set_module_options
+
+    def _hook_clear_caches(self, warp, ctx):
+        build = warp._src.build
+        rec = self
+        for fname in ("clear_kernel_cache", "clear_lto_cache"):
+            orig = getattr(build, fname, None)
+            if orig is None:
+                continue
+
+            def make(orig, fname):
+                def wrapper(*args, **kwargs):
+                    try:
+                        rec.emit("clear_cache", fn=fname, site=rec.user_site(2))
+                    except Exception:
+                        pass
+                    return orig(*args, **kwargs)
+
+                wrapper.__wrapped__ = orig
+                wrapper.__doc__ = orig.__doc__
+                wrapper.__name__ = orig.__name__
+                return wrapper
+
+            w = make(orig, fname)
+            setattr(build, fname, w)
+            if getattr(warp, fname, None) is orig:
+                setattr(warp, fname, w)
+
+    def _hook_config(self, warp, ctx):
+        import types
+
+        cfg = warp.config
+        cls = type(cfg)
+        if cls is types.ModuleType or not issubclass(cls, types.ModuleType):
+            raise RuntimeError("warp.config has no _ConfigModule class to hook")
+        orig = cls.__setattr__
+        rec = self
+        known = set(vars(cfg))
+
+        def __setattr__(self, name, value):
+            d = self.__dict__
+            existed = name in d
+            old = d.get(name)
+            orig(self, name, value)
+            try:
+                try:
+                    caller = sys._getframe(1).f_code.co_filename
+                except Exception:
+                    caller = ""
+                internal = rec.is_internal(caller) and caller != "" and not caller.startswith("<")
+                mods = None
+                if name in SNAPSHOT_OPTIONS:
+                    mods = {}
+                    for mname, m in list(ctx.user_modules.items()):
+                        if mname.startswith("warp.") or mname == "warp":
+                            continue
+                        mods[mname] = repr(m.options.get(name))
+                rec.emit(
+                    "config",
+                    name=name,
+                    value=repr(value)[:200],
+                    old=repr(old)[:200] if existed else None,
+                    existed=existed,
+                    known=name in known,
+                    internal=internal,
+                    modules_before=mods,
+                    site=rec.user_site(2),
+                )
+            except Exception as e:
+                rec.fail("config", e)
+
+        __setattr__.__wrapped__ = orig
+        cls.__setattr__ = __setattr__
+
+
+class _WarpFinder:
+    """Meta-path finder that lets ``import warp`` run normally and hooks it right after."""
+
+    def __init__(self, rec):
+        self.rec = rec
+        self.busy = False
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "warp" or self.busy:
+            return None
+        import importlib.util
+
+        self.busy = True
+        try:
+            spec = importlib.util.find_spec(name)
+        except Exception:
+            return None
+        finally:
+            self.busy = False
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return None
+        loader = spec.loader
+        orig_exec = loader.exec_module
+        rec = self.rec
+        finder = self
+
+        def exec_module(module):
+            orig_exec(module)
+            try:
+                if finder in sys.meta_path:
+                    sys.meta_path.remove(finder)
+                rec.install_warp(module)
+            except Exception as e:
+                rec.fail("install", e)
+
+        try:
+            loader.exec_module = exec_module
+        except Exception:
+            return None
+        return spec
+
+
+def _install_line_probes(rec, lines_file):
+    import json
+
+    with open(lines_file, encoding="utf-8") as fh:
+        raw = json.load(fh)
+    pending = {}
+    for path, lines in raw.items():
+        s = set(int(x) for x in lines)
+        if s:
+            pending[os.path.normcase(os.path.abspath(path))] = s
+    if not pending:
+        return "none"
+    norm = {}
+
+    def target_lines(filename):
+        r = norm.get(filename)
+        if r is None:
+            r = pending.get(os.path.normcase(os.path.abspath(filename)), ())
+            norm[filename] = r
+        return r
+
+    def hit(filename, line):
+        s = target_lines(filename)
+        if line in s:
+            s.discard(line)
+            rec.emit("line", file=filename, line=line)
+            return True
+        return False
+
+    mon = getattr(sys, "monitoring", None)
+    if mon is not None:
+        tool = None
+        for tid in (4, 3, 2, 1):  # prefer ids that profilers/debuggers/coverage do not use by default
+            try:
+                if mon.get_tool(tid) is None:
+                    mon.use_tool_id(tid, "warplint-confirm")
+                    tool = tid
+                    break
+            except Exception:
+                continue
+        if tool is None:
+            return "unavailable"
+        E = mon.events
+        DISABLE = mon.DISABLE
+
+        def on_start(code, offset):
+            try:
+                if target_lines(code.co_filename):
+                    mon.set_local_events(tool, code, E.LINE)
+            except Exception:
+                pass
+            return DISABLE
+
+        def on_line(code, line):
+            try:
+                hit(code.co_filename, line)
+            except Exception:
+                pass
+            return DISABLE
+
+        mon.register_callback(tool, E.PY_START, on_start)
+        mon.register_callback(tool, E.LINE, on_line)
+        mon.set_events(tool, E.PY_START)
+        return "sys.monitoring"
+
+    # Python < 3.12: a global trace function that only traces frames of code objects whose line range
+    # contains a line not yet seen; everything else returns None at the call event.
+    import threading
+
+    code_cache = {}
+
+    def wanted(code):
+        r = code_cache.get(code)
+        if r is None:
+            s = target_lines(code.co_filename)
+            r = False
+            if s:
+                lo = code.co_firstlineno
+                hi = lo
+                try:
+                    for _, _, ln in code.co_lines():
+                        if ln is not None and ln > hi:
+                            hi = ln
+                except Exception:
+                    hi = 1 << 30
+                r = (s, lo, hi)
+            code_cache[code] = r
+        if r is False:
+            return False
+        s, lo, hi = r
+        for ln in s:
+            if lo <= ln <= hi:
+                return True
+        return False
+
+    def local(frame, event, arg):
+        if event == "line":
+            try:
+                hit(frame.f_code.co_filename, frame.f_lineno)
+                if not wanted(frame.f_code):
+                    return None
+            except Exception:
+                return None
+        return local
+
+    def glob(frame, event, arg):
+        try:
+            if event == "call" and wanted(frame.f_code):
+                return local
+        except Exception:
+            pass
+        return None
+
+    # the frame that is running right now (the main script's <module> is not created yet)
+    sys.settrace(glob)
+    threading.settrace(glob)
+    return "settrace"
+
+
+def _main():
+    if not _EVENTS_PATH:
+        return
+    rec = _Recorder(_EVENTS_PATH)
+    globals()["_RECORDER"] = rec
+    probes = None
+    try:
+        lines_file = os.environ.get("WARPLINT_CONFIRM_LINES")
+        if lines_file:
+            probes = _install_line_probes(rec, lines_file)
+    except Exception as e:
+        rec.fail("lines", e)
+    rec.emit(
+        "start",
+        argv=list(sys.argv),
+        python=sys.version.split()[0],
+        executable=sys.executable,
+        run=os.environ.get("WARPLINT_CONFIRM_RUN"),
+        cwd=os.getcwd(),
+        probes=probes,
+    )
+    try:
+        if "warp" in sys.modules:
+            rec.install_warp(sys.modules["warp"])
+        else:
+            sys.meta_path.insert(0, _WarpFinder(rec))
+    except Exception as e:
+        rec.fail("finder", e)
+    try:
+        import atexit
+
+        atexit.register(lambda: rec.emit("end", ok=rec.ok))
+    except Exception:
+        pass
+
+
+try:
+    _main()
+except Exception:
+    pass
+
+_chain_sitecustomize()

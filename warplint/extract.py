@@ -1,0 +1,748 @@
+"""One LibCST traversal of a file -> its FileModel (see model.py).
+
+The extractor knows Warp's API shapes (what creates a kernel, what marks Warp code)
+but nothing about individual rules. Rules that need more than the model add their
+own visitor through ``Rule.collect`` (see rule.py); those run in the same traversal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import libcst as cst
+
+from .locate import locate
+from .model import (
+    Assignment,
+    Call,
+    Context,
+    FileModel,
+    Function,
+    Handler,
+    Import,
+    Kernel,
+    Param,
+    Try,
+    Value,
+)
+from .names import canonical, is_warp, resolve_relative
+
+_MAX_DEPTH = 4
+_MAX_ITEMS = 32
+_WARP_BODY_DECORATORS = ("kernel", "func", "func_native", "func_grad", "func_replay", "struct", "overload")
+_LOG_CALL_HINTS = ("print", "log", "warn", "error", "exception", "critical", "info", "debug", "echo", "write")
+
+
+@dataclass
+class _Frame:
+    qualname: str  # "" for the module
+    function: Function | None = None
+    class_name: str | None = None
+    imports: dict[str, str] = field(default_factory=dict)
+    defs: set[str] = field(default_factory=set)
+    warp_body: bool = False
+    conditions: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    loops: int = 0
+    tries: list[int] = field(default_factory=list)
+    handlers: int = 0
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+class Extractor(cst.CSTVisitor):
+    def __init__(self, module_node: cst.Module, model: FileModel) -> None:
+        self.tree = module_node
+        self.model = model
+        self.frames: list[_Frame] = [_Frame("")]
+        self.order = 0
+        self.main_guard = 0
+        self._span_targets: list[tuple[Any, str, cst.CSTNode]] = []
+        self._pending_kernels: list[tuple[Kernel, str, str]] = []  # kernel, enclosing scope, function name
+        self._collect_toplevel(module_node)
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def frame(self) -> _Frame:
+        return self.frames[-1]
+
+    def _function_frame(self) -> _Frame:
+        for frame in reversed(self.frames):
+            if frame.function is not None or frame.qualname == "":
+                return frame
+        return self.frames[0]
+
+    def _span_of(self, obj: Any, attr: str, node: cst.CSTNode) -> None:
+        self._span_targets.append((obj, attr, node))
+
+    def _collect_toplevel(self, module_node: cst.Module) -> None:
+        top = self.model.toplevel
+        for stmt in module_node.body:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                top.add(stmt.name.value)
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, (cst.Assign, cst.AnnAssign)):
+                        targets = small.targets if isinstance(small, cst.Assign) else [small]
+                        for t in targets:
+                            name = _dotted(t.target)
+                            if name and "." not in name:
+                                top.add(name)
+
+    def resolve(self, dotted: str) -> tuple[str, bool]:
+        """Resolved dotted name and whether its head is a local of the enclosing function."""
+        head, _, rest = dotted.partition(".")
+        for frame in reversed(self.frames):
+            target = frame.imports.get(head)
+            if target is not None:
+                return canonical(f"{target}.{rest}" if rest else target), False
+            if frame.function is not None:
+                fn = frame.function
+                if head in frame.defs:
+                    return f"{self.model.module}.{fn.qualname}.{dotted}", False
+                if head in ("self", "cls") and fn.class_name and rest:
+                    return f"{self.model.module}.{fn.class_name}.{rest}", False
+                if head in fn.locals or any(p.name == head for p in fn.params):
+                    return dotted, True
+        if head in self.model.toplevel:
+            return f"{self.model.module}.{dotted}", False
+        return dotted, False
+
+    def ctx(self) -> Context:
+        ff = self._function_frame()
+        conditions: list[str] = []
+        names: list[str] = []
+        loops = 0
+        tries: list[int] = []
+        handlers = 0
+        # Control flow counts within the enclosing function only (frames of classes add theirs).
+        for frame in self.frames[self.frames.index(ff):]:
+            for text, cond_names in frame.conditions:
+                conditions.append(text)
+                names.extend(cond_names)
+            loops += frame.loops
+            tries.extend(frame.tries)
+            handlers += frame.handlers
+        return Context(
+            scope=ff.qualname,
+            order=self.order,
+            conditions=tuple(conditions),
+            condition_names=tuple(names),
+            in_loop=loops > 0,
+            try_index=tries[-1] if tries else None,
+            in_handler=handlers > 0,
+            in_main_guard=self.main_guard > 0,
+        )
+
+    def value(self, node: cst.BaseExpression | None, depth: int = 0, span: bool = False) -> Value:
+        if node is None:
+            return Value("other")
+        v = self._value(node, depth)
+        if span:
+            self._span_of(v, "span", node)
+        return v
+
+    def _value(self, node: cst.BaseExpression, depth: int) -> Value:
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+            try:
+                const = node.evaluated_value
+            except Exception:  # noqa: BLE001 - odd literals are just "other"
+                return Value("other")
+            return Value("const", text=repr(const)[:80], const=const)
+        if isinstance(node, (cst.Integer, cst.Float)):
+            try:
+                const = node.evaluated_value
+            except Exception:  # noqa: BLE001
+                return Value("other", text=node.value)
+            return Value("const", text=node.value, const=const)
+        if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+            return Value("const", text=node.value, const={"True": True, "False": False, "None": None}[node.value])
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            inner = self._value(node.expression, depth)
+            if inner.kind == "const" and isinstance(inner.const, (int, float)):
+                return Value("const", text="-" + inner.text, const=-inner.const)
+            return Value("other")
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            dotted = _dotted(node)
+            if dotted is not None:
+                ref, local = self.resolve(dotted)
+                return Value("name" if isinstance(node, cst.Name) else "attr", text=dotted, ref=ref, local=local)
+            # attribute of a call result etc.
+            base = self._value(node.value, depth + 1) if depth < _MAX_DEPTH else Value("other")
+            return Value("attr", text=f"{base.text}.{node.attr.value}", base=base, ref=None)
+        if depth >= _MAX_DEPTH:
+            return Value("other")
+        if isinstance(node, cst.Call):
+            dotted = _dotted(node.func)
+            ref = self.resolve(dotted)[0] if dotted else None
+            args, kwargs = self._args(node.args, depth + 1)
+            base = None if dotted else self._value(node.func, depth + 1)
+            return Value("call", text=f"{dotted or base.text}(...)", ref=ref, args=args, kwargs=kwargs, base=base)
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            items = tuple(
+                self._value(el.value, depth + 1) for el in node.elements[:_MAX_ITEMS] if isinstance(el, cst.Element)
+            )
+            const = None
+            if len(items) == len(node.elements) and all(i.kind == "const" for i in items):
+                const = tuple(i.const for i in items)
+            return Value("seq", text="[...]", items=items, const=const)
+        if isinstance(node, cst.Dict):
+            pairs = []
+            for el in node.elements[:_MAX_ITEMS]:
+                if isinstance(el, cst.DictElement):
+                    pairs.append((self._value(el.key, depth + 1), self._value(el.value, depth + 1)))
+            const = None
+            if len(pairs) == len(node.elements) and all(k.kind == "const" and v.is_const for k, v in pairs):
+                const = {k.const: v.const for k, v in pairs}
+            return Value("dict", text="{...}", items=tuple(pairs), const=const)
+        if isinstance(node, cst.Subscript):
+            base = self._value(node.value, depth + 1)
+            key = None
+            if node.slice and isinstance(node.slice[0].slice, cst.Index):
+                key = self._value(node.slice[0].slice.value, depth + 1)
+            return Value("subscript", text=f"{base.text}[...]", base=base, key=key, ref=base.ref)
+        if isinstance(node, cst.FormattedString):
+            parts = tuple(
+                self._value(p.expression, depth + 1) for p in node.parts if isinstance(p, cst.FormattedStringExpression)
+            )
+            return Value("fstring", text="f'...'", items=parts)
+        if isinstance(node, cst.BinaryOperation):
+            return Value(
+                "binop",
+                text=type(node.operator).__name__,
+                items=(self._value(node.left, depth + 1), self._value(node.right, depth + 1)),
+            )
+        if isinstance(node, cst.IfExp):
+            return Value(
+                "ifexp", items=(self._value(node.body, depth + 1), self._value(node.orelse, depth + 1)),
+                base=self._value(node.test, depth + 1),
+            )
+        return Value("other")
+
+    def _args(self, args, depth: int) -> tuple[tuple[Value, ...], dict[str, Value]]:
+        positional: list[Value] = []
+        keywords: dict[str, Value] = {}
+        for arg in args:
+            if arg.star:
+                continue
+            v = self._value(arg.value, depth) if depth <= _MAX_DEPTH else Value("other")
+            if arg.keyword is not None:
+                keywords[arg.keyword.value] = v
+            else:
+                positional.append(v)
+        return tuple(positional), keywords
+
+    def _condition(self, test: cst.BaseExpression) -> tuple[str, tuple[str, ...]]:
+        names: list[str] = []
+
+        def walk(n: cst.CSTNode) -> None:
+            if isinstance(n, (cst.Name, cst.Attribute)):
+                d = _dotted(n)
+                if d:
+                    names.append(self.resolve(d)[0])
+                    return
+            for child in n.children:
+                walk(child)
+
+        walk(test)
+        text = self.tree.code_for_node(test).strip()
+        return (text if len(text) <= 120 else text[:117] + "...", tuple(names))
+
+    # ------------------------------------------------------------------ statements
+    def _tick(self) -> None:
+        self.order += 1
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._tick()
+
+    def visit_Import(self, node: cst.Import) -> None:
+        if self.frame.warp_body:
+            return
+        for alias in node.names:
+            dotted = _dotted(alias.name) or ""
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                bound = alias.asname.name.value
+                self.frame.imports[bound] = dotted
+            else:
+                bound = dotted.partition(".")[0]
+                self.frame.imports[bound] = bound
+            self._note_local(bound)
+            imp = Import(module=dotted, names=(), alias=bound, span=None, ctx=self.ctx())  # type: ignore[arg-type]
+            self._span_of(imp, "span", node)
+            self.model.imports.append(imp)
+            if dotted == "warp" or dotted.startswith("warp."):
+                self.model.imports_warp = True
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if self.frame.warp_body:
+            return
+        target = _dotted(node.module) if node.module is not None else None
+        level = len(node.relative)
+        module = resolve_relative(self.model.module, self.model.is_package, level, target)
+        names: list[tuple[str, str]] = []
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                name = _dotted(alias.name) or ""
+                bound = name
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    bound = alias.asname.name.value
+                names.append((name, bound))
+                self.frame.imports[bound] = f"{module}.{name}" if module else name
+                self._note_local(bound)
+        imp = Import(module=module, names=tuple(names), alias=None, span=None, ctx=self.ctx())  # type: ignore[arg-type]
+        self._span_of(imp, "span", node)
+        self.model.imports.append(imp)
+        if module == "warp" or module.startswith("warp."):
+            self.model.imports_warp = True
+
+    def _note_local(self, name: str) -> None:
+        fn = self._function_frame().function
+        if fn is not None:
+            fn.locals.add(name)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._tick()
+        self._note_local(node.name.value)
+        parent = self.frame.qualname
+        self.frames.append(_Frame(f"{parent}.{node.name.value}" if parent else node.name.value, class_name=None))
+        self.frames[-1].class_name = self.frames[-1].qualname
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.frames.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._tick()
+        outer = self.frame
+        name = node.name.value
+        qualname = f"{outer.qualname}.{name}" if outer.qualname else name
+        ctx = self.ctx()
+        decorators: list[str] = []
+        kernel_options: dict[str, Value] | None = None
+        warp_body = outer.warp_body
+        for dec in node.decorators:
+            expr = dec.decorator
+            call = expr if isinstance(expr, cst.Call) else None
+            dotted = _dotted(call.func if call else expr)
+            resolved = self.resolve(dotted)[0] if dotted else ""
+            decorators.append(resolved)
+            if is_warp(resolved, *_WARP_BODY_DECORATORS):
+                warp_body = True
+            if is_warp(resolved, "kernel"):
+                kernel_options = {}
+                if call is not None:
+                    _, kernel_options = self._args(call.args, 1)
+                    for arg in call.args:
+                        if arg.keyword is not None:
+                            self._span_of(kernel_options[arg.keyword.value], "span", arg.value)
+        params = self._params(node.params)
+        generic = any("Any" in p.annotation for p in params)
+        class_name = outer.class_name
+        fn = Function(
+            qualname=qualname,
+            name=name,
+            span=None,  # type: ignore[arg-type]
+            params=params,
+            decorators=decorators,
+            ctx=ctx,
+            class_name=class_name,
+            is_warp=warp_body,
+            generic=generic,
+        )
+        self._span_of(fn, "span", node.name)
+        self.model.functions[qualname] = fn
+        if outer.function is not None:
+            outer.defs.add(name)
+            outer.function.locals.add(name)
+        if kernel_options is not None:
+            kernel = Kernel(
+                name=name, function=qualname, span=None, ctx=ctx, form="decorator",  # type: ignore[arg-type]
+                options=kernel_options, generic=generic,
+            )
+            self._span_of(kernel, "span", node.name)
+            self.model.kernels.append(kernel)
+        self._pending_frame = _Frame(qualname, function=fn, class_name=None, warp_body=warp_body)
+
+    # The function's own frame covers only its body: decorators, defaults and
+    # annotations are evaluated in the enclosing scope.
+    def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        self.frames.append(self._pending_frame)
+
+    def leave_FunctionDef_body(self, original_node: cst.FunctionDef) -> None:
+        frame = self.frames.pop()
+        fn = frame.function
+        # Names read in a nested function are read by its parents too (closures).
+        parent = self._function_frame().function
+        if parent is not None and fn is not None:
+            parent.loaded |= fn.loaded
+            parent.static_loaded |= fn.static_loaded
+
+    def _params(self, params: cst.Parameters) -> list[Param]:
+        result: list[Param] = []
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+            default = None
+            if p.default is not None:
+                default = self.value(p.default, span=True)
+            annotation = ""
+            if p.annotation is not None:
+                annotation = self._annotation_text(p.annotation.annotation)
+            result.append(Param(p.name.value, default, annotation))
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                result.append(Param(star.name.value))
+        return result
+
+    def _annotation_text(self, node: cst.CSTNode) -> str:
+        names: list[str] = []
+
+        def walk(n: cst.CSTNode) -> None:
+            if isinstance(n, cst.Name):
+                names.append(n.value)
+            for child in n.children:
+                walk(child)
+
+        walk(node)
+        return " ".join(names)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        fn = self.frame.function
+        if fn is not None and not self.frame.warp_body and node.value is not None:
+            fn.returns.append(self.value(node.value))
+
+    # ------------------------------------------------------------------ control flow
+    def visit_If(self, node: cst.If) -> None:
+        self._tick()
+
+    def visit_If_body(self, node: cst.If) -> None:
+        if self.frame.warp_body:
+            return
+        text, names = self._condition(node.test)
+        if text.replace("'", '"') in ('__name__ == "__main__"', '"__main__" == __name__'):
+            self.model.has_main_guard = True
+            self.main_guard += 1
+        self.frame.conditions.append((text, names))
+
+    def leave_If_body(self, node: cst.If) -> None:
+        if self.frame.warp_body:
+            return
+        text, _ = self.frame.conditions.pop()
+        if text.replace("'", '"') in ('__name__ == "__main__"', '"__main__" == __name__'):
+            self.main_guard -= 1
+
+    def visit_If_orelse(self, node: cst.If) -> None:
+        if self.frame.warp_body or node.orelse is None:
+            return
+        text, names = self._condition(node.test)
+        self.frame.conditions.append((f"not ({text})", names))
+
+    def leave_If_orelse(self, node: cst.If) -> None:
+        if self.frame.warp_body or node.orelse is None:
+            return
+        self.frame.conditions.pop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self._tick()
+
+    def visit_While_body(self, node: cst.While) -> None:
+        if not self.frame.warp_body:
+            self.frame.conditions.append(self._condition(node.test))
+            self.frame.loops += 1
+
+    def leave_While_body(self, node: cst.While) -> None:
+        if not self.frame.warp_body:
+            self.frame.conditions.pop()
+            self.frame.loops -= 1
+
+    def visit_For(self, node: cst.For) -> None:
+        self._tick()
+        self._bind_target(node.target)
+
+    def visit_For_body(self, node: cst.For) -> None:
+        self.frame.loops += 1
+
+    def leave_For_body(self, node: cst.For) -> None:
+        self.frame.loops -= 1
+
+    def visit_With(self, node: cst.With) -> None:
+        self._tick()
+        for item in node.items:
+            if item.asname is not None:
+                self._bind_target(item.asname.name)
+                if not self.frame.warp_body and isinstance(item.asname.name, cst.Name):
+                    # `with TemporaryDirectory() as d:` binds d to the context manager's value.
+                    target = self.value(item.asname.name)
+                    assignment = Assignment(target, self.value(item.item), None, self.ctx())  # type: ignore[arg-type]
+                    self._span_of(assignment, "span", item)
+                    self.model.assignments.append(assignment)
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self._tick()
+        if self.frame.warp_body:
+            return
+        handlers: list[Handler] = []
+        for h in node.handlers:
+            types: tuple[str, ...] = ()
+            if h.type is not None:
+                exprs = h.type.elements if isinstance(h.type, cst.Tuple) else [h.type]
+                names = []
+                for e in exprs:
+                    expr = e.value if isinstance(e, cst.Element) else e
+                    d = _dotted(expr)
+                    names.append(self.resolve(d)[0] if d else "?")
+                types = tuple(names)
+            handler = Handler(types=types, action=self._handler_action(h), span=None)  # type: ignore[arg-type]
+            self._span_of(handler, "span", h)
+            handlers.append(handler)
+            if h.name is not None:
+                self._bind_target(h.name.name)
+        info = Try(span=None, ctx=self.ctx(), handlers=handlers)  # type: ignore[arg-type]
+        self._span_of(info, "span", node)
+        self.model.tries.append(info)
+        self._current_try = len(self.model.tries) - 1
+
+    def visit_Try_body(self, node: cst.Try) -> None:
+        if not self.frame.warp_body:
+            self.frame.tries.append(self._current_try)
+
+    def leave_Try_body(self, node: cst.Try) -> None:
+        if not self.frame.warp_body:
+            self.frame.tries.pop()
+
+    def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        self.frame.handlers += 1
+
+    def leave_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        self.frame.handlers -= 1
+
+    def _handler_action(self, handler: cst.ExceptHandler) -> str:
+        action = "swallow"
+
+        def walk(n: cst.CSTNode) -> None:
+            nonlocal action
+            if isinstance(n, cst.Raise):
+                action = "reraise"
+                return
+            if isinstance(n, cst.Call) and action != "reraise":
+                d = (_dotted(n.func) or "").lower()
+                last = d.rpartition(".")[2]
+                if any(h in last for h in _LOG_CALL_HINTS) or d.startswith(("logging.", "logger.", "log.", "warnings.")):
+                    action = "log"
+                elif action == "swallow":
+                    action = "handle"
+            if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return
+            for child in n.children:
+                walk(child)
+
+        walk(handler.body)
+        return action
+
+    # ------------------------------------------------------------------ assignments
+    def _bind_target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self._note_local(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self._bind_target(el.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind_target(target.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._bind_target(t.target)
+        if self.frame.warp_body:
+            return
+        value = self.value(node.value)
+        for t in node.targets:
+            self._record_assignment(t.target, value, node)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind_target(node.target)
+        if self.frame.warp_body or node.value is None:
+            return
+        self._record_assignment(node.target, self.value(node.value), node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind_target(node.target)
+        if not self.frame.warp_body:
+            self._record_assignment(node.target, self.value(node.value), node, augmented=True)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind_target(node.target)
+
+    def _record_assignment(self, target: cst.BaseExpression, value: Value, node: cst.CSTNode, augmented=False) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self._record_assignment(el.value, Value("other"), node, augmented)
+            return
+        tv = self.value(target)
+        if tv.kind == "name" and self.frame.qualname == "" and not augmented:
+            self.model.constants[tv.text] = value
+        assignment = Assignment(tv, value, None, self.ctx(), augmented)  # type: ignore[arg-type]
+        self._span_of(assignment, "span", target)
+        self.model.assignments.append(assignment)
+
+    # ------------------------------------------------------------------ expressions
+    def visit_Name(self, node: cst.Name) -> None:
+        fn = self.frame.function
+        if fn is not None:
+            fn.loaded.add(node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        dotted = _dotted(node.func)
+        if self.frame.warp_body:
+            fn = self.frame.function
+            if fn is not None and dotted:
+                resolved = self.resolve(dotted)[0]
+                fn.warp_calls.add(resolved)
+                if is_warp(resolved, "static"):
+                    names = set()
+                    for arg in node.args:
+                        names |= self._names_in(arg.value)
+                    fn.static_loaded |= names
+            return
+        inner_kernel_call = None
+        if dotted is None and isinstance(node.func, cst.Call):
+            # wp.kernel(module="m")(f)
+            inner = _dotted(node.func.func)
+            if inner and is_warp(self.resolve(inner)[0], "kernel"):
+                inner_kernel_call = node.func
+        if dotted is None and inner_kernel_call is None:
+            return
+        callee = self.resolve(dotted)[0] if dotted else "warp.kernel"
+        args, kwargs = self._args(node.args, 1)
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value in kwargs:
+                self._span_of(kwargs[arg.keyword.value], "span", arg.value)
+        if inner_kernel_call is not None:
+            _, inner_kwargs = self._args(inner_kernel_call.args, 1)
+            kwargs = {**inner_kwargs, **kwargs}
+        call = Call(
+            callee=callee, span=None, args=args, kwargs=kwargs, ctx=self.ctx(),  # type: ignore[arg-type]
+            has_star_args=any(a.star for a in node.args),
+        )
+        self._span_of(call, "span", node)
+        self.model.calls.append(call)
+        if is_warp(callee, "kernel", "Kernel") and args:
+            f = args[0]
+            if f.kind in ("name", "attr"):
+                options = dict(kwargs)
+                kernel = Kernel(
+                    name=f.text.rpartition(".")[2], function="", span=None, ctx=call.ctx,  # type: ignore[arg-type]
+                    form="Kernel" if callee == "warp.Kernel" else "call", options=options,
+                )
+                self._span_of(kernel, "span", node)
+                self.model.kernels.append(kernel)
+                self._pending_kernels.append((kernel, call.ctx.scope, f.text))
+                self._last_kernel_call = (node, kernel)
+
+    def _names_in(self, node: cst.CSTNode) -> set[str]:
+        found: set[str] = set()
+
+        def walk(n: cst.CSTNode) -> None:
+            if isinstance(n, cst.Name):
+                found.add(n.value)
+            for child in n.children:
+                walk(child)
+
+        walk(node)
+        return found
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        # Record `x = call(...)` targets on the call and kernel (set after the Call visit).
+        if self.frame.warp_body or not isinstance(original_node.value, cst.Call):
+            return
+        names = tuple(
+            n for t in original_node.targets for n in ([_dotted(t.target)] if _dotted(t.target) else [])
+        )
+        if not names:
+            for t in original_node.targets:
+                if isinstance(t.target, (cst.Tuple, cst.List)):
+                    names += tuple(_dotted(el.value) or "" for el in t.target.elements)
+        for call in reversed(self.model.calls):
+            if call.ctx.order != self.order:
+                break
+            call.assigned_to = names
+            break
+        last = getattr(self, "_last_kernel_call", None)
+        if last is not None and last[0] is original_node.value:
+            last[1].assigned_to = names
+
+    # ------------------------------------------------------------------ finish
+    def finish(self) -> None:
+        functions = self.model.functions
+        for kernel, scope, fname in self._pending_kernels:
+            qual = f"{scope}.{fname}" if scope else fname
+            if qual in functions:
+                kernel.function = qual
+            elif fname in functions:
+                kernel.function = fname
+        for kernel in self.model.kernels:
+            fn = functions.get(kernel.function)
+            if fn is None:
+                continue
+            kernel.warp_calls = set(fn.warp_calls)
+            kernel.generic = kernel.generic or fn.generic
+            enclosing: set[str] = set()
+            scope = fn.ctx.scope if kernel.form == "decorator" else kernel.ctx.scope
+            while scope:
+                outer = functions.get(scope)
+                if outer is None:
+                    break
+                enclosing |= outer.locals | {p.name for p in outer.params}
+                scope = outer.ctx.scope
+            own = fn.locals | {p.name for p in fn.params}
+            kernel.captured = (fn.loaded & enclosing) - own
+            kernel.static_captured = (fn.static_loaded & enclosing) - own
+        spans = locate(self.tree, [node for _, _, node in self._span_targets])
+        for obj, attr, node in self._span_targets:
+            span = spans.get(id(node))
+            if span is not None:
+                setattr(obj, attr, span)
+
+
+def extract(
+    tree: cst.Module,
+    model: FileModel,
+    extra_visitors: list[cst.CSTVisitor] | None = None,
+) -> FileModel:
+    """Fill ``model`` from ``tree`` in one traversal (plus any rule visitors, batched)."""
+    extractor = Extractor(tree, model)
+    if extra_visitors:
+        tree.visit(_Batched([extractor, *extra_visitors]))
+    else:
+        tree.visit(extractor)
+    extractor.finish()
+    return model
+
+
+class _Batched(cst.CSTVisitor):
+    """Runs several visitors in one traversal (the extractor first)."""
+
+    def __init__(self, visitors: list[cst.CSTVisitor]) -> None:
+        self.visitors = visitors
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        for v in self.visitors:
+            v.on_visit(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        for v in reversed(self.visitors):
+            v.on_leave(original_node)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        for v in self.visitors:
+            v.on_visit_attribute(node, attribute)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        for v in reversed(self.visitors):
+            v.on_leave_attribute(original_node, attribute)

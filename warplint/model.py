@@ -1,0 +1,204 @@
+"""The per-file Warp model: what one traversal of a file extracts for the rules.
+
+Everything here is plain, picklable data (no CST nodes), so a file's model can be
+cached by content hash and shared between worker processes. Names are resolved
+through the file's imports: ``wp.launch`` -> ``"warp.launch"``, a call of a helper
+imported from ``app.config`` -> ``"app.config.configure"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .diagnostic import Span
+
+NO_SPAN = Span(0, 0, 0, 0)
+
+
+@dataclass
+class Value:
+    """A summary of an expression, enough to compare constants and follow names.
+
+    kind: ``const`` (``const`` holds the literal), ``name``/``attr`` (``ref`` is the
+    resolved dotted name, ``local`` whether it is a local of the enclosing function),
+    ``call`` (``ref`` is the callee, ``args``/``kwargs`` summarised), ``seq`` and
+    ``dict`` (``items``; ``const`` holds the literal when every item is constant),
+    ``subscript`` (``base``/``key``), ``fstring``/``binop`` (``items`` are the parts),
+    ``other``.
+    """
+
+    kind: str
+    text: str = ""
+    const: Any = None
+    ref: str | None = None
+    local: bool = False
+    args: tuple["Value", ...] = ()
+    kwargs: dict[str, "Value"] = field(default_factory=dict)
+    items: tuple[Any, ...] = ()
+    base: "Value | None" = None
+    key: "Value | None" = None
+    span: Span = NO_SPAN
+
+    @property
+    def is_const(self) -> bool:
+        return self.kind == "const" or (self.kind in ("seq", "dict") and self.const is not None)
+
+    def names(self) -> set[str]:
+        """Every plain or dotted name this value mentions (for 'depends on x' questions)."""
+        found: set[str] = set()
+        if self.kind in ("name", "attr") and self.ref:
+            found.add(self.ref)
+        for part in (*self.args, *self.kwargs.values(), self.base, self.key):
+            if isinstance(part, Value):
+                found |= part.names()
+        if self.kind == "call" and self.ref:
+            found.add(self.ref)
+        for item in self.items:
+            if isinstance(item, Value):
+                found |= item.names()
+            elif isinstance(item, tuple):
+                for sub in item:
+                    if isinstance(sub, Value):
+                        found |= sub.names()
+        return found
+
+
+@dataclass
+class Context:
+    """Where a statement sits inside its function: the control flow around it."""
+
+    scope: str  # qualname of the enclosing function within the file; "" at module level
+    order: int  # source order of the statement in the file
+    conditions: tuple[str, ...] = ()  # text of enclosing if/while tests ("not ..." in else branches)
+    condition_names: tuple[str, ...] = ()  # names those tests read (resolved)
+    in_loop: bool = False
+    try_index: int | None = None  # index into FileModel.tries when inside a try body
+    in_handler: bool = False  # inside an except handler
+    in_main_guard: bool = False  # under `if __name__ == "__main__":`
+
+
+@dataclass
+class Call:
+    callee: str
+    span: Span
+    args: tuple[Value, ...]
+    kwargs: dict[str, Value]
+    ctx: Context
+    assigned_to: tuple[str, ...] = ()  # `x = call()` / `a, b = call()`
+    has_star_args: bool = False
+
+    def arg(self, position: int | None, keyword: str | None = None) -> Value | None:
+        if keyword is not None and keyword in self.kwargs:
+            return self.kwargs[keyword]
+        if position is not None and position < len(self.args):
+            return self.args[position]
+        return None
+
+
+@dataclass
+class Assignment:
+    target: Value  # the assigned expression: name, attr (wp.config.x) or subscript (os.environ[k])
+    value: Value
+    span: Span
+    ctx: Context
+    augmented: bool = False
+
+
+@dataclass
+class Param:
+    name: str
+    default: Value | None = None
+    annotation: str = ""
+
+
+@dataclass
+class Function:
+    qualname: str  # within the file: "run", "Sim.step", "make.inner"
+    name: str
+    span: Span  # the name in `def name(`
+    params: list[Param]
+    decorators: list[str]  # resolved dotted names of the decorator callees
+    ctx: Context  # where the def statement sits
+    class_name: str | None = None
+    is_warp: bool = False  # a wp.kernel / wp.func / wp.struct body: Warp code, not Python
+    locals: set[str] = field(default_factory=set)
+    loaded: set[str] = field(default_factory=set)  # names read in the body (nested included)
+    static_loaded: set[str] = field(default_factory=set)  # names read inside wp.static(...)
+    warp_calls: set[str] = field(default_factory=set)  # resolved callees inside a Warp body
+    returns: list[Value] = field(default_factory=list)
+    generic: bool = False  # annotations mention Any
+
+
+@dataclass
+class Kernel:
+    name: str  # the Python function name (kernel key without the hash)
+    function: str  # qualname of the decorated/wrapped Function in this file ("" if unknown)
+    span: Span
+    ctx: Context  # where the kernel is created (scope "" = at import time)
+    form: str  # "decorator" | "call" | "Kernel"
+    options: dict[str, Value]  # decorator/call keywords: module=, module_options=, enable_backward=, ...
+    assigned_to: tuple[str, ...] = ()
+    captured: set[str] = field(default_factory=set)  # enclosing-function locals the body reads
+    static_captured: set[str] = field(default_factory=set)  # ... of those, read inside wp.static()
+    warp_calls: set[str] = field(default_factory=set)
+    generic: bool = False
+
+    @property
+    def module_value(self) -> Value | None:
+        return self.options.get("module")
+
+    @property
+    def is_unique(self) -> bool:
+        value = self.module_value
+        return value is not None and value.kind == "const" and value.const == "unique"
+
+
+@dataclass
+class Import:
+    module: str  # absolute dotted module the statement imports from
+    names: tuple[tuple[str, str], ...]  # (name, bound alias) for `from m import name as alias`; () for `import m`
+    alias: str | None  # `import a.b as c` -> "c"; `import a.b` -> "a"
+    span: Span
+    ctx: Context
+
+
+@dataclass
+class Handler:
+    types: tuple[str, ...]  # resolved exception names; () for a bare except
+    action: str  # "swallow" | "reraise" | "log" | "handle"
+    span: Span
+
+
+@dataclass
+class Try:
+    span: Span
+    ctx: Context
+    handlers: list[Handler]
+
+
+@dataclass
+class FileModel:
+    path: str
+    module: str  # dotted Python module name ("app.filters"); the file stem for loose scripts
+    is_package: bool = False
+    mentions_warp: bool = False
+    imports_warp: bool = False
+    has_main_guard: bool = False
+    imports: list[Import] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    assignments: list[Assignment] = field(default_factory=list)
+    functions: dict[str, Function] = field(default_factory=dict)
+    kernels: list[Kernel] = field(default_factory=list)
+    tries: list[Try] = field(default_factory=list)
+    constants: dict[str, Value] = field(default_factory=dict)  # module-level NAME = value
+    toplevel: set[str] = field(default_factory=set)  # names bound at module level
+    rule_facts: dict[str, Any] = field(default_factory=dict)  # per-rule extras from Rule.collect()
+    error: str | None = None  # why the file could not be read or parsed
+
+    def function_at(self, scope: str) -> Function | None:
+        return self.functions.get(scope)
+
+    def module_kernels(self) -> list[Kernel]:
+        """Kernels created at import time (module scope)."""
+        return [k for k in self.kernels if k.ctx.scope == ""]

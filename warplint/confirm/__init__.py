@@ -1,0 +1,291 @@
+"""``warplint --confirm``: run the program cold and warm on private caches, record what Warp built, and
+turn static findings into verdicts (see ``docs/confirm.md``).
+
+Public API::
+
+    from warplint.confirm import run_confirm, render_summary, ConfirmResult
+    result = run_confirm(diagnostics, ["python", "-m", "app"], cwd=".", timeout=300.0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from warplint.diagnostic import Diagnostic
+
+from .events import RunData, short
+from .judge import CONFIRMED, INCONCLUSIVE, NOT_EXERCISED, NOT_REPRODUCED, Finding, Judge
+from .runner import PassResult, Workspace, run_pass
+
+__all__ = [
+    "run_confirm",
+    "render_summary",
+    "ConfirmResult",
+    "CONFIRMED",
+    "NOT_REPRODUCED",
+    "NOT_EXERCISED",
+    "INCONCLUSIVE",
+    "RUNTIME_CODES",
+]
+
+ARTIFACT_VERSION = 1
+RUNTIME_CODES = {
+    "WC901": "module-rebuilt-at-runtime",
+    "WC902": "cache-not-reused",
+    "WC903": "option-never-arrived",
+    "WC904": "identity-differs-between-runs",
+}
+
+
+@dataclass
+class ConfirmResult:
+    diagnostics: list[Diagnostic]
+    runtime_findings: list[Diagnostic]
+    summary: dict[str, Any]
+    failed: str | None = None
+    last_output: list[str] = field(default_factory=list)
+    command: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": ARTIFACT_VERSION,
+            "command": list(self.command),
+            "failed": self.failed,
+            "summary": self.summary,
+            "findings": [_diag_json(d) for d in self.diagnostics],
+            "runtime_findings": [_diag_json(d) for d in self.runtime_findings],
+            "last_output": list(self.last_output),
+        }
+
+
+def _diag_json(d: Diagnostic) -> dict[str, Any]:
+    out = dataclasses.asdict(d)
+    out["line"] = d.span.line
+    out["col"] = d.span.col
+    return out
+
+
+def _probe_lines(findings: list[Finding]) -> dict[str, list[int]]:
+    lines: dict[str, set[int]] = {}
+    for f in findings:
+        if f.path:
+            lines.setdefault(f.path, set()).update(f.probe_lines())
+    return {p: sorted(v) for p, v in lines.items()}
+
+
+def _pass_summary(p: PassResult | None, rd: RunData | None) -> dict[str, Any] | None:
+    if p is None or rd is None:
+        return None
+    return {
+        "wall_s": round(p.wall_s, 3),
+        "returncode": p.returncode,
+        "timed_out": p.timed_out,
+        "loads": len(rd.loads),
+        "compiled": len(rd.compiled()),
+        "cached": len([e for e in rd.loads if e.get("status") == "cached"]),
+        "errors": len([e for e in rd.loads if e.get("status") == "error"]),
+        "identities": len(rd.identities()),
+        "module_ms": rd.module_ms(),
+        "compile_ms": round(sum(float(e.get("ms") or 0) for e in rd.compiled()), 3),
+        "rebuilds": len(rd.rebuilds),
+        "kernels_created": len(rd.kernels),
+        "recorder_started": rd.recorder_started,
+        "warp_hooked": rd.warp is not None,
+        "line_probes": (rd.start or {}).get("probes"),
+    }
+
+
+def _modules_table(rd: RunData, warm: RunData | None) -> list[dict[str, Any]]:
+    mods: dict[tuple, dict[str, Any]] = {}
+    for e in rd.loads:
+        key = (e.get("module"), e.get("device"))
+        m = mods.setdefault(
+            key,
+            {"module": e.get("module"), "device": e.get("device"), "identities": [], "ms": 0.0, "warm_ms": 0.0},
+        )
+        m["identities"].append(
+            {
+                "hash": e.get("hash"),
+                "block_dim": e.get("block_dim"),
+                "status": e.get("status"),
+                "ms": e.get("ms"),
+                "site": e.get("site"),
+            }
+        )
+        m["ms"] = round(m["ms"] + float(e.get("ms") or 0), 3)
+    if warm is not None:
+        for e in warm.loads:
+            key = (e.get("module"), e.get("device"))
+            if key in mods:
+                mods[key]["warm_ms"] = round(mods[key]["warm_ms"] + float(e.get("ms") or 0), 3)
+    return sorted(mods.values(), key=lambda m: -m["ms"])
+
+
+def run_confirm(
+    diagnostics: list[Diagnostic],
+    command: list[str],
+    *,
+    cwd: str,
+    timeout: float = 300.0,
+    keep_artifacts: str | None = None,
+    env: dict[str, str] | None = None,
+    echo: Callable[[str], None] | None = None,
+    warm: bool = True,
+) -> ConfirmResult:
+    """Run ``command`` cold then warm on private caches and annotate ``diagnostics`` in place.
+
+    ``timeout`` applies to each pass. ``echo`` receives each output line of the program as it comes
+    (default: nothing is echoed; the last lines are kept in ``last_output``). Raises
+    ``KeyboardInterrupt`` after cleaning up if interrupted. Every diagnostic gets ``d.confirm``.
+    """
+    if not command:
+        raise ValueError("--confirm needs a command to run")
+    cwd = os.path.abspath(cwd)
+    findings = [Finding.of(d, cwd) for d in diagnostics]
+    ws = Workspace(_probe_lines(findings))
+    cold_p = warm_p = None
+    failed = None
+    try:
+        cold_p = run_pass(ws, "cold", command, cwd=cwd, timeout=timeout, env=env, echo=echo)
+        failed = _failure(cold_p, "cold")
+        if failed is None and warm:
+            warm_p = run_pass(ws, "warm", command, cwd=cwd, timeout=timeout, env=env, echo=echo)
+            failed = _failure(warm_p, "warm")
+        if keep_artifacts:
+            _keep_raw(keep_artifacts, cold_p, warm_p)
+    except FileNotFoundError as e:
+        failed = f"cannot run the command: {e}"
+    finally:
+        ws.cleanup()
+
+    cold = RunData.from_events("cold", cold_p.events if cold_p else [], cwd)
+    warm_rd = RunData.from_events("warm", warm_p.events, cwd) if warm_p is not None else None
+    judge = Judge(cold, warm_rd, cwd, run_failed=failed)
+    for f in findings:
+        f.diag.confirm = judge.judge(f)
+    runtime = judge.runtime_findings() if cold.recorder_started else []
+
+    recorder_errors = list(cold.recorder_errors) + (list(warm_rd.recorder_errors) if warm_rd else [])
+    recorder_ok = bool(cold_p) and cold.recorder_started and not recorder_errors
+    if cold_p is not None and not cold.recorder_started:
+        recorder_errors.append("the recorder did not start (python -S/-I, a non-Python command, or no events file)")
+    config_escapes = sorted(
+        {c.get("value") for c in cold.configs if c.get("name") == "kernel_cache_dir" and not c.get("internal")}
+    )
+    summary: dict[str, Any] = {
+        "cold_wall_s": round(cold_p.wall_s, 3) if cold_p else None,
+        "warm_wall_s": round(warm_p.wall_s, 3) if warm_p else None,
+        "compiled_identities": len(cold.compiled()),
+        "identities": len(cold.identities()),
+        "module_time_ms": cold.module_ms(),
+        "warm_module_time_ms": warm_rd.module_ms() if warm_rd else None,
+        "warm_compiled_identities": len(warm_rd.compiled()) if warm_rd else None,
+        "rebuilds": len(cold.rebuilds),
+        "recorder_ok": recorder_ok,
+        "recorder_errors": recorder_errors,
+        "warp_version": (cold.warp or {}).get("version"),
+        "warp_imported": cold.warp is not None,
+        "python": (cold.start or {}).get("python"),
+        "line_probes": (cold.start or {}).get("probes"),
+        "kernel_cache_dir_set_by_program": config_escapes,
+        "verdicts": {
+            v: sum(1 for d in diagnostics if (d.confirm or {}).get("verdict") == v)
+            for v in (CONFIRMED, NOT_REPRODUCED, NOT_EXERCISED, INCONCLUSIVE)
+        },
+        "cold": _pass_summary(cold_p, cold),
+        "warm": _pass_summary(warm_p, warm_rd),
+        "modules": _modules_table(cold, warm_rd),
+    }
+    last = (warm_p if (warm_p is not None and failed and failed.startswith("warm")) else cold_p)
+    result = ConfirmResult(
+        diagnostics=list(diagnostics),
+        runtime_findings=runtime,
+        summary=summary,
+        failed=failed,
+        last_output=list(last.output_tail[-20:]) if last else [],
+        command=list(command),
+    )
+    if keep_artifacts:
+        os.makedirs(keep_artifacts, exist_ok=True)
+        with open(os.path.join(keep_artifacts, "confirm.json"), "w", encoding="utf-8") as fh:
+            json.dump(result.to_json(), fh, indent=2, default=repr)
+    return result
+
+
+def _failure(p: PassResult, label: str) -> str | None:
+    if p.timed_out:
+        return f"{label} run timed out after {p.wall_s:.0f} s (process group killed)"
+    if p.returncode not in (0, None):
+        return f"{label} run exited with code {p.returncode}"
+    return None
+
+
+def _keep_raw(dest: str, cold: PassResult | None, warm: PassResult | None) -> None:
+    os.makedirs(dest, exist_ok=True)
+    for p in (cold, warm):
+        if p is None:
+            continue
+        with open(os.path.join(dest, f"events-{p.label}.jsonl"), "w", encoding="utf-8") as fh:
+            fh.write(p.events_text)
+        with open(os.path.join(dest, f"output-{p.label}.txt"), "w", encoding="utf-8") as fh:
+            fh.write("\n".join(p.output_tail) + "\n")
+
+
+def render_summary(result: ConfirmResult, *, width: int = 100, max_rows: int = 12) -> str:
+    """One screen: the run, findings ranked by measured cost, then the most expensive modules."""
+    s = result.summary
+    out = []
+    cold = s.get("cold_wall_s")
+    warm = s.get("warm_wall_s")
+    head = f"warplint --confirm: cold run {cold if cold is not None else '-'} s"
+    if warm is not None:
+        head += f", warm run {warm} s"
+    head += (
+        f"; {s.get('compiled_identities', 0)} identities compiled ({s.get('module_time_ms', 0):.0f} ms in module loads)"
+    )
+    if s.get("warm_compiled_identities") is not None:
+        head += f"; warm run compiled {s['warm_compiled_identities']} ({s.get('warm_module_time_ms') or 0:.0f} ms)"
+    out.append(head)
+    if result.failed:
+        out.append(f"  run failed: {result.failed}")
+    if not s.get("recorder_ok"):
+        out.append("  recorder: FAILED (" + "; ".join(s.get("recorder_errors") or ["unknown"])[:200] + ")")
+    v = s.get("verdicts") or {}
+    out.append(
+        "  verdicts: "
+        + ", ".join(f"{n} {k}" for k, n in v.items() if n)
+        + (f"; {len(result.runtime_findings)} runtime-only finding(s)" if result.runtime_findings else "")
+        if any(v.values()) or result.runtime_findings
+        else "  no findings to confirm"
+    )
+    rows = []
+    for d in list(result.diagnostics) + list(result.runtime_findings):
+        c = d.confirm or {}
+        rows.append((c.get("cost_ms") or 0.0, c.get("verdict") or "-", d))
+    order = {CONFIRMED: 0, NOT_REPRODUCED: 1, INCONCLUSIVE: 2, NOT_EXERCISED: 3}
+    rows.sort(key=lambda r: (-r[0], order.get(r[1], 9), r[2].sort_key()))
+    if rows:
+        out.append(f"  {'cost':>9}  {'verdict':<15} finding")
+        for cost, verdict, d in rows[:max_rows]:
+            c = f"{cost:.0f} ms" if cost else "-"
+            ev = (d.confirm or {}).get("evidence") or ""
+            line = f"  {c:>9}  {verdict:<15} {d.path}:{d.line} {d.code} {ev}"
+            out.append(line if len(line) <= width else line[: width - 3] + "...")
+        if len(rows) > max_rows:
+            out.append(f"  ... {len(rows) - max_rows} more (see --keep-artifacts / JSON output)")
+    mods = s.get("modules") or []
+    if mods:
+        out.append("  modules by build time:")
+        for m in mods[:5]:
+            ids = m["identities"]
+            hs = ", ".join(
+                f"{short(i['hash'])}{'' if i['block_dim'] in (None, 1) else '@' + str(i['block_dim'])}({i['status']})"
+                for i in ids[:4]
+            )
+            out.append(f"    {m['module']} on {m['device']}: {len(ids)} load(s), {m['ms']:.0f} ms  [{hs}]")
+    return "\n".join(out)

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from warplint.index import Project
+from warplint.model import FileModel
+from warplint.names import is_warp
+from warplint.rule import Report, Rule
+
+
+class ForceLoadAllModules(Rule):
+    """`wp.force_load()` without `modules=` loads every registered Warp module.
+
+    ## Why
+    With `modules=None` (the default) Warp builds **every** module in its registry:
+    Warp's own (`warp.utils`, `warp.math`, `warp._src.coloring` right after
+    `import warp`), every `module="unique"` module, and every module of every
+    library imported so far, on every device when `device` is omitted. A preload
+    meant to warm up two modules can compile dozens, one at a time.
+
+    ## Fix
+    Pass the modules you launch: `wp.force_load(device="cuda:0",
+    modules=[wp.get_module("app.kernels")])` (items must be `wp.Module` objects),
+    or `wp.load_module("app.kernels", device=...)`.
+
+    ## Limits
+    Graph capture with `force_module_load=True` calls `force_load()` internally;
+    that path is not reported.
+    """
+
+    code = "WC501"
+    name = "force-load-all-modules"
+    mechanism = "CS-13"
+    summary = "`force_load()` without `modules` builds every registered module, Warp's own included."
+    confidence = "high"
+
+    invalid = (
+        "import warp as wp\nwp.force_load()\n",
+        "import warp as wp\nwp.force_load(device='cuda:0', modules=None)\n",
+    )
+    valid = (
+        "import warp as wp\nimport app.kernels\nwp.force_load(device='cuda:0', modules=[wp.get_module('app.kernels')])\n",
+    )
+
+    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        for call in file.calls:
+            if not is_warp(call.callee, "force_load") or call.has_star_args:
+                continue
+            modules = call.arg(1, "modules")
+            if modules is None or (modules.kind == "const" and modules.const is None):
+                yield self.report(
+                    call.span,
+                    "force_load() without modules= builds every registered Warp module (Warp's own, every "
+                    "unique module, every imported library's); pass modules=[wp.get_module(...)] for the ones you launch.",
+                    function=call.ctx.scope,
+                )

@@ -1,0 +1,220 @@
+"""Command line: ``warplint [PATH ...]``, ``warplint rule CODE``, ``warplint server``.
+
+Exit codes (as ruff): 0 no findings, 1 findings, 2 usage, configuration or internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Sequence, TextIO
+
+from . import __version__
+from .config import Config, ConfigError, load_config, validate_selectors
+from .registry import all_rules
+from .report import FORMATS, WRITERS, write_statistics
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2 (argparse would print usage too)
+        raise UsageError(message)
+
+
+def _csv(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def check_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="warplint", description="Find code that makes NVIDIA Warp compile more than it must.")
+    p.add_argument("paths", nargs="*", help="files, directories or globs to check (default: .); '-' reads stdin")
+    p.add_argument("--select", type=_csv, help="rule codes or prefixes to enable (replaces the default set)")
+    p.add_argument("--extend-select", type=_csv, default=[], help="rule codes or prefixes to enable in addition")
+    p.add_argument("--ignore", type=_csv, default=[], help="rule codes or prefixes to disable")
+    p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    p.add_argument("--output-file", "-o", help="write the report here instead of stdout")
+    p.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    p.add_argument("--config", help="path to a pyproject.toml to read [tool.warplint] from")
+    p.add_argument("--stdin-filename", help="the file name to report for '-' (stdin)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    p.add_argument("--cache-dir", help="cache directory (default: .warplint_cache next to the config)")
+    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: number of cores)")
+    p.add_argument("--confirm", action="store_true", help="run the program after `--` to confirm findings")
+    p.add_argument("--confirm-timeout", type=float, default=None, help="seconds per --confirm run (default 300)")
+    p.add_argument("--keep-artifacts", metavar="DIR", help="keep --confirm's JSON artifact and logs in DIR")
+    p.add_argument("--version", action="version", version=f"warplint {__version__}")
+    return p
+
+
+def rule_command(argv: Sequence[str], out: TextIO) -> int:
+    p = _Parser(prog="warplint rule", description="Show a rule's documentation.")
+    p.add_argument("code", nargs="?", help="rule code, e.g. WC101")
+    p.add_argument("--all", action="store_true", help="list every rule")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    args = p.parse_args(argv)
+    rules = all_rules()
+    if args.all:
+        if args.format == "json":
+            import json
+
+            json.dump([_rule_json(r) for r in rules.values()], out, indent=2)
+            out.write("\n")
+            return EXIT_CLEAN
+        out.write(f"{'code':6}  {'name':42}  {'mech':6}  {'default':8}  {'confidence':10}  summary\n")
+        for r in rules.values():
+            default = "runtime" if r.runtime_only else ("on" if r.default_enabled else "opt-in")
+            out.write(f"{r.code:6}  {r.name:42}  {r.mechanism:6}  {default:8}  {r.confidence:10}  {r.summary}\n")
+        return EXIT_CLEAN
+    if not args.code:
+        raise UsageError("give a rule code (e.g. `warplint rule WC101`) or --all")
+    rule = rules.get(args.code.upper())
+    if rule is None:
+        raise UsageError(f"unknown rule {args.code!r} (see `warplint rule --all`)")
+    if args.format == "json":
+        import json
+
+        json.dump(_rule_json(rule), out, indent=2)
+        out.write("\n")
+    else:
+        from .docs import rule_markdown
+
+        out.write(rule_markdown(rule))
+    return EXIT_CLEAN
+
+
+def _rule_json(rule) -> dict:
+    return {
+        "code": rule.code, "name": rule.name, "mechanism": rule.mechanism, "summary": rule.summary,
+        "confidence": rule.confidence, "default_enabled": rule.default_enabled,
+        "runtime_only": rule.runtime_only, "doc": rule.doc(),
+    }
+
+
+def _split_confirm_command(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1 :]
+    return argv, None
+
+
+def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
+    argv, command = _split_confirm_command(list(argv))
+    args = check_parser().parse_args(argv)
+    rules = all_rules()
+    known = set(rules)
+    paths = args.paths or ["."]
+    if "-" in paths and not args.stdin_filename:
+        args.stdin_filename = "stdin.py"
+    start = args.stdin_filename if "-" in paths else paths[0]
+    start = start if os.path.exists(start) else os.getcwd()
+    config = load_config(start if os.path.isdir(start) else os.path.dirname(os.path.abspath(start)), known, args.config)
+    config = config.with_overrides(
+        select=tuple(validate_selectors("--select", args.select, known)) if args.select is not None else None,
+        extend_select=tuple(config.extend_select) + tuple(validate_selectors("--extend-select", args.extend_select, known)),
+        ignore=tuple(config.ignore) + tuple(validate_selectors("--ignore", args.ignore, known)),
+        cache_dir=args.cache_dir,
+    )
+    if args.confirm and not command and not config.confirm.get("command"):
+        raise UsageError("--confirm needs a command: `warplint PATH --confirm -- python -m app`, "
+                         "or [tool.warplint.confirm] command = ...")
+    if command is not None and not args.confirm:
+        raise UsageError("a command after `--` is only used with --confirm")
+
+    from .engine import Session
+
+    session = Session(config)
+    stdin = None
+    if "-" in paths:
+        stdin = (args.stdin_filename, sys.stdin.read())
+    result = session.lint_paths(paths, stdin=stdin, **_engine_options(args))
+    for message in result.errors:
+        err.write(f"warplint: error: {message}\n")
+    diagnostics = result.diagnostics
+
+    status = EXIT_ERROR if result.errors else EXIT_CLEAN
+    confirm_result = None
+    if args.confirm:
+        confirm_result = _run_confirm(args, config, command, diagnostics, err)
+        if confirm_result is not None:
+            diagnostics = list(confirm_result.diagnostics) + list(confirm_result.runtime_findings)
+
+    def source(path: str) -> str | None:
+        return session.texts.get(os.path.abspath(path))
+
+    stream = open(args.output_file, "w", encoding="utf-8") if args.output_file else out
+    try:
+        WRITERS[args.format](diagnostics, stream, sources=source, root=config.root)
+        if args.statistics:
+            write_statistics(diagnostics, stream)
+        if confirm_result is not None and args.format in ("text", "concise"):
+            from .confirm import render_summary
+
+            stream.write(render_summary(confirm_result))
+    finally:
+        if stream is not out:
+            stream.close()
+    if confirm_result is not None and confirm_result.failed:
+        err.write(f"warplint: error: --confirm: {confirm_result.failed}\n")
+        for line in (confirm_result.last_output or [])[-20:]:
+            err.write(f"  | {line}\n")
+        return EXIT_ERROR
+    if status == EXIT_CLEAN and diagnostics and not args.exit_zero:
+        status = EXIT_FINDINGS
+    return status
+
+
+def _engine_options(args) -> dict:
+    return {}
+
+
+def _run_confirm(args, config: Config, command, diagnostics, err: TextIO):
+    from .confirm import run_confirm
+
+    if not command:
+        configured = config.confirm.get("command")
+        import shlex
+
+        command = shlex.split(configured) if isinstance(configured, str) else list(configured)
+    timeout = args.confirm_timeout or float(config.confirm.get("timeout", 300))
+    return run_confirm(diagnostics, command, cwd=os.getcwd(), timeout=timeout, keep_artifacts=args.keep_artifacts)
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        if argv and argv[0] == "rule":
+            return rule_command(argv[1:], out)
+        if argv and argv[0] == "server":
+            from .lsp import serve
+
+            return serve(argv[1:])
+        if argv and argv[0] == "check":
+            argv = argv[1:]
+        return check_command(argv, out, err)
+    except (UsageError, ConfigError) as exc:
+        err.write(f"warplint: error: {exc}\n")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        err.write("warplint: interrupted\n")
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_CLEAN
+    except Exception as exc:  # noqa: BLE001 - never a traceback for users; say what broke
+        err.write(f"warplint: internal error: {type(exc).__name__}: {exc} (please report; rerun with "
+                  "WARPLINT_DEBUG=1 for the traceback)\n")
+        if os.environ.get("WARPLINT_DEBUG"):
+            raise
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

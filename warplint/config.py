@@ -1,0 +1,180 @@
+"""``[tool.warplint]`` in the nearest pyproject.toml, read once per run."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    """A one-line, user-facing configuration problem (exit code 2)."""
+
+
+KNOWN_KEYS = {
+    "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude", "confirm", "cache-dir",
+}
+CONFIRM_KEYS = {"command", "timeout"}
+
+
+@dataclass(frozen=True)
+class Config:
+    root: str  # directory the config was found in (or the working directory)
+    source: str | None = None  # the pyproject.toml read, if any
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = ()
+    extend_exclude: tuple[str, ...] = ()
+    confirm: dict[str, Any] = field(default_factory=dict)
+    cache_dir: str | None = None
+
+    def with_overrides(self, **changes: Any) -> "Config":
+        data = {**self.__dict__, **{k: v for k, v in changes.items() if v is not None}}
+        return Config(**data)
+
+    # ------------------------------------------------------------------ selection
+    def enabled_codes(self, rules: dict) -> frozenset[str]:
+        """Codes enabled for every file, before per-file ignores (ruff's order)."""
+        selectors = self.select if self.select is not None else ("DEFAULT",)
+        enabled: set[str] = set()
+        for code, rule in rules.items():
+            if getattr(rule, "runtime_only", False):
+                continue
+            chosen = any(_matches(s, code, rule) for s in (*selectors, *self.extend_select))
+            if chosen and not any(_selector_matches(s, code) for s in self.ignore):
+                enabled.add(code)
+        return frozenset(enabled)
+
+    def ignored_for(self, path: str) -> tuple[str, ...]:
+        rel = os.path.relpath(os.path.abspath(path), self.root).replace(os.sep, "/")
+        ignored: list[str] = []
+        for pattern, codes in self.per_file_ignores:
+            if fnmatch(rel, pattern) or fnmatch(os.path.basename(rel), pattern) or rel.startswith(pattern.rstrip("/") + "/"):
+                ignored.extend(codes)
+        return tuple(ignored)
+
+
+def _selector_matches(selector: str, code: str) -> bool:
+    return selector == "ALL" or code.startswith(selector)
+
+
+def _matches(selector: str, code: str, rule: Any) -> bool:
+    if selector == "DEFAULT":
+        return rule.default_enabled
+    if selector == "ALL" or selector == code:
+        return True
+    # A prefix (WC, WC1, WC10) selects the default-on rules under it; opt-in rules
+    # need their exact code or ALL.
+    return code.startswith(selector) and rule.default_enabled
+
+
+def find_pyproject(start: str) -> str | None:
+    directory = os.path.abspath(start)
+    if os.path.isfile(directory):
+        directory = os.path.dirname(directory)
+    while True:
+        candidate = os.path.join(directory, "pyproject.toml")
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def _codes(key: str, value: Any, known: set[str]) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"[tool.warplint] '{key}' must be a list of rule codes, got {value!r}")
+    return tuple(validate_selectors(key, value, known))
+
+
+def validate_selectors(key: str, values: list[str], known: set[str]) -> list[str]:
+    result = []
+    for raw in values:
+        sel = raw.strip().upper()
+        if sel == "ALL":
+            result.append(sel)
+            continue
+        if not sel.startswith("WC") or not any(code.startswith(sel) for code in known):
+            raise ConfigError(f"'{key}': unknown rule selector {raw!r} (see `warplint rule --all`)")
+        result.append(sel)
+    return result
+
+
+def _globs(key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"[tool.warplint] '{key}' must be a list of glob strings, got {value!r}")
+    return tuple(value)
+
+
+def load_config(start: str, known_codes: set[str], explicit: str | None = None) -> Config:
+    """Read ``[tool.warplint]`` from ``explicit`` or the nearest pyproject.toml above ``start``."""
+    path = explicit or find_pyproject(start)
+    if path is None:
+        return Config(root=os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or "."))
+    try:
+        with open(path, "rb") as fh:
+            document = tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    section = document.get("tool", {}).get("warplint", {})
+    root = os.path.dirname(os.path.abspath(path))
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: [tool.warplint] must be a table")
+    return parse_section(section, root, path, known_codes)
+
+
+def parse_section(section: dict, root: str, source: str | None, known_codes: set[str]) -> Config:
+    unknown = sorted(set(section) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"unknown key '{unknown[0]}' in [tool.warplint] ({source})")
+    kwargs: dict[str, Any] = {"root": root, "source": source}
+    if "select" in section:
+        kwargs["select"] = _codes("select", section["select"], known_codes)
+    if "extend-select" in section:
+        kwargs["extend_select"] = _codes("extend-select", section["extend-select"], known_codes)
+    if "ignore" in section:
+        kwargs["ignore"] = _codes("ignore", section["ignore"], known_codes)
+    if "exclude" in section:
+        kwargs["exclude"] = _globs("exclude", section["exclude"])
+    if "extend-exclude" in section:
+        kwargs["extend_exclude"] = _globs("extend-exclude", section["extend-exclude"])
+    if "per-file-ignores" in section:
+        pfi = section["per-file-ignores"]
+        if not isinstance(pfi, dict):
+            raise ConfigError("[tool.warplint] 'per-file-ignores' must be a table of glob = [codes]")
+        kwargs["per_file_ignores"] = tuple(
+            (glob, _codes(f"per-file-ignores.{glob}", codes, known_codes)) for glob, codes in pfi.items()
+        )
+    if "cache-dir" in section:
+        if not isinstance(section["cache-dir"], str):
+            raise ConfigError("[tool.warplint] 'cache-dir' must be a string")
+        kwargs["cache_dir"] = section["cache-dir"]
+    if "confirm" in section:
+        confirm = section["confirm"]
+        if not isinstance(confirm, dict):
+            raise ConfigError("[tool.warplint] 'confirm' must be a table")
+        bad = sorted(set(confirm) - CONFIRM_KEYS)
+        if bad:
+            raise ConfigError(f"unknown key 'confirm.{bad[0]}' in [tool.warplint] ({source})")
+        command = confirm.get("command")
+        if command is not None and not (
+            isinstance(command, str) or (isinstance(command, list) and all(isinstance(c, str) for c in command))
+        ):
+            raise ConfigError("[tool.warplint] 'confirm.command' must be a string or a list of strings")
+        timeout = confirm.get("timeout")
+        if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0):
+            raise ConfigError("[tool.warplint] 'confirm.timeout' must be a positive number of seconds")
+        kwargs["confirm"] = dict(confirm)
+    return Config(**kwargs)

@@ -1,0 +1,260 @@
+"""The project index: cross-file questions answered from all files' models.
+
+Which Warp module a kernel joins, which kernel a launch launches, which functions
+(transitively, across files) launch or load a module, who calls a function, and
+whether importing a module defines kernels. Installed third-party packages are
+located on ``sys.path`` without importing them and read from disk on demand.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import os
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from .model import Call, FileModel, Function, Kernel, Value
+from .names import is_warp
+
+LAUNCH_CALLS = ("launch", "launch_tiled")
+LOAD_CALLS = ("load_module", "force_load")
+UNIQUE = "unique"
+
+
+@dataclass(frozen=True)
+class Launch:
+    file: FileModel
+    call: Call
+    kernel_file: FileModel
+    kernel: Kernel
+    module: str  # the Warp module name the launched kernel belongs to
+
+    @property
+    def block_dim(self) -> Value | None:
+        return self.call.kwargs.get("block_dim")
+
+
+def locate_installed(module: str) -> str | None:
+    """Path of the source file for ``module`` in an installed package, never importing it.
+
+    ``importlib.util.find_spec("pkg.sub")`` would import ``pkg``; PathFinder on the
+    top-level name only searches sys.path, and the rest is joined as a path.
+    """
+    top, _, rest = module.partition(".")
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        for base in spec.submodule_search_locations:
+            path = os.path.join(base, *rest.split(".")) if rest else base
+            for candidate in (path + ".py", os.path.join(path, "__init__.py")):
+                if os.path.isfile(candidate):
+                    return candidate
+        return None
+    if not rest and spec.origin and spec.origin.endswith(".py"):
+        return spec.origin
+    return None
+
+
+class Project:
+    def __init__(
+        self,
+        files: Iterable[FileModel],
+        load_external: Callable[[str], FileModel | None] | None = None,
+    ) -> None:
+        self.files = [f for f in files if f.error is None]
+        self.by_module: dict[str, FileModel] = {}
+        for f in self.files:
+            self.by_module.setdefault(f.module, f)
+        self._load_external = load_external
+        self._external: dict[str, FileModel | None] = {}
+        self._callers: dict[str, list[tuple[FileModel, Call]]] | None = None
+        self._launch_cache: dict[str, dict[str, Call]] = {}
+        self._defines_cache: dict[str, bool] = {}
+
+    # ------------------------------------------------------------------ lookup
+    def module(self, name: str, external: bool = False) -> FileModel | None:
+        found = self.by_module.get(name)
+        if found is not None or not external or self._load_external is None:
+            return found
+        if name not in self._external:
+            self._external[name] = self._load_external(name)
+        return self._external[name]
+
+    def function(self, fqname: str) -> tuple[FileModel, Function] | None:
+        """``pkg.mod.Class.method`` -> (file, Function), for project files."""
+        module, _, rest = fqname.rpartition(".")
+        while module:
+            f = self.by_module.get(module)
+            if f is not None:
+                qual = fqname[len(module) + 1 :]
+                fn = f.functions.get(qual)
+                return (f, fn) if fn is not None else None
+            module, _, tail = module.rpartition(".")
+        return None
+
+    @staticmethod
+    def fqname(file: FileModel, qualname: str) -> str:
+        return f"{file.module}.{qualname}" if qualname else file.module
+
+    # ------------------------------------------------------------------ kernels
+    def kernel_module(self, file: FileModel, kernel: Kernel) -> str | None:
+        """The Warp module a kernel joins; ``"unique"`` for module="unique"; None if unknown."""
+        value = kernel.module_value
+        if value is None:
+            return file.module
+        if value.kind == "const":
+            return value.const if isinstance(value.const, str) else None
+        if value.kind == "name" and value.local:
+            fn = file.functions.get(kernel.ctx.scope)
+            if fn is not None:
+                for p in fn.params:
+                    if p.name == value.text and p.default is not None and p.default.kind == "const":
+                        return None if p.default.const is None else p.default.const
+            return None
+        if value.kind == "name" and value.ref and "." in value.ref:
+            # a module-level constant, or `module=__name__`
+            head, _, name = value.ref.rpartition(".")
+            owner = self.by_module.get(head)
+            if owner is not None and name in owner.constants and owner.constants[name].kind == "const":
+                return owner.constants[name].const
+        if value.kind == "name" and value.text == "__name__":
+            return file.module
+        if value.kind == "call" and is_warp(value.ref, "get_module") and value.args and value.args[0].kind == "const":
+            return value.args[0].const
+        return None
+
+    def kernels_of_module(self, module: str) -> list[tuple[FileModel, Kernel]]:
+        found = []
+        for f in self.files:
+            for k in f.kernels:
+                if self.kernel_module(f, k) == module:
+                    found.append((f, k))
+        return found
+
+    def find_kernel(self, file: FileModel, scope: str, value: Value | None) -> tuple[FileModel, Kernel] | None:
+        """The kernel a launch's ``kernel`` argument names, when it can be told statically."""
+        if value is None or value.kind not in ("name", "attr") or not value.ref:
+            return None
+        if value.local:
+            # a local bound from a factory call: `k = make(...)` -> the kernel make() defines
+            for call in file.calls:
+                if call.ctx.scope == scope and value.text in call.assigned_to:
+                    target = self.function(call.callee)
+                    if target is not None:
+                        kf, fn = target
+                        made = [k for k in kf.kernels if k.ctx.scope == fn.qualname]
+                        if len(made) == 1:
+                            return kf, made[0]
+            for k in file.kernels:
+                if k.ctx.scope == scope and (k.name == value.text or value.text in k.assigned_to):
+                    return file, k
+            return None
+        module, _, name = value.ref.rpartition(".")
+        owner = self.by_module.get(module)
+        if owner is None:
+            return None
+        for k in owner.kernels:
+            if k.ctx.scope == "" and (k.name == name and k.form == "decorator" or name in k.assigned_to):
+                return owner, k
+        return None
+
+    def launches(self, file: FileModel) -> list[Launch]:
+        result = []
+        for call in file.calls:
+            if not is_warp(call.callee, *LAUNCH_CALLS):
+                continue
+            found = self.find_kernel(file, call.ctx.scope, call.arg(0, "kernel"))
+            if found is None:
+                continue
+            kf, kernel = found
+            module = self.kernel_module(kf, kernel)
+            if module is None:
+                continue
+            if module == UNIQUE:
+                module = f"unique:{kf.module}.{kernel.function or kernel.name}"
+            result.append(Launch(file, call, kf, kernel, module))
+        return result
+
+    # ------------------------------------------------------------------ call graph
+    def callers(self, fqname: str) -> list[tuple[FileModel, Call]]:
+        if self._callers is None:
+            self._callers = {}
+            for f in self.files:
+                for call in f.calls:
+                    self._callers.setdefault(call.callee, []).append((f, call))
+        return self._callers.get(fqname, [])
+
+    def modules_launched_by(self, fqname: str, _depth: int = 0) -> dict[str, Call]:
+        """Warp modules a function launches or loads, directly or through project calls.
+
+        Maps module name -> the first call in this function that leads there.
+        ``"*"`` stands for every module (``force_load()`` without ``modules``).
+        """
+        if fqname in self._launch_cache:
+            return self._launch_cache[fqname]
+        self._launch_cache[fqname] = {}  # cycle guard
+        found = self.function(fqname)
+        result: dict[str, Call] = {}
+        if found is not None and _depth < 12:
+            f, fn = found
+            launches = {id(l.call): l.module for l in self.launches(f) if l.call.ctx.scope == fn.qualname}
+            for call in sorted((c for c in f.calls if c.ctx.scope == fn.qualname), key=lambda c: c.ctx.order):
+                if id(call) in launches:
+                    result.setdefault(launches[id(call)], call)
+                elif is_warp(call.callee, *LOAD_CALLS):
+                    for m in self.modules_loaded_by(f, call):
+                        result.setdefault(m, call)
+                elif not call.callee.startswith("warp."):
+                    for m in self.modules_launched_by(call.callee, _depth + 1):
+                        result.setdefault(m, call)
+        self._launch_cache[fqname] = result
+        return result
+
+    def modules_loaded_by(self, file: FileModel, call: Call) -> list[str]:
+        if is_warp(call.callee, "force_load"):
+            modules = call.arg(1, "modules")
+            if modules is None or (modules.kind == "const" and modules.const is None):
+                return ["*"]
+            return []
+        target = call.arg(0, "module")
+        if target is None:
+            return [file.module]
+        if target.kind == "const" and isinstance(target.const, str):
+            return [target.const]
+        if target.kind in ("name", "attr") and target.ref and target.ref in self.by_module:
+            return [target.ref]
+        return []
+
+    # ------------------------------------------------------------------ imports
+    def defines_kernels_at_import(self, module: str, _seen: set[str] | None = None) -> str | None:
+        """If importing ``module`` creates kernels, the module that defines them; else None.
+
+        Follows module-level imports transitively (project files first, then installed
+        packages read from disk). Warp itself does not count.
+        """
+        if module == "warp" or module.startswith("warp."):
+            return None
+        seen = _seen if _seen is not None else set()
+        if module in seen or len(seen) > 400:
+            return None
+        seen.add(module)
+        f = self.module(module, external=True)
+        if f is None:
+            return None
+        if f.module_kernels():
+            return module
+        for imp in f.imports:
+            if imp.ctx.scope != "" or imp.ctx.conditions or imp.ctx.try_index is not None:
+                continue
+            candidates = [imp.module] + [f"{imp.module}.{name}" for name, _ in imp.names]
+            for cand in candidates:
+                if not cand or cand == module:
+                    continue
+                hit = self.defines_kernels_at_import(cand, seen)
+                if hit:
+                    return hit
+        return None

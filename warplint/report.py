@@ -1,0 +1,199 @@
+"""Output formats. They read Diagnostics and rule metadata; they never run rules.
+
+Columns are 1-based in every output (the model keeps them 0-based).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from typing import Callable, Iterable, TextIO
+
+from . import __version__
+from .diagnostic import Diagnostic
+from .registry import all_rules
+
+DOCS_URL = "https://github.com/warplint/warplint/blob/main/docs/rules/{code}.md"
+FORMATS = ("text", "concise", "json", "sarif", "github")
+
+
+def rule_url(code: str) -> str:
+    return DOCS_URL.format(code=code)
+
+
+def _location(d: Diagnostic) -> str:
+    return f"{d.path}:{d.span.line}:{d.span.col + 1}"
+
+
+def _verdict(d: Diagnostic) -> str:
+    if not d.confirm:
+        return ""
+    verdict = d.confirm.get("verdict", "")
+    cost = d.confirm.get("cost_ms")
+    return f" [{verdict}{f', +{cost:.0f} ms' if isinstance(cost, (int, float)) and cost else ''}]"
+
+
+def write_concise(diagnostics: list[Diagnostic], out: TextIO, **_) -> None:
+    for d in diagnostics:
+        out.write(f"{_location(d)}: {d.code} {d.message}{_verdict(d)}\n")
+
+
+def write_text(diagnostics: list[Diagnostic], out: TextIO, sources: Callable[[str], str | None], **_) -> None:
+    for d in diagnostics:
+        out.write(f"{_location(d)}: {d.code} [{d.name}] {d.message}{_verdict(d)}\n")
+        text = sources(d.path)
+        lines = text.splitlines() if text else []
+        if 0 < d.span.line <= len(lines):
+            src = lines[d.span.line - 1].expandtabs(1)
+            gutter = len(str(d.span.line))
+            end = d.span.end_col if d.span.end_line == d.span.line else len(src.rstrip())
+            width = max(1, end - d.span.col)
+            out.write(f"{' ' * gutter} |\n")
+            out.write(f"{d.span.line} | {src}\n")
+            out.write(f"{' ' * gutter} | {' ' * d.span.col}{'^' * width} {d.code}\n")
+            if d.confirm and d.confirm.get("evidence"):
+                out.write(f"{' ' * gutter} = {d.confirm['verdict']}: {d.confirm['evidence']}\n")
+            out.write(f"{' ' * gutter} = {d.mechanism}, confidence {d.confidence}; see `warplint rule {d.code}`\n")
+        out.write("\n")
+
+
+def to_json_objects(diagnostics: Iterable[Diagnostic]) -> list[dict]:
+    result = []
+    for d in diagnostics:
+        obj = {
+            "path": d.path,
+            "line": d.span.line,
+            "column": d.span.col + 1,
+            "end_line": d.span.end_line,
+            "end_column": d.span.end_col + 1,
+            "code": d.code,
+            "name": d.name,
+            "mechanism": d.mechanism,
+            "message": d.message,
+            "confidence": d.confidence,
+            "url": rule_url(d.code),
+            "fix": None,
+            "data": d.data,
+        }
+        if d.fix is not None:
+            obj["fix"] = {
+                "description": d.fix.description,
+                "edits": [
+                    {
+                        "line": e.span.line, "column": e.span.col + 1,
+                        "end_line": e.span.end_line, "end_column": e.span.end_col + 1, "content": e.text,
+                    }
+                    for e in d.fix.edits
+                ],
+            }
+        if d.confirm is not None:
+            obj["confirm"] = d.confirm
+        result.append(obj)
+    return result
+
+
+def write_json(diagnostics: list[Diagnostic], out: TextIO, **_) -> None:
+    json.dump(to_json_objects(diagnostics), out, indent=2, default=str)
+    out.write("\n")
+
+
+def sarif_level(confidence: str) -> str:
+    return {"high": "warning"}.get(confidence, "note")
+
+
+def to_sarif(diagnostics: list[Diagnostic], root: str) -> dict:
+    rules = [r for r in all_rules().values()]
+    index = {r.code: i for i, r in enumerate(rules)}
+    descriptors = [
+        {
+            "id": r.code,
+            "name": r.name,
+            "shortDescription": {"text": r.summary},
+            "fullDescription": {"text": r.doc().split("\n\n")[0]},
+            "helpUri": rule_url(r.code),
+            "help": {"text": r.doc(), "markdown": r.doc()},
+            "defaultConfiguration": {"level": sarif_level(r.confidence), "enabled": bool(r.default_enabled)},
+            "properties": {"mechanism": r.mechanism, "confidence": r.confidence, "tags": ["performance", "warp"]},
+        }
+        for r in rules
+    ]
+    results = []
+    for d in diagnostics:
+        absolute = os.path.abspath(d.path)
+        rel = os.path.relpath(absolute, root).replace(os.sep, "/")
+        region = {
+            "startLine": max(d.span.line, 1),
+            "startColumn": d.span.col + 1,
+            "endLine": max(d.span.end_line, d.span.line, 1),
+            "endColumn": d.span.end_col + 1,
+        }
+        result = {
+            "ruleId": d.code,
+            "ruleIndex": index.get(d.code, 0),
+            "level": sarif_level(d.confidence),
+            "message": {"text": d.message},
+            "locations": [
+                {"physicalLocation": {"artifactLocation": {"uri": rel, "uriBaseId": "%SRCROOT%"}, "region": region}}
+            ],
+            "properties": {"mechanism": d.mechanism, "confidence": d.confidence},
+        }
+        if d.confirm is not None:
+            result["properties"]["confirm"] = d.confirm
+        results.append(result)
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "warplint",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": "https://github.com/warplint/warplint",
+                        "rules": descriptors,
+                    }
+                },
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + root.rstrip("/") + "/"}},
+                "results": results,
+            }
+        ],
+    }
+
+
+def write_sarif(diagnostics: list[Diagnostic], out: TextIO, root: str = ".", **_) -> None:
+    json.dump(to_sarif(diagnostics, os.path.abspath(root)), out, indent=2, default=str)
+    out.write("\n")
+
+
+def _gh_escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def write_github(diagnostics: list[Diagnostic], out: TextIO, **_) -> None:
+    for d in diagnostics:
+        level = "warning" if d.confidence == "high" else "notice"
+        props = (
+            f"file={_gh_escape(d.path, True)},line={d.span.line},col={d.span.col + 1},"
+            f"endLine={d.span.end_line},endColumn={d.span.end_col + 1},title={_gh_escape(f'{d.code} {d.name}', True)}"
+        )
+        out.write(f"::{level} {props}::{_gh_escape(d.message + _verdict(d))}\n")
+
+
+WRITERS = {
+    "text": write_text,
+    "concise": write_concise,
+    "json": write_json,
+    "sarif": write_sarif,
+    "github": write_github,
+}
+
+
+def write_statistics(diagnostics: list[Diagnostic], out: TextIO) -> None:
+    counts = Counter((d.code, d.name) for d in diagnostics)
+    for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        out.write(f"{n:5d}\t{code}\t{name}\n")

@@ -1,0 +1,85 @@
+"""Helpers for rule tests: lint snippets and fixture files with inline expectations.
+
+A fixture is a Python file whose offending lines end with a comment naming the
+expected code(s): ``wp.force_load()  # WC501``. A multi-file fixture is a directory;
+every ``.py`` in it is linted as one project and expectations are read from all.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+
+from .config import Config
+from .engine import Session
+from .registry import all_rules
+
+EXPECT = re.compile(r"#\s*(?:expect:\s*)?((?:WC\d{3}[\s,]*)+)\s*$")
+FILE_MARK = re.compile(r"^# file: (\S+)\s*$", re.M)
+
+
+def split_example(source: str) -> dict[str, str]:
+    """Split a rule example into files. Without ``# file:`` marks it is one ``example.py``."""
+    marks = list(FILE_MARK.finditer(source))
+    if not marks:
+        return {"example.py": source}
+    files = {}
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(source)
+        files[m.group(1)] = source[m.end() + 1 : end]
+    return files
+
+
+def lint_tree(directory: str, select: tuple[str, ...] = ("ALL",)) -> list:
+    config = Config(root=directory, select=select)
+    session = Session(config)
+    return session.lint_paths([directory]).diagnostics
+
+
+def lint_example(source: str, code: str) -> list:
+    """Diagnostics of ``code`` for the first file of an example, linted in a temp project."""
+    files = split_example(source)
+    first = next(iter(files))
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in files.items():
+            path = os.path.join(tmp, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        found = lint_tree(tmp, (code,))
+        target = os.path.join(tmp, first)
+        return [d for d in found if os.path.abspath(d.path) == target]
+
+
+def expectations(path: str) -> set[tuple[int, str]]:
+    expected = set()
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            m = EXPECT.search(line)
+            if m:
+                for code in re.findall(r"WC\d{3}", m.group(1)):
+                    expected.add((number, code))
+    return expected
+
+
+def fixture_results(path: str, codes: tuple[str, ...]) -> tuple[set, set]:
+    """(expected, actual) sets of (path, line, code) for a fixture file or directory."""
+    root = path if os.path.isdir(path) else os.path.dirname(path)
+    files = (
+        [os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs if f.endswith(".py")]
+        if os.path.isdir(path)
+        else [path]
+    )
+    expected = {(os.path.abspath(f), line, code) for f in files for line, code in expectations(f) if code in codes}
+    if os.path.isdir(path):
+        diagnostics = lint_tree(path, codes)
+    else:
+        session = Session(Config(root=root, select=codes))
+        diagnostics = session.lint_paths([path]).diagnostics
+    actual = {(os.path.abspath(d.path), d.span.line, d.code) for d in diagnostics if d.code in codes}
+    return expected, actual
+
+
+def known_codes() -> set[str]:
+    return set(all_rules())

@@ -27,3 +27,43 @@ def rule_markdown(rule: Rule) -> str:
         parts.append("Use instead:\n")
         parts.append(_example(rule.valid[0]))
     return "\n".join(parts)
+
+
+def rules_index_markdown(rules) -> str:
+    lines = [
+        "# Rules\n",
+        "Generated from `rules/` by `python -m warplint.docs`; do not edit by hand.\n",
+        "| code | name | mechanism | default | confidence | summary |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rules:
+        default = "runtime (`--confirm`)" if r.runtime_only else ("on" if r.default_enabled else "opt-in")
+        lines.append(f"| [{r.code}]({r.code}.md) | {r.name} | {r.mechanism} | {default} | {r.confidence} | {r.summary} |")
+    return "\n".join(lines) + "\n"
+
+
+def generated_docs() -> dict[str, str]:
+    """docs/rules/<file> -> content, for every rule (and the index)."""
+    from .registry import all_rules
+
+    rules = list(all_rules().values())
+    files = {f"{r.code}.md": rule_markdown(r) for r in rules}
+    files["README.md"] = rules_index_markdown(rules)
+    return files
+
+
+def main() -> int:
+    import os
+    import sys
+
+    out = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "rules")
+    os.makedirs(out, exist_ok=True)
+    for name, content in generated_docs().items():
+        with open(os.path.join(out, name), "w", encoding="utf-8") as fh:
+            fh.write(content)
+    sys.stdout.write(f"wrote {len(generated_docs())} files to {out}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,16 @@
+"""docs/rules/ is generated from the rule classes; this keeps them in step."""
+
+import os
+
+from warplint.docs import generated_docs
+
+DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "rules")
+
+
+def test_rule_docs_are_up_to_date():
+    stale = []
+    for name, content in generated_docs().items():
+        path = os.path.join(DOCS, name)
+        if not os.path.isfile(path) or open(path, encoding="utf-8").read() != content:
+            stale.append(name)
+    assert not stale, f"docs/rules out of date for {stale}: run `python -m warplint.docs`"

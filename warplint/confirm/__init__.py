@@ -50,6 +50,7 @@ class ConfirmResult:
     failed: str | None = None
     last_output: list[str] = field(default_factory=list)
     command: list[str] = field(default_factory=list)
+    passes: tuple = field(default=(), repr=False)  # (cold PassResult, warm PassResult | None), not serialised
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -162,6 +163,29 @@ def run_confirm(
         failed = f"cannot run the command: {e}"
     finally:
         ws.cleanup()
+    result = analyze(diagnostics, cold_p, warm_p, cwd=cwd, command=command, failed=failed, findings=findings)
+    result.summary["workspace"] = ws.root
+    if keep_artifacts:
+        os.makedirs(keep_artifacts, exist_ok=True)
+        with open(os.path.join(keep_artifacts, "confirm.json"), "w", encoding="utf-8") as fh:
+            json.dump(result.to_json(), fh, indent=2, default=repr)
+    return result
+
+
+def analyze(
+    diagnostics: list[Diagnostic],
+    cold_p: PassResult | None,
+    warm_p: PassResult | None,
+    *,
+    cwd: str,
+    command: list[str],
+    failed: str | None = None,
+    findings: list[Finding] | None = None,
+) -> ConfirmResult:
+    """Judge ``diagnostics`` against recorded passes (``run_confirm`` calls this; tests reuse passes)."""
+    cwd = os.path.abspath(cwd)
+    if findings is None:
+        findings = [Finding.of(d, cwd) for d in diagnostics]
 
     cold = RunData.from_events("cold", cold_p.events if cold_p else [], cwd)
     warm_rd = RunData.from_events("warm", warm_p.events, cwd) if warm_p is not None else None
@@ -209,11 +233,8 @@ def run_confirm(
         failed=failed,
         last_output=list(last.output_tail[-20:]) if last else [],
         command=list(command),
+        passes=(cold_p, warm_p),
     )
-    if keep_artifacts:
-        os.makedirs(keep_artifacts, exist_ok=True)
-        with open(os.path.join(keep_artifacts, "confirm.json"), "w", encoding="utf-8") as fh:
-            json.dump(result.to_json(), fh, indent=2, default=repr)
     return result
 
 

@@ -96,6 +96,7 @@ class _Recorder:
         self.launch_sites = set()
         self.seen_execs = set()  # id(ModuleExec) recorded (ModuleExec objects stay in Module.execs)
         self.last_hash = {}  # (module id, device, block_dim) -> hash hex
+        self.last_state = {}  # (module id, device, block_dim) -> (kernel content hashes, resolved options)
 
     # -- output -----------------------------------------------------------------------------
     def emit(self, ev, **data):
@@ -323,6 +324,29 @@ class _Recorder:
             prev = self.last_hash.get(key)
             self.last_hash[key] = h
             opts = module.resolved_options.get(bd) or module.options
+            # what changed since this module's previous load of the same variant: kernels (by content
+            # hash) that are new, and resolved options whose value differs. These are the real causes.
+            new_kernels, changed_options = None, None
+            try:
+                uk = module.hashers[bd].unique_kernels
+                cur_k = {kh.hex(): k for kh, k in uk.items()}
+                cur_o = {k: repr(v) for k, v in opts.items()}
+                before = self.last_state.get(key)
+                if before is not None:
+                    new_kernels = []
+                    for kh, k in cur_k.items():
+                        if kh not in before[0]:
+                            code = getattr(getattr(k, "func", None), "__code__", None)
+                            new_kernels.append(
+                                [getattr(code, "co_filename", None), getattr(code, "co_firstlineno", None), k.key,
+                                 getattr(k, "sig", "") or ""]
+                            )
+                    changed_options = {
+                        o: [before[1].get(o), v] for o, v in cur_o.items() if before[1].get(o) != v
+                    }
+                self.last_state[key] = (set(cur_k), cur_o)
+            except Exception:
+                pass
             try:
                 import warp
 
@@ -341,6 +365,8 @@ class _Recorder:
                 ms=round(ms, 3),
                 compile_ms=compile_ms,
                 prev_hash=prev,
+                new_kernels=new_kernels,
+                changed_options=changed_options,
                 options={k: repr(opts.get(k)) for k in SNAPSHOT_OPTIONS},
                 config=cfg,
                 kernels=self._kernel_sites(module),

@@ -158,10 +158,45 @@ class RunData:
                 prev = last.get(key)
                 causes = pending.pop((pid, ev.get("mid")), [])
                 if prev is not None and prev.get("hash") != ev.get("hash"):
-                    self.rebuilds.append(Rebuild(load=ev, previous=prev, causes=causes))
+                    self.rebuilds.append(Rebuild(load=ev, previous=prev, causes=self._real_causes(ev, causes)))
                 elif prev is not None:
                     self.reloads.append(ev)
                 last[key] = ev
+
+    def _real_causes(self, load: dict, candidates: list[dict]) -> list[dict]:
+        """Keep the events that really changed the identity: kernels whose content is new in this build,
+        overloads of those kernels, option changes that differ in the resolved options."""
+        new = load.get("new_kernels")
+        changed = load.get("changed_options")
+        if new is None and changed is None:
+            return candidates  # the recorder could not diff: keep everything between the two loads
+        new_sites = {(self.norm(k[0]), k[1]) for k in new or () if k[0]}
+        new_keys = {k[2] for k in new or ()}
+        changed = set(changed or ())
+        out = []
+        for c in candidates:
+            kind = c.get("ev")
+            if kind == "kernel":
+                d = c.get("_define")
+                if d and (d[0], d[1]) in new_sites:
+                    out.append(c)
+            elif kind == "overload":
+                if c.get("key") in new_keys:
+                    out.append(c)
+            elif kind == "set_options":
+                if set((c.get("changed") or c.get("options") or {}).keys()) & changed:
+                    out.append(c)
+        seen_sites = {c["_define"][:2] for c in out if c.get("_define")} | {
+            c.get("key") for c in out if c.get("ev") == "overload"
+        }
+        for k in new or ():
+            p = self.norm(k[0])
+            if p and (p, k[1]) not in seen_sites and k[2] not in seen_sites:
+                # a kernel whose content is new but whose creation was not seen as a separate event
+                # (e.g. a redefined @wp.func it calls): point at its definition
+                out.append({"ev": "kernel", "key": k[2], "func": k[2], "_define": (p, k[1], k[1]),
+                            "_site": (p, k[1]), "synthetic": True, "pid": load.get("pid")})
+        return out
 
     # -- queries ---------------------------------------------------------------------------
     @property

@@ -1,0 +1,7 @@
+"""--confirm test program: fails after printing a few lines."""
+
+import warp as wp  # noqa: F401
+
+for i in range(30):
+    print(f"step {i}")
+raise RuntimeError("boom from the program")

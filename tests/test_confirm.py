@@ -363,3 +363,14 @@ def test_missing_command():
         run_confirm([], [], cwd=PROGRAMS)
     r = run_confirm([], ["/nonexistent/warplint-test-binary"], cwd=PROGRAMS, timeout=10)
     assert r.failed.startswith("cannot run the command")
+
+
+def test_runtime_codes_match_the_rule_files():
+    from warplint.confirm import RUNTIME_CODES
+    from warplint.confirm.judge import RUNTIME_CONFIDENCE
+    from warplint.registry import all_rules
+
+    rules = {c: r for c, r in all_rules().items() if r.runtime_only}
+    assert {c: r.name for c, r in rules.items()} == RUNTIME_CODES
+    for code, rule in rules.items():
+        assert rule.confidence == RUNTIME_CONFIDENCE.get(code, "high")

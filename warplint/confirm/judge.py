@@ -18,6 +18,7 @@ INCONCLUSIVE = "inconclusive"
 
 UNIQUE_NAME = re.compile(r"_[0-9a-f]{8}$")
 MAX_PROBE_LINES = 40
+RUNTIME_CONFIDENCE = {"WC904": "medium"}  # mirrors rules/wc90x_*.py
 CHURN_MECHS = ("CS-1", "CS-3", "CS-4", "CS-5", "CS-6", "CS-9")
 
 
@@ -461,7 +462,7 @@ class Judge:
             name=name,
             mechanism=mech,
             message=message,
-            confidence="high",
+            confidence=RUNTIME_CONFIDENCE.get(code, "high"),
             data=data,
             confirm={"verdict": CONFIRMED, "evidence": evidence, "cost_ms": None if cost is None else round(cost, 1)},
         )

@@ -615,9 +615,24 @@ class Extractor(cst.CSTVisitor):
             inner = _dotted(node.func.func)
             if inner and is_warp(self.resolve(inner)[0], "kernel"):
                 inner_kernel_call = node.func
+        receiver = None
         if dotted is None and inner_kernel_call is None:
-            return
-        callee = self.resolve(dotted)[0] if dotted else "warp.kernel"
+            # A method of a call's result: wp.get_module("m").options.update(...)
+            # is recorded as callee "warp.get_module().options.update" with the
+            # inner call summarised as ``receiver``.
+            attrs: list[str] = []
+            func = node.func
+            while isinstance(func, cst.Attribute):
+                attrs.append(func.attr.value)
+                func = func.value
+            inner = _dotted(func.func) if isinstance(func, cst.Call) else None
+            if not attrs or inner is None:
+                return
+            receiver = self.value(func, 1)
+            dotted = ""
+            callee = f"{self.resolve(inner)[0]}()." + ".".join(reversed(attrs))
+        else:
+            callee = self.resolve(dotted)[0] if dotted else "warp.kernel"
         args, kwargs = self._args(node.args, 1)
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in kwargs:
@@ -627,7 +642,7 @@ class Extractor(cst.CSTVisitor):
             kwargs = {**inner_kwargs, **kwargs}
         call = Call(
             callee=callee, span=None, args=args, kwargs=kwargs, ctx=self.ctx(),  # type: ignore[arg-type]
-            has_star_args=any(a.star for a in node.args),
+            has_star_args=any(a.star for a in node.args), receiver=receiver,
         )
         self._span_of(call, "span", node)
         self.model.calls.append(call)

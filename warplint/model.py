@@ -87,6 +87,7 @@ class Call:
     ctx: Context
     assigned_to: tuple[str, ...] = ()  # `x = call()` / `a, b = call()`
     has_star_args: bool = False
+    receiver: Value | None = None  # for `f(...).method(...)`: the summarised `f(...)` call
 
     def arg(self, position: int | None, keyword: str | None = None) -> Value | None:
         if keyword is not None and keyword in self.kwargs:

@@ -84,3 +84,28 @@ def installed_config_names() -> tuple[frozenset[str], str]:
         except OSError:
             pass
     return CONFIG_NAMES, f"pinned warp {WARP_FACTS_VERSION} table"
+
+
+# `self.options = {` ... `}` in Module.__init__ of warp/_src/context.py: the keys are the valid options.
+_MODULE_OPTIONS_BLOCK = re.compile(r"^\s+self\.options = \{\n(.*?)^\s+\}", re.M | re.S)
+_OPTION_KEY = re.compile(r'^\s*"([a-z_][a-z0-9_]*)"\s*:', re.M)
+
+
+@functools.lru_cache(maxsize=1)
+def installed_module_options() -> tuple[frozenset[str], str]:
+    """Module option keys read from the installed warp/_src/context.py (text only), or the pinned table."""
+    warp_dir = _find_installed_warp_dir()
+    if warp_dir:
+        try:
+            with open(os.path.join(warp_dir, "_src", "context.py"), encoding="utf-8") as fh:
+                text = fh.read()
+            with open(os.path.join(warp_dir, "config.py"), encoding="utf-8") as fh:
+                version = re.search(r'^version\s*(?::[^=\n]+)?=\s*"([^"]+)"', fh.read(), re.M)
+        except OSError:
+            text, version = "", None
+        for block in _MODULE_OPTIONS_BLOCK.finditer(text):
+            names = set(_OPTION_KEY.findall(block.group(1)))
+            # Sanity: the block must look like Module's option table, else trust the pinned one.
+            if {"block_dim", "enable_backward", "max_unroll"} <= names and len(names) >= 10:
+                return frozenset(names), f"installed warp {version.group(1) if version else '?'}"
+    return MODULE_OPTIONS, f"pinned warp {WARP_FACTS_VERSION} option table"

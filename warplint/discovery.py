@@ -75,6 +75,9 @@ class Discovery:
             return
         top = os.path.abspath(path)
         git_dirs = self._gitignore_chain(top)
+        if explicit and self._ignored(top, True, git_dirs[:-1]):
+            # The user named an ignored directory: lint it, applying only its own .gitignore files.
+            git_dirs = [top]
         for directory, dirnames, filenames in os.walk(path):
             absolute_dir = os.path.abspath(directory)
             chain = git_dirs + [d for d in _ancestors(absolute_dir, top) if d not in git_dirs]

@@ -1,0 +1,228 @@
+"""The flake8 plugin, run through the real flake8 (in a subprocess unless noted)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from warplint import __version__
+from warplint.registry import all_rules
+from warplint.testing import split_example
+
+BAD = textwrap.dedent(
+    """\
+    import os
+    import warp as wp
+
+    wp.force_load()
+    if True:
+        wp.force_load(device="cuda:0")  # noqa: WC501
+    wp.force_load(device="cpu")  # noqa: E501
+    try:
+        wp.load_module("app.kernelz")
+    except RuntimeError:
+        pass
+    """
+)
+MESSAGE_501 = (
+    "WC501 force_load() without modules= builds every registered Warp module (Warp's own, every unique module, "
+    "every imported library's); pass modules=[wp.get_module(...)] for the ones you launch."
+)
+MESSAGE_502 = (
+    "WC502 the load_module() error is caught (RuntimeError) and dropped at line 10: a misspelled or "
+    "not-yet-imported module silently skips the preload; log or re-raise it."
+)
+
+
+def flake8(cwd, *args) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "flake8", "--no-show-source", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120,
+    )
+
+
+def cli(cwd, *args) -> list[dict]:
+    from warplint.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old = os.getcwd()
+    try:
+        os.chdir(cwd)
+        main(["--format", "json", "--no-cache", *args], out=out, err=err)
+    finally:
+        os.chdir(old)
+    return json.loads(out.getvalue())
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\n")
+    (tmp_path / "bad.py").write_text(BAD)
+    return tmp_path
+
+
+def test_select_wc_exact_lines_and_columns_match_the_cli(project):
+    result = flake8(project, "--select", "WC", "bad.py")
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == ""
+    assert result.stdout.splitlines() == [
+        f"bad.py:4:1: {MESSAGE_501}",
+        f"bad.py:7:1: {MESSAGE_501}",
+        f"bad.py:9:5: {MESSAGE_502}",
+    ]
+    # flake8's 1-based column is the CLI's column (the plugin yields 0-based offsets)
+    expected = [(e["line"], e["column"], e["code"]) for e in cli(project, "bad.py")]
+    got = [tuple(line.split(":")[1:3]) + (line.split(": ")[1].split()[0],) for line in result.stdout.splitlines()]
+    assert [(int(a), int(b), c) for a, b, c in got] == expected
+
+
+def test_default_selection_reports_wc_next_to_pyflakes(project):
+    result = flake8(project, "bad.py")
+    codes = [line.split(": ")[1].split()[0] for line in result.stdout.splitlines()]
+    assert codes == ["F401", "WC501", "WC501", "WC502"]
+
+
+def test_flake8_ignore_and_noqa(project):
+    (project / "noqa.py").write_text(BAD.replace('device="cpu")  # noqa: E501', 'device="cpu")  # noqa'))
+    result = flake8(project, "--select", "WC", "--extend-ignore", "WC502", "bad.py", "noqa.py")
+    assert result.stdout.splitlines() == [f"bad.py:4:1: {MESSAGE_501}", f"bad.py:7:1: {MESSAGE_501}",
+                                          f"noqa.py:4:1: {MESSAGE_501}"]
+    assert flake8(project, "--select", "WC,F", "--ignore", "WC5", "bad.py").stdout.splitlines() == [
+        "bad.py:1:1: F401 'os' imported but unused"
+    ]
+    # flake8's --disable-noqa: the lines warplint would also hide are shown (flake8 filters, not the plugin)
+    shown = flake8(project, "--select", "WC501", "--disable-noqa", "bad.py").stdout.splitlines()
+    assert [line.split(":")[1] for line in shown] == ["4", "7"]  # the engine still honours `# noqa: WC501`
+
+
+def test_tool_warplint_config_is_honoured(project):
+    (project / "pyproject.toml").write_text('[tool.warplint]\nignore = ["WC502"]\n')
+    assert [line.split(": ")[1][:5] for line in flake8(project, "--select", "WC", "bad.py").stdout.splitlines()] == [
+        "WC501", "WC501",
+    ]
+    # an explicit flake8 --select of the exact code wins over the project's ignore (like naming an opt-in rule)
+    out = flake8(project, "--select", "WC502", "bad.py").stdout.splitlines()
+    assert out == [f"bad.py:9:5: {MESSAGE_502}"]
+
+
+def test_broken_config_is_reported_not_a_crash(project):
+    (project / "pyproject.toml").write_text('[tool.warplint]\nselect = ["XX1"]\n')
+    result = flake8(project, "--select", "WC", "bad.py")
+    assert "Traceback" not in result.stderr
+    assert result.stdout.splitlines() == [
+        "bad.py:1:1: WC000 warplint configuration error: 'select': unknown rule selector 'XX1' "
+        "(see `warplint rule --all`)"
+    ]
+
+
+def test_syntax_error_does_not_crash_flake8(project):
+    (project / "broken.py").write_text("import warp as wp\ndef f(:\n    wp.force_load()\n")
+    result = flake8(project, "bad.py", "broken.py")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr and "warplint" not in result.stderr
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if line.startswith("broken.py")] == [
+        line for line in lines if line.startswith("broken.py:2:") and " E999 " in line
+    ] and any(line.startswith("broken.py:2:") for line in lines)
+    assert sum(" WC50" in line for line in lines) == 3  # the good file is still checked
+
+
+def test_version_lists_the_plugin(tmp_path):
+    result = flake8(tmp_path, "--version")
+    assert f"warplint: {__version__}" in result.stdout
+
+
+def test_plugin_import_does_not_import_libcst():
+    code = "import sys, warplint.flake8_plugin; assert 'libcst' not in sys.modules, 'libcst imported'"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_jobs_and_stdin(project):
+    (project / "two.py").write_text(BAD)
+    many = flake8(project, "--select", "WC", "--jobs", "2", "bad.py", "two.py").stdout.splitlines()
+    assert len(many) == 6 and sum(line.startswith("two.py:") for line in many) == 3
+    piped = subprocess.run(
+        [sys.executable, "-m", "flake8", "--select", "WC", "--stdin-display-name", "bad.py", "-"],
+        cwd=project, input=BAD, capture_output=True, text=True, timeout=120,
+    )
+    assert piped.stdout.splitlines() == [f"bad.py:4:1: {MESSAGE_501}", f"bad.py:7:1: {MESSAGE_501}",
+                                         f"bad.py:9:5: {MESSAGE_502}"]
+
+
+def test_index_built_once_per_process(project, monkeypatch):
+    """Real flake8, in-process (one worker): the project index is built once for all files."""
+    from flake8.main.application import Application
+
+    from warplint import flake8_plugin
+    from warplint.engine import Session
+
+    for name in ("a.py", "b.py", "c.py"):
+        (project / name).write_text(BAD)
+    (project / "pkg").mkdir()
+    (project / "pkg" / "unlinted.py").write_text("import warp as wp\n")
+    calls = []
+    real = Session.index_root
+    monkeypatch.setattr(Session, "index_root", lambda self: (calls.append(self.config.root), real(self))[1])
+    monkeypatch.setattr(flake8_plugin, "_SESSIONS", {})
+    monkeypatch.setattr(flake8_plugin, "_CONFIGS", {})
+    monkeypatch.chdir(project)
+    app = Application()
+    app.run(["--select", "WC", "--jobs", "1", "--output-file", str(project / "out.txt"), "a.py", "b.py", "c.py"])
+    assert app.result_count == 9
+    assert calls == [str(project)]
+    (session,) = flake8_plugin._SESSIONS.values()
+    # every file under the root is in the index, including ones flake8 was not asked to check
+    assert str(project / "pkg" / "unlinted.py") in session.models
+
+
+def test_opt_in_rules_need_their_exact_code():
+    """Which rules run under flake8's own option parsing (a default-on and an opt-in rule)."""
+    from flake8.options.parse_args import parse_args
+
+    from warplint.config import Config
+    from warplint.flake8_plugin import codes_to_run
+    from warplint.rule import Rule
+
+    class OptIn(Rule):
+        """An opt-in rule."""
+
+        code, name, mechanism, summary, default_enabled = "WC777", "opt-in", "CS-0", "s", False
+
+    rules = {"WC501": all_rules()["WC501"], "WC777": OptIn()}
+    config = Config(root=".")
+    assert codes_to_run(config, rules, parse_args([])[1]) == {"WC501"}
+    assert codes_to_run(config, rules, parse_args(["--select", "WC"])[1]) == {"WC501"}
+    assert codes_to_run(config, rules, parse_args(["--extend-select", "WC777"])[1]) == {"WC501", "WC777"}
+    assert codes_to_run(config, rules, parse_args(["--select", "WC777"])[1]) == {"WC777"}
+    assert codes_to_run(config, rules, parse_args(["--select", "E,F"])[1]) == set()
+    assert codes_to_run(config, rules, parse_args(["--extend-ignore", "WC5"])[1]) == set()
+
+
+def test_multi_file_rule_examples_match_the_cli(tmp_path):
+    """Cross-file findings: flake8 on the first file of every multi-file INVALID example reports
+    what the CLI reports for that file when linting the whole example project."""
+    checked = 0
+    for rule in all_rules().values():
+        for n, example in enumerate(rule.invalid):
+            files = split_example(example)
+            if len(files) < 2:
+                continue
+            root = tmp_path / f"{rule.code}_{n}"
+            for name, text in files.items():
+                (root / name).parent.mkdir(parents=True, exist_ok=True)
+                (root / name).write_text(text)
+            (root / "pyproject.toml").write_text(f'[tool.warplint]\nselect = ["{rule.code}"]\n')
+            first = next(iter(files))
+            expected = [
+                f"{first}:{e['line']}:{e['column']}: {e['code']} {e['message']}"
+                for e in cli(root, ".") if e["path"].endswith(first)
+            ]
+            assert flake8(root, "--select", "WC", first).stdout.splitlines() == expected
+            checked += 1
+    assert checked >= 0

@@ -1,0 +1,356 @@
+"""``warplint server``: a language server (stdio) for editors.
+
+A thin adapter over ``warplint.engine.Session``: diagnostics are exactly what the
+CLI reports for the same file and ``[tool.warplint]`` (``check_text`` against the
+project index), published on open, save and (debounced) change. Code actions:
+"suppress with ``# noqa: WCxxx``" on every finding, and the rule's fix where it
+has one. ``--confirm`` never runs here.
+
+Linting runs on one worker thread (the Session is not shared between threads),
+so the editor connection stays responsive while the project index is built on
+the first check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Sequence
+
+from . import __version__
+
+DEBOUNCE_S = 0.3
+SEVERITY_BY_CONFIDENCE = {"high": "Warning", "medium": "Information", "low": "Hint"}
+_NOQA_CODES = re.compile(r"#\s*noqa:\s?(?P<codes>[A-Z][A-Z0-9]*(?:[\s,]+[A-Z][A-Z0-9]*)*)", re.I)
+_BARE_NOQA = re.compile(r"#\s*noqa(?!:)", re.I)
+
+log = logging.getLogger("warplint.lsp")
+
+
+# ---------------------------------------------------------------------- pure helpers (tested through the server)
+def noqa_edit(line_text: str, code: str) -> tuple[int, int, str] | None:
+    """(start column, end column, new text) that suppresses ``code`` on this line, in code points.
+
+    Extends an existing ``# noqa: A,B`` list, otherwise appends ``  # noqa: CODE``.
+    None when a comment cannot be added safely (a backslash continuation).
+    """
+    body = line_text.rstrip("\r\n")
+    m = _NOQA_CODES.search(body)
+    if m:
+        codes = re.split(r"[\s,]+", m.group("codes").strip())
+        if code in (c.upper() for c in codes):
+            return None
+        end = m.end("codes")
+        return end, end, f", {code}"
+    if _BARE_NOQA.search(body):
+        return None  # already suppresses everything
+    stripped = body.rstrip()
+    if stripped.endswith("\\"):
+        return None
+    return len(stripped), len(body), f"  # noqa: {code}"
+
+
+def serve(argv: Sequence[str] = ()) -> int:
+    """Entry point of ``warplint server`` (stdio)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="warplint server", description="warplint language server (stdio)")
+    parser.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default and only mode)")
+    parser.add_argument("--log-file", help="write the server's log here")
+    parser.add_argument("--debounce", type=float, default=DEBOUNCE_S, help="seconds to wait after a change (0.3)")
+    args = parser.parse_args(list(argv))
+    try:
+        server = create_server(debounce=args.debounce)
+    except ImportError as exc:
+        sys.stderr.write(
+            f"warplint: error: the language server needs pygls and lsprotocol ({exc.name} is missing): "
+            "pip install 'warplint[lsp]'\n"
+        )
+        return 2
+    if args.log_file:
+        logging.basicConfig(filename=args.log_file, level=logging.INFO)
+    server.start_io()
+    return 0
+
+
+def create_server(debounce: float = DEBOUNCE_S):
+    from lsprotocol import types
+    from pygls.lsp.server import LanguageServer
+    from pygls.uris import to_fs_path
+
+    from .config import Config, ConfigError, load_config
+    from .registry import all_rules
+    from .report import rule_url
+
+    class WarplintServer(LanguageServer):
+        def __init__(self) -> None:
+            super().__init__("warplint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+            self.debounce = debounce
+            self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="warplint")
+            self.configs: dict[str, Any] = {}  # directory -> Config
+            self.sessions: dict[str, Any] = {}  # config root -> Session (lazily indexed)
+            self.results: dict[str, list] = {}  # uri -> warplint Diagnostics last published
+            self.pending: dict[str, asyncio.Task] = {}
+            self.config_errors: set[str] = set()
+            self.unshown_errors: list[str] = []
+
+        # -------------------------------------------------------------- config and sessions (worker thread)
+        def workspace_root(self) -> str | None:
+            try:
+                return self.workspace.root_path
+            except RuntimeError:
+                return None
+
+        def config_for(self, path: str):
+            directory = os.path.dirname(path)
+            config = self.configs.get(directory)
+            if config is None:
+                try:
+                    config = load_config(directory, set(all_rules()))
+                except ConfigError as exc:
+                    self.report_config_error(str(exc))
+                    config = Config(root=self.workspace_root() or directory)
+                if config.source is None:
+                    root = self.workspace_root()
+                    if root and path.startswith(root.rstrip(os.sep) + os.sep):
+                        config = Config(root=root)
+                self.configs[directory] = config
+            return config
+
+        def report_config_error(self, message: str) -> None:
+            # Called on the worker thread: queued, shown from the event loop by check().
+            if message not in self.config_errors:
+                self.config_errors.add(message)
+                self.unshown_errors.append(message)
+
+        def show_config_errors(self) -> None:
+            while self.unshown_errors:
+                message = self.unshown_errors.pop(0)
+                self.window_show_message(
+                    types.ShowMessageParams(
+                        type=types.MessageType.Error,
+                        message=f"warplint: {message} (using the default rules until it is fixed)",
+                    )
+                )
+
+        def session_for(self, config):
+            session = self.sessions.get(config.root)
+            if session is None:
+                from .engine import Session
+
+                session = Session(config)
+                session.index_root()  # once per config root, on the first check
+                self.sessions[config.root] = session
+            return session
+
+        def lint(self, path: str, text: str) -> list:
+            return self.session_for(self.config_for(path)).check_text(path, text)
+
+        def forget(self, path: str) -> None:
+            """After didClose: the project index goes back to the file on disk."""
+            config = self.configs.get(os.path.dirname(path))
+            session = self.sessions.get(config.root) if config is not None else None
+            if session is not None and os.path.isfile(path):
+                text, error = session.read(path)
+                session.add_file(path, text, error)
+
+        def reload_config(self) -> None:
+            self.configs.clear()
+            self.sessions.clear()
+            self.config_errors.clear()
+
+        # -------------------------------------------------------------- publishing (event loop)
+        async def check(self, uri: str, delay: float = 0.0) -> None:
+            if delay:
+                await asyncio.sleep(delay)
+            document = self.workspace.get_text_document(uri)
+            path = to_fs_path(uri)
+            if path is None or not path.endswith((".py", ".pyi")):
+                return
+            version, text = document.version, document.source
+            loop = asyncio.get_running_loop()
+            try:
+                diagnostics = await loop.run_in_executor(self.executor, self.lint, path, text)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - an editor must not lose its server over one file
+                log.exception("warplint failed on %s", path)
+                self.window_log_message(
+                    types.LogMessageParams(type=types.MessageType.Error, message=f"warplint failed on {path}: {exc!r}")
+                )
+                return
+            finally:
+                self.show_config_errors()
+            current = self.workspace.get_text_document(uri)
+            if current.version != version:
+                return  # a newer check is on its way
+            self.results[uri] = diagnostics
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(
+                    uri=uri, version=version, diagnostics=[self.to_lsp(current, d) for d in diagnostics]
+                )
+            )
+
+        def schedule(self, uri: str, delay: float = 0.0) -> None:
+            previous = self.pending.pop(uri, None)
+            if previous is not None and not previous.done():
+                previous.cancel()
+            self.pending[uri] = asyncio.get_running_loop().create_task(self.check(uri, delay))
+
+        def to_range(self, document, line: int, col: int, end_line: int, end_col: int):
+            from pygls.workspace import ServerTextPosition, ServerTextRange
+
+            start = ServerTextPosition(max(line - 1, 0), max(col, 0))
+            end = ServerTextPosition(max(end_line - 1, 0), max(end_col, 0))
+            return document.range_to_client_units(ServerTextRange(start, end))
+
+        def to_lsp(self, document, d) -> Any:
+            span = d.span
+            return types.Diagnostic(
+                range=self.to_range(document, span.line, span.col, span.end_line, span.end_col),
+                message=d.message,
+                severity=getattr(types.DiagnosticSeverity, SEVERITY_BY_CONFIDENCE.get(d.confidence, "Information")),
+                code=d.code,
+                code_description=types.CodeDescription(href=rule_url(d.code)),
+                source="warplint",
+                data={"name": d.name, "mechanism": d.mechanism, "confidence": d.confidence},
+            )
+
+        async def pyproject_changed(self) -> None:
+            await asyncio.get_running_loop().run_in_executor(self.executor, self.reload_config)
+            for uri in list(self.workspace.text_documents):
+                if uri.endswith((".py", ".pyi")):
+                    self.schedule(uri)
+
+    server = WarplintServer()
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: WarplintServer, params: types.InitializedParams) -> None:
+        caps = ls.client_capabilities
+        watched = caps.workspace and caps.workspace.did_change_watched_files
+        if watched and watched.dynamic_registration:
+            try:
+                await ls.client_register_capability_async(
+                    types.RegistrationParams(
+                        registrations=[
+                            types.Registration(
+                                id="warplint-pyproject",
+                                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                                register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                                    watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")]
+                                ),
+                            )
+                        ]
+                    )
+                )
+            except Exception:  # noqa: BLE001 - didSave of pyproject.toml still reloads
+                log.warning("client refused the pyproject.toml watcher")
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    async def did_open(ls: WarplintServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    async def did_change(ls: WarplintServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, ls.debounce)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    async def did_save(ls: WarplintServer, params: types.DidSaveTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if uri.endswith("/pyproject.toml"):
+            await ls.pyproject_changed()
+        else:
+            ls.schedule(uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    async def did_close(ls: WarplintServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        task = ls.pending.pop(uri, None)
+        if task is not None:
+            task.cancel()
+        ls.results.pop(uri, None)
+        path = to_fs_path(uri)
+        if path:
+            await asyncio.get_running_loop().run_in_executor(ls.executor, ls.forget, path)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    async def watched_files(ls: WarplintServer, params: types.DidChangeWatchedFilesParams) -> None:
+        if any(change.uri.endswith("/pyproject.toml") for change in params.changes):
+            await ls.pyproject_changed()
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    def code_action(ls: WarplintServer, params: types.CodeActionParams) -> list:
+        uri = params.text_document.uri
+        found = ls.results.get(uri)
+        if not found:
+            return []
+        document = ls.workspace.get_text_document(uri)
+        lines = document.lines
+        asked = {str(d.code) for d in params.context.diagnostics if d.source == "warplint"}
+        actions = []
+        for d in found:
+            rng = ls.to_range(document, d.span.line, d.span.col, d.span.end_line, d.span.end_col)
+            if not _overlaps(rng, params.range) or (asked and d.code not in asked):
+                continue
+            lsp_diagnostic = ls.to_lsp(document, d)
+            if d.fix is not None:
+                edits = [
+                    types.TextEdit(
+                        range=ls.to_range(document, e.span.line, e.span.col, e.span.end_line, e.span.end_col),
+                        new_text=e.text,
+                    )
+                    for e in d.fix.edits
+                ]
+                actions.append(
+                    types.CodeAction(
+                        title=f"{d.fix.description} ({d.code})",
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[lsp_diagnostic],
+                        is_preferred=True,
+                        edit=types.WorkspaceEdit(changes={uri: edits}),
+                    )
+                )
+            if 0 < d.span.line <= len(lines):
+                edit = noqa_edit(lines[d.span.line - 1], d.code)
+                if edit is not None:
+                    start, end, text = edit
+                    actions.append(
+                        types.CodeAction(
+                            title=f"Suppress {d.code} on this line with `# noqa: {d.code}`",
+                            kind=types.CodeActionKind.QuickFix,
+                            diagnostics=[lsp_diagnostic],
+                            edit=types.WorkspaceEdit(
+                                changes={
+                                    uri: [
+                                        types.TextEdit(
+                                            range=ls.to_range(document, d.span.line, start, d.span.line, end),
+                                            new_text=text,
+                                        )
+                                    ]
+                                }
+                            ),
+                        )
+                    )
+        return actions
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: WarplintServer, params: Any) -> None:
+        for task in ls.pending.values():
+            task.cancel()
+        ls.executor.shutdown(wait=False, cancel_futures=True)
+
+    return server
+
+
+def _overlaps(a, b) -> bool:
+    a_start, a_end = (a.start.line, a.start.character), (a.end.line, a.end.character)
+    b_start, b_end = (b.start.line, b.start.character), (b.end.line, b.end.character)
+    return a_start <= b_end and b_start <= a_end

@@ -75,11 +75,13 @@ def churn(user_cache):
         kernel_diag("churn.py", "never", "CS-1", module="churn", kernel="unused"),
         diag("churn.py", mark("churn.py", "opts_late"), "CS-3", module="opts_mod", option="max_unroll"),
         diag("churn.py", mark("churn.py", "opts_same"), "CS-3", module="opts_mod", option="max_unroll"),
+        diag("churn.py", mark("churn.py", "plain"), "CS-1"),  # plain Python: only a line probe sees it run
     ]
     # a user WARP_CACHE_PATH in the environment must be left alone: the runner overrides it
     env = {"WARP_CACHE_PATH": str(user_cache), "CUDA_CACHE_PATH": str(user_cache)}
     t = time.perf_counter()
-    r = run_confirm(diags, [PY, "churn.py"], cwd=PROGRAMS, timeout=120, env=env)
+    # line probes on: exercises the settrace path on Python < 3.12 (sys.monitoring on 3.12+)
+    r = run_confirm(diags, [PY, "churn.py"], cwd=PROGRAMS, timeout=120, env=env, line_probes="on")
     r.elapsed = time.perf_counter() - t
     return r
 
@@ -199,6 +201,18 @@ def test_module_name_of_script_matches_main(churn):
     d = diag("churn.py", mark("churn.py", "late") + 1, "CS-1", module="churn", kernel="late")
     rejudge(churn, [d])
     assert d.confirm["verdict"] == CONFIRMED
+
+
+def test_plain_python_line_that_ran_is_not_reproduced_by_line_probe(churn):
+    assert churn.summary["line_probes"] == ("sys.monitoring" if sys.version_info >= (3, 12) else "settrace")
+    line = mark("churn.py", "plain")
+    d = by_line(churn, line)
+    assert d.confirm["verdict"] == NOT_REPRODUCED, d.confirm
+    assert d.confirm["evidence"].startswith(f"line {line} ran")
+
+
+def test_default_probes_on_this_python(cache_off):
+    assert cache_off.summary["line_probes"] == ("sys.monitoring" if sys.version_info >= (3, 12) else "events-only")
 
 
 def test_user_cache_untouched(churn, user_cache):

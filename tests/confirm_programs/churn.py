@@ -73,4 +73,5 @@ for c in (1.0, 2.0, 1.0):
     wp.launch(make_unique(c), dim=4, inputs=[a], device="cpu")
 if "--never" in sys.argv:
     never(a)
-print("churn done", a.numpy().tolist())
+result = a.numpy().tolist()  # MARK:plain
+print("churn done", result)

@@ -137,18 +137,24 @@ def run_confirm(
     env: dict[str, str] | None = None,
     echo: Callable[[str], None] | None = None,
     warm: bool = True,
+    line_probes: str = "auto",
 ) -> ConfirmResult:
     """Run ``command`` cold then warm on private caches and annotate ``diagnostics`` in place.
 
     ``timeout`` applies to each pass. ``echo`` receives each output line of the program as it comes
     (default: nothing is echoed; the last lines are kept in ``last_output``). Raises
     ``KeyboardInterrupt`` after cleaning up if interrupted. Every diagnostic gets ``d.confirm``.
+
+    ``line_probes`` decides how "did this finding's code run?" is observed besides Warp events:
+    ``"auto"`` watches the findings' lines with ``sys.monitoring`` on Python 3.12+ and relies on Warp
+    events alone before; ``"on"`` also uses ``sys.settrace`` before 3.12 (slower: every Python call
+    pays a callback); ``"off"`` uses Warp events only.
     """
     if not command:
         raise ValueError("--confirm needs a command to run")
     cwd = os.path.abspath(cwd)
     findings = [Finding.of(d, cwd) for d in diagnostics]
-    ws = Workspace(_probe_lines(findings))
+    ws = Workspace(_probe_lines(findings), probes=line_probes)
     cold_p = warm_p = None
     failed = None
     try:

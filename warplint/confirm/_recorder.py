@@ -13,11 +13,13 @@ What it does:
    ``Kernel._add_normalized_overload``, ``set_module_options``, ``clear_kernel_cache``/``clear_lto_cache``
    and ``warp.config`` assignments (``_ConfigModule.__setattr__``);
 3. optionally watches a few source lines (the lines of the static findings) to tell "did not run"
-   from "ran, nothing moved": ``sys.monitoring`` on 3.12+, a narrowly scoped ``sys.settrace`` before;
+   from "ran, nothing moved": ``sys.monitoring`` on 3.12+; a narrowly scoped ``sys.settrace`` before
+   3.12 only on request (it costs every Python call a callback);
 4. appends one JSON object per event to the file named by ``WARPLINT_CONFIRM_EVENTS``.
 
 Environment: ``WARPLINT_CONFIRM_EVENTS`` (required, else the recorder is inert),
-``WARPLINT_CONFIRM_LINES`` (optional JSON file ``{path: [line, ...]}``), ``WARPLINT_CONFIRM_RUN``
+``WARPLINT_CONFIRM_LINES`` (optional JSON file ``{path: [line, ...]}``), ``WARPLINT_CONFIRM_PROBES``
+(``auto``: sys.monitoring on 3.12+, none before; ``on``: also settrace before 3.12; ``off``), ``WARPLINT_CONFIRM_RUN``
 (a label such as ``cold``/``warm``), ``WARPLINT_CONFIRM_SKIP`` (extra directories whose frames are not
 user code, ``os.pathsep`` separated).
 """
@@ -674,6 +676,9 @@ def _install_line_probes(rec, lines_file):
             return True
         return False
 
+    mode = (os.environ.get("WARPLINT_CONFIRM_PROBES") or "auto").lower()
+    if mode == "off":
+        return "off"
     mon = getattr(sys, "monitoring", None)
     if mon is not None:
         tool = None
@@ -711,7 +716,11 @@ def _install_line_probes(rec, lines_file):
         return "sys.monitoring"
 
     # Python < 3.12: a global trace function that only traces frames of code objects whose line range
-    # contains a line not yet seen; everything else returns None at the call event.
+    # contains a line not yet seen; everything else returns None at the call event. Even so, every
+    # Python call pays a trace callback (measured: +28 % on a launch-bound loop), so this path runs
+    # only when asked for (WARPLINT_CONFIRM_PROBES=on); by default the Warp events alone decide.
+    if mode != "on":
+        return "events-only"
     import threading
 
     code_cache = {}

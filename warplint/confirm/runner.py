@@ -40,7 +40,8 @@ class PassResult:
 class Workspace:
     """The private temp directory: caches, the injected ``sitecustomize``, event logs."""
 
-    def __init__(self, lines: dict[str, list[int]] | None = None):
+    def __init__(self, lines: dict[str, list[int]] | None = None, probes: str = "auto"):
+        self.probes = probes
         self.root = tempfile.mkdtemp(prefix="warplint-confirm-")
         self.warp_cache = os.path.join(self.root, "warp-cache")
         self.cuda_cache = os.path.join(self.root, "cuda-cache")
@@ -74,6 +75,7 @@ class Workspace:
             env["WARPLINT_CONFIRM_LINES"] = self.lines_file
         else:
             env.pop("WARPLINT_CONFIRM_LINES", None)
+        env["WARPLINT_CONFIRM_PROBES"] = self.probes
         env.setdefault("PYTHONUNBUFFERED", "1")
         return env
 

@@ -162,11 +162,19 @@ class Session:
         warp_modules = {m.module for m in self.models.values() if m.mentions_warp and not m.error}
         if not warp_modules:
             return
+        # Modules Warp code imports from may hold the constants it uses (block sizes, names).
+        imported_by_warp: set[str] = set()
+        for m in self.models.values():
+            if m.mentions_warp and not m.error:
+                for imp in m.imports:
+                    imported_by_warp.add(imp.module)
+                    imported_by_warp.update(f"{imp.module}.{name}" for name, _ in imp.names)
         for absolute, model in list(self.models.items()):
             if not model.rule_facts.get("unparsed"):
                 continue
             text = self.texts.get(absolute, "")
-            if _imported_modules(text, model.module, model.is_package) & warp_modules:
+            imports_warp_code = _imported_modules(text, model.module, model.is_package) & warp_modules
+            if model.module in imported_by_warp or imports_warp_code:
                 self.models[absolute] = analyze(model.path, text, model.module, model.is_package)
 
     def project(self) -> Project:

@@ -179,6 +179,40 @@ class Project:
             result.append(Launch(file, call, kf, kernel, module))
         return result
 
+    # ------------------------------------------------------------------ constants
+    def constant(self, file: FileModel, value: Value | None, scope: str = "", _depth: int = 0) -> tuple[bool, object]:
+        """(True, literal) when ``value`` resolves to one literal, else (False, None).
+
+        Follows module-level constants (in this file or imported from project files),
+        locals assigned exactly one literal in ``scope``, and ``wp.constant(x)``.
+        """
+        if value is None or _depth > 8:
+            return False, None
+        if value.kind == "const" or (value.kind == "seq" and value.const is not None):
+            return True, value.const
+        if value.kind == "call" and is_warp(value.ref, "constant") and len(value.args) == 1:
+            return self.constant(file, value.args[0], scope, _depth + 1)
+        if value.kind not in ("name", "attr") or not value.ref:
+            return False, None
+        if value.local:
+            bound = [
+                a for a in file.assignments
+                if a.ctx.scope == scope and a.target.kind == "name" and a.target.text == value.text
+            ]
+            if len(bound) != 1 or bound[0].augmented:
+                return False, None
+            return self.constant(file, bound[0].value, scope, _depth + 1)
+        module, _, name = value.ref.rpartition(".")
+        owner = self.by_module.get(module)
+        if owner is None or name not in owner.constants:
+            return False, None
+        rebinds = [
+            a for a in owner.assignments if a.ctx.scope == "" and a.target.kind == "name" and a.target.text == name
+        ]
+        if len(rebinds) > 1:
+            return False, None
+        return self.constant(owner, owner.constants[name], "", _depth + 1)
+
     # ------------------------------------------------------------------ call graph
     def callers(self, fqname: str) -> list[tuple[FileModel, Call]]:
         if self._callers is None:

@@ -102,7 +102,34 @@ def sarif_level(confidence: str) -> str:
     return {"high": "warning"}.get(confidence, "note")
 
 
+def repo_root(start: str) -> str:
+    """The enclosing git work tree (code scanning resolves SARIF and annotation paths against
+    it), else ``start`` itself."""
+    directory = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return os.path.abspath(start)
+        directory = parent
+
+
+def _repo_relative(path: str, base: str) -> str:
+    absolute = os.path.abspath(path)
+    rel = os.path.relpath(absolute, base)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return path.replace(os.sep, "/")  # outside the repository: as given
+    return rel.replace(os.sep, "/")
+
+
 def to_sarif(diagnostics: list[Diagnostic], root: str) -> dict:
+    """SARIF 2.1.0 for GitHub code scanning; locations are relative to the git work tree
+    that contains ``root`` (``%SRCROOT%``)."""
+    from pathlib import Path
+    from urllib.parse import quote
+
+    root = repo_root(root)
     rules = [r for r in all_rules().values()]
     index = {r.code: i for i, r in enumerate(rules)}
     descriptors = [
@@ -120,8 +147,7 @@ def to_sarif(diagnostics: list[Diagnostic], root: str) -> dict:
     ]
     results = []
     for d in diagnostics:
-        absolute = os.path.abspath(d.path)
-        rel = os.path.relpath(absolute, root).replace(os.sep, "/")
+        rel = quote(_repo_relative(d.path, root))
         region = {
             "startLine": max(d.span.line, 1),
             "startColumn": d.span.col + 1,
@@ -130,7 +156,6 @@ def to_sarif(diagnostics: list[Diagnostic], root: str) -> dict:
         }
         result = {
             "ruleId": d.code,
-            "ruleIndex": index.get(d.code, 0),
             "level": sarif_level(d.confidence),
             "message": {"text": d.message},
             "locations": [
@@ -138,6 +163,8 @@ def to_sarif(diagnostics: list[Diagnostic], root: str) -> dict:
             ],
             "properties": {"mechanism": d.mechanism, "confidence": d.confidence},
         }
+        if d.code in index:
+            result["ruleIndex"] = index[d.code]
         if d.confirm is not None:
             result["properties"]["confirm"] = d.confirm
         results.append(result)
@@ -155,7 +182,8 @@ def to_sarif(diagnostics: list[Diagnostic], root: str) -> dict:
                         "rules": descriptors,
                     }
                 },
-                "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + root.rstrip("/") + "/"}},
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": Path(root).as_uri().rstrip("/") + "/"}},
+                "columnKind": "unicodeCodePoints",
                 "results": results,
             }
         ],
@@ -174,11 +202,13 @@ def _gh_escape(text: str, prop: bool = False) -> str:
     return text
 
 
-def write_github(diagnostics: list[Diagnostic], out: TextIO, **_) -> None:
+def write_github(diagnostics: list[Diagnostic], out: TextIO, root: str = ".", **_) -> None:
+    """GitHub Actions workflow commands; ``file=`` is relative to the repository root."""
+    base = repo_root(root)
     for d in diagnostics:
         level = "warning" if d.confidence == "high" else "notice"
         props = (
-            f"file={_gh_escape(d.path, True)},line={d.span.line},col={d.span.col + 1},"
+            f"file={_gh_escape(_repo_relative(d.path, base), True)},line={d.span.line},col={d.span.col + 1},"
             f"endLine={d.span.end_line},endColumn={d.span.end_col + 1},title={_gh_escape(f'{d.code} {d.name}', True)}"
         )
         out.write(f"::{level} {props}::{_gh_escape(d.message + _verdict(d))}\n")

@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from warplint.index import Project
+from warplint.model import FileModel, Value
+from warplint.names import is_warp
+from warplint.rule import Report, Rule
+
+# (device, max_workers) positions: force_load(device, modules, block_dim, max_workers),
+# load_module(module, device, recursive, block_dim, max_workers).
+_POSITIONS = {"force_load": (0, 3), "load_module": (1, 4)}
+
+
+class ConcurrentCpuLoad(Rule):
+    """Modules are loaded in parallel (`max_workers` > 1) on a device list that can include the CPU.
+
+    ## Why
+    `wp.force_load`/`wp.load_module` with `max_workers` > 1 build the (device, module)
+    pairs on a thread pool. First loads of several CPU modules at once can lose kernels
+    ("Failed to find module" at the next launch), so a warm-up meant to save time
+    makes the program fail intermittently. `device=None` (the default) means every
+    device, the CPU included. `wp.config.load_module_max_workers = N` (N > 1, or `None`,
+    which means `min(os.cpu_count(), 4)`) turns parallel loading on for every later
+    preload that does not pass `max_workers`, whatever its device.
+
+    ## Fix
+    Preload CUDA devices only in parallel (`device="cuda:0"` or a list of CUDA devices),
+    and load CPU modules serially (`max_workers=0`, the default of
+    `wp.config.load_module_max_workers`).
+
+    ## Limits
+    A call is reported only when two CPU loads can overlap: `force_load` with a
+    `modules` list that is not a one-item literal, or `load_module(..., recursive=True)`.
+    Devices held in variables (`device=dev`) are not guessed; `max_workers` must resolve
+    to a literal (constants are followed across files).
+    """
+
+    code = "WC503"
+    name = "concurrent-cpu-load"
+    mechanism = "CS-8"
+    summary = "Parallel preloads (`max_workers` > 1) that can include the CPU may lose kernels."
+    confidence = "high"
+
+    invalid = (
+        "import warp as wp\nimport app.a, app.b\n"
+        "wp.force_load(modules=[wp.get_module('app.a'), wp.get_module('app.b')], max_workers=4)\n",
+        "import warp as wp\nwp.config.load_module_max_workers = 8\n",
+    )
+    valid = (
+        "import warp as wp\nimport app.a, app.b\n"
+        "wp.force_load(device='cuda:0', modules=[wp.get_module('app.a'), wp.get_module('app.b')], max_workers=4)\n",
+        "import warp as wp\nwp.config.load_module_max_workers = 0\n",
+    )
+
+    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        for call in file.calls:
+            if not is_warp(call.callee, *_POSITIONS) or call.has_star_args:
+                continue
+            short = call.callee.rpartition(".")[2]
+            device_pos, workers_pos = _POSITIONS[short]
+            found, workers = project.constant(file, call.arg(workers_pos, "max_workers"), call.ctx.scope)
+            if not found or not isinstance(workers, int) or isinstance(workers, bool) or workers <= 1:
+                continue
+            if not self._several_modules(project, file, call, short):
+                continue
+            device = call.arg(device_pos, "device")
+            if not self._can_be_cpu(project, file, call.ctx.scope, device):
+                continue
+            all_devices = device is None or (device.kind == "const" and device.const is None)
+            where = "every device, the CPU included" if all_devices else "the CPU"
+            yield self.report(
+                call.span,
+                f"{short}() builds modules on {workers} threads on {where}: concurrent first CPU loads can lose "
+                "kernels ('Failed to find module'); preload CUDA devices in parallel and the CPU serially "
+                "(max_workers=0).",
+                function=call.ctx.scope,
+            )
+        for assignment in file.assignments:
+            if assignment.target.kind != "attr" or assignment.target.ref != "warp.config.load_module_max_workers":
+                continue
+            found, workers = project.constant(file, assignment.value, assignment.ctx.scope)
+            if not found or not (workers is None or (isinstance(workers, int) and workers > 1)):
+                continue
+            shown = "None (min(os.cpu_count(), 4))" if workers is None else str(workers)
+            yield self.report(
+                assignment.span,
+                f"load_module_max_workers = {shown} makes every later force_load()/load_module() without "
+                "max_workers build in parallel, CPU modules included, where concurrent first loads can lose "
+                "kernels; pass max_workers only to CUDA-only preloads.",
+                function=assignment.ctx.scope,
+                option="load_module_max_workers",
+            )
+
+    @staticmethod
+    def _several_modules(project: Project, file: FileModel, call, short: str) -> bool:
+        if short == "load_module":
+            found, recursive = project.constant(file, call.arg(2, "recursive"), call.ctx.scope)
+            return found and bool(recursive)
+        modules = call.arg(1, "modules")
+        return not (modules is not None and modules.kind == "seq" and len(modules.items) == 1)
+
+    def _can_be_cpu(self, project: Project, file: FileModel, scope: str, device: Value | None) -> bool:
+        if device is None:
+            return True
+        if device.kind == "seq":
+            return any(self._can_be_cpu(project, file, scope, item) for item in device.items if item.kind != "seq")
+        if device.kind == "call" and is_warp(device.ref, "get_device") and device.args:
+            device = device.args[0]
+        found, value = project.constant(file, device, scope)
+        if not found:
+            return False
+        return value is None or (isinstance(value, str) and value.startswith("cpu"))

@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+from warplint.facts import DEFAULT_CUDA_BLOCK_DIM
+from warplint.index import Launch, Project
+from warplint.model import Call, FileModel, Value
+from warplint.names import is_warp
+from warplint.rule import Report, Rule
+
+# block_dim positions: force_load(device, modules, block_dim, ...), load_module(module, device, recursive, block_dim, ...)
+_BLOCK_DIM_POSITION = {"force_load": 2, "load_module": 3}
+_DEVICE_POSITION = {"force_load": 0, "load_module": 1}
+_MAX_SITES = 3
+
+
+class PreloadWithoutBlockDim(Rule):
+    """A preload without `block_dim` of a module whose launches use another block size.
+
+    ## Why
+    On CUDA a module compiles once per `block_dim`. `wp.force_load`/`wp.load_module`
+    without `block_dim` builds the variant at the module's `"block_dim"` option (256
+    unless `wp.set_module_options({"block_dim": N})` changed it) when nothing is loaded
+    yet. If the module's launches use `block_dim=128`, the preload builds a variant no
+    launch uses, and the first launch builds the real one anyway: two full builds where
+    one was wanted, and the warm-up did not warm anything up.
+
+    ## Fix
+    Pass the block size the launches use: `wp.load_module("app.kernels",
+    device="cuda:0", block_dim=128)` (one preload per block size if there are several).
+
+    ## Limits
+    Only modules the preload names statically are checked (`load_module("name")`,
+    `load_module(pkg.mod)`, `load_module()` for the file's own module,
+    `force_load(modules=[wp.get_module("name"), kernel.module])`). Launches are those the
+    project index resolves, with a `block_dim` that resolves to a literal; CPU-only
+    preloads and launches are left out (CPU ignores `block_dim`).
+    """
+
+    code = "WC504"
+    name = "preload-without-block-dim"
+    mechanism = "CS-13"
+    summary = "A preload without `block_dim` builds a variant the module's launches never use."
+    confidence = "high"
+
+    invalid = (
+        "import warp as wp\n\n@wp.kernel\ndef k(x: wp.array(dtype=float)):\n    pass\n\n"
+        "def run(x):\n    wp.load_module(device='cuda:0')\n    wp.launch(k, dim=8, inputs=[x], block_dim=128)\n",
+    )
+    valid = (
+        "import warp as wp\n\n@wp.kernel\ndef k(x: wp.array(dtype=float)):\n    pass\n\n"
+        "def run(x):\n    wp.load_module(device='cuda:0', block_dim=128)\n"
+        "    wp.launch(k, dim=8, inputs=[x], block_dim=128)\n",
+        "import warp as wp\n\n@wp.kernel\ndef k(x: wp.array(dtype=float)):\n    pass\n\n"
+        "def run(x):\n    wp.load_module(device='cuda:0')\n    wp.launch(k, dim=8, inputs=[x])\n",
+    )
+
+    def __init__(self) -> None:
+        self._cached: tuple[Project, dict[str, list[tuple[Launch, int]]], dict[str, int | None]] | None = None
+
+    def _index(self, project: Project) -> tuple[dict[str, list[tuple[Launch, int]]], dict[str, int | None]]:
+        """Launch block sizes per module, and modules whose "block_dim" option is set (None: not a literal)."""
+        if self._cached is not None and self._cached[0] is project:
+            return self._cached[1], self._cached[2]
+        launches: dict[str, list[tuple[Launch, int]]] = {}
+        options: dict[str, int | None] = {}
+        for f in project.files:
+            for launch in project.launches(f):
+                device = launch.call.kwargs.get("device")
+                if device is not None and device.kind == "const" and device.const == "cpu":
+                    continue
+                value = launch.block_dim
+                if value is None or (value.kind == "const" and value.const is None):
+                    resolved: object = DEFAULT_CUDA_BLOCK_DIM
+                else:
+                    found, resolved = project.constant(f, value, launch.call.ctx.scope)
+                    if not found or not isinstance(resolved, int) or isinstance(resolved, bool):
+                        continue
+                    if resolved <= 0:
+                        resolved = DEFAULT_CUDA_BLOCK_DIM
+                launches.setdefault(launch.module, []).append((launch, resolved))
+            for call in f.calls:
+                if not is_warp(call.callee, "set_module_options"):
+                    continue
+                opts = call.arg(0, "options")
+                if opts is None or opts.kind != "dict":
+                    continue
+                for key, value in opts.items:
+                    if key.kind == "const" and key.const == "block_dim":
+                        target = self._option_target(f, call.arg(1, "module"))
+                        found, resolved = project.constant(f, value, call.ctx.scope)
+                        if target is not None:
+                            known = found and isinstance(resolved, int) and target not in options
+                            options[target] = resolved if known else None
+        for entries in launches.values():
+            entries.sort(key=lambda e: (e[0].file.path, e[0].call.span.line))
+        self._cached = (project, launches, options)
+        return launches, options
+
+    @staticmethod
+    def _option_target(file: FileModel, value: Value | None) -> str | None:
+        if value is None or (value.kind == "const" and value.const is None):
+            return file.module
+        if value.kind == "const" and isinstance(value.const, str):
+            return value.const
+        if value.kind == "name" and value.text == "__name__":
+            return file.module
+        return None
+
+    def _preloaded(self, project: Project, file: FileModel, call: Call, short: str) -> list[str]:
+        if short == "load_module":
+            return project.modules_loaded_by(file, call)
+        modules = call.arg(1, "modules")
+        if modules is None or modules.kind != "seq":
+            return []
+        names = []
+        for item in modules.items:
+            if item.kind == "call" and is_warp(item.ref, "get_module") and item.args and item.args[0].kind == "const":
+                names.append(item.args[0].const)
+            elif item.kind == "attr" and item.ref and item.ref.endswith(".module"):
+                # `kernel.module`: the Warp module that kernel joined
+                kernel_ref = Value("name", text=item.text.rpartition(".")[0], ref=item.ref[: -len(".module")])
+                found = project.find_kernel(file, call.ctx.scope, kernel_ref)
+                if found is not None:
+                    module = project.kernel_module(*found)
+                    if module and module != "unique":
+                        names.append(module)
+        return [n for n in names if isinstance(n, str)]
+
+    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        launches, options = self._index(project)
+        for call in file.calls:
+            if not is_warp(call.callee, *_BLOCK_DIM_POSITION) or call.has_star_args:
+                continue
+            short = call.callee.rpartition(".")[2]
+            block_dim = call.arg(_BLOCK_DIM_POSITION[short], "block_dim")
+            if block_dim is not None and not (block_dim.kind == "const" and block_dim.const is None):
+                continue
+            found, device = project.constant(file, call.arg(_DEVICE_POSITION[short], "device"), call.ctx.scope)
+            if found and isinstance(device, str) and device.startswith("cpu"):
+                continue
+            for module in self._preloaded(project, file, call, short):
+                if module not in launches:
+                    continue
+                if module in options and options[module] is None:
+                    continue  # the module's block_dim option is not a literal: the preloaded variant is unknown
+                variant = options.get(module, DEFAULT_CUDA_BLOCK_DIM)
+                missed = [(l, v) for l, v in launches[module] if v != variant]
+                if not missed:
+                    continue
+                values = sorted({v for _, v in missed})
+                sites = "; ".join(f"{os.path.basename(l.file.path)}:{l.call.span.line}" for l, _ in missed[:_MAX_SITES])
+                yield self.report(
+                    call.span,
+                    f"{short}() without block_dim builds module '{module}' at block_dim {variant}, but its launches "
+                    f"use {', '.join(map(str, values))} ({sites}): on CUDA the first launch builds the module again; "
+                    "pass block_dim= to the preload.",
+                    module=module,
+                    block_dims=[variant, *values],
+                    function=call.ctx.scope,
+                )

@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from warplint.index import Project
+from warplint.model import FileModel
+from warplint.names import is_warp
+from warplint.rule import Report, Rule
+
+_WARP_DEFINERS = ("kernel", "func", "func_native", "func_grad", "func_replay", "struct", "overload", "Kernel")
+# Calls that register (create) the calling file's Warp module without defining anything in it.
+_REGISTERS_OWN_MODULE = ("set_module_options", "get_module_options")
+
+
+class _ClassDecorators(cst.CSTVisitor):
+    """Dotted names of class decorators (`@wp.struct class S:`), which the model does not keep."""
+
+    def __init__(self) -> None:
+        self.facts: list[str] = []  # stored in model.rule_facts["WC505"] by the engine
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        for dec in node.decorators:
+            expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+            parts: list[str] = []
+            while isinstance(expr, cst.Attribute):
+                parts.append(expr.attr.value)
+                expr = expr.value
+            if isinstance(expr, cst.Name):
+                parts.append(expr.value)
+                self.facts.append(".".join(reversed(parts)))
+
+
+class LoadModuleWithoutKernels(Rule):
+    """`wp.load_module()` without a module, written in a file that defines no Warp code.
+
+    ## Why
+    With no `module` argument (or `module=None`) `wp.load_module` loads the module of
+    the file **where the call is written**, not its caller's and not the kernels'. A
+    loader or warm-up helper that defines no kernels, functions or structs itself has
+    no registered Warp module, so the call raises `RuntimeError: Module '...' does not
+    contain any Warp kernels, functions, or structs` at run time. If the file did
+    register its module (through `wp.set_module_options`/`wp.get_module` without a
+    module), the call compiles an empty native module instead: time spent, nothing
+    preloaded.
+
+    ## Fix
+    Name the module to load: `wp.load_module("app.kernels", device=...)`, or pass the
+    imported Python module (`wp.load_module(app.kernels)`).
+
+    ## Limits
+    A file counts as defining Warp code when it has any `@wp.kernel`/`@wp.func`/
+    `@wp.struct`/`@wp.overload` decorator or `wp.kernel(...)`/`wp.func(...)`/
+    `wp.struct(...)` call, anywhere (kernels made by factories included).
+    """
+
+    code = "WC505"
+    name = "load-module-without-kernels"
+    mechanism = "CS-13"
+    summary = "`load_module()` with no module in a file without Warp code raises (or compiles an empty module)."
+    confidence = "high"
+
+    invalid = (
+        "import warp as wp\nimport app.kernels\n\ndef warm_up(device):\n    wp.load_module(device=device)\n",
+        "import warp as wp\nwp.set_module_options({'fast_math': True})\nwp.load_module(None, device='cuda:0')\n",
+    )
+    valid = (
+        "import warp as wp\nimport app.kernels\n\ndef warm_up(device):\n"
+        "    wp.load_module('app.kernels', device=device)\n",
+        "import warp as wp\n\n@wp.kernel\ndef k(x: wp.array(dtype=float)):\n    pass\n\nwp.load_module(device='cpu')\n",
+    )
+
+    def collect(self) -> cst.CSTVisitor:
+        return _ClassDecorators()
+
+    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        loads = [
+            c for c in file.calls
+            if is_warp(c.callee, "load_module") and not c.has_star_args
+            and self._targets_own_module(c.arg(0, "module"))
+        ]
+        if not loads or self._defines_warp_code(file):
+            return
+        registered = any(
+            is_warp(c.callee, *_REGISTERS_OWN_MODULE) and self._targets_own_module(c.arg(1, "module"), file)
+            or is_warp(c.callee, "get_module") and self._names_own_module(c.arg(0, "name"), file)
+            for c in file.calls
+        )
+        for call in loads:
+            if registered:
+                message = (
+                    f"load_module() without a module loads '{file.module}', the file where it is written, which "
+                    "holds no kernels (only options): it compiles an empty module; pass the module to preload."
+                )
+            else:
+                message = (
+                    f"load_module() without a module loads '{file.module}', the file where it is written, which "
+                    "defines no Warp kernels, functions or structs: it raises RuntimeError at run time; pass the "
+                    "module to preload."
+                )
+            yield self.report(call.span, message, module=file.module, function=call.ctx.scope)
+
+    @staticmethod
+    def _targets_own_module(value, file: FileModel | None = None) -> bool:
+        if value is None or (value.kind == "const" and value.const is None):
+            return True
+        return file is not None and LoadModuleWithoutKernels._names_own_module(value, file)
+
+    @staticmethod
+    def _names_own_module(value, file: FileModel) -> bool:
+        if value is None:
+            return False
+        if value.kind == "const":
+            return value.const == file.module
+        return value.kind == "name" and value.text == "__name__"
+
+    @staticmethod
+    def _defines_warp_code(file: FileModel) -> bool:
+        if file.kernels:
+            return True
+        if any(is_warp(d, *_WARP_DEFINERS) for fn in file.functions.values() for d in fn.decorators):
+            return True
+        if any(is_warp(c.callee, *_WARP_DEFINERS) for c in file.calls):
+            return True
+        aliases = _import_aliases(file)
+        for dotted in file.rule_facts.get(LoadModuleWithoutKernels.code, ()):
+            head, _, rest = dotted.partition(".")
+            target = aliases.get(head)
+            if target is None:
+                continue
+            resolved = f"{target}.{rest}" if rest else target
+            if resolved.startswith("warp.") or resolved == "warp":
+                return True
+        return False
+
+
+def _import_aliases(file: FileModel) -> dict[str, str]:
+    aliases: dict[str, str] = {}
+    for imp in file.imports:
+        if imp.names:
+            for name, bound in imp.names:
+                aliases[bound] = f"{imp.module}.{name}"
+        elif imp.alias:
+            aliases[imp.alias] = imp.module if imp.alias != imp.module.partition(".")[0] else imp.alias
+    return aliases

@@ -213,6 +213,9 @@ async def test_rule_examples_match_cli_and_code_actions_apply(client: LanguageCl
             assert [(d.code, d.range.start.line + 1, d.range.start.character + 1, d.message) for d in got] == [
                 (e["code"], e["line"], e["column"], e["message"]) for e in expected
             ], rule.code
+            severity = {"high": "Warning", "medium": "Information", "low": "Hint"}
+            assert [d.severity.name for d in got] == [severity[e["confidence"]] for e in expected]
+            assert all(d.code_description.href == e["url"] for d, e in zip(got, expected))
             for d, e in zip(got, expected):
                 actions = await client.text_document_code_action_async(
                     types.CodeActionParams(

@@ -25,6 +25,9 @@ def split_example(source: str) -> dict[str, str]:
     if not marks:
         return {"example.py": source}
     files = {}
+    head = source[: marks[0].start()]
+    if head.strip():
+        files["example.py"] = head
     for i, m in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(source)
         files[m.group(1)] = source[m.end() + 1 : end]

@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from warplint.index import Project
+from warplint.model import Call, FileModel
+from warplint.names import is_warp
+from warplint.rule import Report, Rule
+
+# Function names that say "this is a maintenance command", not the run path.
+_MAINTENANCE = re.compile(r"clear|clean|purge|reset|wipe|rebuild|flush|invalidate", re.I)
+
+
+class KernelCacheCleared(Rule):
+    """`wp.clear_kernel_cache()` / `wp.clear_lto_cache()` on the program's run path.
+
+    ## Why
+    `clear_kernel_cache()` unloads every loaded module and deletes every compiled
+    module binary in the kernel cache directory — by default the one cache shared by
+    all Warp programs of this user and Warp version. Called on every run, it makes
+    every run (and every other program's next run) a cold start: each module pays its
+    full code generation and native compile again (seconds to minutes per module for
+    tile/MathDx code). `clear_lto_cache()` throws away the MathDx LTO artifacts, the
+    most expensive ones to rebuild.
+
+    ## Fix
+    Remove the call; Warp's cache is keyed by content hash and never serves stale
+    code. If a clean build is sometimes needed, put it behind an explicit option
+    (`if args.clear_cache: wp.clear_kernel_cache()`), or point
+    `WARP_CACHE_PATH` at a private directory for that run.
+
+    ## Limits
+    Calls under any `if`/`while` condition (other than `if __name__ == "__main__":`)
+    are taken as flag-gated and not reported, as are calls inside functions whose name
+    says they are maintenance commands (`clear`, `clean`, `purge`, `reset`, `wipe`,
+    `rebuild`, `flush`, `invalidate`) or that are only called under a condition.
+    Benchmarks that measure cold compiles on purpose should say so with `# noqa`.
+    """
+
+    code = "WC201"
+    name = "kernel-cache-cleared"
+    mechanism = "CS-2"
+    summary = "The kernel (or LTO) cache is cleared on the run path, so every run compiles from scratch."
+    confidence = "high"
+
+    invalid = (
+        "import warp as wp\nwp.clear_kernel_cache()\n",
+        "import warp as wp\nimport unittest\nif __name__ == '__main__':\n    wp.clear_kernel_cache()\n    unittest.main()\n",
+    )
+    valid = (
+        "import sys\nimport warp as wp\nif '--clear-cache' in sys.argv:\n    wp.clear_kernel_cache()\n",
+    )
+
+    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        for call in file.calls:
+            if not is_warp(call.callee, "clear_kernel_cache", "clear_lto_cache"):
+                continue
+            if self._gated(call):
+                continue
+            if call.ctx.scope and self._maintenance_function(file, call.ctx.scope, project):
+                continue
+            what = "kernel" if call.callee.endswith("kernel_cache") else "MathDx LTO"
+            yield self.report(
+                call.span,
+                f"{call.callee.rpartition('.')[2]}() deletes the compiled {what} cache on every run, so every "
+                "module compiles from scratch (for this and every other Warp program of this user); remove it or "
+                "put it behind an explicit option.",
+                function=call.ctx.scope,
+            )
+
+    @staticmethod
+    def _gated(call: Call) -> bool:
+        conditions = [c for c in call.ctx.conditions if "__main__" not in c]
+        return bool(conditions) or call.ctx.in_handler
+
+    def _maintenance_function(self, file: FileModel, scope: str, project: Project) -> bool:
+        for part in scope.split("."):
+            if _MAINTENANCE.search(part):
+                return True
+        callers = project.callers(project.fqname(file, scope))
+        return bool(callers) and all(self._gated(call) for _, call in callers)

@@ -1,0 +1,131 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from warplint.facts import SNAPSHOT_OPTIONS
+from warplint.index import Project
+from warplint.model import Assignment, Call, Context, FileModel, Import, Value
+from warplint.names import is_warp
+from warplint.rule import Report, Rule
+
+
+class SnapshotOptionAfterImport(Rule):
+    """A snapshot option is set on `wp.config` after kernels were already created.
+
+    ## Why
+    Six options are copied from `wp.config` into a Warp module **when the module is
+    created** — at its first `@wp.kernel`, i.e. at import time for module-level
+    kernels — and never read again: `enable_backward`, `max_unroll`, `lineinfo`,
+    `deterministic`, `deterministic_max_records`, `compile_time_trace`. Setting one
+    after importing a library (or a project module) that defines kernels at module
+    level changes nothing for those modules, silently: their hash does not move, the
+    option never arrives (e.g. adjoint code is still generated and compiled with
+    `enable_backward = False` set "globally").
+
+    ## Fix
+    Set the option first, then import: `import warp as wp`,
+    `wp.config.enable_backward = False`, then `import the_library`. Importing `warp`
+    itself is fine. For one module, use `wp.set_module_options({...}, module=...)`
+    before its first load.
+
+    ## Limits
+    The imported module is followed through its module-level imports (project files
+    and installed packages, read from disk, never imported). An assignment inside a
+    function that restores the value later (a toggle around a step, to reach modules
+    created lazily) is not reported. Modules the library creates lazily (kernel
+    factories) may still see the value: the finding is about those created at import.
+    """
+
+    code = "WC401"
+    name = "snapshot-option-after-import"
+    mechanism = "CS-10"
+    summary = "A wp.config snapshot option is set after a kernel-defining import, so it never reaches those modules."
+    confidence = "high"
+
+    invalid = (
+        "import warp as wp\nimport kernels_lib\nwp.config.enable_backward = False\n"
+        "# file: kernels_lib.py\nimport warp as wp\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n",
+    )
+    valid = (
+        "import warp as wp\nwp.config.enable_backward = False\nimport kernels_lib\n"
+        "# file: kernels_lib.py\nimport warp as wp\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n",
+    )
+
+    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        for option, value, span, ctx in self._snapshot_sets(file):
+            if ctx.scope and self._restored(file, option, ctx):
+                continue
+            culprit = self._earlier_kernel_source(file, ctx, project)
+            if culprit is None:
+                continue
+            where, defining = culprit
+            shown = value.text if value is not None and value.text else "the new value"
+            yield self.report(
+                span,
+                f"wp.config.{option} = {shown} comes after {where}, which already created Warp module "
+                f"{defining} at import time: that module keeps the old {option}. Set it before the import.",
+                option=option, module=defining,
+            )
+
+    @staticmethod
+    def _snapshot_sets(file: FileModel) -> Iterator[tuple[str, Value | None, object, Context]]:
+        for a in file.assignments:
+            ref = a.target.ref or ""
+            if a.target.kind == "attr" and ref.startswith("warp.config.") and ref[12:] in SNAPSHOT_OPTIONS:
+                yield ref[12:], a.value, a.span, a.ctx
+        for call in file.calls:
+            if call.callee == "setattr" and len(call.args) >= 3:
+                target, name = call.args[0], call.args[1]
+                if target.ref == "warp.config" and name.kind == "const" and name.const in SNAPSHOT_OPTIONS:
+                    yield name.const, call.args[2], call.span, call.ctx
+
+    @staticmethod
+    def _restored(file: FileModel, option: str, ctx: Context) -> bool:
+        """Set twice in the same function (set, run, restore): a deliberate toggle."""
+        count = sum(
+            1 for a in file.assignments
+            if a.ctx.scope == ctx.scope and (a.target.ref or "") == f"warp.config.{option}"
+        )
+        return count > 1
+
+    def _earlier_kernel_source(self, file: FileModel, ctx: Context, project: Project) -> tuple[str, str] | None:
+        """The first import (or own module-level kernel) that creates kernels before ``ctx`` runs."""
+        events: list[tuple[int, str, str]] = []
+        for imp in file.imports:
+            if not self._runs_before(imp.ctx, ctx):
+                continue
+            for module in self._imported_modules(imp):
+                defining = project.defines_kernels_at_import(module)
+                if defining:
+                    events.append((imp.ctx.order, f"`{self._import_text(imp)}` (line {imp.span.line})", defining))
+                    break
+        if not ctx.scope:
+            own = [k for k in file.module_kernels() if k.ctx.order < ctx.order]
+            if own:
+                events.append((own[0].ctx.order, f"kernel `{own[0].name}` (line {own[0].span.line})", file.module))
+        if not events:
+            return None
+        _, where, defining = min(events)
+        return where, defining
+
+    @staticmethod
+    def _runs_before(imp: Context, ctx: Context) -> bool:
+        if imp.conditions or imp.try_index is not None:
+            return False
+        if imp.scope == "":
+            # Module-level imports run before anything in a function of the file,
+            # and before later module-level statements.
+            return bool(ctx.scope) or imp.order < ctx.order
+        return imp.scope == ctx.scope and imp.order < ctx.order
+
+    @staticmethod
+    def _imported_modules(imp: Import) -> list[str]:
+        modules = [imp.module]
+        modules += [f"{imp.module}.{name}" for name, _ in imp.names]
+        return [m for m in modules if m and not (m == "warp" or m.startswith("warp."))]
+
+    @staticmethod
+    def _import_text(imp: Import) -> str:
+        if imp.names:
+            return f"from {imp.module} import {', '.join(n for n, _ in imp.names)}"
+        return f"import {imp.module}"

@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+import os
+import re
+from typing import Iterator
+
+from warplint.index import Project
+from warplint.model import FileModel, Value
+from warplint.names import is_warp
+from warplint.rule import Report, Rule
+
+# Global switches a library should leave to the application.
+_GLOBAL_SWITCHES = {
+    "warp.config.enable_backward": (
+        False,
+        "turns off backward code for every module created afterwards, the application's and other libraries' "
+        "included",
+    ),
+    "warp.config.use_precompiled_headers": (
+        False,
+        "turns off precompiled headers for every module the process builds, so each one compiles slower",
+    ),
+}
+_ENTRY_DIRS = frozenset(
+    {"test", "tests", "testing", "example", "examples", "benchmark", "benchmarks", "bench", "script", "scripts",
+     "tools", "docs", "doc", "demo", "demos", "notebooks", "tutorials"}
+)
+_ENTRY_FILE = re.compile(r"^(test_.*|.*_test|conftest|example_.*|benchmark_.*|bench_.*|__main__|setup|noxfile)\.py$")
+
+
+def is_library_file(file: FileModel) -> bool:
+    """A module of an importable package that is not an entry point, a test, an example or a script."""
+    if file.has_main_guard or not (file.is_package or "." in file.module):
+        return False
+    if _ENTRY_FILE.match(os.path.basename(file.path)):
+        return False
+    # Package parts only: directories above the package root say nothing about the file.
+    return not any(p.lower() in _ENTRY_DIRS for p in file.module.split("."))
+
+
+class GlobalOptionInLibrary(Rule):
+    """A library module changes Warp's global options when it is imported.
+
+    ## Why
+    `wp.config` is process-wide. `wp.config.enable_backward = False` executed at import
+    time of a library is copied into every Warp module created afterwards: the
+    application's own modules and every other library's lose their adjoints (so
+    `wp.Tape` silently stops producing gradients there), and their hashes change.
+    `wp.config.use_precompiled_headers = False` makes every module the process builds
+    compile without precompiled headers. `wp.set_module_options(...)` on a module that
+    belongs to another package (Warp's own, another library's) changes that module for
+    every consumer, and rebuilds it if it already loaded. The decision belongs to the
+    program that owns the process.
+
+    ## Fix
+    Set these at the application entry point, right after `import warp` and before
+    importing the library; or scope them to the library's own modules with
+    `wp.set_module_options({"enable_backward": False})` in each kernel file, or
+    `@wp.kernel(enable_backward=False)`.
+
+    ## Limits
+    Only statements executed at import time (module level, outside
+    `if __name__ == "__main__":`) are reported. A file counts as library code when it
+    belongs to a package (its directory has `__init__.py`), has no `__main__` block, and
+    neither it nor a parent directory looks like tests, examples, benchmarks, scripts,
+    tools or docs. `set_module_options` is reported only when its `module=` names a
+    module (a string or an imported Python module) outside the file's top-level package.
+    """
+
+    code = "WC402"
+    name = "global-option-in-library"
+    mechanism = "CS-10"
+    summary = "Library code changes process-wide Warp options at import time, for every consumer."
+    confidence = "high"
+
+    invalid = (
+        "# file: mylib/solver.py\nimport warp as wp\nwp.config.enable_backward = False\n"
+        "# file: mylib/__init__.py\n",
+        "# file: mylib/__init__.py\nimport warp as wp\nwp.config.use_precompiled_headers = False\n",
+        "# file: mylib/fast.py\nimport warp as wp\nwp.set_module_options({'fast_math': True}, module='warp.math')\n"
+        "# file: mylib/__init__.py\n",
+    )
+    valid = (
+        "# file: mylib/solver.py\nimport warp as wp\nwp.set_module_options({'enable_backward': False})\n"
+        "# file: mylib/__init__.py\n",
+        "# file: app.py\nimport warp as wp\nwp.config.enable_backward = False\nimport mylib\n"
+        "if __name__ == '__main__':\n    mylib.run()\n",
+    )
+
+    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        if not is_library_file(file):
+            return
+        for assignment in file.assignments:
+            if assignment.ctx.scope or assignment.ctx.in_main_guard or assignment.augmented:
+                continue
+            switch = _GLOBAL_SWITCHES.get(assignment.target.ref or "")
+            if assignment.target.kind != "attr" or switch is None:
+                continue
+            bad_value, effect = switch
+            found, value = project.constant(file, assignment.value)
+            if not found or value is not bad_value:
+                continue
+            option = assignment.target.ref.rpartition(".")[2]
+            yield self.report(
+                assignment.span,
+                f"library module '{file.module}' sets wp.config.{option} = {value} at import time: it {effect}; "
+                "leave it to the application entry point (set before importing the library).",
+                option=option,
+                module=file.module,
+            )
+        top = file.module.partition(".")[0]
+        for call in file.calls:
+            if call.ctx.scope or call.ctx.in_main_guard or not is_warp(call.callee, "set_module_options"):
+                continue
+            target = self._target(project, file, call.arg(1, "module"))
+            if target is None or self._owned(project, top, target):
+                continue
+            yield self.report(
+                call.span,
+                f"library module '{file.module}' changes the options of Warp module '{target}' at import time: "
+                "every program importing this library gets them (and a rebuild if it already loaded); set them in "
+                "the application, or only on this library's own modules.",
+                module=target,
+            )
+
+    @staticmethod
+    def _target(project: Project, file: FileModel, value: Value | None) -> str | None:
+        if value is None:
+            return None
+        found, const = project.constant(file, value)
+        if found:
+            return const if isinstance(const, str) else None
+        if value.kind in ("name", "attr") and value.ref and not value.local:
+            imported = {imp.module for imp in file.imports} | {
+                f"{imp.module}.{name}" for imp in file.imports for name, _ in imp.names
+            }
+            return value.ref if value.ref in imported else None
+        if value.kind == "call" and is_warp(value.ref, "get_module") and value.args:
+            found, const = project.constant(file, value.args[0])
+            return const if found and isinstance(const, str) else None
+        return None
+
+    @staticmethod
+    def _owned(project: Project, top: str, target: str) -> bool:
+        """The target is this package's: a module under it, or a named module only its files define kernels in."""
+        if target == top or target.startswith(top + "."):
+            return True
+        owners = {f.module for f, _ in project.kernels_of_module(target)}
+        return bool(owners) and all(m == top or m.startswith(top + ".") for m in owners)

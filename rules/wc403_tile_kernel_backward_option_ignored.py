@@ -1,0 +1,136 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from warplint.facts import MATHDX_TILE_OPS
+from warplint.index import Project
+from warplint.model import FileModel, Kernel
+from warplint.names import is_warp
+from warplint.rule import Report, Rule
+
+
+class TileKernelBackwardOptionIgnored(Rule):
+    """`@wp.kernel(enable_backward=False)` on a MathDx tile kernel does not stop the adjoint LTO links.
+
+    ## Why
+    MathDx tile builtins (`tile_matmul`, `tile_fft`/`tile_ifft`, `tile_cholesky*`,
+    `tile_lower_solve*`, `tile_upper_solve*`) link LTOs on CUDA, and with backward on
+    they also link the adjoint GEMMs/FFTs/solvers (two extra GEMMs per `tile_matmul`).
+    Which LTOs are linked is decided by the **module's** `enable_backward` option, not
+    the kernel's: a per-kernel `enable_backward=False` skips the adjoint code of the
+    kernel, but the adjoint LTOs are still generated and linked, the slowest part of
+    such a build (tens of seconds per module measured on an H200).
+
+    ## Fix
+    Turn backward off for the module: `wp.set_module_options({"enable_backward":
+    False})` in the kernel's file (before its first launch), or isolate the kernel with
+    `@wp.kernel(module="unique", module_options={"enable_backward": False})`.
+
+    ## Limits
+    Tile ops are found in the kernel body and one level of `@wp.func` helpers in the
+    project. The module counts as backward-off when any project file sets
+    `enable_backward: False` for it with `set_module_options` (the kernel's file without
+    `module=`, or the module's name), when the kernel is `module="unique"` with
+    `module_options={"enable_backward": False}`, or when any project file sets
+    `wp.config.enable_backward = False` at module level (it may be the entry point that
+    imports this library).
+    """
+
+    code = "WC403"
+    name = "tile-kernel-backward-option-ignored"
+    mechanism = "CS-10"
+    summary = "Per-kernel `enable_backward=False` on a MathDx tile kernel still links the adjoint LTOs."
+    confidence = "high"
+
+    invalid = (
+        "import warp as wp\n\n@wp.kernel(enable_backward=False)\n"
+        "def gemm(a: wp.array2d(dtype=float), b: wp.array2d(dtype=float), c: wp.array2d(dtype=float)):\n"
+        "    ta = wp.tile_load(a, shape=(16, 16))\n    tb = wp.tile_load(b, shape=(16, 16))\n"
+        "    wp.tile_store(c, wp.tile_matmul(ta, tb))\n",
+    )
+    valid = (
+        "import warp as wp\nwp.set_module_options({'enable_backward': False})\n\n@wp.kernel(enable_backward=False)\n"
+        "def gemm(a: wp.array2d(dtype=float), b: wp.array2d(dtype=float), c: wp.array2d(dtype=float)):\n"
+        "    ta = wp.tile_load(a, shape=(16, 16))\n    tb = wp.tile_load(b, shape=(16, 16))\n"
+        "    wp.tile_store(c, wp.tile_matmul(ta, tb))\n",
+    )
+
+    def __init__(self) -> None:
+        self._cached: tuple[Project, set[str], bool] | None = None
+
+    def _backward_off(self, project: Project) -> tuple[set[str], bool]:
+        """Modules given enable_backward=False by set_module_options, and whether a global False exists."""
+        if self._cached is not None and self._cached[0] is project:
+            return self._cached[1], self._cached[2]
+        modules: set[str] = set()
+        global_off = False
+        for f in project.files:
+            for call in f.calls:
+                if not is_warp(call.callee, "set_module_options"):
+                    continue
+                opts = call.arg(0, "options")
+                if opts is None or opts.kind != "dict" or not self._sets_false(project, f, opts.items, call.ctx.scope):
+                    continue
+                target = call.arg(1, "module")
+                if target is None or (target.kind == "const" and target.const is None):
+                    modules.add(f.module)
+                elif target.kind == "name" and target.text == "__name__":
+                    modules.add(f.module)
+                else:
+                    found, name = project.constant(f, target, call.ctx.scope)
+                    if found and isinstance(name, str):
+                        modules.add(name)
+                    elif target.ref:
+                        modules.add(target.ref)
+            for a in f.assignments:
+                if a.ctx.scope == "" and a.target.kind == "attr" and a.target.ref == "warp.config.enable_backward":
+                    found, value = project.constant(f, a.value)
+                    global_off = global_off or (found and value is False)
+        self._cached = (project, modules, global_off)
+        return modules, global_off
+
+    @staticmethod
+    def _sets_false(project: Project, file: FileModel, items, scope: str) -> bool:
+        for key, value in items:
+            if key.kind == "const" and key.const == "enable_backward":
+                found, const = project.constant(file, value, scope)
+                return found and const is False
+        return False
+
+    def _tile_ops(self, project: Project, kernel: Kernel) -> list[str]:
+        calls = set(kernel.warp_calls)
+        for callee in list(calls):
+            if not callee.startswith("warp."):
+                found = project.function(callee)
+                if found is not None and found[1].is_warp:
+                    calls |= found[1].warp_calls
+        return sorted({c[len("warp."):] for c in calls if is_warp(c) and c[len("warp."):] in MATHDX_TILE_OPS})
+
+    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        for kernel in file.kernels:
+            option = kernel.options.get("enable_backward")
+            found, value = project.constant(file, option, kernel.ctx.scope)
+            if not found or value is not False:
+                continue
+            ops = self._tile_ops(project, kernel)
+            if not ops:
+                continue
+            module_options = kernel.options.get("module_options")
+            if kernel.is_unique and module_options is not None and module_options.kind == "dict":
+                if self._sets_false(project, file, module_options.items, kernel.ctx.scope):
+                    continue
+            modules_off, global_off = self._backward_off(project)
+            module = project.kernel_module(file, kernel)
+            if global_off or (module is not None and module in modules_off and not kernel.is_unique):
+                continue
+            shown = f"module '{module}'" if module and module != "unique" else "its unique module"
+            yield self.report(
+                option.span,
+                f"enable_backward=False on kernel '{kernel.name}' does not reach the MathDx dispatch of "
+                f"{', '.join(ops)}: {shown} keeps enable_backward on, so the adjoint LTOs are still "
+                "built and linked; set it for the module (wp.set_module_options or module=\"unique\" with "
+                "module_options).",
+                kernel=kernel.name,
+                module=module,
+                option="enable_backward",
+            )

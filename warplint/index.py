@@ -74,6 +74,7 @@ class Project:
         self._callers: dict[str, list[tuple[FileModel, Call]]] | None = None
         self._launch_cache: dict[str, dict[str, Call]] = {}
         self._defines_cache: dict[str, bool] = {}
+        self.memo: dict = {}  # derived facts rules share within one run (keyed by the asker)
 
     # ------------------------------------------------------------------ lookup
     def module(self, name: str, external: bool = False) -> FileModel | None:
@@ -292,3 +293,42 @@ class Project:
                 if hit:
                     return hit
         return None
+
+    # ------------------------------------------------------------------ order within a scope
+    def launch_timeline(self, file: FileModel, scope: str) -> list[tuple[int, str, Call]]:
+        """(order, module, call) for each statement of ``scope`` that launches or loads a
+        Warp module, directly or through project functions it calls. ``"*"`` = every module."""
+        key = ("timeline", file.path, scope)
+        if key in self.memo:
+            return self.memo[key]
+        direct = {id(l.call): l.module for l in self.launches(file) if l.call.ctx.scope == scope}
+        events: list[tuple[int, str, Call]] = []
+        for call in file.calls:
+            if call.ctx.scope != scope:
+                continue
+            if id(call) in direct:
+                events.append((call.ctx.order, direct[id(call)], call))
+            elif is_warp(call.callee, *LOAD_CALLS):
+                events.extend((call.ctx.order, m, call) for m in self.modules_loaded_by(file, call))
+            elif not call.callee.startswith("warp."):
+                events.extend((call.ctx.order, m, call) for m in self.modules_launched_by(call.callee))
+        events.sort(key=lambda e: e[0])
+        self.memo[key] = events
+        return events
+
+    def caller_scopes(self, fqname: str, depth: int = 3) -> list[tuple[FileModel, Call, int]]:
+        """Calls that (transitively, up to ``depth`` levels) lead to ``fqname``: (file, call, level)."""
+        found: list[tuple[FileModel, Call, int]] = []
+        frontier = [fqname]
+        seen = {fqname}
+        for level in range(1, depth + 1):
+            next_frontier = []
+            for target in frontier:
+                for f, call in self.callers(target):
+                    found.append((f, call, level))
+                    caller = self.fqname(f, call.ctx.scope)
+                    if call.ctx.scope and caller not in seen:
+                        seen.add(caller)
+                        next_frontier.append(caller)
+            frontier = next_frontier
+        return found

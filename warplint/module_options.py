@@ -24,6 +24,7 @@ class OptionChange:
     ctx: Context
     how: str  # "set_module_options" | "options[...]" | "options.update"
     explicit_module: bool  # module= given (False: the module where the call is written)
+    path: str = ""  # the file the change is written in
 
 
 def module_of(file: FileModel, value: Value | None, scope: str = "") -> str | None:
@@ -72,7 +73,7 @@ def option_changes(file: FileModel) -> list[OptionChange]:
             module = file.module if target is None else module_of(file, target, call.ctx.scope)
             changes.append(
                 OptionChange(module, _literal_dict(call.arg(0, "options")), call.span, call.ctx,
-                             "set_module_options", target is not None)
+                             "set_module_options", target is not None, file.path)
             )
         elif call.callee.endswith(".options.update") and (
             call.callee == "warp.get_module().options.update" or call.callee.count(".") == 2
@@ -85,7 +86,7 @@ def option_changes(file: FileModel) -> list[OptionChange]:
                 if module is None:
                     continue
             changes.append(
-                OptionChange(module, _literal_dict(call.arg(0)), call.span, call.ctx, "options.update", True)
+                OptionChange(module, _literal_dict(call.arg(0)), call.span, call.ctx, "options.update", True, file.path)
             )
     for assignment in file.assignments:
         target = assignment.target
@@ -100,5 +101,23 @@ def option_changes(file: FileModel) -> list[OptionChange]:
             continue
         key = target.key.const if target.key.kind == "const" else None
         values = {key: assignment.value.const} if key is not None and assignment.value.kind == "const" else None
-        changes.append(OptionChange(module, values, assignment.span, assignment.ctx, "options[...]", True))
+        changes.append(OptionChange(module, values, assignment.span, assignment.ctx, "options[...]", True, file.path))
     return sorted(changes, key=lambda c: c.ctx.order)
+
+
+def option_changes_by(project, fqname: str, _depth: int = 0) -> list[OptionChange]:
+    """Option changes a project function makes, directly or through the functions it calls."""
+    key = ("option_changes_by", fqname)
+    if key in project.memo:
+        return project.memo[key]
+    project.memo[key] = []  # cycle guard
+    found = project.function(fqname)
+    result: list[OptionChange] = []
+    if found is not None and _depth < 8:
+        file, function = found
+        result = [c for c in option_changes(file) if c.ctx.scope == function.qualname]
+        for call in file.calls:
+            if call.ctx.scope == function.qualname and not call.callee.startswith("warp."):
+                result.extend(option_changes_by(project, call.callee, _depth + 1))
+    project.memo[key] = result
+    return result

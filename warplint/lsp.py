@@ -167,6 +167,8 @@ def create_server(debounce: float = DEBOUNCE_S):
         async def check(self, uri: str, delay: float = 0.0) -> None:
             if delay:
                 await asyncio.sleep(delay)
+            if uri not in self.workspace.text_documents:
+                return  # closed meanwhile
             document = self.workspace.get_text_document(uri)
             path = to_fs_path(uri)
             if path is None or not path.endswith((".py", ".pyi")):

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from warplint.facts import DEFAULT_CUDA_BLOCK_DIM
+from warplint.index import Project
+from warplint.model import FileModel, Kernel
+from warplint.rule import Report, Rule
+
+
+def explicit_block_dims(project: Project, kernel_file: FileModel, kernel: Kernel) -> set[object]:
+    """Block sizes the project's launches pass explicitly to this kernel ("?" for unresolved ones)."""
+    found: set[object] = set()
+    for f in project.files:
+        for launch in project.launches(f):
+            if launch.kernel is not kernel or launch.block_dim is None:
+                continue
+            known, value = project.constant(f, launch.block_dim, launch.call.ctx.scope)
+            found.add(value if known else "?")
+    return found
+
+
+class UniqueModuleStableKernel(Rule):
+    """`module="unique"` on a kernel defined once at import time, next to other kernels.
+
+    ## Why
+    Every Warp module pays a fixed cost per build: code generation, a compiler
+    invocation (NVRTC or Clang), a load, and a cache entry per device and block size.
+    `module="unique"` gives each kernel its own module, so a file of ten unique kernels
+    pays that cost ten times where one shared module would pay it once. Unique modules
+    are the right tool for kernels whose content varies at run time (factories), for
+    generic kernels, and for kernels that need their own `block_dim` or options; a
+    plain kernel defined once at module level gains nothing from it.
+
+    ## Fix
+    Drop `module="unique"` so the kernel joins its file's module, or group related
+    kernels into one named module (`module="app.solver"`).
+
+    ## Limits
+    Opt-in: isolation is often deliberate (to keep one kernel's rebuilds or MathDx links
+    from touching the others), which the source does not say. Not reported: kernels
+    created inside functions, generic kernels, kernels with `module_options=`, kernels
+    launched with an explicit `block_dim` other than 256 (or one that cannot be
+    resolved), and kernels that are the only module-level kernel of their file.
+    """
+
+    code = "WC304"
+    name = "unique-module-stable-kernel"
+    mechanism = "CS-9"
+    summary = "`module=\"unique\"` on a stable module-level kernel: one module and one build per kernel."
+    confidence = "low"
+    default_enabled = False
+
+    invalid = (
+        "import warp as wp\n\n@wp.kernel(module='unique')\ndef a(x: wp.array(dtype=float)):\n    pass\n\n"
+        "@wp.kernel(module='unique')\ndef b(x: wp.array(dtype=float)):\n    pass\n",
+    )
+    valid = (
+        "import warp as wp\n\n@wp.kernel\ndef a(x: wp.array(dtype=float)):\n    pass\n\n"
+        "@wp.kernel\ndef b(x: wp.array(dtype=float)):\n    pass\n",
+        "import warp as wp\nfrom typing import Any\n\n@wp.kernel(module='unique')\ndef a(x: wp.array(dtype=Any)):\n"
+        "    pass\n\n@wp.kernel\ndef b(x: wp.array(dtype=float)):\n    pass\n",
+    )
+
+    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        module_level = file.module_kernels()
+        if len(module_level) < 2:
+            return
+        for kernel in module_level:
+            if not kernel.is_unique or kernel.generic or "module_options" in kernel.options:
+                continue
+            if explicit_block_dims(project, file, kernel) - {DEFAULT_CUDA_BLOCK_DIM}:
+                continue
+            yield self.report(
+                kernel.module_value.span,
+                f"kernel '{kernel.name}' is defined once at import time but gets its own module (module=\"unique\"): "
+                "each such kernel pays a separate build, compiler call and load; let it share its file's module "
+                "unless it is isolated on purpose.",
+                kernel=kernel.name,
+                module="unique",
+            )

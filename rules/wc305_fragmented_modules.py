@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from warplint.index import Project
+from warplint.model import FileModel, Kernel, Value
+from warplint.rule import Report, Rule
+
+# How many one-kernel modules with the same options and block sizes in one file make it "fragmented".
+THRESHOLD = 4
+
+
+def _option_key(value: Value) -> str:
+    return repr(value.const) if value.is_const else value.text
+
+
+class FragmentedModules(Rule):
+    """Many one-kernel modules in one file, with nothing that tells them apart.
+
+    ## Why
+    Each Warp module is a separate build: code generation, one compiler invocation,
+    one load and one cache entry per device and block size, plus a separate
+    first-launch stall. Four or more modules holding one kernel each, all with the same
+    options and launched at the same block size, pay that fixed cost four or more times
+    for work one module would do in one build.
+
+    ## Fix
+    Put kernels that share a lifecycle, options and block size into one module: drop
+    `module="unique"` or give them one `module="name"`.
+
+    ## Limits
+    Opt-in: the split is often deliberate (to keep rebuilds or MathDx links of one kernel
+    from touching the others), which the source does not say. Counted: module-level,
+    non-generic kernels whose module is `"unique"` or a named module that holds only
+    that kernel in the project, grouped by their other decorator options and the block
+    sizes their launches pass; a group of at least 4 (`THRESHOLD`) is reported once per
+    file, at its first kernel.
+    """
+
+    code = "WC305"
+    name = "fragmented-modules"
+    mechanism = "CS-4"
+    summary = "Four or more one-kernel modules in one file with identical options: each pays a separate build."
+    confidence = "low"
+    default_enabled = False
+
+    invalid = (
+        "import warp as wp\n\n"
+        + "".join(f"@wp.kernel(module='unique')\ndef k{i}(x: wp.array(dtype=float)):\n    pass\n\n" for i in range(4)),
+    )
+    valid = (
+        "import warp as wp\n\n"
+        + "".join(f"@wp.kernel\ndef k{i}(x: wp.array(dtype=float)):\n    pass\n\n" for i in range(4)),
+    )
+
+    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        groups: dict[tuple, list[tuple[Kernel, str]]] = {}
+        block_dims = self._block_dims(project)
+        for kernel in file.module_kernels():
+            if kernel.generic:
+                continue
+            module = project.kernel_module(file, kernel)
+            if module is None:
+                continue
+            if module != "unique" and len(project.kernels_of_module(module)) != 1:
+                continue
+            options = tuple(sorted((k, _option_key(v)) for k, v in kernel.options.items() if k not in ("module", "name")))
+            key = (options, frozenset(block_dims.get(id(kernel), ())))
+            groups.setdefault(key, []).append((kernel, module))
+        for members in groups.values():
+            if len(members) < THRESHOLD:
+                continue
+            first = members[0][0]
+            names = ", ".join(k.name for k, _ in members[:6]) + (", ..." if len(members) > 6 else "")
+            yield self.report(
+                first.span,
+                f"{len(members)} kernels of this file each get their own Warp module ({names}) with identical options "
+                "and block sizes: each module pays a separate build, compiler call and load; group them into one "
+                "module.",
+                kernel=first.name,
+                module=members[0][1],
+            )
+
+    @staticmethod
+    def _block_dims(project: Project) -> dict[int, set[object]]:
+        found: dict[int, set[object]] = {}
+        for f in project.files:
+            for launch in project.launches(f):
+                value = launch.block_dim
+                if value is None:
+                    dim: object = 256
+                else:
+                    known, dim = project.constant(f, value, launch.call.ctx.scope)
+                    dim = dim if known else "?"
+                found.setdefault(id(launch.kernel), set()).add(dim)
+        return found

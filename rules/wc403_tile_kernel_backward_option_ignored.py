@@ -8,14 +8,24 @@ from warplint.model import FileModel, Kernel
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
 
+# MathDx ops whose LTO dispatch adds adjoint LTOs when the module's enable_backward is on
+# (bi:18573, 19029, 19284/19316, 19836/19873); tile_cholesky_solve* and tile_upper_solve*
+# link one solver LTO whatever the option.
+_BACKWARD_LTO_OPS = MATHDX_TILE_OPS & frozenset(
+    {"tile_matmul", "tile_fft", "tile_ifft", "tile_cholesky", "tile_cholesky_inplace", "tile_lower_solve",
+     "tile_lower_solve_inplace"}
+)
+
 
 class TileKernelBackwardOptionIgnored(Rule):
     """`@wp.kernel(enable_backward=False)` on a MathDx tile kernel does not stop the adjoint LTO links.
 
     ## Why
-    MathDx tile builtins (`tile_matmul`, `tile_fft`/`tile_ifft`, `tile_cholesky*`,
-    `tile_lower_solve*`, `tile_upper_solve*`) link LTOs on CUDA, and with backward on
-    they also link the adjoint GEMMs/FFTs/solvers (two extra GEMMs per `tile_matmul`).
+    MathDx tile builtins link LTOs on CUDA, and with backward on `tile_matmul`,
+    `tile_fft`/`tile_ifft`, `tile_cholesky`/`tile_cholesky_inplace` and
+    `tile_lower_solve`/`tile_lower_solve_inplace` also link adjoint GEMMs/FFTs/solvers
+    (two extra GEMMs per `tile_matmul`). `tile_cholesky_solve*` and `tile_upper_solve*`
+    link one solver LTO either way, so they are not reported.
     Which LTOs are linked is decided by the **module's** `enable_backward` option, not
     the kernel's: a per-kernel `enable_backward=False` skips the adjoint code of the
     kernel, but the adjoint LTOs are still generated and linked, the slowest part of
@@ -25,6 +35,9 @@ class TileKernelBackwardOptionIgnored(Rule):
     Turn backward off for the module: `wp.set_module_options({"enable_backward":
     False})` in the kernel's file (before its first launch), or isolate the kernel with
     `@wp.kernel(module="unique", module_options={"enable_backward": False})`.
+    A `module="unique"` kernel does **not** inherit its file's
+    `wp.set_module_options`: its module copies `wp.config.enable_backward` when it is
+    created, so it needs `module_options`.
 
     ## Limits
     Tile ops are found in the kernel body and one level of `@wp.func` helpers in the
@@ -104,7 +117,7 @@ class TileKernelBackwardOptionIgnored(Rule):
                 found = project.function(callee)
                 if found is not None and found[1].is_warp:
                     calls |= found[1].warp_calls
-        return sorted({c[len("warp."):] for c in calls if is_warp(c) and c[len("warp."):] in MATHDX_TILE_OPS})
+        return sorted({c[len("warp."):] for c in calls if is_warp(c) and c[len("warp."):] in _BACKWARD_LTO_OPS})
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         for kernel in file.kernels:

@@ -90,15 +90,15 @@ class ModuleOptionsAfterLoad(Rule):
             if not changes:
                 continue
             changes.sort(key=lambda item: item[0])
-            yield from self._ordered(file, timeline, changes)
+            yield from self._ordered(project, timeline, changes)
 
-    def _ordered(self, file, timeline, changes) -> Iterator[Report]:
+    def _ordered(self, project, timeline, changes) -> Iterator[Report]:
         seen_values: dict[str, dict[str, Any]] = {}
         reported: set[int] = set()
         for order, change, via in changes:
-            module = change.module
-            if module is None:
+            if change.module is None:
                 continue
+            module = project.canonical_module(change.module)
             earlier = [(o, m, call) for o, m, call in timeline if o < order and m in (module, "*")]
             previous = seen_values.setdefault(module, {})
             harmless = change.values is not None and all(

@@ -59,6 +59,29 @@ def locate_installed(module: str) -> str | None:
     return None
 
 
+class _ModuleTable(dict):
+    """Module name -> file, tolerant of the import root.
+
+    A file's name comes from its package ``__init__.py`` chain (``particles.kernels``);
+    code run from a parent directory imports it as ``examples.particles.kernels``
+    (a namespace package). A lookup that misses retries without leading components.
+    """
+
+    def get(self, name, default=None):
+        found = dict.get(self, name)
+        if found is not None or not isinstance(name, str):
+            return found if found is not None else default
+        parts = name.split(".")
+        for i in range(1, min(len(parts) - 1, 3) + 1):
+            found = dict.get(self, ".".join(parts[i:]))
+            if found is not None:
+                return found
+        return default
+
+    def __contains__(self, name) -> bool:
+        return self.get(name) is not None
+
+
 class Project:
     def __init__(
         self,
@@ -66,7 +89,7 @@ class Project:
         load_external: Callable[[str], FileModel | None] | None = None,
     ) -> None:
         self.files = [f for f in files if f.error is None]
-        self.by_module: dict[str, FileModel] = {}
+        self.by_module: dict[str, FileModel] = _ModuleTable()
         for f in self.files:
             self.by_module.setdefault(f.module, f)
         self._load_external = load_external
@@ -84,6 +107,11 @@ class Project:
         if name not in self._external:
             self._external[name] = self._load_external(name)
         return self._external[name]
+
+    def canonical_module(self, name: str) -> str:
+        """A project module's own name for any spelling the import root allows."""
+        found = self.by_module.get(name)
+        return found.module if found is not None else name
 
     def function(self, fqname: str) -> tuple[FileModel, Function] | None:
         """``pkg.mod.Class.method`` -> (file, Function), for project files."""
@@ -220,8 +248,14 @@ class Project:
             self._callers = {}
             for f in self.files:
                 for call in f.calls:
-                    self._callers.setdefault(call.callee, []).append((f, call))
-        return self._callers.get(fqname, [])
+                    if call.callee.startswith("warp."):
+                        continue
+                    self._callers.setdefault(self.canonical_function(call.callee), []).append((f, call))
+        return self._callers.get(self.canonical_function(fqname), [])
+
+    def canonical_function(self, fqname: str) -> str:
+        found = self.function(fqname)
+        return self.fqname(found[0], found[1].qualname) if found is not None else fqname
 
     def modules_launched_by(self, fqname: str, _depth: int = 0) -> dict[str, Call]:
         """Warp modules a function launches or loads, directly or through project calls.
@@ -259,9 +293,9 @@ class Project:
         if target is None:
             return [file.module]
         if target.kind == "const" and isinstance(target.const, str):
-            return [target.const]
+            return [self.canonical_module(target.const)]
         if target.kind in ("name", "attr") and target.ref and target.ref in self.by_module:
-            return [target.ref]
+            return [self.canonical_module(target.ref)]
         return []
 
     # ------------------------------------------------------------------ imports

@@ -88,6 +88,9 @@ def churn(user_cache):
 
 @pytest.fixture(scope="session")
 def trap(tmp_path_factory):
+    import shutil
+
+    shutil.rmtree(os.path.join(PROGRAMS, "import_trap", "__pycache__"), ignore_errors=True)  # left by other tools
     keep = tmp_path_factory.mktemp("artifacts")
     diags = [
         diag("import_trap/main.py", mark("import_trap/main.py", "trap"), "CS-10", option="enable_backward",
@@ -223,8 +226,9 @@ def test_workspace_removed(churn):
     assert not os.path.exists(churn.summary["workspace"])
 
 
-def test_no_pycache_written_into_the_project(churn):
-    assert not os.path.exists(os.path.join(PROGRAMS, "__pycache__"))
+def test_no_pycache_written_into_the_project(trap):
+    # main.py imports trap_lib: without PYTHONPYCACHEPREFIX this would write import_trap/__pycache__
+    assert not os.path.exists(os.path.join(PROGRAMS, "import_trap", "__pycache__"))
 
 
 def test_summary_text_and_json(churn):

@@ -67,7 +67,7 @@ class Discovery:
             absolute = os.path.abspath(path)
             if absolute not in seen and (explicit or path.endswith((".py", ".pyi"))):
                 seen.add(absolute)
-                yield path
+                yield os.path.normpath(path)
             return
         if not os.path.isdir(path):
             # Reported by the caller as a missing path.
@@ -91,7 +91,7 @@ class Discovery:
                 if full in seen or self._ignored(full, False, chain):
                     continue
                 seen.add(full)
-                yield os.path.join(directory, name)
+                yield os.path.normpath(os.path.join(directory, name))
 
     def _gitignore_chain(self, top: str) -> list[str]:
         """.gitignore files that apply from the repository (or config) root down to ``top``."""

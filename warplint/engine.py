@@ -220,7 +220,7 @@ class Session:
         result = LintResult([])
         targets: list[str] = []
         for path in self.discovery.files([p for p in paths if p != "-"]):
-            if not os.path.exists(path):
+            if not os.path.lexists(path):
                 result.errors.append(f"{path}: no such file or directory")
                 continue
             text, error = self.read(path)

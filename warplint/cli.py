@@ -143,20 +143,32 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     if args.confirm:
         confirm_result = _run_confirm(args, config, command, diagnostics, err)
         if confirm_result is not None:
-            diagnostics = list(confirm_result.diagnostics) + list(confirm_result.runtime_findings)
+            runtime = [d for d in confirm_result.runtime_findings if session.keeps(d)]
+            diagnostics = sorted(list(confirm_result.diagnostics) + runtime, key=lambda d: d.sort_key())
 
     def source(path: str) -> str | None:
         return session.texts.get(os.path.abspath(path))
 
     stream = open(args.output_file, "w", encoding="utf-8") if args.output_file else out
     try:
-        WRITERS[args.format](diagnostics, stream, sources=source, root=config.root)
+        if confirm_result is not None and args.format == "json":
+            # With --confirm the JSON document is an object: the findings plus the run summary.
+            import json
+
+            from .report import to_json_objects
+
+            json.dump({"findings": to_json_objects(diagnostics), "confirm": confirm_result.to_json()},
+                      stream, indent=2, default=str)
+            stream.write("\n")
+        else:
+            WRITERS[args.format](diagnostics, stream, sources=source, root=config.root)
         if args.statistics:
             write_statistics(diagnostics, stream)
         if confirm_result is not None and args.format in ("text", "concise"):
             from .confirm import render_summary
 
-            stream.write(render_summary(confirm_result))
+            summary = render_summary(confirm_result)
+            stream.write(summary if summary.endswith("\n") else summary + "\n")
     finally:
         if stream is not out:
             stream.close()

@@ -208,6 +208,17 @@ class Session:
             unique.setdefault((d.path, d.span, d.code, d.message), d)
         return sorted(unique.values(), key=Diagnostic.sort_key)
 
+    def keeps(self, diagnostic: Diagnostic) -> bool:
+        """Whether ignore / per-file-ignores / noqa let a finding made elsewhere (--confirm) through."""
+        code = diagnostic.code
+        ignored = (*self.config.ignore, *self.config.ignored_for(diagnostic.path))
+        if any(code.startswith(i) or i == "ALL" for i in ignored):
+            return False
+        text = self.texts.get(os.path.abspath(diagnostic.path))
+        if text is None:
+            text, _ = self.read(diagnostic.path)
+        return not find_suppressions(text or "").suppressed(code, diagnostic.span.line)
+
     @staticmethod
     def _diagnostic(rule: Rule, path: str, span: Span, message: str, data: dict, fix) -> Diagnostic:
         return Diagnostic(

@@ -5,6 +5,7 @@ Front ends (CLI, flake8, LSP, --confirm) all go through ``Session``.
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import re
@@ -14,6 +15,7 @@ from typing import Iterable
 
 import libcst as cst
 
+from . import cache as _cache
 from .config import Config
 from .diagnostic import Diagnostic, Span
 from .discovery import Discovery
@@ -57,10 +59,26 @@ def rule_visitors(rules: Iterable[Rule]) -> list[tuple[str, cst.CSTVisitor]]:
 
 def analyze(path: str, text: str, module: str | None = None, is_package: bool | None = None) -> FileModel:
     """Parse and extract one file. Never raises for bad input: ``model.error`` says why."""
+    # A CST is a large acyclic graph: the cyclic collector only re-scans it, again and
+    # again while it is built (~10-15 % of parse + extract). Off for this file.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _analyze(path, text, module, is_package)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _analyze(path: str, text: str, module: str | None, is_package: bool | None) -> FileModel:
     if module is None or is_package is None:
         module, is_package = module_name_for_path(path)
     model = FileModel(path=path, module=module, is_package=is_package)
     model.mentions_warp = "warp" in text
+    nesting_error = _too_deeply_nested(text)
+    if nesting_error:
+        model.error = nesting_error
+        return model
     try:
         tree = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -83,6 +101,34 @@ def analyze(path: str, text: str, module: str | None = None, is_package: bool | 
     return model
 
 
+_MAX_PYTHON_NESTING = 200  # CPython's tokenizer limit (MAXLEVEL)
+
+
+def _too_deeply_nested(text: str) -> str | None:
+    """LibCST's native parser overflows the C stack (a segfault) on very deep bracket
+    nesting that CPython itself rejects; catch that before parsing. Cheap: only
+    bracket characters are looked at, and ``ast`` decides when the count is high."""
+    brackets = "".join(ch for ch in text if ch in "()[]{}") if text.count("(") + text.count("[") > 400 else ""
+    if not brackets:
+        return None
+    depth = deepest = 0
+    for ch in brackets:
+        depth += 1 if ch in "([{" else -1
+        if depth > deepest:
+            deepest = depth
+    if deepest <= _MAX_PYTHON_NESTING:
+        return None
+    import ast
+
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        return f"syntax error: {exc.msg} (line {exc.lineno})"
+    except (RecursionError, MemoryError, ValueError):
+        return "could not parse: nesting too deep"
+    return "could not parse: nesting too deep for the parser"
+
+
 def _imported_modules(text: str, module: str, is_package: bool) -> set[str]:
     from .names import resolve_relative
 
@@ -101,10 +147,90 @@ def _imported_modules(text: str, module: str, is_package: bool) -> set[str]:
     return found
 
 
-class Session:
-    """One configuration, its rules, and the project index; reused across checks."""
+# --------------------------------------------------------------------- workers
+# Below this much source (characters) a process pool costs more than it saves.
+PARALLEL_MIN_CHARS = 400_000
 
-    def __init__(self, config: Config, rules: dict[str, Rule] | None = None) -> None:
+
+def _analyze_job(item: tuple[str, str, str, bool]) -> FileModel:
+    return analyze(*item)
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _pool(jobs: int):
+    """A process pool, or None where one cannot or should not be started."""
+    import multiprocessing
+    import threading
+    from concurrent.futures import ProcessPoolExecutor
+
+    if multiprocessing.current_process().daemon:  # e.g. inside flake8's worker pool
+        return None
+    methods = multiprocessing.get_all_start_methods()
+    # fork is fastest (LibCST and the rules are already imported) but unsafe with threads.
+    if "fork" in methods and threading.active_count() == 1:
+        context = multiprocessing.get_context("fork")
+    elif "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+    else:
+        context = multiprocessing.get_context("spawn")
+    try:
+        return ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    except (OSError, ValueError, NotImplementedError, ImportError):
+        return None
+
+
+def analyze_many(items: list[tuple[str, str, str, bool]], jobs: int) -> list[FileModel]:
+    """``analyze`` each (path, text, module, is_package); in ``jobs`` worker processes
+    when there is enough work. Workers return models only (no CSTs cross over);
+    largest files go first so the workers finish together. Falls back to serial."""
+    if jobs > 1 and len(items) > 1 and sum(len(i[1]) for i in items) >= PARALLEL_MIN_CHARS:
+        pool = _pool(min(jobs, len(items)))
+        if pool is not None:
+            from concurrent.futures.process import BrokenProcessPool
+
+            order = sorted(range(len(items)), key=lambda i: -len(items[i][1]))
+            results: list[FileModel | None] = [None] * len(items)
+            try:
+                with pool:
+                    futures = {pool.submit(_analyze_job, items[i]): i for i in order}
+                    for future, i in futures.items():
+                        results[i] = future.result()
+                return results  # type: ignore[return-value]
+            except (BrokenProcessPool, OSError, pickle_errors()):
+                pass  # a worker died or a model did not pickle: do the rest here
+            return [r if r is not None else analyze(*items[i]) for i, r in enumerate(results)]
+    return [analyze(*item) for item in items]
+
+
+def pickle_errors() -> tuple[type[BaseException], ...]:
+    import pickle
+
+    return (pickle.PicklingError, AttributeError, TypeError, RecursionError)
+
+
+class Session:
+    """One configuration, its rules, and the project index; reused across checks.
+
+    ``cache`` (default on) keeps parsed models in ``.warplint_cache/`` next to the
+    config root (or ``cache_dir`` / the config's ``cache-dir``); ``jobs`` is the number
+    of worker processes for parsing (default: the cores available; 1 = serial).
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        rules: dict[str, Rule] | None = None,
+        *,
+        cache: bool = True,
+        cache_dir: str | None = None,
+        jobs: int | None = None,
+    ) -> None:
         self.config = config
         self.rules = rules if rules is not None else all_rules()
         self.enabled = config.enabled_codes(self.rules)
@@ -112,6 +238,42 @@ class Session:
         self.models: dict[str, FileModel] = {}  # absolute path -> model
         self.texts: dict[str, str] = {}
         self._external: dict[str, FileModel | None] = {}
+        self.jobs = jobs if jobs is not None and jobs > 0 else default_jobs()
+        self._cache: _cache.ModelCache | None = None
+        self.configure_cache(cache, cache_dir)
+
+    def configure_cache(self, enabled: bool = True, directory: str | None = None) -> None:
+        self._cache = None
+        if not enabled:
+            return
+        salt = _cache.salt_for(self.rules)
+        if salt is not None:
+            where = directory or _cache.default_directory(self.config.root, self.config.cache_dir)
+            self._cache = _cache.ModelCache(where, salt)
+
+    @property
+    def cache(self) -> "_cache.ModelCache | None":
+        return self._cache
+
+    def save_cache(self) -> None:
+        if self._cache is not None:
+            self._cache.save()
+
+    def _analyze_all(self, items: list[tuple[str, str, str, bool]]) -> list[FileModel]:
+        """``analyze`` with the cache in front and the worker pool behind."""
+        cache = self._cache
+        if cache is None:
+            return analyze_many(items, self.jobs)
+        keys = [(os.path.abspath(path), _cache.digest(text)) for path, text, _, _ in items]
+        models: list[FileModel | None] = [
+            cache.get(absolute, key, item[0], item[2], item[3]) for (absolute, key), item in zip(keys, items)
+        ]
+        missing = [i for i, m in enumerate(models) if m is None]
+        if missing:
+            for i, model in zip(missing, analyze_many([items[i] for i in missing], self.jobs)):
+                models[i] = model
+                cache.put(keys[i][0], keys[i][1], model)
+        return models  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ reading
     def read(self, path: str) -> tuple[str | None, str | None]:
@@ -137,24 +299,41 @@ class Session:
         if text is None:
             return None
         name, is_package = module, os.path.basename(path) == "__init__.py"
-        model = analyze(path, text, name, is_package) if "warp" in text else FileModel(path, name, is_package)
+        if "warp" in text:
+            model = self._analyze_all([(path, text, name, is_package)])[0]
+        else:
+            model = FileModel(path, name, is_package)
         self._external[module] = model
         return model
 
     def add_file(self, path: str, text: str | None, error: str | None = None) -> FileModel:
-        absolute = os.path.abspath(path)
-        module, is_package = module_name_for_path(absolute)
-        if text is None:
-            model = FileModel(path=path, module=module, is_package=is_package, error=error)
-        elif "warp" in text:
-            model = analyze(path, text, module, is_package)
-        else:
-            model = FileModel(path=path, module=module, is_package=is_package)
-            model.rule_facts["unparsed"] = True
-        self.models[absolute] = model
-        if text is not None:
-            self.texts[absolute] = text
-        return model
+        return self.add_files([(path, text, error)])[0]
+
+    def add_files(self, files: list[tuple[str, str | None, str | None]]) -> list[FileModel]:
+        """Model (path, text, error) triples: prefilter, cache, then parse the rest together."""
+        models: list[FileModel | None] = []
+        todo: list[int] = []
+        items: list[tuple[str, str, str, bool]] = []
+        for path, text, error in files:
+            absolute = os.path.abspath(path)
+            module, is_package = module_name_for_path(absolute)
+            if text is None:
+                model = FileModel(path=path, module=module, is_package=is_package, error=error)
+            elif "warp" in text:
+                model = None
+                todo.append(len(models))
+                items.append((path, text, module, is_package))
+            else:
+                model = FileModel(path=path, module=module, is_package=is_package)
+                model.rule_facts["unparsed"] = True
+            models.append(model)
+            if text is not None:
+                self.texts[absolute] = text
+        for i, model in zip(todo, self._analyze_all(items)):
+            models[i] = model
+        for (path, _, _), model in zip(files, models):
+            self.models[os.path.abspath(path)] = model  # type: ignore[assignment]
+        return models  # type: ignore[return-value]
 
     def _parse_importers(self) -> None:
         """Files that never mention warp are parsed only if they import a project module
@@ -169,13 +348,18 @@ class Session:
                 for imp in m.imports:
                     imported_by_warp.add(imp.module)
                     imported_by_warp.update(f"{imp.module}.{name}" for name, _ in imp.names)
+        chosen: list[str] = []
         for absolute, model in list(self.models.items()):
             if not model.rule_facts.get("unparsed"):
                 continue
             text = self.texts.get(absolute, "")
             imports_warp_code = _imported_modules(text, model.module, model.is_package) & warp_modules
             if model.module in imported_by_warp or imports_warp_code:
-                self.models[absolute] = analyze(model.path, text, model.module, model.is_package)
+                chosen.append(absolute)
+        items = [(self.models[a].path, self.texts.get(a, ""), self.models[a].module, self.models[a].is_package)
+                 for a in chosen]
+        for absolute, model in zip(chosen, self._analyze_all(items)):
+            self.models[absolute] = model
 
     def project(self) -> Project:
         return Project(self.models.values(), self.load_external)
@@ -226,21 +410,38 @@ class Session:
             message=message, confidence=rule.confidence, fix=fix, data=dict(data),
         )
 
-    def lint_paths(self, paths: list[str], stdin: tuple[str, str] | None = None) -> LintResult:
-        """Lint files under ``paths``; ``stdin`` is (display filename, text) for ``-``."""
+    def lint_paths(
+        self,
+        paths: list[str],
+        stdin: tuple[str, str] | None = None,
+        *,
+        cache: bool | None = None,
+        cache_dir: str | None = None,
+        jobs: int | None = None,
+    ) -> LintResult:
+        """Lint files under ``paths``; ``stdin`` is (display filename, text) for ``-``.
+
+        ``cache``/``cache_dir``/``jobs`` override the session's settings for this call.
+        """
+        if cache is not None or cache_dir is not None:
+            self.configure_cache(cache if cache is not None else self._cache is not None, cache_dir)
+        if jobs is not None and jobs > 0:
+            self.jobs = jobs
         result = LintResult([])
         targets: list[str] = []
+        files: list[tuple[str, str | None, str | None]] = []
         for path in self.discovery.files([p for p in paths if p != "-"]):
             if not os.path.lexists(path):
                 result.errors.append(f"{path}: no such file or directory")
                 continue
             text, error = self.read(path)
-            self.add_file(path, text, error)
+            files.append((path, text, error))
             targets.append(os.path.abspath(path))
         if stdin is not None:
             name, text = stdin
-            self.add_file(name, text)
+            files.append((name, text, None))
             targets.append(os.path.abspath(name))
+        self.add_files(files)
         self._parse_importers()
         project = self.project()
         for absolute in targets:
@@ -250,6 +451,7 @@ class Session:
                 result.parsed += 1
             result.diagnostics.extend(self.check_model(model, project))
         result.diagnostics.sort(key=Diagnostic.sort_key)
+        self.save_cache()  # after the rules: installed packages they read are cached too
         return result
 
     def check_text(self, path: str, text: str) -> list[Diagnostic]:
@@ -262,8 +464,11 @@ class Session:
 
     def index_root(self) -> None:
         """Model every file under the config root (for editors and flake8)."""
+        files = []
         for path in self.discovery.files([self.config.root]):
             if os.path.abspath(path) not in self.models:
                 text, error = self.read(path)
-                self.add_file(path, text, error)
+                files.append((path, text, error))
+        self.add_files(files)
         self._parse_importers()
+        self.save_cache()

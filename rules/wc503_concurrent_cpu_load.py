@@ -30,8 +30,10 @@ class ConcurrentCpuLoad(Rule):
     `wp.config.load_module_max_workers`).
 
     ## Limits
-    A call is reported only when two CPU loads can overlap: `force_load` with a
-    `modules` list that is not a one-item literal, or `load_module(..., recursive=True)`.
+    A call is reported only when two CPU loads can overlap: `force_load` without
+    `modules` (every registered module) or with a literal list of two or more (also
+    through a variable assigned once), or `load_module(..., recursive=True)`. Module
+    lists built at run time are not guessed.
     Devices held in variables (`device=dev`) are not guessed; `max_workers` must resolve
     to a literal (constants are followed across files).
     """
@@ -98,7 +100,19 @@ class ConcurrentCpuLoad(Rule):
             found, recursive = project.constant(file, call.arg(2, "recursive"), call.ctx.scope)
             return found and bool(recursive)
         modules = call.arg(1, "modules")
-        return not (modules is not None and modules.kind == "seq" and len(modules.items) == 1)
+        if modules is None or (modules.kind == "const" and modules.const is None):
+            return True  # every registered module, Warp's own included
+        if modules.kind == "name" and modules.local:
+            bound = [
+                a for a in file.assignments
+                if a.ctx.scope == call.ctx.scope and a.target.kind == "name" and a.target.text == modules.text
+            ]
+            modules = bound[0].value if len(bound) == 1 else None
+        elif modules.kind == "name" and modules.ref:
+            owner = project.by_module.get(modules.ref.rpartition(".")[0])
+            modules = owner.constants.get(modules.ref.rpartition(".")[2]) if owner is not None else None
+        # A list of unknown length may hold one module (serial): not guessed.
+        return modules is not None and modules.kind == "seq" and len(modules.items) > 1
 
     def _can_be_cpu(self, project: Project, file: FileModel, scope: str, device: Value | None) -> bool:
         if device is None:

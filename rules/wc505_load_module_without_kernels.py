@@ -50,9 +50,10 @@ class LoadModuleWithoutKernels(Rule):
     imported Python module (`wp.load_module(app.kernels)`).
 
     ## Limits
-    A file counts as defining Warp code when it has any `@wp.kernel`/`@wp.func`/
-    `@wp.struct`/`@wp.overload` decorator or `wp.kernel(...)`/`wp.func(...)`/
-    `wp.struct(...)` call, anywhere (kernels made by factories included).
+    A file counts as defining Warp code when it has any decorator from the `warp`
+    package (`@wp.kernel`, `@wp.func`, `@wp.struct`, `@wp.overload`, `warp.fem`'s
+    `@fem.integrand`, ...) or a `wp.kernel(...)`/`wp.func(...)`/`wp.struct(...)` call,
+    anywhere (kernels made by factories included).
     """
 
     code = "WC505"
@@ -119,7 +120,8 @@ class LoadModuleWithoutKernels(Rule):
     def _defines_warp_code(file: FileModel) -> bool:
         if file.kernels:
             return True
-        if any(is_warp(d, *_WARP_DEFINERS) for fn in file.functions.values() for d in fn.decorators):
+        # Any Warp decorator counts: warp.fem's @integrand/@operator register wp.funcs in the file's module too.
+        if any(is_warp(d) for fn in file.functions.values() for d in fn.decorators):
             return True
         if any(is_warp(c.callee, *_WARP_DEFINERS) for c in file.calls):
             return True

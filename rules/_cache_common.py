@@ -23,6 +23,11 @@ _MAINTENANCE_WORDS = re.compile(
     re.I,
 )
 # Heads of names that carry user choices: CLI args, options, settings, flags.
+# Function names of maintenance commands and cold-start benchmarks (`clear_cache`, `rebuild`, `bench_cold`);
+# stricter than conditions: a plain `cleanup()` or `reset()` runs on the normal path.
+_MAINTENANCE_FUNCTION = re.compile(
+    r"(clear|clean|purge|wipe|reset|invalidate|flush|remove|delete|drop)_?\w*cache|rebuild|cold|no_?cache|fresh", re.I
+)
 _CHOICE_HEADS = {"args", "arguments", "opts", "options", "flags", "FLAGS", "cli", "config", "cfg", "settings", "params"}
 _ENV_READS = ("os.environ", "os.getenv", "os.environ.get")
 
@@ -77,7 +82,7 @@ def gate_reason(file: FileModel, ctx: Context, project: Project | None = None, _
             return f"behind `if {text}`"
     scope = ctx.scope
     while scope:
-        if _MAINTENANCE_WORDS.search(scope.rpartition(".")[2]):
+        if _MAINTENANCE_FUNCTION.search(scope.rpartition(".")[2]):
             return f"in {scope}()"
         scope = scope.rpartition(".")[0]
     if project is not None and fn is not None and _depth < 3:

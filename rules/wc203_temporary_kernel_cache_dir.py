@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from warplint.index import Project
+from warplint.model import FileModel
+from warplint.rule import Report, Rule
+
+from ._cache_common import env_writes, fresh_dir_reason, gate_reason, is_test_file
+
+
+class TemporaryKernelCacheDir(Rule):
+    """The kernel cache points at a directory that is new on every run.
+
+    ## Why
+    Warp looks for compiled modules in `wp.config.kernel_cache_dir` (or
+    `WARP_CACHE_PATH`, read at `wp.init()`). A directory made by
+    `tempfile.mkdtemp()`/`TemporaryDirectory()`, or a path that contains a
+    timestamp, a UUID or the process id, is empty at the start of every run: every
+    module compiles cold every time, and the binaries from the last run are never
+    found (and pile up on disk unless removed).
+
+    ## Fix
+    Use a stable directory: leave the default (the per-user cache), or a fixed
+    per-project path (`~/.cache/app/warp`, or one from your configuration). Isolate
+    experiments with a fixed path per configuration, not per run.
+
+    ## Limits
+    The value is followed through local variables, module constants and the
+    return values of project helper functions (`tempfile.gettempdir()` alone is a
+    fixed directory and is not reported). Paths from configuration, environment
+    or arguments are not reported. Deliberate maintenance paths (a condition
+    reading a flag, option, argument, environment variable or parameter; functions
+    named for cache maintenance or cold runs; functions only called from such
+    paths) and test code (`test_*.py`, `*_test.py`, `conftest.py`, modules of a
+    `tests` package: isolating the cache per test run is deliberate) are skipped.
+    Environment dictionaries passed to subprocesses (`env=...`) are not followed.
+    """
+
+    code = "WC203"
+    name = "temporary-kernel-cache-dir"
+    mechanism = "CS-2"
+    summary = "The kernel cache directory is a fresh temporary or timestamped directory, so every run compiles cold."
+    confidence = "high"
+
+    invalid = (
+        "import tempfile\nimport warp as wp\nwp.config.kernel_cache_dir = tempfile.mkdtemp()\n",
+        "import os, time\nos.environ['WARP_CACHE_PATH'] = f'/scratch/warp-{time.strftime(\"%Y%m%d-%H%M%S\")}'\n"
+        "import warp as wp\n",
+        "import tempfile\nimport warp as wp\ndef cache_root():\n    return tempfile.mkdtemp(prefix='warp')\n"
+        "def setup():\n    path = cache_root()\n    wp.config.kernel_cache_dir = path\n",
+    )
+    valid = (
+        "import os\nimport warp as wp\nwp.config.kernel_cache_dir = os.path.expanduser('~/.cache/app/warp')\n",
+        "import os, tempfile\nimport warp as wp\nwp.config.kernel_cache_dir = os.path.join(tempfile.gettempdir(), 'warp')\n",
+    )
+
+    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        if is_test_file(file):
+            return
+        sites = [
+            (a.value, a.ctx, a.span, "wp.config.kernel_cache_dir")
+            for a in file.assignments
+            if a.target.ref == "warp.config.kernel_cache_dir" and not a.augmented
+        ]
+        sites += [(v, c, s, "WARP_CACHE_PATH") for v, c, s in env_writes(file, "WARP_CACHE_PATH")]
+        for call in file.calls:
+            if call.callee == "setattr" and len(call.args) >= 3:
+                obj, name, value = call.args[:3]
+                if obj.ref == "warp.config" and name.const == "kernel_cache_dir":
+                    sites.append((value, call.ctx, call.span, "wp.config.kernel_cache_dir"))
+        for value, ctx, span, what in sites:
+            why = fresh_dir_reason(value, file, ctx.scope, project)
+            if why is None or gate_reason(file, ctx, project):
+                continue
+            yield self.report(
+                span,
+                f"{what} is set to a directory that is new on every run ({why}): nothing compiled in earlier runs "
+                "is found, so every module compiles cold each time; use a stable directory.",
+                function=ctx.scope,
+                option=what,
+            )

@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from warplint.index import UNIQUE, Project
+from warplint.model import FileModel
+from warplint.rule import Report, Rule
+
+
+class ModuleOptionsWithoutUnique(Rule):
+    """`@wp.kernel(module_options=...)` without `module="unique"` raises at import.
+
+    ## Why
+    In Warp 1.19 per-kernel `module_options` are only accepted for a kernel in its
+    own module: `@wp.kernel` checks `module != "unique"` right after the type
+    check and raises `ValueError: ... module_options requires module="unique". Use
+    wp.set_module_options() to set module-level options for a shared module.` This
+    holds for the default module, a named module, a `Module` object, and even for
+    `module_options={}`. The decorator runs at import time for module-level
+    kernels, so the whole module fails to import.
+
+    ## Fix
+    Either add `module="unique"` (the kernel gets a private module carrying those
+    options), or drop `module_options=` and set the options on the shared module
+    with `wp.set_module_options({...})` (module scope, before the first launch).
+
+    ## Limits
+    `module=` given as a variable is resolved through constants and parameter
+    defaults; when it cannot be resolved the kernel is not reported.
+    `module_options=None` is accepted by Warp and not reported.
+    """
+
+    code = "WC302"
+    name = "module-options-without-unique"
+    mechanism = "CS-9"
+    summary = "`module_options=` on a kernel whose `module` is not \"unique\" is a ValueError at import in Warp 1.19."
+    confidence = "high"
+
+    invalid = (
+        "import warp as wp\n@wp.kernel(module_options={'fast_math': True})\ndef k(x: wp.array(dtype=float)):\n"
+        "    x[0] = 1.0\n",
+        "import warp as wp\ndef body(x: wp.array(dtype=float)):\n    x[0] = 1.0\n"
+        "k = wp.kernel(body, module='solver', module_options={'max_unroll': 4})\n",
+    )
+    valid = (
+        "import warp as wp\n@wp.kernel(module='unique', module_options={'fast_math': True})\n"
+        "def k(x: wp.array(dtype=float)):\n    x[0] = 1.0\n",
+    )
+
+    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        for kernel in file.kernels:
+            options = kernel.options.get("module_options")
+            if options is None or (options.kind == "const" and options.const is None):
+                continue
+            if kernel.is_unique:
+                continue
+            module = project.kernel_module(file, kernel)
+            if module is None or module == UNIQUE:
+                continue  # module= could not be resolved: it may well be "unique"
+            where = "the file's default module" if kernel.module_value is None else f'module "{module}"'
+            yield self.report(
+                options.span if options.span.line else kernel.span,
+                f"module_options= on kernel {kernel.name} in {where} raises ValueError at import in Warp 1.19 "
+                '(it requires module="unique"); add module="unique" or set the options with wp.set_module_options().',
+                kernel=kernel.name,
+                module=module,
+            )

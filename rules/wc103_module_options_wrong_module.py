@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+from warplint.index import Project
+from warplint.model import Call, FileModel
+from warplint.names import is_warp
+from warplint.rule import Report, Rule
+
+# Position of the `module` argument: set_module_options(options, module=None), get_module_options(module=None).
+_MODULE_ARG = {"set_module_options": 1, "get_module_options": 0}
+
+
+def _defines_kernels(file: FileModel) -> bool:
+    if file.kernels:
+        return True
+    # warp.fem integrands become kernels of the module that defines them.
+    return any("integrand" in d.rpartition(".")[2] for fn in file.functions.values() for d in fn.decorators)
+
+
+class ModuleOptionsWrongModule(Rule):
+    """`wp.set_module_options()` without `module=` in a file that defines no kernels.
+
+    ## Why
+    Without `module=`, `set_module_options` and `get_module_options` target the Warp
+    module named after the Python module **where the call is written** (Warp reads
+    the `__name__` of the calling frame's globals), not the module of whoever calls
+    the enclosing function. A helper `configure()` in `app/config.py` therefore
+    creates and configures an empty Warp module `app.config`; the kernels in
+    `app/kernels.py` never see the options (warp-facts §2, E9). `get_module_options()`
+    likewise reads the helper's own, empty module.
+
+    ## Fix
+    Name the module: `wp.set_module_options({...}, module="app.kernels")` (a name, a
+    `wp.Module`, or the imported Python module), or move the call into the file
+    that defines the kernels.
+
+    ## Limits
+    A file counts as defining kernels when it has `@wp.kernel`, `wp.kernel(f)`,
+    `wp.Kernel(...)` or `warp.fem` integrands; kernels created by other indirect
+    means are not seen, which could make a correct call look wrong. Calls that pass
+    `**kwargs` are skipped.
+    """
+
+    code = "WC103"
+    name = "module-options-wrong-module"
+    mechanism = "CS-3b"
+    summary = "`set_module_options()` without `module=` in a file with no kernels configures that file's empty module."
+    confidence = "high"
+
+    invalid = (
+        "import warp as wp\ndef configure():\n    wp.set_module_options({'enable_backward': False})\n"
+        "# file: main.py\nimport warp as wp\nimport example\n@wp.kernel\ndef k(x: wp.array(dtype=float)):\n"
+        "    x[0] = 1.0\nexample.configure()\n",
+    )
+    valid = (
+        "import warp as wp\ndef configure():\n    wp.set_module_options({'enable_backward': False}, module='main')\n",
+        "import warp as wp\nwp.set_module_options({'enable_backward': False})\n@wp.kernel\n"
+        "def k(x: wp.array(dtype=float)):\n    x[0] = 1.0\n",
+    )
+
+    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        if _defines_kernels(file):
+            return
+        for call in file.calls:
+            if not is_warp(call.callee, *_MODULE_ARG) or call.has_star_args:
+                continue
+            api = call.callee.rpartition(".")[2]
+            if call.arg(_MODULE_ARG[api], "module") is not None:
+                continue
+            if "**" in call.kwargs:  # defensive: extract drops ** arguments
+                continue
+            yield self.report(
+                call.span,
+                f"{api}() without module= targets the Warp module of {file.module}, where it is written, and that "
+                f"file defines no kernels{self._callers(file, call, project)}: the options reach no kernel; "
+                "pass module= naming the kernels' module.",
+                function=call.ctx.scope,
+                module=file.module,
+                option=api,
+            )
+
+    @staticmethod
+    def _callers(file: FileModel, call: Call, project: Project) -> str:
+        if not call.ctx.scope:
+            return ""
+        fqname = Project.fqname(file, call.ctx.scope)
+        sites = [(f, c) for f, c in project.callers(fqname) if f.path != file.path] or project.callers(fqname)
+        if not sites:
+            return ""
+        f, c = sites[0]
+        more = f" and {len(sites) - 1} more" if len(sites) > 1 else ""
+        name = call.ctx.scope.rpartition(".")[2]
+        return f" ({name}() is called from {os.path.relpath(f.path)}:{c.span.line}{more})"

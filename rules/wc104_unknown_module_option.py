@@ -1,0 +1,228 @@
+from __future__ import annotations
+
+import difflib
+from typing import Iterator
+
+import libcst as cst
+
+from warplint.facts import installed_module_options
+from warplint.index import Project
+from warplint.locate import locate
+from warplint.model import Context, FileModel, Value
+from warplint.names import canonical, is_warp
+from warplint.rule import Report, Rule
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+class _UpdateCalls(cst.CSTVisitor):
+    """Finds `wp.get_module(..).options.update({...})` / `wp.get_module_options().update({...})`.
+
+    The model drops calls whose callee is not a dotted name, so these are collected
+    here: (callee text of the inner call, option keys, span).
+    """
+
+    def __init__(self) -> None:
+        self.facts: list[tuple[str, tuple[str, ...], object]] = []
+        self._pending: list[tuple[str, tuple[str, ...], cst.CSTNode]] = []
+        self._module: cst.Module | None = None
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._module = node
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "update"):
+            return
+        owner = func.value
+        if isinstance(owner, cst.Attribute) and owner.attr.value == "options":
+            owner = owner.value
+        if not isinstance(owner, cst.Call):
+            return
+        inner = _dotted(owner.func)
+        if inner is None or inner.rpartition(".")[2] not in ("get_module", "get_module_options"):
+            return
+        if func.value is owner and not inner.endswith("get_module_options"):
+            return  # get_module(..).update: not the options dict
+        keys: list[str] = []
+        for arg in node.args:
+            if arg.keyword is not None:
+                keys.append(arg.keyword.value)
+            elif isinstance(arg.value, cst.Dict):
+                for el in arg.value.elements:
+                    if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString):
+                        keys.append(el.key.evaluated_value)
+        if keys:
+            self._pending.append((inner, tuple(keys), node))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if not self._pending:
+            return
+        spans = locate(original_node, [n for _, _, n in self._pending])
+        self.facts = [(inner, keys, spans.get(id(n))) for inner, keys, n in self._pending if spans.get(id(n))]
+
+
+def _resolve_head(file: FileModel, dotted: str) -> str:
+    """Resolve a dotted name through the file's module-level imports (``wp.get_module`` -> ``warp.get_module``)."""
+    head, _, rest = dotted.partition(".")
+    for imp in file.imports:
+        if imp.alias == head and not imp.names:
+            target = imp.module if imp.alias != imp.module.partition(".")[0] or "." not in imp.module else head
+            return canonical(f"{target}.{rest}" if rest else target)
+        for name, bound in imp.names:
+            if bound == head:
+                full = f"{imp.module}.{name}"
+                return canonical(f"{full}.{rest}" if rest else full)
+    return dotted
+
+
+class UnknownModuleOption(Rule):
+    """A module option key that Warp does not know (a typo such as `fastmath`).
+
+    ## Why
+    `wp.set_module_options`, `wp.get_module(...).options[...]` and
+    `.options.update(...)` accept any key without a warning. An unknown key does
+    nothing for the code, but every key goes into the module hash, so the module
+    gets a new identity (a new build and a new cache entry) while the option you
+    meant (`fast_math`) stays off (warp-facts §2, E8). In
+    `@wp.kernel(module="unique", module_options={...})` an unknown key raises
+    `ValueError` at import instead.
+
+    ## Fix
+    Use the valid name (the message suggests the closest one). The valid names are
+    read from the installed Warp's `Module` option table when Warp is installed,
+    else from a table pinned to Warp 1.19; the message says which.
+
+    ## Limits
+    Only constant string keys are checked: dict literals, `dict(key=...)`, and a
+    local dict variable built in the same function (`opts = {...}; opts["k"] = v`)
+    that is passed to `set_module_options` or `module_options=`.
+    """
+
+    code = "WC104"
+    name = "unknown-module-option"
+    mechanism = "CS-3b"
+    summary = "An unknown module option key is accepted silently (or raises for module_options) and changes the module hash."
+    confidence = "high"
+
+    invalid = (
+        "import warp as wp\nwp.set_module_options({'fastmath': True})\n",
+        "import warp as wp\nwp.get_module('app.kernels').options['max_unrol'] = 4\n",
+    )
+    valid = (
+        "import warp as wp\nwp.set_module_options({'fast_math': True, 'max_unroll': 4})\n",
+    )
+
+    def collect(self) -> cst.CSTVisitor:
+        return _UpdateCalls()
+
+    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        valid, source = installed_module_options()
+        seen: set[tuple[int, int, str]] = set()
+
+        def report(key: str, span, ctx_scope: str, where: str, raises: bool = False) -> Iterator[Report]:
+            if not isinstance(key, str) or key in valid or (span.line, span.col, key) in seen:
+                return
+            seen.add((span.line, span.col, key))
+            close = difflib.get_close_matches(key, sorted(valid), n=1, cutoff=0.6)
+            hint = f"did you mean '{close[0]}'?" if close else f"valid options: {', '.join(sorted(valid))}."
+            effect = (
+                "module_options= raises ValueError for it at import"
+                if raises
+                else "Warp accepts it silently and hashes it, so the module gets a new identity while nothing changes"
+            )
+            yield self.report(
+                span,
+                f"'{key}' is not a module option ({source}) in {where}: {effect}; {hint}",
+                function=ctx_scope,
+                option=key,
+            )
+
+        for call in file.calls:
+            if is_warp(call.callee, "set_module_options"):
+                for key, span in self._keys(file, call.arg(0, "options"), call.ctx, call.span):
+                    yield from report(key, span, call.ctx.scope, "set_module_options()")
+            elif call.callee.endswith(".options.update"):
+                owner = call.callee[: -len(".options.update")].removeprefix(file.module + ".")
+                if "." not in owner and self._is_module(file, owner, call.ctx):
+                    for key, span in self._keys(file, call.arg(0), call.ctx, call.span):
+                        yield from report(key, span, call.ctx.scope, "Module.options.update()")
+                    for key in call.kwargs:
+                        yield from report(key, call.span, call.ctx.scope, "Module.options.update()")
+        for kernel in file.kernels:
+            options = kernel.options.get("module_options")
+            if options is not None:
+                for key, span in self._keys(file, options, kernel.ctx, options.span if options.span.line else kernel.span):
+                    yield from report(key, span, kernel.ctx.scope, f"module_options of kernel {kernel.name}", raises=True)
+        for a in file.assignments:
+            t = a.target
+            if t.kind == "subscript" and t.key is not None and t.key.kind == "const" and self._is_options(file, t.base, a.ctx):
+                yield from report(t.key.const, a.span, a.ctx.scope, "Module.options")
+        for inner, keys, span in file.rule_facts.get(self.code, ()):
+            if is_warp(_resolve_head(file, inner), "get_module", "get_module_options"):
+                for key in keys:
+                    yield from report(key, span, "", "Module.options.update()")
+
+    # -- what a value or target is
+    def _keys(self, file: FileModel, value: Value | None, ctx: Context, span) -> list[tuple[object, object]]:
+        """Constant keys of an options mapping, with the span to report each at."""
+        if value is None:
+            return []
+        if value.kind == "dict":
+            return [(k.const, span) for k, _ in value.items if isinstance(k, Value) and k.kind == "const"]
+        if value.kind == "call" and value.ref == "dict":
+            return [(k, span) for k in value.kwargs]
+        if value.kind == "name" and value.local:
+            found: list[tuple[object, object]] = []
+            for a in file.assignments:
+                if a.ctx.scope != ctx.scope:
+                    continue
+                t = a.target
+                if t.kind == "name" and t.text == value.text and a.value.kind in ("dict", "call"):
+                    found += [(k, a.span) for k, _ in self._keys(file, a.value, ctx, a.span)]
+                elif (
+                    t.kind == "subscript" and t.base is not None and t.base.text == value.text
+                    and t.key is not None and t.key.kind == "const"
+                ):
+                    found.append((t.key.const, a.span))
+            return found
+        return []
+
+    def _is_module(self, file: FileModel, name: str, ctx: Context) -> bool:
+        """``name`` is a local/global bound to ``wp.get_module(...)``."""
+        for a in file.assignments:
+            if a.target.kind == "name" and a.target.text == name and a.ctx.scope in (ctx.scope, ""):
+                if a.value.kind == "call" and is_warp(a.value.ref, "get_module"):
+                    return True
+        return False
+
+    def _is_options(self, file: FileModel, base: Value | None, ctx: Context) -> bool:
+        """``base`` is a live Module.options dict."""
+        if base is None:
+            return False
+        if base.kind == "call" and is_warp(base.ref, "get_module_options"):
+            return True
+        if base.kind == "attr" and base.text.endswith(".options"):
+            owner = base.base
+            if owner is not None and owner.kind == "call" and is_warp(owner.ref, "get_module"):
+                return True
+            head = base.text[: -len(".options")]
+            return "." not in head and self._is_module(file, head, ctx)
+        if base.kind == "name":
+            for a in file.assignments:
+                if a.target.kind == "name" and a.target.text == base.text and a.ctx.scope in (ctx.scope, ""):
+                    v = a.value
+                    if v.kind == "call" and is_warp(v.ref, "get_module_options"):
+                        return True
+                    if v.kind == "attr" and v.text.endswith(".options") and v.base is not None and is_warp(v.base.ref, "get_module"):
+                        return True
+        return False

@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import difflib
+from typing import Iterator
+
+from warplint.facts import installed_config_names, installed_module_options
+from warplint.index import Project
+from warplint.model import FileModel
+from warplint.rule import Report, Rule
+
+_REMOVED = {"verbose", "quiet"}  # deprecated in 1.14, gone in 1.19: log_level replaces both
+
+
+class UnknownConfigName(Rule):
+    """An assignment to a `wp.config` name that does not exist: a silent no-op.
+
+    ## Why
+    `warp.config` is a module: assigning an attribute it does not have just creates
+    a new, unused attribute, with no warning. `wp.config.verbose` and
+    `wp.config.quiet` were removed (1.14 deprecated them in favour of `log_level`);
+    `fast_math` and `block_dim` were never config values — they are module options;
+    a typo (`enable_backwards`, `max_unrol`) silently leaves the real setting at
+    its default. The program runs, and the option you meant never arrives.
+
+    ## Fix
+    Use the real name (the message suggests the closest). For `verbose`/`quiet` use
+    `wp.config.log_level = wp.LOG_DEBUG` / `wp.LOG_WARNING`. For module options such
+    as `fast_math` or `block_dim` use `wp.set_module_options({...}, module=...)`
+    (or `module_options=` with `module="unique"`). The valid names are read from
+    the installed `warp/config.py` (as text, never imported) when Warp is
+    installed, else from a table pinned to Warp 1.19; the message says which.
+
+    ## Limits
+    Covers `wp.config.X = ...`, `warp.config.X`, `import warp.config as cfg`,
+    `from warp import config` and `setattr(wp.config, "X", ...)` with a constant
+    name. Code written for an older Warp on purpose (`verbose` kept for 1.13
+    users) is still reported: the assignment does nothing on 1.19.
+    """
+
+    code = "WC105"
+    name = "unknown-config-name"
+    mechanism = "CS-3b"
+    summary = "Assigning a `wp.config` name that does not exist (verbose, fast_math, a typo) silently does nothing."
+    confidence = "high"
+
+    invalid = (
+        "import warp as wp\nwp.config.verbose = True\n",
+        "import warp as wp\nwp.config.fast_math = True\n",
+    )
+    valid = (
+        "import warp as wp\nwp.config.log_level = wp.LOG_DEBUG\nwp.set_module_options({'fast_math': True})\n",
+    )
+
+    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        names, source = installed_config_names()
+        sites = []
+        for a in file.assignments:
+            ref = a.target.ref or ""
+            if a.target.kind == "attr" and ref.startswith("warp.config.") and ref.count(".") == 2:
+                sites.append((ref[len("warp.config."):], a.span, a.ctx.scope))
+        for call in file.calls:
+            if call.callee == "setattr" and len(call.args) >= 2:
+                obj, name = call.args[:2]
+                if obj.ref == "warp.config" and name.kind == "const" and isinstance(name.const, str):
+                    sites.append((name.const, call.span, call.ctx.scope))
+        for name, span, scope in sites:
+            if name in names or name.startswith("__"):
+                continue
+            yield self.report(span, f"wp.config.{name} does not exist ({source}): {self._advice(name, names)}",
+                              function=scope, option=name)
+
+    @staticmethod
+    def _advice(name: str, names: frozenset[str]) -> str:
+        if name in _REMOVED:
+            return "it was removed and assigning it does nothing; use wp.config.log_level (wp.LOG_DEBUG / wp.LOG_WARNING)."
+        module_options, _ = installed_module_options()
+        if name in module_options:
+            return (f"assigning it does nothing; {name} is a module option: wp.set_module_options({{'{name}': ...}}, "
+                    "module=...).")
+        close = difflib.get_close_matches(name, sorted(n for n in names if not n.startswith("_")), n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'?" if close else "check the name against warp/config.py."
+        return f"assigning it creates an unused attribute and changes nothing; {hint}"

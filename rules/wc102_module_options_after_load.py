@@ -43,7 +43,8 @@ class ModuleOptionsAfterLoad(Rule):
 
     ## Limits
     Re-setting the values set before (or the module defaults) is not reported: the
-    hash does not move. Options applied in a loop that also launches are not
+    hash does not move. Nor is restoring options in a `finally:` block (a deliberate
+    set-launch-restore around one step, as Warp's own tests do). Options applied in a loop that also launches are not
     reported. The target module must be statically known (`module=` string, Python
     module object, `__name__`, or the file the call is written in).
     """
@@ -96,8 +97,8 @@ class ModuleOptionsAfterLoad(Rule):
         seen_values: dict[str, dict[str, Any]] = {}
         reported: set[int] = set()
         for order, change, via in changes:
-            if change.module is None:
-                continue
+            if change.module is None or change.ctx.in_finally or (via is not None and via.ctx.in_finally):
+                continue  # restoring options in `finally:` after a temporary change is deliberate
             module = project.canonical_module(change.module)
             earlier = [(o, m, call) for o, m, call in timeline if o < order and m in (module, "*")]
             previous = seen_values.setdefault(module, {})

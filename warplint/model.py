@@ -75,6 +75,7 @@ class Context:
     in_loop: bool = False
     try_index: int | None = None  # index into FileModel.tries when inside a try body
     in_handler: bool = False  # inside an except handler
+    in_finally: bool = False  # inside a finally block
     in_main_guard: bool = False  # under `if __name__ == "__main__":`
 
 

@@ -40,7 +40,9 @@ class ModuleOptionsWrongModule(Rule):
     A file counts as defining kernels when it has `@wp.kernel`, `wp.kernel(f)`,
     `wp.Kernel(...)` or `warp.fem` integrands; kernels created by other indirect
     means are not seen, which could make a correct call look wrong. Calls that pass
-    `**kwargs` are skipped.
+    `**kwargs` are skipped. Module-scope calls are not reported: in a file without
+    kernels they are copy-pasted boilerplate that configures nothing, but no caller
+    expects them to configure its kernels (newton has several, next to `wp.struct`s).
     """
 
     code = "WC103"
@@ -64,7 +66,9 @@ class ModuleOptionsWrongModule(Rule):
         if _defines_kernels(file):
             return
         for call in file.calls:
-            if not is_warp(call.callee, *_MODULE_ARG) or call.has_star_args:
+            # Module-scope calls in a kernel-less file are boilerplate no-ops (nothing there to configure);
+            # the defect is a helper whose caller expects its own kernels configured.
+            if not is_warp(call.callee, *_MODULE_ARG) or call.has_star_args or not call.ctx.scope:
                 continue
             api = call.callee.rpartition(".")[2]
             if call.arg(_MODULE_ARG[api], "module") is not None:
@@ -83,8 +87,6 @@ class ModuleOptionsWrongModule(Rule):
 
     @staticmethod
     def _callers(file: FileModel, call: Call, project: Project) -> str:
-        if not call.ctx.scope:
-            return ""
         fqname = Project.fqname(file, call.ctx.scope)
         sites = [(f, c) for f, c in project.callers(fqname) if f.path != file.path] or project.callers(fqname)
         if not sites:

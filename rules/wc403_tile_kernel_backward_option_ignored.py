@@ -16,6 +16,13 @@ _BACKWARD_LTO_OPS = MATHDX_TILE_OPS & frozenset(
      "tile_lower_solve_inplace"}
 )
 
+# The option that turns each op's MathDx path off (no LTO at all, so nothing to warn about).
+_MATHDX_OPTION = {
+    "tile_matmul": "enable_mathdx_gemm", "tile_fft": "enable_mathdx_fft", "tile_ifft": "enable_mathdx_fft",
+    "tile_cholesky": "enable_mathdx_solver", "tile_cholesky_inplace": "enable_mathdx_solver",
+    "tile_lower_solve": "enable_mathdx_solver", "tile_lower_solve_inplace": "enable_mathdx_solver",
+}
+
 
 class TileKernelBackwardOptionIgnored(Rule):
     """`@wp.kernel(enable_backward=False)` on a MathDx tile kernel does not stop the adjoint LTO links.
@@ -46,7 +53,8 @@ class TileKernelBackwardOptionIgnored(Rule):
     `module=`, or the module's name), when the kernel is `module="unique"` with
     `module_options={"enable_backward": False}`, or when any project file sets
     `wp.config.enable_backward = False` at module level (it may be the entry point that
-    imports this library).
+    imports this library). Ops whose MathDx path is off the same ways
+    (`enable_mathdx_gemm`/`_fft`/`_solver` False) link no LTO and are not reported.
     """
 
     code = "WC403"
@@ -69,46 +77,51 @@ class TileKernelBackwardOptionIgnored(Rule):
     )
 
     def __init__(self) -> None:
-        self._cached: tuple[Project, set[str], bool] | None = None
+        self._cached: tuple[Project, dict[str, set[str]], set[str]] | None = None
 
-    def _backward_off(self, project: Project) -> tuple[set[str], bool]:
-        """Modules given enable_backward=False by set_module_options, and whether a global False exists."""
+    def _options_off(self, project: Project) -> tuple[dict[str, set[str]], set[str]]:
+        """Options set to False per module by set_module_options, and wp.config options set False at module level."""
         if self._cached is not None and self._cached[0] is project:
             return self._cached[1], self._cached[2]
-        modules: set[str] = set()
-        global_off = False
+        modules: dict[str, set[str]] = {}
+        global_off: set[str] = set()
         for f in project.files:
             for call in f.calls:
                 if not is_warp(call.callee, "set_module_options"):
                     continue
                 opts = call.arg(0, "options")
-                if opts is None or opts.kind != "dict" or not self._sets_false(project, f, opts.items, call.ctx.scope):
+                off = self._false_keys(project, f, opts.items, call.ctx.scope) if opts and opts.kind == "dict" else set()
+                if not off:
                     continue
                 target = call.arg(1, "module")
                 if target is None or (target.kind == "const" and target.const is None):
-                    modules.add(f.module)
+                    modules.setdefault(f.module, set()).update(off)
                 elif target.kind == "name" and target.text == "__name__":
-                    modules.add(f.module)
+                    modules.setdefault(f.module, set()).update(off)
                 else:
                     found, name = project.constant(f, target, call.ctx.scope)
                     if found and isinstance(name, str):
-                        modules.add(name)
+                        modules.setdefault(name, set()).update(off)
                     elif target.ref:
-                        modules.add(target.ref)
+                        modules.setdefault(target.ref, set()).update(off)
             for a in f.assignments:
-                if a.ctx.scope == "" and a.target.kind == "attr" and a.target.ref == "warp.config.enable_backward":
+                ref = a.target.ref or ""
+                if a.ctx.scope == "" and a.target.kind == "attr" and ref.startswith("warp.config."):
                     found, value = project.constant(f, a.value)
-                    global_off = global_off or (found and value is False)
+                    if found and value is False:
+                        global_off.add(ref[len("warp.config."):])
         self._cached = (project, modules, global_off)
         return modules, global_off
 
     @staticmethod
-    def _sets_false(project: Project, file: FileModel, items, scope: str) -> bool:
+    def _false_keys(project: Project, file: FileModel, items, scope: str) -> set[str]:
+        off = set()
         for key, value in items:
-            if key.kind == "const" and key.const == "enable_backward":
+            if key.kind == "const" and isinstance(key.const, str):
                 found, const = project.constant(file, value, scope)
-                return found and const is False
-        return False
+                if found and const is False:
+                    off.add(key.const)
+        return off
 
     def _tile_ops(self, project: Project, kernel: Kernel) -> list[str]:
         calls = set(kernel.warp_calls)
@@ -128,13 +141,18 @@ class TileKernelBackwardOptionIgnored(Rule):
             ops = self._tile_ops(project, kernel)
             if not ops:
                 continue
-            module_options = kernel.options.get("module_options")
-            if kernel.is_unique and module_options is not None and module_options.kind == "dict":
-                if self._sets_false(project, file, module_options.items, kernel.ctx.scope):
-                    continue
-            modules_off, global_off = self._backward_off(project)
+            modules_off, global_off = self._options_off(project)
             module = project.kernel_module(file, kernel)
-            if global_off or (module is not None and module in modules_off and not kernel.is_unique):
+            if kernel.is_unique:
+                module_options = kernel.options.get("module_options")
+                off = set(global_off)
+                if module_options is not None and module_options.kind == "dict":
+                    off |= self._false_keys(project, file, module_options.items, kernel.ctx.scope)
+            else:
+                off = global_off | modules_off.get(module or "", set())
+            # Backward off for the module, or the MathDx path of every op off: no adjoint LTO is linked.
+            ops = [op for op in ops if _MATHDX_OPTION[op] not in off]
+            if "enable_backward" in off or not ops:
                 continue
             shown = f"module '{module}'" if module and module != "unique" else "its unique module"
             yield self.report(

@@ -224,6 +224,9 @@ class Project:
         if value.kind not in ("name", "attr") or not value.ref:
             return False, None
         if value.local:
+            fn = file.functions.get(scope)
+            if fn is not None and any(p.name == value.text for p in fn.params):
+                return False, None  # a parameter: any caller's value
             bound = [
                 a for a in file.assignments
                 if a.ctx.scope == scope and a.target.kind == "name" and a.target.text == value.text

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import libcst as cst
 
+from .fastwalk import children, walk
 from .locate import locate
 from .model import (
     Assignment,
@@ -46,6 +47,7 @@ class _Frame:
     loops: int = 0
     tries: list[int] = field(default_factory=list)
     handlers: int = 0
+    finals: int = 0
 
 
 def _dotted(node: cst.BaseExpression) -> str | None:
@@ -67,7 +69,8 @@ class Extractor(cst.CSTVisitor):
         self.order = 0
         self.main_guard = 0
         self._span_targets: list[tuple[Any, str, cst.CSTNode]] = []
-        self._pending_kernels: list[tuple[Kernel, str, str]] = []  # kernel, enclosing scope, function name
+        self._pending_kernels: list[tuple[Kernel, str, str]] = []
+        self._not_variables: set[int] = set()  # kernel, enclosing scope, function name
         self._collect_toplevel(module_node)
 
     # ------------------------------------------------------------------ helpers
@@ -124,6 +127,7 @@ class Extractor(cst.CSTVisitor):
         loops = 0
         tries: list[int] = []
         handlers = 0
+        finals = 0
         # Control flow counts within the enclosing function only (frames of classes add theirs).
         for frame in self.frames[self.frames.index(ff):]:
             for text, cond_names in frame.conditions:
@@ -132,6 +136,7 @@ class Extractor(cst.CSTVisitor):
             loops += frame.loops
             tries.extend(frame.tries)
             handlers += frame.handlers
+            finals += frame.finals
         return Context(
             scope=ff.qualname,
             order=self.order,
@@ -140,6 +145,7 @@ class Extractor(cst.CSTVisitor):
             in_loop=loops > 0,
             try_index=tries[-1] if tries else None,
             in_handler=handlers > 0,
+            in_finally=finals > 0,
             in_main_guard=self.main_guard > 0,
         )
 
@@ -250,7 +256,7 @@ class Extractor(cst.CSTVisitor):
                 if d:
                     names.append(self.resolve(d)[0])
                     return
-            for child in n.children:
+            for child in children(n):
                 walk(child)
 
         walk(test)
@@ -305,7 +311,8 @@ class Extractor(cst.CSTVisitor):
             self.model.imports_warp = True
 
     def _note_local(self, name: str) -> None:
-        fn = self._function_frame().function
+        # Names bound in a class body are class attributes, not locals of an enclosing function.
+        fn = self.frame.function
         if fn is not None:
             fn.locals.add(name)
 
@@ -406,7 +413,7 @@ class Extractor(cst.CSTVisitor):
         def walk(n: cst.CSTNode) -> None:
             if isinstance(n, cst.Name):
                 names.append(n.value)
-            for child in n.children:
+            for child in children(n):
                 walk(child)
 
         walk(node)
@@ -508,6 +515,12 @@ class Extractor(cst.CSTVisitor):
         self.model.tries.append(info)
         self._current_try = len(self.model.tries) - 1
 
+    def visit_Finally(self, node: cst.Finally) -> None:
+        self.frame.finals += 1
+
+    def leave_Finally(self, original_node: cst.Finally) -> None:
+        self.frame.finals -= 1
+
     def visit_Try_body(self, node: cst.Try) -> None:
         if not self.frame.warp_body:
             self.frame.tries.append(self._current_try)
@@ -539,7 +552,7 @@ class Extractor(cst.CSTVisitor):
                     action = "handle"
             if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 return
-            for child in n.children:
+            for child in children(n):
                 walk(child)
 
         walk(handler.body)
@@ -591,7 +604,17 @@ class Extractor(cst.CSTVisitor):
         self.model.assignments.append(assignment)
 
     # ------------------------------------------------------------------ expressions
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._not_variables.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._not_variables.add(id(node.keyword))
+
     def visit_Name(self, node: cst.Name) -> None:
+        # `a.attr` and `f(keyword=...)` contain Name nodes that are not variables.
+        if id(node) in self._not_variables:
+            return
         fn = self.frame.function
         if fn is not None:
             fn.loaded.add(node.value)
@@ -665,7 +688,7 @@ class Extractor(cst.CSTVisitor):
         def walk(n: cst.CSTNode) -> None:
             if isinstance(n, cst.Name):
                 found.add(n.value)
-            for child in n.children:
+            for child in children(n):
                 walk(child)
 
         walk(node)
@@ -732,9 +755,9 @@ def extract(
     """Fill ``model`` from ``tree`` in one traversal (plus any rule visitors, batched)."""
     extractor = Extractor(tree, model)
     if extra_visitors:
-        tree.visit(_Batched([extractor, *extra_visitors]))
+        walk(tree, [extractor, *extra_visitors])
     else:
-        tree.visit(extractor)
+        walk(tree, extractor)
     extractor.finish()
     return model
 

@@ -183,7 +183,12 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
 
 
 def _engine_options(args) -> dict:
-    return {}
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    options: dict = {"cache": not args.no_cache, "jobs": args.jobs}
+    if args.cache_dir:  # relative to the working directory (a config `cache-dir` is relative to its root)
+        options["cache_dir"] = os.path.abspath(args.cache_dir)
+    return options
 
 
 def _run_confirm(args, config: Config, command, diagnostics, err: TextIO):

@@ -1,0 +1,218 @@
+"""The on-disk cache of per-file models (pass 1), in ``.warplint_cache/``.
+
+What is cached: the ``FileModel`` of every parsed file (the expensive part: LibCST
+parse + extraction). Findings are not cached: the rules are re-run on every run over
+the whole project index, so a change in one file reaches every file whose findings
+depend on it (an importer of a module whose kernels changed) with no dependency
+tracking to get wrong.
+
+Keys: an entry is used only if the file's content digest, its module name and
+package-ness match, and the cache file itself belongs to the current *salt*: the
+warplint version, the Warp facts version, the cache format, the Python and LibCST
+versions, and the source of the engine modules that build models plus the source of
+every rule module (rules add ``rule_facts`` to models, so adding or editing a rule
+invalidates). A cache file written under another salt is ignored (and removed when
+this one is saved).
+
+Layout: ``<dir>/models-<salt>.pickle`` (one file: a warm run is one read), plus a
+``CACHEDIR.TAG`` and a ``.gitignore`` of ``*``. Writes go to a temporary file and
+are renamed into place (``os.replace``); a cache that cannot be read (corrupt,
+truncated, other format) is treated as empty, one that cannot be written is skipped:
+the cache never makes a run fail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+from typing import Iterable
+
+from .model import FileModel
+
+CACHE_FORMAT = 1
+DEFAULT_DIRNAME = ".warplint_cache"
+CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by warplint.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+# Engine modules whose code decides what a model contains.
+_MODEL_MODULES = ("extract", "model", "locate", "names", "facts", "fastwalk", "engine", "cache", "diagnostic")
+
+
+def digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _source_digest(paths: Iterable[str]) -> str | None:
+    h = hashlib.blake2b(digest_size=16)
+    for path in sorted(set(paths)):
+        try:
+            with open(path, "rb") as fh:
+                h.update(path.encode() + b"\0" + fh.read() + b"\0")
+        except OSError:
+            return None
+    return h.hexdigest()
+
+
+def salt_for(rules: dict) -> str | None:
+    """The cache salt for this warplint and rule set; None when it cannot be told (no cache)."""
+    import libcst
+
+    from . import __version__
+    from .facts import WARP_FACTS_VERSION
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    files = [os.path.join(here, f"{name}.py") for name in _MODEL_MODULES]
+    for rule in rules.values():
+        module = sys.modules.get(type(rule).__module__)
+        path = getattr(module, "__file__", None)
+        if not path:
+            return None  # a rule without a source file (defined in a REPL): do not cache
+        files.append(os.path.abspath(path))
+    # Helpers shared by rules (rules/_*.py) feed their visitors too.
+    rules_dir = os.path.join(here, "rules")
+    try:
+        import warplint.rules as package
+
+        rules_dir = list(package.__path__)[0]
+        files += [os.path.join(rules_dir, n) for n in os.listdir(rules_dir) if n.endswith(".py")]
+    except (ImportError, OSError, IndexError):
+        pass
+    sources = _source_digest(files)
+    if sources is None:
+        return None
+    key = "|".join(
+        (
+            str(CACHE_FORMAT), __version__, WARP_FACTS_VERSION, sys.version, getattr(libcst, "__version__", "?"),
+            ",".join(sorted(rules)), sources,
+        )
+    )
+    return hashlib.blake2b(key.encode(), digest_size=10).hexdigest()
+
+
+def default_directory(root: str, configured: str | None) -> str:
+    if configured:
+        return configured if os.path.isabs(configured) else os.path.join(root, configured)
+    return os.path.join(root, DEFAULT_DIRNAME)
+
+
+class ModelCache:
+    """Models by absolute path, each with the digest of the text it was built from."""
+
+    def __init__(self, directory: str, salt: str) -> None:
+        self.directory = os.path.abspath(directory)
+        self.salt = salt
+        self.path = os.path.join(self.directory, f"models-{salt}.pickle")
+        self.entries: dict[str, tuple[str, str, bool, FileModel]] = {}
+        self.dirty = False
+        self.hits = 0
+        self.misses = 0
+        self._loaded = False
+
+    def load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        try:
+            with open(self.path, "rb") as fh:
+                data = pickle.load(fh)
+        except FileNotFoundError:
+            return
+        except Exception:  # noqa: BLE001 - corrupt/truncated/foreign: start empty, rewrite on save
+            self.dirty = True
+            return
+        if (
+            isinstance(data, dict)
+            and data.get("format") == CACHE_FORMAT
+            and data.get("salt") == self.salt
+            and isinstance(data.get("entries"), dict)
+        ):
+            self.entries = data["entries"]
+        else:
+            self.dirty = True
+
+    def get(self, absolute: str, text_digest: str, path: str, module: str, is_package: bool) -> FileModel | None:
+        self.load()
+        entry = self.entries.get(absolute)
+        if (
+            not isinstance(entry, tuple)
+            or len(entry) != 4
+            or entry[0] != text_digest
+            or entry[1] != module
+            or entry[2] != is_package
+            or not isinstance(entry[3], FileModel)
+        ):
+            self.misses += 1
+            return None
+        self.hits += 1
+        model = entry[3]
+        if model.path != path:
+            model.path = path
+        return model
+
+    def put(self, absolute: str, text_digest: str, model: FileModel) -> None:
+        self.load()
+        if model.error is not None and model.error.startswith(("cannot read", "cannot decode")):
+            return
+        self.entries[absolute] = (text_digest, model.module, model.is_package, model)
+        self.dirty = True
+
+    def save(self) -> bool:
+        """Write the cache if it changed; False when it could not be written (ignored)."""
+        if not self.dirty:
+            return True
+        for absolute in [a for a in self.entries if not os.path.exists(a)]:
+            del self.entries[absolute]  # deleted or renamed files
+        try:
+            _prepare_directory(self.directory)
+            fd, tmp = tempfile.mkstemp(prefix=".models-", suffix=".tmp", dir=self.directory)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    pickle.dump(
+                        {"format": CACHE_FORMAT, "salt": self.salt, "entries": self.entries},
+                        fh,
+                        protocol=pickle.HIGHEST_PROTOCOL,
+                    )
+                os.replace(tmp, self.path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+            for name in os.listdir(self.directory):  # caches of other versions / rule sets
+                if name.startswith("models-") and name.endswith(".pickle") and name != os.path.basename(self.path):
+                    try:
+                        os.unlink(os.path.join(self.directory, name))
+                    except OSError:
+                        pass
+        except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
+            return False
+        self.dirty = False
+        return True
+
+
+def _prepare_directory(directory: str) -> None:
+    os.makedirs(directory, exist_ok=True)
+    for name, content in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", "# Created by warplint automatically.\n*\n")):
+        path = os.path.join(directory, name)
+        if not os.path.exists(path):
+            _write_atomic(path, content)
+
+
+def _write_atomic(path: str, content: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(content)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

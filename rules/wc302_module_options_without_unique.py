@@ -2,9 +2,37 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import libcst as cst
+
 from warplint.index import UNIQUE, Project
 from warplint.model import FileModel
+from warplint.locate import locate
 from warplint.rule import Report, Rule
+
+_EXPECTS_ERROR = ("raises", "assertRaises", "assertRaisesRegex")
+
+
+class _ExpectedErrorBlocks(cst.CSTVisitor):
+    """Line ranges of `with pytest.raises(...)` / `with self.assertRaises(...)` blocks."""
+
+    def __init__(self) -> None:
+        self.facts: list[tuple[int, int]] = []
+        self._blocks: list[cst.With] = []
+
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            call = item.item
+            if isinstance(call, cst.Call):
+                func = call.func
+                name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+                if name in _EXPECTS_ERROR:
+                    self._blocks.append(node)
+                    return
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if self._blocks:
+            spans = locate(original_node, self._blocks)
+            self.facts = [(s.line, s.end_line) for s in (spans.get(id(b)) for b in self._blocks) if s]
 
 
 class ModuleOptionsWithoutUnique(Rule):
@@ -27,7 +55,9 @@ class ModuleOptionsWithoutUnique(Rule):
     ## Limits
     `module=` given as a variable is resolved through constants and parameter
     defaults; when it cannot be resolved the kernel is not reported.
-    `module_options=None` is accepted by Warp and not reported.
+    `module_options=None` is accepted by Warp and not reported, and neither are
+    kernels inside `with pytest.raises(...)` / `with self.assertRaises(...)` (tests
+    that check this very error).
     """
 
     code = "WC302"
@@ -47,8 +77,14 @@ class ModuleOptionsWithoutUnique(Rule):
         "def k(x: wp.array(dtype=float)):\n    x[0] = 1.0\n",
     )
 
+    def collect(self) -> cst.CSTVisitor:
+        return _ExpectedErrorBlocks()
+
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        expected = file.rule_facts.get(self.code, ())
         for kernel in file.kernels:
+            if any(start <= kernel.span.line <= end for start, end in expected):
+                continue
             options = kernel.options.get("module_options")
             if options is None or (options.kind == "const" and options.const is None):
                 continue

@@ -166,9 +166,12 @@ class LateGenericInstance(Rule):
     # ------------------------------------------------------------------ check
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         launches, overloaded = self._index(project)
+        module_level = [k for k in file.kernels if k.ctx.scope == ""]
         for kernel in file.kernels:
             if not kernel.generic or (file.path, kernel.name) in overloaded:
                 continue
+            if kernel.ctx.scope == "" and any(k.name == kernel.name and k.ctx.order > kernel.ctx.order for k in module_level):
+                continue  # re-defined later in the file: launches by name reach the last definition
             fn = file.functions.get(kernel.function)
             if fn is None:
                 continue

@@ -16,7 +16,7 @@ _MAX_SITES = 3
 
 
 class PreloadWithoutBlockDim(Rule):
-    """A preload without `block_dim` of a module whose launches use another block size.
+    """A preload without `block_dim` builds a variant of the module that no launch uses.
 
     ## Why
     On CUDA a module compiles once per `block_dim`. `wp.force_load`/`wp.load_module`
@@ -35,7 +35,9 @@ class PreloadWithoutBlockDim(Rule):
     `load_module(pkg.mod)`, `load_module()` for the file's own module,
     `force_load(modules=[wp.get_module("name"), kernel.module])`). Launches are those the
     project index resolves, with a `block_dim` that resolves to a literal; CPU-only
-    preloads and launches are left out (CPU ignores `block_dim`).
+    preloads and launches are left out (CPU ignores `block_dim`). Reported only when
+    **no** launch of the module uses the preloaded variant: when some do, the preload
+    saves their build and the others are WC303's concern.
     """
 
     code = "WC504"
@@ -146,9 +148,10 @@ class PreloadWithoutBlockDim(Rule):
                 if module in options and options[module] is None:
                     continue  # the module's block_dim option is not a literal: the preloaded variant is unknown
                 variant = options.get(module, DEFAULT_CUDA_BLOCK_DIM)
-                missed = [(l, v) for l, v in launches[module] if v != variant]
-                if not missed:
+                # Only a preload whose variant no launch uses is waste; a partial preload still saves a build.
+                if any(v == variant for _, v in launches[module]):
                     continue
+                missed = launches[module]
                 values = sorted({v for _, v in missed})
                 sites = "; ".join(f"{os.path.basename(l.file.path)}:{l.call.span.line}" for l, _ in missed[:_MAX_SITES])
                 yield self.report(

@@ -216,3 +216,84 @@ def _write_atomic(path: str, content: str) -> None:
         except OSError:
             pass
         raise
+
+
+class ResultCache:
+    """Whole-run results: the findings of one ``lint_paths`` run, by a key over every
+    input that can change them (see ``Session._run_key``), plus the installed-package
+    files the rules read (re-checked on use). A warm run with nothing changed needs
+    no models at all: read, hash, look up, report."""
+
+    KEEP = 16  # different file sets (a pre-commit subset, the whole tree, ...)
+
+    def __init__(self, directory: str, salt: str) -> None:
+        self.directory = os.path.abspath(directory)
+        self.path = os.path.join(self.directory, f"results-{salt}.pickle")
+        self.salt = salt
+        self._entries: dict | None = None
+
+    def _load(self) -> dict:
+        if self._entries is None:
+            self._entries = {}
+            try:
+                with open(self.path, "rb") as fh:
+                    data = pickle.load(fh)
+                if isinstance(data, dict) and data.get("format") == CACHE_FORMAT and data.get("salt") == self.salt:
+                    entries = data.get("entries")
+                    if isinstance(entries, dict):
+                        self._entries = entries
+            except Exception:  # noqa: BLE001 - missing/corrupt: no results
+                pass
+        return self._entries
+
+    def get(self, key: str) -> dict | None:
+        entry = self._load().get(key)
+        if not isinstance(entry, dict):
+            return None
+        for path, expected in entry.get("externals", ()):
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                data = None
+            found = None if data is None else hashlib.blake2b(data, digest_size=16).hexdigest()
+            if found != expected:
+                return None
+        return entry
+
+    def put(self, key: str, entry: dict) -> None:
+        entries = self._load()
+        entries.pop(key, None)
+        entries[key] = entry
+        while len(entries) > self.KEEP:
+            entries.pop(next(iter(entries)))
+        try:
+            _prepare_directory(self.directory)
+            fd, tmp = tempfile.mkstemp(prefix=".results-", suffix=".tmp", dir=self.directory)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    pickle.dump({"format": CACHE_FORMAT, "salt": self.salt, "entries": entries}, fh,
+                                protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(tmp, self.path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+            for name in os.listdir(self.directory):
+                if name.startswith("results-") and name.endswith(".pickle") and name != os.path.basename(self.path):
+                    try:
+                        os.unlink(os.path.join(self.directory, name))
+                    except OSError:
+                        pass
+        except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
+            pass
+
+
+def file_digest(path: str) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.blake2b(fh.read(), digest_size=16).hexdigest()
+    except OSError:
+        return None

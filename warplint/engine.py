@@ -36,6 +36,7 @@ class LintResult:
     files: int = 0  # files looked at
     parsed: int = 0  # files parsed (the rest were skipped by the prefilter)
     errors: list[str] = field(default_factory=list)  # fatal, one-line (exit 2)
+    cached: bool = False  # findings came from the result cache (no file was parsed, ``models`` is empty)
 
 
 def decode(data: bytes) -> str:
@@ -244,12 +245,31 @@ class Session:
 
     def configure_cache(self, enabled: bool = True, directory: str | None = None) -> None:
         self._cache = None
+        self._results = None
         if not enabled:
             return
         salt = _cache.salt_for(self.rules)
         if salt is not None:
             where = directory or _cache.default_directory(self.config.root, self.config.cache_dir)
             self._cache = _cache.ModelCache(where, salt)
+            self._results = _cache.ResultCache(where, salt)
+
+    def _run_key(self, files: list[tuple[str, str | None, str | None]]) -> str:
+        """Everything a lint_paths run's findings depend on, besides installed packages
+        (checked separately): the files (path as given, content), the effective config
+        and rule selection, and the installed Warp's config names the rules consult."""
+        import hashlib
+
+        from .facts import installed_config_names
+
+        h = hashlib.blake2b(digest_size=20)
+        config = {k: v for k, v in self.config.__dict__.items() if k != "cache_dir"}
+        h.update(repr((sorted(config.items(), key=lambda kv: kv[0]), sorted(self.enabled))).encode())
+        h.update(repr(installed_config_names()).encode())
+        for path, text, error in files:
+            h.update(b"\0" + os.path.abspath(path).encode("utf-8", "surrogatepass") + b"\0" + path.encode("utf-8", "surrogatepass"))
+            h.update(b"\1" + (_cache.digest(text) if text is not None else f"error:{error}").encode())
+        return h.hexdigest()
 
     @property
     def cache(self) -> "_cache.ModelCache | None":
@@ -441,6 +461,17 @@ class Session:
             name, text = stdin
             files.append((name, text, None))
             targets.append(os.path.abspath(name))
+        run_key = None
+        if self._results is not None:
+            run_key = self._run_key(files)
+            hit = self._results.get(run_key)
+            if hit is not None and not any(locate_installed(name) for name in hit.get("missing", ())):
+                for path, text, _ in files:
+                    if text is not None:
+                        self.texts[os.path.abspath(path)] = text
+                result.files, result.parsed, result.cached = hit["files"], hit["parsed"], True
+                result.diagnostics = list(hit["diagnostics"])
+                return result
         self.add_files(files)
         self._parse_importers()
         project = self.project()
@@ -452,6 +483,14 @@ class Session:
             result.diagnostics.extend(self.check_model(model, project))
         result.diagnostics.sort(key=Diagnostic.sort_key)
         self.save_cache()  # after the rules: installed packages they read are cached too
+        if run_key is not None and self._results is not None:
+            externals = [(m.path, _cache.file_digest(m.path)) for m in self._external.values() if m is not None]
+            # Modules not found now are re-looked-up on use (one may have been installed since).
+            missing = sorted(name for name, m in self._external.items() if m is None)
+            self._results.put(run_key, {
+                "files": result.files, "parsed": result.parsed,
+                "diagnostics": list(result.diagnostics), "externals": externals, "missing": missing,
+            })
         return result
 
     def check_text(self, path: str, text: str) -> list[Diagnostic]:

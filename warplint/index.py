@@ -157,12 +157,15 @@ class Project:
         return None
 
     def kernels_of_module(self, module: str) -> list[tuple[FileModel, Kernel]]:
-        found = []
-        for f in self.files:
-            for k in f.kernels:
-                if self.kernel_module(f, k) == module:
-                    found.append((f, k))
-        return found
+        # One pass over every kernel, indexed by module (rules ask for many modules, per file).
+        table = self.memo.get("kernels_by_module")
+        if table is None:
+            table = {}
+            for f in self.files:
+                for k in f.kernels:
+                    table.setdefault(self.kernel_module(f, k), []).append((f, k))
+            self.memo["kernels_by_module"] = table
+        return list(table.get(module, ()))
 
     def find_kernel(self, file: FileModel, scope: str, value: Value | None) -> tuple[FileModel, Kernel] | None:
         """The kernel a launch's ``kernel`` argument names, when it can be told statically."""
@@ -192,6 +195,9 @@ class Project:
         return None
 
     def launches(self, file: FileModel) -> list[Launch]:
+        key = ("launches", id(file))
+        if key in self.memo:
+            return list(self.memo[key])
         result = []
         for call in file.calls:
             if not is_warp(call.callee, *LAUNCH_CALLS):
@@ -206,7 +212,8 @@ class Project:
             if module == UNIQUE:
                 module = f"unique:{kf.module}.{kernel.function or kernel.name}"
             result.append(Launch(file, call, kf, kernel, module))
-        return result
+        self.memo[key] = result
+        return list(result)
 
     # ------------------------------------------------------------------ constants
     def constant(self, file: FileModel, value: Value | None, scope: str = "", _depth: int = 0) -> tuple[bool, object]:

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""warplint speed, side by side with a bare LibCST parse of the same files (issue 6).
+
+    python benchmarks/run.py                      # warp-lang, 3 repetitions
+    python benchmarks/run.py --repeat 5 --corpus warp-lang newton mujoco-warp
+    python benchmarks/run.py --jobs 2 --markdown  # table ready for docs/performance.md
+
+Fetches the corpora with scripts/fetch_corpora.py (into the ignored .cache/corpora/),
+copies each to a temporary directory (the "touched one file" case edits the copy), and
+times, each in its own subprocess with the same interpreter:
+
+- bare parse      ``libcst.parse_module`` of every .py file, serial (the target to beat);
+- bare parse xN   the same over N processes (what parallelism alone buys);
+- cold            ``warplint --no-cache`` (nothing read or written);
+- cold+write      ``warplint`` with an empty cache dir (what the first real run costs);
+- warm            ``warplint`` again, nothing changed;
+- touched 1 file  one file's content changed (a comment appended), cache otherwise warm;
+- flake8 / ruff   on the same tree, if installed (reference points).
+
+Prints median, min-max, CPU seconds (user+sys of the process tree), the ratio to the
+bare parse median, and peak RSS (largest single process of the tree: the main process
+or one worker). No numbers are asserted anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+BARE_PARSE = r"""
+import os, sys
+from concurrent.futures import ProcessPoolExecutor
+import libcst
+
+def files(root):
+    for d, dirs, names in os.walk(root):
+        dirs.sort()
+        for n in sorted(names):
+            if n.endswith(".py"):
+                yield os.path.join(d, n)
+
+def parse(path):
+    with open(path, "rb") as fh:
+        data = fh.read()
+    try:
+        libcst.parse_module(data)
+    except Exception:
+        pass
+    return 0
+
+jobs = int(sys.argv[2])
+paths = list(files(sys.argv[1]))
+if jobs == 1:
+    for p in paths:
+        parse(p)
+else:
+    paths.sort(key=os.path.getsize, reverse=True)
+    with ProcessPoolExecutor(jobs) as pool:
+        list(pool.map(parse, paths))
+"""
+
+
+def run_timed(cmd: list[str], cwd: str | None = None) -> tuple[float, float, float, int]:
+    """(wall s, cpu s, peak RSS MiB, exit code) of ``cmd`` and its descendants."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"benchmark command failed ({proc.returncode}): {' '.join(cmd)}\n{err[-2000:]}")
+    cpu = usage.ru_utime + usage.ru_stime
+    rss = usage.ru_maxrss / 1024  # kB on Linux
+    if sys.platform == "darwin":
+        rss = usage.ru_maxrss / (1024 * 1024)
+    return wall, cpu, rss, proc.returncode
+
+
+def fetch(corpus: str) -> str:
+    out = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "scripts", "fetch_corpora.py"), corpus],
+        check=True, capture_output=True, text=True,
+    )
+    return out.stdout.strip().splitlines()[-1]
+
+
+def python_files(root: str) -> list[str]:
+    found = []
+    for d, dirs, names in os.walk(root):
+        dirs.sort()
+        found += [os.path.join(d, n) for n in sorted(names) if n.endswith(".py")]
+    return found
+
+
+def pick_file_to_touch(root: str) -> str:
+    """A mid-sized file that defines kernels (its importers' findings may depend on it)."""
+    candidates = []
+    for path in python_files(root):
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+        if "@wp.kernel" in text:
+            candidates.append((len(text), path))
+    candidates.sort()
+    return candidates[len(candidates) // 2][1] if candidates else python_files(root)[0]
+
+
+def tool_available(module: str) -> bool:
+    return subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True).returncode == 0
+
+
+def measure(label: str, repeat: int, prepare, cmd_for) -> dict:
+    rows = []
+    for i in range(repeat):
+        if prepare is not None:
+            prepare(i)
+        rows.append(run_timed(cmd_for(i)))
+    walls = [r[0] for r in rows]
+    result = {
+        "label": label,
+        "median": statistics.median(walls),
+        "min": min(walls),
+        "max": max(walls),
+        "cpu": statistics.median(r[1] for r in rows),
+        "rss": max(r[2] for r in rows),
+    }
+    print(f"  {label:24} {result['median']:8.2f} s  ({result['min']:.2f}-{result['max']:.2f})", flush=True)
+    return result
+
+
+def bench_corpus(name: str, args) -> list[dict]:
+    source = fetch(name)
+    work = tempfile.mkdtemp(prefix=f"warplint-bench-{name}-")
+    tree = os.path.join(work, os.path.basename(source))
+    shutil.copytree(source, tree)
+    cache = os.path.join(work, "cache")
+    jobs = args.jobs
+    warplint = [sys.executable, "-m", "warplint", "--exit-zero", "--output-file", os.devnull]
+    if jobs:
+        warplint += ["--jobs", str(jobs)]
+    n_files = len(python_files(tree))
+    size = sum(os.path.getsize(p) for p in python_files(tree))
+    print(f"\n{name}: {n_files} files, {size / 1e6:.1f} MB  ({tree})", flush=True)
+    results = []
+    r = args.repeat
+
+    def fresh_cache(_i: int) -> None:
+        shutil.rmtree(cache, ignore_errors=True)
+
+    touched = pick_file_to_touch(tree)
+
+    def touch(i: int) -> None:
+        with open(touched, "a", encoding="utf-8") as fh:
+            fh.write(f"\n# benchmark edit {i} {time.time()}\n")
+
+    workers = jobs or len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    results.append(measure("bare parse (serial)", r, None, lambda i: [sys.executable, "-c", BARE_PARSE, tree, "1"]))
+    if workers > 1:
+        results.append(measure(f"bare parse (x{workers})", r, None,
+                               lambda i: [sys.executable, "-c", BARE_PARSE, tree, str(workers)]))
+    results.append(measure("warplint cold --no-cache", r, None, lambda i: warplint + ["--no-cache", tree]))
+    results.append(measure("warplint cold, writes cache", r, fresh_cache,
+                           lambda i: warplint + ["--cache-dir", cache, tree]))
+    results.append(measure("warplint warm", r, None, lambda i: warplint + ["--cache-dir", cache, tree]))
+    results.append(measure("warplint touched 1 file", r, touch, lambda i: warplint + ["--cache-dir", cache, tree]))
+    results.append(measure("warplint warm, 1 file arg", r, None,
+                           lambda i: warplint + ["--cache-dir", cache, touched]))
+    if tool_available("flake8"):
+        # warplint's own flake8 plugin is excluded (E/F/W/C90 only): a plain-flake8 reference.
+        results.append(measure("flake8 (E,F,W,C90)", r, None,
+                               lambda i: [sys.executable, "-m", "flake8", "--select", "E,F,W,C90", "--exit-zero", tree]))
+    if shutil.which("ruff") or tool_available("ruff"):
+        ruff = [shutil.which("ruff")] if shutil.which("ruff") else [sys.executable, "-m", "ruff"]
+        results.append(measure("ruff check (no cache)", r, None,
+                               lambda i: ruff + ["check", "--no-cache", "--exit-zero", "--quiet", tree]))
+    shutil.rmtree(work, ignore_errors=True)
+    base = results[0]["median"]
+    for row in results:
+        row["ratio"] = row["median"] / base if base else float("nan")
+    print(f"\n{name}  ({n_files} files, {size / 1e6:.1f} MB, repeat {r})")
+    print(table(results, markdown=args.markdown))
+    return results
+
+
+def table(results: list[dict], markdown: bool) -> str:
+    head = ("case", "median s", "min-max s", "CPU s", "x bare parse", "peak RSS MiB")
+    rows = [
+        (
+            row["label"], f"{row['median']:.2f}", f"{row['min']:.2f}-{row['max']:.2f}", f"{row['cpu']:.1f}",
+            f"{row['ratio']:.2f}", f"{row['rss']:.0f}",
+        )
+        for row in results
+    ]
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        return "\n".join(lines)
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    fmt = "  ".join(f"{{:{'<' if i == 0 else '>'}{w}}}" for i, w in enumerate(widths))
+    return "\n".join(fmt.format(*r) for r in (head, *rows))
+
+
+def machine() -> str:
+    import libcst  # noqa: F401 - version below
+
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    mem = ""
+    try:
+        with open("/proc/meminfo") as fh:
+            mem = f", {int(fh.readline().split()[1]) / 1024 / 1024:.0f} GiB RAM"
+    except OSError:
+        pass
+    try:
+        from importlib.metadata import version
+
+        libcst_version = version("libcst")
+    except Exception:  # noqa: BLE001
+        libcst_version = "?"
+    load = ""
+    if hasattr(os, "getloadavg"):
+        load = ", load average %.1f %.1f %.1f" % os.getloadavg()
+    return (f"{platform.platform()}, {platform.processor() or platform.machine()}, {cpus} cores{mem}, "
+            f"Python {platform.python_version()}, LibCST {libcst_version}{load}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--corpus", nargs="+", default=["warp-lang"], choices=["warp-lang", "newton", "mujoco-warp"])
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--jobs", type=int, default=None, help="warplint --jobs (default: warplint's default, the cores)")
+    p.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
+    args = p.parse_args(argv)
+    print("machine:", machine())
+    for name in args.corpus:
+        bench_corpus(name, args)
+    if hasattr(os, "getloadavg"):
+        print("\nload average at the end: %.1f %.1f %.1f" % os.getloadavg())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+"""The cache (``.warplint_cache/``) is invalidated by exactly what changes findings.
+
+Cross-file dependence: WC401 flags ``wp.config.enable_backward = False`` after
+``import kernels_lib`` only while ``kernels_lib`` defines kernels at import time.
+No timing is asserted here (see benchmarks/run.py).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+import pytest
+
+from warplint.cache import ModelCache
+from warplint.cli import main
+from warplint.config import Config
+from warplint.engine import Session
+
+APP = "import warp as wp\nimport kernels_lib\n\nwp.config.enable_backward = False\n"
+LIB_WITH_KERNEL = (
+    "import warp as wp\n\n\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+)
+LIB_WITHOUT_KERNEL = "import warp as wp\n\n\ndef helper():\n    return wp.float32(1.0)\n"
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\n")
+    (tmp_path / "app.py").write_text(APP)
+    (tmp_path / "kernels_lib.py").write_text(LIB_WITH_KERNEL)
+    return tmp_path
+
+
+def lint(root, *extra: str, select: str = "WC401") -> tuple[int, list[str]]:
+    out = os.path.join(root, "out.txt")
+    code = main([str(root), "--select", select, "--format", "concise", "-o", out, "-j", "1", *extra])
+    with open(out, encoding="utf-8") as fh:
+        return code, [line for line in fh.read().splitlines() if "WC" in line]
+
+
+def codes(lines: list[str]) -> list[tuple[str, str]]:
+    return [(os.path.basename(line.split(":")[0]), line.split()[1]) for line in lines]
+
+
+def test_change_in_imported_module_changes_importer_findings(project):
+    code, lines = lint(project)
+    assert code == 1 and codes(lines) == [("app.py", "WC401")]
+    cache_dir = project / ".warplint_cache"
+    assert (cache_dir / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert (cache_dir / ".gitignore").read_text().strip().endswith("*")
+    assert any(n.startswith("models-") for n in os.listdir(cache_dir))
+
+    # warm: same findings, straight from the result cache
+    assert lint(project) == (code, lines)
+    config = Config(root=str(project), select=("WC401",))
+    first = Session(config, jobs=1).lint_paths([str(project)])
+    warm = Session(config, jobs=1).lint_paths([str(project)])
+    assert not first.cached and warm.cached
+    assert warm.diagnostics == first.diagnostics and [d.code for d in warm.diagnostics] == ["WC401"]
+
+    # app.py is unchanged, but the module it imports no longer defines kernels
+    (project / "kernels_lib.py").write_text(LIB_WITHOUT_KERNEL)
+    code, lines = lint(project)
+    assert code == 0 and lines == []
+
+    # and back
+    (project / "kernels_lib.py").write_text(LIB_WITH_KERNEL)
+    code, lines = lint(project)
+    assert code == 1 and codes(lines) == [("app.py", "WC401")]
+
+
+def test_cached_models_match_fresh_models(project):
+    Session(Config(root=str(project))).index_root()  # fills the cache
+    warm = Session(Config(root=str(project)))
+    warm.index_root()
+    assert warm.cache is not None and warm.cache.hits == 2 and warm.cache.misses == 0
+    fresh = Session(Config(root=str(project)), cache=False)
+    fresh.index_root()
+    assert warm.models == fresh.models
+
+
+def test_index_reads_cached_importer_model(project):
+    """Editor path: index_root from the cache, then the changed file re-checked."""
+    Session(Config(root=str(project), select=("WC401",))).index_root()
+    session = Session(Config(root=str(project), select=("WC401",)))
+    session.index_root()
+    app = str(project / "app.py")
+    assert [d.code for d in session.check_text(app, APP)] == ["WC401"]
+    assert session.project().defines_kernels_at_import("kernels_lib") == "kernels_lib"
+    session.check_text(str(project / "kernels_lib.py"), LIB_WITHOUT_KERNEL)
+    assert session.project().defines_kernels_at_import("kernels_lib") is None
+    assert session.check_text(app, APP) == []
+
+
+def test_config_change_changes_findings(project):
+    assert codes(lint(project)[1]) == [("app.py", "WC401")]
+    (project / "pyproject.toml").write_text('[tool.warplint]\nignore = ["WC401"]\n')
+    assert lint(project) == (0, [])
+    (project / "pyproject.toml").write_text('[tool.warplint]\nper-file-ignores = { "other.py" = ["WC401"] }\n')
+    assert codes(lint(project)[1]) == [("app.py", "WC401")]
+    assert lint(project, "--ignore", "WC4") == (0, [])
+    (project / "app.py").write_text(APP.replace("= False\n", "= False  # noqa: WC401\n"))
+    assert lint(project) == (0, [])
+
+
+@pytest.mark.parametrize("garbage", [b"", b"not a pickle", pickle.dumps({"format": 1, "salt": "x", "entries": 3}),
+                                     pickle.dumps({"format": 1, "entries": {"/a.py": ("d", "m", False, 42)}})])
+def test_corrupt_cache_is_survived(project, garbage):
+    lint(project)
+    cache_dir = project / ".warplint_cache"
+    for name in os.listdir(cache_dir):
+        if name.endswith(".pickle"):
+            (cache_dir / name).write_bytes(garbage)
+    code, lines = lint(project)
+    assert code == 1 and codes(lines) == [("app.py", "WC401")]
+    # and the cache was rewritten in a readable form
+    session = Session(Config(root=str(project)))
+    session.index_root()
+    assert session.cache.hits == 2
+
+
+def test_truncated_entry_in_valid_cache_is_a_miss(project, tmp_path):
+    session = Session(Config(root=str(project)))
+    session.index_root()
+    cache: ModelCache = session.cache
+    cache.entries[str(project / "app.py")] = ("wrong-digest", "app", False, cache.entries[str(project / "app.py")][3])
+    cache.dirty = True
+    cache.save()
+    again = Session(Config(root=str(project)))
+    again.index_root()
+    assert again.cache.misses == 1 and again.cache.hits == 1
+
+
+def test_no_cache_before_any_cache_exists(project):
+    code, lines = lint(project, "--no-cache")
+    assert code == 1 and codes(lines) == [("app.py", "WC401")]
+    assert not (project / ".warplint_cache").exists()
+
+
+def test_cache_dir_option(project, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "c"
+    lint(project, "--cache-dir", str(elsewhere))
+    assert (elsewhere / "CACHEDIR.TAG").exists()
+    assert not (project / ".warplint_cache").exists()
+    (project / "pyproject.toml").write_text('[tool.warplint]\ncache-dir = "build/lintcache"\n')
+    lint(project)
+    assert (project / "build" / "lintcache" / "CACHEDIR.TAG").exists()
+
+
+def test_unwritable_cache_dir_is_not_an_error(project):
+    blocker = project / "blocker"
+    blocker.write_text("a file, not a directory\n")
+    code, lines = lint(project, "--cache-dir", str(blocker / "cache"))
+    assert code == 1 and codes(lines) == [("app.py", "WC401")]
+
+
+def test_rule_set_is_part_of_the_key(project):
+    a = Session(Config(root=str(project)))
+    rules = dict(a.rules)
+    rules.pop(sorted(rules)[-1])
+    b = Session(Config(root=str(project)), rules=rules)
+    assert a.cache.salt != b.cache.salt
+
+
+def test_parallel_workers_give_the_same_models(project, monkeypatch):
+    import warplint.engine as engine
+
+    for i in range(4):
+        (project / f"mod{i}.py").write_text(LIB_WITH_KERNEL + f"\nX = {i}\n")
+    serial = Session(Config(root=str(project)), cache=False, jobs=1)
+    serial.index_root()
+    monkeypatch.setattr(engine, "PARALLEL_MIN_CHARS", 0)
+    parallel = Session(Config(root=str(project)), cache=False, jobs=2)
+    parallel.index_root()
+    assert parallel.models == serial.models

@@ -1,4 +1,4 @@
-"""Shared by the CS-2 (cache not reused) rules WC202-WC205: not a rule itself.
+"""Shared by the CS-2 (cache not reused) rules WC202-WC205 (and WC104 for test detection): not a rule itself.
 
 - where a statement is a deliberate maintenance path (flag-gated, a clear-cache
   command, a cold-compile benchmark) or test code, which these rules skip;

@@ -6,34 +6,9 @@ import libcst as cst
 
 from warplint.index import UNIQUE, Project
 from warplint.model import FileModel
-from warplint.locate import locate
 from warplint.rule import Report, Rule
 
-_EXPECTS_ERROR = ("raises", "assertRaises", "assertRaisesRegex")
-
-
-class _ExpectedErrorBlocks(cst.CSTVisitor):
-    """Line ranges of `with pytest.raises(...)` / `with self.assertRaises(...)` blocks."""
-
-    def __init__(self) -> None:
-        self.facts: list[tuple[int, int]] = []
-        self._blocks: list[cst.With] = []
-
-    def visit_With(self, node: cst.With) -> None:
-        for item in node.items:
-            call = item.item
-            if isinstance(call, cst.Call):
-                func = call.func
-                name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-                if name in _EXPECTS_ERROR:
-                    self._blocks.append(node)
-                    return
-
-    def leave_Module(self, original_node: cst.Module) -> None:
-        if self._blocks:
-            spans = locate(original_node, self._blocks)
-            self.facts = [(s.line, s.end_line) for s in (spans.get(id(b)) for b in self._blocks) if s]
-
+from ._expected_errors import ExpectedErrorBlocks, inside
 
 class ModuleOptionsWithoutUnique(Rule):
     """`@wp.kernel(module_options=...)` without `module="unique"` raises at import.
@@ -78,12 +53,12 @@ class ModuleOptionsWithoutUnique(Rule):
     )
 
     def collect(self) -> cst.CSTVisitor:
-        return _ExpectedErrorBlocks()
+        return ExpectedErrorBlocks()
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         expected = file.rule_facts.get(self.code, ())
         for kernel in file.kernels:
-            if any(start <= kernel.span.line <= end for start, end in expected):
+            if inside(expected, kernel.span.line):
                 continue
             options = kernel.options.get("module_options")
             if options is None or (options.kind == "const" and options.const is None):

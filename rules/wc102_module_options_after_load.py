@@ -76,7 +76,7 @@ class ModuleOptionsAfterLoad(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        direct = option_changes(file)
+        direct = option_changes(file, project)
         scopes = {""} | set(file.functions)
         for scope in sorted(scopes):
             timeline = project.launch_timeline(file, scope)
@@ -84,8 +84,8 @@ class ModuleOptionsAfterLoad(Rule):
                 continue
             # Option-changing statements of this scope: direct, or calls into helpers.
             changes: list[tuple[int, OptionChange, Any]] = [(c.ctx.order, c, None) for c in direct if c.ctx.scope == scope]
-            for call in file.calls:
-                if call.ctx.scope == scope and not call.callee.startswith("warp."):
+            for call in project.calls_in(file, scope):
+                if not call.callee.startswith("warp."):
                     for c in option_changes_by(project, call.callee):
                         changes.append((call.ctx.order, c, call))
             if not changes:

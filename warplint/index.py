@@ -96,7 +96,7 @@ class Project:
         self._external: dict[str, FileModel | None] = {}
         self._callers: dict[str, list[tuple[FileModel, Call]]] | None = None
         self._launch_cache: dict[str, dict[str, Call]] = {}
-        self._defines_cache: dict[str, bool] = {}
+        self._defines_cache: dict[str, str | None] = {}
         self.memo: dict = {}  # derived facts rules share within one run (keyed by the asker)
 
     # ------------------------------------------------------------------ lookup
@@ -173,8 +173,8 @@ class Project:
             return None
         if value.local:
             # a local bound from a factory call: `k = make(...)` -> the kernel make() defines
-            for call in file.calls:
-                if call.ctx.scope == scope and value.text in call.assigned_to:
+            for call in self.calls_in(file, scope):
+                if value.text in call.assigned_to:
                     target = self.function(call.callee)
                     if target is not None:
                         kf, fn = target
@@ -215,6 +215,30 @@ class Project:
         self.memo[key] = result
         return list(result)
 
+    # ------------------------------------------------------------------ per-file tables
+    def calls_in(self, file: FileModel, scope: str) -> list[Call]:
+        """The calls written directly in ``scope`` of ``file``, in source order."""
+        key = ("calls_by_scope", id(file))
+        table = self.memo.get(key)
+        if table is None:
+            table = {}
+            for call in file.calls:
+                table.setdefault(call.ctx.scope, []).append(call)
+            self.memo[key] = table
+        return table.get(scope, [])
+
+    def name_assignments(self, file: FileModel, scope: str, name: str) -> list:
+        """Assignments ``name = ...`` written directly in ``scope``."""
+        key = ("names_by_scope", id(file))
+        table = self.memo.get(key)
+        if table is None:
+            table = {}
+            for a in file.assignments:
+                if a.target.kind == "name":
+                    table.setdefault((a.ctx.scope, a.target.text), []).append(a)
+            self.memo[key] = table
+        return table.get((scope, name), [])
+
     # ------------------------------------------------------------------ constants
     def constant(self, file: FileModel, value: Value | None, scope: str = "", _depth: int = 0) -> tuple[bool, object]:
         """(True, literal) when ``value`` resolves to one literal, else (False, None).
@@ -234,10 +258,7 @@ class Project:
             fn = file.functions.get(scope)
             if fn is not None and any(p.name == value.text for p in fn.params):
                 return False, None  # a parameter: any caller's value
-            bound = [
-                a for a in file.assignments
-                if a.ctx.scope == scope and a.target.kind == "name" and a.target.text == value.text
-            ]
+            bound = self.name_assignments(file, scope, value.text)
             if len(bound) != 1 or bound[0].augmented:
                 return False, None
             return self.constant(file, bound[0].value, scope, _depth + 1)
@@ -281,7 +302,7 @@ class Project:
         if found is not None and _depth < 12:
             f, fn = found
             launches = {id(l.call): l.module for l in self.launches(f) if l.call.ctx.scope == fn.qualname}
-            for call in sorted((c for c in f.calls if c.ctx.scope == fn.qualname), key=lambda c: c.ctx.order):
+            for call in self.calls_in(f, fn.qualname):
                 if id(call) in launches:
                     result.setdefault(launches[id(call)], call)
                 elif is_warp(call.callee, *LOAD_CALLS):
@@ -317,15 +338,25 @@ class Project:
         """
         if module == "warp" or module.startswith("warp."):
             return None
+        if module in self._defines_cache:
+            return self._defines_cache[module]  # type: ignore[return-value]
         seen = _seen if _seen is not None else set()
         if module in seen or len(seen) > 400:
-            return None
+            return None  # a cycle or a huge import graph: not known (yet)
         seen.add(module)
+        result = None
         f = self.module(module, external=True)
-        if f is None:
-            return None
-        if f.module_kernels():
-            return module
+        if f is not None:
+            if f.module_kernels():
+                result = module
+            else:
+                result = self._first_kernel_import(f, module, seen)
+        if _seen is None or result is not None:
+            # Only complete answers are memoised: a None found inside a cycle may be partial.
+            self._defines_cache[module] = result  # type: ignore[assignment]
+        return result
+
+    def _first_kernel_import(self, f: FileModel, module: str, seen: set[str]) -> str | None:
         for imp in f.imports:
             if imp.ctx.scope != "" or imp.ctx.conditions or imp.ctx.try_index is not None:
                 continue
@@ -347,9 +378,7 @@ class Project:
             return self.memo[key]
         direct = {id(l.call): l.module for l in self.launches(file) if l.call.ctx.scope == scope}
         events: list[tuple[int, str, Call]] = []
-        for call in file.calls:
-            if call.ctx.scope != scope:
-                continue
+        for call in self.calls_in(file, scope):
             if id(call) in direct:
                 events.append((call.ctx.order, direct[id(call)], call))
             elif is_warp(call.callee, *LOAD_CALLS):

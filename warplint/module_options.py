@@ -65,7 +65,17 @@ def _literal_dict(value: Value | None) -> dict[str, Any] | None:
     return None
 
 
-def option_changes(file: FileModel) -> list[OptionChange]:
+def option_changes(file: FileModel, project=None) -> list[OptionChange]:
+    """Every module option change written in ``file``, in source order (memoised per project)."""
+    if project is not None:
+        key = ("option_changes", id(file))
+        if key not in project.memo:
+            project.memo[key] = _option_changes(file)
+        return project.memo[key]
+    return _option_changes(file)
+
+
+def _option_changes(file: FileModel) -> list[OptionChange]:
     changes: list[OptionChange] = []
     for call in file.calls:
         if is_warp(call.callee, "set_module_options"):
@@ -115,9 +125,9 @@ def option_changes_by(project, fqname: str, _depth: int = 0) -> list[OptionChang
     result: list[OptionChange] = []
     if found is not None and _depth < 8:
         file, function = found
-        result = [c for c in option_changes(file) if c.ctx.scope == function.qualname]
-        for call in file.calls:
-            if call.ctx.scope == function.qualname and not call.callee.startswith("warp."):
+        result = [c for c in option_changes(file, project) if c.ctx.scope == function.qualname]
+        for call in project.calls_in(file, function.qualname):
+            if not call.callee.startswith("warp."):
                 result.extend(option_changes_by(project, call.callee, _depth + 1))
     project.memo[key] = result
     return result

@@ -79,9 +79,6 @@ class ModuleOptionsAfterLoad(Rule):
         direct = option_changes(file, project)
         scopes = {""} | set(file.functions)
         for scope in sorted(scopes):
-            timeline = project.launch_timeline(file, scope)
-            if not timeline:
-                continue
             # Option-changing statements of this scope: direct, or calls into helpers.
             changes: list[tuple[int, OptionChange, Any]] = [(c.ctx.order, c, None) for c in direct if c.ctx.scope == scope]
             for call in project.calls_in(file, scope):
@@ -89,6 +86,9 @@ class ModuleOptionsAfterLoad(Rule):
                     for c in option_changes_by(project, call.callee):
                         changes.append((call.ctx.order, c, call))
             if not changes:
+                continue
+            timeline = project.launch_timeline(file, scope)
+            if not timeline:
                 continue
             changes.sort(key=lambda item: item[0])
             yield from self._ordered(project, timeline, changes)

@@ -83,7 +83,12 @@ class FragmentedModules(Rule):
 
     @staticmethod
     def _block_dims(project: Project) -> dict[int, set[object]]:
+        # Project-wide and the same for every file: computed once per run.
+        cached = project.memo.get("WC305.block_dims")
+        if cached is not None:
+            return cached
         found: dict[int, set[object]] = {}
+        project.memo["WC305.block_dims"] = found
         for f in project.files:
             for launch in project.launches(f):
                 value = launch.block_dim

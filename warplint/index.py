@@ -285,8 +285,13 @@ class Project:
         return self._callers.get(self.canonical_function(fqname), [])
 
     def canonical_function(self, fqname: str) -> str:
-        found = self.function(fqname)
-        return self.fqname(found[0], found[1].qualname) if found is not None else fqname
+        table = self.memo.setdefault("canonical_function", {})
+        canonical = table.get(fqname)
+        if canonical is None:
+            found = self.function(fqname)
+            canonical = self.fqname(found[0], found[1].qualname) if found is not None else fqname
+            table[fqname] = canonical
+        return canonical
 
     def modules_launched_by(self, fqname: str, _depth: int = 0) -> dict[str, Call]:
         """Warp modules a function launches or loads, directly or through project calls.

@@ -30,9 +30,12 @@ class SnapshotOptionAfterImport(Rule):
 
     ## Limits
     The imported module is followed through its module-level imports (project files
-    and installed packages, read from disk, never imported). An assignment inside a
-    function that restores the value later (a toggle around a step, to reach modules
-    created lazily) is not reported. Modules the library creates lazily (kernel
+    and installed packages, read from disk, never imported). Only assignments at
+    module scope (including the `if __name__ == "__main__":` block) and in an entry
+    function named `main` are reported: inside other functions the assignment often
+    targets modules created lazily later, or a library reads `wp.config` again when
+    it configures its solvers (newton does), and a toggle that restores the value
+    around a step is deliberate. Modules the library creates lazily (kernel
     factories) may still see the value: the finding is about those created at import.
     """
 
@@ -53,6 +56,8 @@ class SnapshotOptionAfterImport(Rule):
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         for option, value, span, ctx in self._snapshot_sets(file):
+            if ctx.scope and not self._entry_point(ctx.scope):
+                continue  # a function may set it on purpose for modules its callees create later
             if ctx.scope and self._restored(file, option, ctx):
                 continue
             culprit = self._earlier_kernel_source(file, ctx, project)
@@ -78,6 +83,11 @@ class SnapshotOptionAfterImport(Rule):
                 target, name = call.args[0], call.args[1]
                 if target.ref == "warp.config" and name.kind == "const" and name.const in SNAPSHOT_OPTIONS:
                     yield name.const, call.args[2], call.span, call.ctx
+
+    @staticmethod
+    def _entry_point(scope: str) -> bool:
+        """`main()` and friends run once at start-up, right after the module-level imports."""
+        return scope in ("main", "run_main", "cli", "_main")
 
     @staticmethod
     def _restored(file: FileModel, option: str, ctx: Context) -> bool:

@@ -353,7 +353,7 @@ class Project:
         f = self.module(module, external=True)
         if f is not None:
             if f.module_kernels():
-                result = module
+                result = f.module
             else:
                 result = self._first_kernel_import(f, module, seen)
         if _seen is None or result is not None:

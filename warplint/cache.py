@@ -32,7 +32,7 @@ from typing import Iterable
 
 from .model import FileModel
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 DEFAULT_DIRNAME = ".warplint_cache"
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -107,7 +107,9 @@ class ModelCache:
         self.directory = os.path.abspath(directory)
         self.salt = salt
         self.path = os.path.join(self.directory, f"models-{salt}.pickle")
-        self.entries: dict[str, tuple[str, str, bool, FileModel]] = {}
+        # path -> (digest, module, is_package, pickled model): models are unpickled on
+        # use, so a run over a few files does not pay for the whole project's models.
+        self.entries: dict[str, tuple[str, str, bool, bytes]] = {}
         self.dirty = False
         self.hits = 0
         self.misses = 0
@@ -144,12 +146,18 @@ class ModelCache:
             or entry[0] != text_digest
             or entry[1] != module
             or entry[2] != is_package
-            or not isinstance(entry[3], FileModel)
+            or not isinstance(entry[3], bytes)
         ):
             self.misses += 1
             return None
+        try:
+            model = pickle.loads(entry[3])
+        except Exception:  # noqa: BLE001 - a damaged entry is a miss
+            model = None
+        if not isinstance(model, FileModel):
+            self.misses += 1
+            return None
         self.hits += 1
-        model = entry[3]
         if model.path != path:
             model.path = path
         return model
@@ -158,7 +166,11 @@ class ModelCache:
         self.load()
         if model.error is not None and model.error.startswith(("cannot read", "cannot decode")):
             return
-        self.entries[absolute] = (text_digest, model.module, model.is_package, model)
+        try:
+            blob = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, RecursionError, TypeError, AttributeError):
+            return
+        self.entries[absolute] = (text_digest, model.module, model.is_package, blob)
         self.dirty = True
 
     def save(self) -> bool:

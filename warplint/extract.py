@@ -69,8 +69,8 @@ class Extractor(cst.CSTVisitor):
         self.order = 0
         self.main_guard = 0
         self._span_targets: list[tuple[Any, str, cst.CSTNode]] = []
-        self._pending_kernels: list[tuple[Kernel, str, str]] = []
-        self._not_variables: set[int] = set()  # kernel, enclosing scope, function name
+        self._pending_kernels: list[tuple[Kernel, str, str]] = []  # kernel, enclosing scope, function name
+        self._not_variables: set[int] = set()  # ids of Name nodes that are attributes or keywords
         self._collect_toplevel(module_node)
 
     # ------------------------------------------------------------------ helpers

@@ -9,22 +9,11 @@ from warplint.facts import installed_module_options
 from warplint.index import Project
 from warplint.locate import locate
 from warplint.model import Context, FileModel, Value
-from warplint.names import canonical, is_warp
+from warplint.names import canonical, dotted_name, is_warp
 from warplint.rule import Report, Rule
 
 from ._cache_common import is_test_file
 from ._expected_errors import ExpectedErrorBlocks, inside
-
-
-def _dotted(node: cst.BaseExpression) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-        return ".".join(reversed(parts))
-    return None
 
 
 class _UpdateCalls(cst.CSTVisitor):
@@ -52,7 +41,7 @@ class _UpdateCalls(cst.CSTVisitor):
             owner = owner.value
         if not isinstance(owner, cst.Call):
             return
-        inner = _dotted(owner.func)
+        inner = dotted_name(owner.func)
         if inner is None or inner.rpartition(".")[2] not in ("get_module", "get_module_options"):
             return
         if func.value is owner and not inner.endswith("get_module_options"):

@@ -4,7 +4,6 @@ import os
 from collections import Counter
 from typing import Iterator
 
-from warplint.facts import DEFAULT_CUDA_BLOCK_DIM
 from warplint.index import Launch, Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
@@ -77,20 +76,13 @@ class ModuleMultipleBlockDims(Rule):
             for launch in project.launches(f):
                 if launch.module.startswith("unique:") or launch.call.has_star_args:
                     continue
-                device = launch.call.kwargs.get("device")
-                if device is not None and device.kind == "const" and device.const == "cpu":
+                if project.launch_on_cpu(launch):
                     continue
-                block_dim = launch.block_dim
-                if block_dim is None or (block_dim.kind == "const" and block_dim.const is None):
-                    if launch.call.callee.endswith("launch_tiled"):
-                        continue
-                    value = DEFAULT_CUDA_BLOCK_DIM
-                else:
-                    found, value = project.constant(f, block_dim, launch.call.ctx.scope)
-                    if not found or not isinstance(value, int) or isinstance(value, bool):
-                        continue
-                    if value <= 0:
-                        value = DEFAULT_CUDA_BLOCK_DIM
+                if launch.block_dim is None and launch.call.callee.endswith("launch_tiled"):
+                    continue  # launch_tiled picks its block size from the tiles
+                value = project.launch_block_dim(launch)
+                if value is None:
+                    continue
                 by_module.setdefault(launch.module, []).append((launch, value))
         for entries in by_module.values():
             entries.sort(key=lambda e: (e[0].file.path, e[0].call.span.line, e[0].call.span.col))

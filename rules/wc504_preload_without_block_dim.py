@@ -69,18 +69,11 @@ class PreloadWithoutBlockDim(Rule):
         options: dict[str, int | None] = {}
         for f in project.files:
             for launch in project.launches(f):
-                device = launch.call.kwargs.get("device")
-                if device is not None and device.kind == "const" and device.const == "cpu":
+                if project.launch_on_cpu(launch):
                     continue
-                value = launch.block_dim
-                if value is None or (value.kind == "const" and value.const is None):
-                    resolved: object = DEFAULT_CUDA_BLOCK_DIM
-                else:
-                    found, resolved = project.constant(f, value, launch.call.ctx.scope)
-                    if not found or not isinstance(resolved, int) or isinstance(resolved, bool):
-                        continue
-                    if resolved <= 0:
-                        resolved = DEFAULT_CUDA_BLOCK_DIM
+                resolved = project.launch_block_dim(launch)
+                if resolved is None:
+                    continue
                 launches.setdefault(launch.module, []).append((launch, resolved))
             for call in f.calls:
                 if not is_warp(call.callee, "set_module_options"):

@@ -6,7 +6,7 @@ import libcst as cst
 
 from warplint.index import Project
 from warplint.model import FileModel
-from warplint.names import is_warp
+from warplint.names import dotted_name, is_warp
 from warplint.rule import Report, Rule
 
 _WARP_DEFINERS = ("kernel", "func", "func_native", "func_grad", "func_replay", "struct", "overload", "Kernel")
@@ -23,13 +23,9 @@ class _ClassDecorators(cst.CSTVisitor):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         for dec in node.decorators:
             expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
-            parts: list[str] = []
-            while isinstance(expr, cst.Attribute):
-                parts.append(expr.attr.value)
-                expr = expr.value
-            if isinstance(expr, cst.Name):
-                parts.append(expr.value)
-                self.facts.append(".".join(reversed(parts)))
+            name = dotted_name(expr)
+            if name is not None:
+                self.facts.append(name)
 
 
 class LoadModuleWithoutKernels(Rule):

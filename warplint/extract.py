@@ -27,7 +27,7 @@ from .model import (
     Try,
     Value,
 )
-from .names import canonical, is_warp, resolve_relative
+from .names import canonical, dotted_name, is_warp, resolve_relative
 
 _MAX_DEPTH = 4
 _MAX_ITEMS = 32
@@ -50,15 +50,7 @@ class _Frame:
     finals: int = 0
 
 
-def _dotted(node: cst.BaseExpression) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-        return ".".join(reversed(parts))
-    return None
+_dotted = dotted_name
 
 
 class Extractor(cst.CSTVisitor):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from .model import Call, FileModel, Function, Kernel, Value
+from .facts import DEFAULT_CUDA_BLOCK_DIM
 from .names import is_warp
 
 LAUNCH_CALLS = ("launch", "launch_tiled")
@@ -214,6 +215,21 @@ class Project:
             result.append(Launch(file, call, kf, kernel, module))
         self.memo[key] = result
         return list(result)
+
+    def launch_block_dim(self, launch: Launch) -> int | None:
+        """The block_dim a launch uses on CUDA (256 when not given); None when not known statically."""
+        value = launch.block_dim
+        if value is None or (value.kind == "const" and value.const is None):
+            return DEFAULT_CUDA_BLOCK_DIM
+        found, resolved = self.constant(launch.file, value, launch.call.ctx.scope)
+        if not found or not isinstance(resolved, int) or isinstance(resolved, bool):
+            return None
+        return resolved if resolved > 0 else DEFAULT_CUDA_BLOCK_DIM
+
+    @staticmethod
+    def launch_on_cpu(launch: Launch) -> bool:
+        device = launch.call.kwargs.get("device")
+        return device is not None and device.kind == "const" and device.const == "cpu"
 
     # ------------------------------------------------------------------ per-file tables
     def calls_in(self, file: FileModel, scope: str) -> list[Call]:

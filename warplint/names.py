@@ -55,3 +55,17 @@ def resolve_relative(module: str, is_package: bool, level: int, target: str | No
     if target:
         return f"{package}.{target}" if package else target
     return package
+
+
+def dotted_name(node) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain (a LibCST node), else None."""
+    import libcst as cst
+
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None

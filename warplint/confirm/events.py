@@ -7,15 +7,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-SNAPSHOT_OPTIONS = (
-    "enable_backward",
-    "max_unroll",
-    "lineinfo",
-    "deterministic",
-    "deterministic_max_records",
-    "compile_time_trace",
-)
-CACHE_CONFIG = ("cache_kernels", "kernel_cache_dir")
+from warplint.facts import CONFIG_CACHE_NAMES as CACHE_CONFIG
+from warplint.facts import SNAPSHOT_OPTIONS
+
 
 
 def norm_path(path: str | None, cwd: str | None = None) -> str | None:

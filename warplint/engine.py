@@ -265,7 +265,8 @@ class Session:
         h = hashlib.blake2b(digest_size=20)
         config = {k: v for k, v in self.config.__dict__.items() if k != "cache_dir"}
         h.update(repr((sorted(config.items(), key=lambda kv: kv[0]), sorted(self.enabled))).encode())
-        h.update(repr(installed_config_names()).encode())
+        names, source = installed_config_names()
+        h.update(repr((sorted(names), source)).encode())  # sorted: set order varies between processes
         for path, text, error in files:
             h.update(b"\0" + os.path.abspath(path).encode("utf-8", "surrogatepass") + b"\0" + path.encode("utf-8", "surrogatepass"))
             h.update(b"\1" + (_cache.digest(text) if text is not None else f"error:{error}").encode())

@@ -7,6 +7,7 @@ own visitor through ``Rule.collect`` (see rule.py); those run in the same traver
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -51,6 +52,27 @@ class _Frame:
 
 
 _dotted = dotted_name
+
+
+# Calls whose arguments the model summarises: Warp's API, and the standard-library
+# calls that touch the process environment, temp/cache directories and config
+# (everything else keeps only callee and position; a rule needing more adds a collect()).
+_ARGUMENT_PREFIXES = (
+    "warp.", "os.", "shutil.", "atexit.", "tempfile.", "time.", "datetime.", "uuid.", "pathlib.",
+    "functools.", "importlib.",
+)
+_ARGUMENT_NAMES = frozenset({"setattr", "getattr", "dict", "Path", "TemporaryDirectory", "mkdtemp"})
+_BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_")) - _ARGUMENT_NAMES
+
+
+_ARGUMENT_SUFFIXES = (".options.update",)  # a wp.Module's options held in a local
+
+
+def _keeps_arguments(callee: str) -> bool:
+    if callee.startswith(_ARGUMENT_PREFIXES) or callee in _ARGUMENT_NAMES or callee.endswith(_ARGUMENT_SUFFIXES):
+        return True
+    # helpers defined in the project may wrap the above: keep the ones that look like it
+    return callee.rpartition(".")[2] in _ARGUMENT_NAMES
 
 
 class Extractor(cst.CSTVisitor):
@@ -182,7 +204,10 @@ class Extractor(cst.CSTVisitor):
         if isinstance(node, cst.Call):
             dotted = _dotted(node.func)
             ref = self.resolve(dotted)[0] if dotted else None
-            args, kwargs = self._args(node.args, depth + 1)
+            if ref is not None and ref not in _BUILTINS and not _keeps_arguments(ref):
+                args, kwargs = (), {}  # see _ARGUMENT_PREFIXES: other calls are summarised by name
+            else:
+                args, kwargs = self._args(node.args, depth + 1)
             base = None if dotted else self._value(node.func, depth + 1)
             return Value("call", text=f"{dotted or base.text}(...)", ref=ref, args=args, kwargs=kwargs, base=base)
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
@@ -648,6 +673,16 @@ class Extractor(cst.CSTVisitor):
             callee = f"{self.resolve(inner)[0]}()." + ".".join(reversed(attrs))
         else:
             callee = self.resolve(dotted)[0] if dotted else "warp.kernel"
+        if not _keeps_arguments(callee):
+            if callee in _BUILTINS:
+                return  # print(), len(), ...: never a project function, never Warp
+            # Only the callee and the position: enough for the call graph, and it keeps
+            # models (and the cache) small on large projects.
+            call = Call(callee=callee, span=None, args=(), kwargs={}, ctx=self.ctx(),  # type: ignore[arg-type]
+                        has_star_args=any(a.star for a in node.args), receiver=receiver)
+            self._span_of(call, "span", node)
+            self.model.calls.append(call)
+            return
         args, kwargs = self._args(node.args, 1)
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in kwargs:

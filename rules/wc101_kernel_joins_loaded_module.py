@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from typing import Iterator
 
 from warplint.index import Project
@@ -89,7 +90,8 @@ class KernelJoinsLoadedModule(Rule):
                 yield self.report(
                     kernel.span,
                     f"kernel `{kernel.name}` is created when {where} runs, after Warp module {module} was already "
-                    f"launched ({launch_file.path}:{launch.span.line}): the whole module ({total} kernels) builds again. "
+                    f"launched ({os.path.basename(launch_file.path)}:{launch.span.line}): the whole module ({total} kernels) "
+                    "builds again. "
                     "Define it at module level, before the first launch, or in its own module.",
                     module=module, kernel=kernel.name, function=scope,
                 )
@@ -118,7 +120,10 @@ class KernelJoinsLoadedModule(Rule):
         for caller_file, call, _level in project.caller_scopes(project.fqname(file, scope)):
             for order, launched, launch in project.launch_timeline(caller_file, call.ctx.scope):
                 if order < call.ctx.order and launched in (module, "*"):
-                    where = f"{call.callee.rpartition('.')[2]}() (called at {caller_file.path}:{call.span.line})"
+                    where = (
+                        f"{call.callee.rpartition('.')[2]}() "
+                        f"(called at {os.path.basename(caller_file.path)}:{call.span.line})"
+                    )
                     return where, launch, caller_file
         return None
 

@@ -58,17 +58,6 @@ class _MarkingState(CodegenState):
             return _Mark(self, id(node))
         return _NOTHING
 
-    def before_codegen(self, node) -> None:
-        # Nodes without a syntactic-position hook (e.g. Decorator, Param) are
-        # marked by their full extent; whitespace is skipped when converting.
-        if id(node) in self.targets and id(node) not in self.marks:
-            self.marks[id(node)] = (len(self.tokens), -1)
-
-    def after_codegen(self, node) -> None:
-        mark = self.marks.get(id(node))
-        if mark is not None and mark[1] == -1:
-            self.marks[id(node)] = (mark[0], len(self.tokens))
-
 
 def locate(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, Span]:
     """Map ``id(node)`` to its Span for each node of ``nodes`` found in ``module``."""

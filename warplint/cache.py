@@ -179,30 +179,8 @@ class ModelCache:
             return True
         for absolute in [a for a in self.entries if not os.path.exists(a)]:
             del self.entries[absolute]  # deleted or renamed files
-        try:
-            _prepare_directory(self.directory)
-            fd, tmp = tempfile.mkstemp(prefix=".models-", suffix=".tmp", dir=self.directory)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    pickle.dump(
-                        {"format": CACHE_FORMAT, "salt": self.salt, "entries": self.entries},
-                        fh,
-                        protocol=pickle.HIGHEST_PROTOCOL,
-                    )
-                os.replace(tmp, self.path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
-            for name in os.listdir(self.directory):  # caches of other versions / rule sets
-                if name.startswith("models-") and name.endswith(".pickle") and name != os.path.basename(self.path):
-                    try:
-                        os.unlink(os.path.join(self.directory, name))
-                    except OSError:
-                        pass
-        except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
+        if not _replace_pickle(self.directory, self.path, "models-", {"format": CACHE_FORMAT, "salt": self.salt,
+                                                                       "entries": self.entries}):
             return False
         self.dirty = False
         return True
@@ -279,28 +257,8 @@ class ResultCache:
         entries[key] = entry
         while len(entries) > self.KEEP:
             entries.pop(next(iter(entries)))
-        try:
-            _prepare_directory(self.directory)
-            fd, tmp = tempfile.mkstemp(prefix=".results-", suffix=".tmp", dir=self.directory)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    pickle.dump({"format": CACHE_FORMAT, "salt": self.salt, "entries": entries}, fh,
-                                protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(tmp, self.path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
-            for name in os.listdir(self.directory):
-                if name.startswith("results-") and name.endswith(".pickle") and name != os.path.basename(self.path):
-                    try:
-                        os.unlink(os.path.join(self.directory, name))
-                    except OSError:
-                        pass
-        except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
-            pass
+        _replace_pickle(self.directory, self.path, "results-", {"format": CACHE_FORMAT, "salt": self.salt,
+                                                                "entries": entries})
 
 
 def file_digest(path: str) -> str | None:
@@ -309,3 +267,30 @@ def file_digest(path: str) -> str | None:
             return hashlib.blake2b(fh.read(), digest_size=16).hexdigest()
     except OSError:
         return None
+
+
+def _replace_pickle(directory: str, path: str, prefix: str, payload: dict) -> bool:
+    """Write ``payload`` to ``path`` atomically (temp file + rename), then drop this kind's
+    files of other salts (other versions / rule sets). False when it could not be written."""
+    try:
+        _prepare_directory(directory)
+        fd, tmp = tempfile.mkstemp(prefix="." + prefix, suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        for name in os.listdir(directory):
+            if name.startswith(prefix) and name.endswith(".pickle") and name != os.path.basename(path):
+                try:
+                    os.unlink(os.path.join(directory, name))
+                except OSError:
+                    pass
+    except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
+        return False
+    return True

@@ -156,7 +156,9 @@ def test_rule_command(run_cli):
     code, out, _ = run_cli("rule", "WC501")
     assert code == 0 and out.startswith("# WC501 force-load-all-modules") and "## Why" in out
     code, out, _ = run_cli("rule", "--all")
-    assert code == 0 and "WC101" in out and "CS-1" in out and "opt-in" in out or "on" in out
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:]}
+    assert code == 0 and rows["WC101"][1:4] == ["kernel-joins-loaded-module", "CS-1", "on"]
+    assert rows["WC304"][3] == "opt-in" and rows["WC901"][3] == "runtime"
     code, _, err = run_cli("rule", "WC999")
     assert code == 2 and "WC999" in err
 

@@ -58,11 +58,6 @@ class UnknownConfigName(Rule):
             ref = a.target.ref or ""
             if a.target.kind == "attr" and ref.startswith("warp.config.") and ref.count(".") == 2:
                 sites.append((ref[len("warp.config."):], a.span, a.ctx.scope))
-        for call in file.calls:
-            if call.callee == "setattr" and len(call.args) >= 2:
-                obj, name = call.args[:2]
-                if obj.ref == "warp.config" and name.kind == "const" and isinstance(name.const, str):
-                    sites.append((name.const, call.span, call.ctx.scope))
         for name, span, scope in sites:
             if name in names or name.startswith("__"):
                 continue

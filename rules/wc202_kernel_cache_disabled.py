@@ -68,17 +68,3 @@ class KernelCacheDisabled(Rule):
                 function=a.ctx.scope,
                 option="cache_kernels",
             )
-        for call in file.calls:
-            if call.callee != "setattr" or len(call.args) < 3:
-                continue
-            obj, name, value = call.args[:3]
-            if obj.ref == "warp.config" and name.const == "cache_kernels" and value.kind == "const" and not value.const:
-                if gate_reason(file, call.ctx, project):
-                    continue
-                yield self.report(
-                    call.span,
-                    "cache_kernels is turned off: every module load recompiles from scratch in every run, ignoring "
-                    "binaries already on disk; remove the assignment, or gate a one-off rebuild behind a flag.",
-                    function=call.ctx.scope,
-                    option="cache_kernels",
-                )

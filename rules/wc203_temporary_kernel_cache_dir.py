@@ -64,11 +64,6 @@ class TemporaryKernelCacheDir(Rule):
             if a.target.ref == "warp.config.kernel_cache_dir" and not a.augmented
         ]
         sites += [(v, c, s, "WARP_CACHE_PATH") for v, c, s in env_writes(file, "WARP_CACHE_PATH")]
-        for call in file.calls:
-            if call.callee == "setattr" and len(call.args) >= 3:
-                obj, name, value = call.args[:3]
-                if obj.ref == "warp.config" and name.const == "kernel_cache_dir":
-                    sites.append((value, call.ctx, call.span, "wp.config.kernel_cache_dir"))
         for value, ctx, span, what in sites:
             why = fresh_dir_reason(value, file, ctx.scope, project)
             if why is None or gate_reason(file, ctx, project):

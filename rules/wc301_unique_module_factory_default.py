@@ -4,7 +4,6 @@ from typing import Iterator
 
 from warplint.index import Project
 from warplint.model import FileModel, Function
-from warplint.names import is_warp
 from warplint.rule import Report, Rule
 
 

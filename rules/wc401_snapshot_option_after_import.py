@@ -4,8 +4,7 @@ from typing import Iterator
 
 from warplint.facts import SNAPSHOT_OPTIONS
 from warplint.index import Project
-from warplint.model import Assignment, Call, Context, FileModel, Import, Value
-from warplint.names import is_warp
+from warplint.model import Context, FileModel, Import, Value
 from warplint.rule import Report, Rule
 
 
@@ -78,11 +77,6 @@ class SnapshotOptionAfterImport(Rule):
             ref = a.target.ref or ""
             if a.target.kind == "attr" and ref.startswith("warp.config.") and ref[12:] in SNAPSHOT_OPTIONS:
                 yield ref[12:], a.value, a.span, a.ctx
-        for call in file.calls:
-            if call.callee == "setattr" and len(call.args) >= 3:
-                target, name = call.args[0], call.args[1]
-                if target.ref == "warp.config" and name.kind == "const" and name.const in SNAPSHOT_OPTIONS:
-                    yield name.const, call.args[2], call.span, call.ctx
 
     @staticmethod
     def _entry_point(scope: str) -> bool:

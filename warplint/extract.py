@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import libcst as cst
 
@@ -696,6 +696,8 @@ class Extractor(cst.CSTVisitor):
         )
         self._span_of(call, "span", node)
         self.model.calls.append(call)
+        if callee == "setattr" and len(args) >= 3:
+            self._record_setattr(args, node)
         if is_warp(callee, "kernel", "Kernel") and args:
             f = args[0]
             if f.kind in ("name", "attr"):
@@ -708,6 +710,17 @@ class Extractor(cst.CSTVisitor):
                 self.model.kernels.append(kernel)
                 self._pending_kernels.append((kernel, call.ctx.scope, f.text))
                 self._last_kernel_call = (node, kernel)
+
+    def _record_setattr(self, args: tuple[Value, ...], node: cst.Call) -> None:
+        """``setattr(obj, "x", v)`` is the assignment ``obj.x = v``: record it as one, so
+        rules that read assignments (wp.config.x = ...) need no second code path."""
+        obj, name, value = args[:3]
+        if obj.kind not in ("name", "attr") or name.kind != "const" or not isinstance(name.const, str):
+            return
+        target = Value("attr", text=f"{obj.text}.{name.const}", ref=f"{obj.ref}.{name.const}" if obj.ref else None)
+        assignment = Assignment(target, value, None, self.ctx())  # type: ignore[arg-type]
+        self._span_of(assignment, "span", node)
+        self.model.assignments.append(assignment)
 
     def _names_in(self, node: cst.CSTNode) -> set[str]:
         found: set[str] = set()

@@ -7,7 +7,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from warplint.facts import CONFIG_CACHE_NAMES as CACHE_CONFIG
 from warplint.facts import SNAPSHOT_OPTIONS
 
 

@@ -194,11 +194,12 @@ def _prepare_directory(directory: str) -> None:
             _write_atomic(path, content)
 
 
-def _write_atomic(path: str, content: str) -> None:
+def _write_atomic(path: str, content: str | bytes) -> None:
+    """Write to a temp file beside ``path``, then rename: readers never see half a file."""
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(content)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(content.encode("utf-8") if isinstance(content, str) else content)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -274,17 +275,7 @@ def _replace_pickle(directory: str, path: str, prefix: str, payload: dict) -> bo
     files of other salts (other versions / rule sets). False when it could not be written."""
     try:
         _prepare_directory(directory)
-        fd, tmp = tempfile.mkstemp(prefix="." + prefix, suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        _write_atomic(path, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
         for name in os.listdir(directory):
             if name.startswith(prefix) and name.endswith(".pickle") and name != os.path.basename(path):
                 try:

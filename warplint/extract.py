@@ -425,16 +425,7 @@ class Extractor(cst.CSTVisitor):
         return result
 
     def _annotation_text(self, node: cst.CSTNode) -> str:
-        names: list[str] = []
-
-        def walk(n: cst.CSTNode) -> None:
-            if isinstance(n, cst.Name):
-                names.append(n.value)
-            for child in children(n):
-                walk(child)
-
-        walk(node)
-        return " ".join(names)
+        return " ".join(self._names_in(node))
 
     def visit_Return(self, node: cst.Return) -> None:
         fn = self.frame.function
@@ -644,9 +635,9 @@ class Extractor(cst.CSTVisitor):
                 resolved = self.resolve(dotted)[0]
                 fn.warp_calls.add(resolved)
                 if is_warp(resolved, "static"):
-                    names = set()
+                    names: set[str] = set()
                     for arg in node.args:
-                        names |= self._names_in(arg.value)
+                        names.update(self._names_in(arg.value))
                     fn.static_loaded |= names
             return
         inner_kernel_call = None
@@ -722,12 +713,14 @@ class Extractor(cst.CSTVisitor):
         self._span_of(assignment, "span", node)
         self.model.assignments.append(assignment)
 
-    def _names_in(self, node: cst.CSTNode) -> set[str]:
-        found: set[str] = set()
+    @staticmethod
+    def _names_in(node: cst.CSTNode) -> list[str]:
+        """Every Name under ``node``, in source order."""
+        found: list[str] = []
 
         def walk(n: cst.CSTNode) -> None:
             if isinstance(n, cst.Name):
-                found.add(n.value)
+                found.append(n.value)
             for child in children(n):
                 walk(child)
 

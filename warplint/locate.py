@@ -73,7 +73,7 @@ def locate(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, Span]:
     for start, end in state.marks.values():
         wanted.add(start)
         wanted.add(end)
-    positions: dict[int, tuple[int, int, str]] = {}
+    positions: dict[int, tuple[int, int]] = {}
     line, col, prev = 1, 0, 0
     for index in sorted(wanted):
         if index > prev:
@@ -85,11 +85,11 @@ def locate(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, Span]:
             else:
                 col += len(chunk)
             prev = index
-        positions[index] = (line, col, "")
+        positions[index] = (line, col)
 
     spans: dict[int, Span] = {}
     for node_id, (start, end) in state.marks.items():
-        s_line, s_col, _ = positions[start]
+        s_line, s_col = positions[start]
         # Skip whitespace, newlines and comments the node emits before its first real token.
         i = start
         while i < end:
@@ -111,7 +111,7 @@ def locate(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, Span]:
             else:
                 s_col += len(tok)
             i += 1
-        e_line, e_col, _ = positions[end]
+        e_line, e_col = positions[end]
         # Trailing whitespace/newlines emitted by the node are not part of it.
         j = end
         while j > i:

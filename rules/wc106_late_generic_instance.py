@@ -74,13 +74,12 @@ class LateGenericInstance(Rule):
         "    b = wp.zeros(n, dtype=wp.float64)\n    wp.launch(scale, dim=n, inputs=[b, wp.float64(2.0)])\n",
     )
 
-    def __init__(self) -> None:
-        self._cached: tuple[Project, dict[tuple[str, str], list[Launch]], set[tuple[str, str]]] | None = None
-
     # ------------------------------------------------------------------ project-wide facts
     def _index(self, project: Project) -> tuple[dict[tuple[str, str], list[Launch]], set[tuple[str, str]]]:
-        if self._cached is not None and self._cached[0] is project:
-            return self._cached[1], self._cached[2]
+        return project.cached((self.code, "index"), lambda: self._build_index(project))
+
+    @staticmethod
+    def _build_index(project: Project) -> tuple[dict[tuple[str, str], list[Launch]], set[tuple[str, str]]]:
         launches: dict[tuple[str, str], list[Launch]] = {}
         overloaded: set[tuple[str, str]] = set()
         for f in project.files:
@@ -95,7 +94,6 @@ class LateGenericInstance(Rule):
             for fn in f.functions.values():
                 if "warp.overload" in fn.decorators:
                     overloaded.add((f.path, fn.name))
-        self._cached = (project, launches, overloaded)
         return launches, overloaded
 
     # ------------------------------------------------------------------ type inference

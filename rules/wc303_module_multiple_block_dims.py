@@ -65,12 +65,11 @@ class ModuleMultipleBlockDims(Rule):
         "def step(x):\n    wp.launch(a, dim=8, inputs=[x])\n    wp.launch(b, dim=8, inputs=[x], block_dim=BLOCK)\n",
     )
 
-    def __init__(self) -> None:
-        self._cached: tuple[Project, dict[str, list[tuple[Launch, int]]]] | None = None
-
     def _launches_by_module(self, project: Project) -> dict[str, list[tuple[Launch, int]]]:
-        if self._cached is not None and self._cached[0] is project:
-            return self._cached[1]
+        return project.cached((self.code, "launches"), lambda: self._build(project))
+
+    @staticmethod
+    def _build(project: Project) -> dict[str, list[tuple[Launch, int]]]:
         by_module: dict[str, list[tuple[Launch, int]]] = {}
         for f in project.files:
             for launch in project.launches(f):
@@ -86,7 +85,6 @@ class ModuleMultipleBlockDims(Rule):
                 by_module.setdefault(launch.module, []).append((launch, value))
         for entries in by_module.values():
             entries.sort(key=lambda e: (e[0].file.path, e[0].call.span.line, e[0].call.span.col))
-        self._cached = (project, by_module)
         return by_module
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:

@@ -83,19 +83,13 @@ class FragmentedModules(Rule):
 
     @staticmethod
     def _block_dims(project: Project) -> dict[int, set[object]]:
-        # Project-wide and the same for every file: computed once per run.
-        cached = project.memo.get("WC305.block_dims")
-        if cached is not None:
-            return cached
+        return project.cached("WC305.block_dims", lambda: FragmentedModules._collect_block_dims(project))
+
+    @staticmethod
+    def _collect_block_dims(project: Project) -> dict[int, set[object]]:
         found: dict[int, set[object]] = {}
-        project.memo["WC305.block_dims"] = found
         for f in project.files:
             for launch in project.launches(f):
-                value = launch.block_dim
-                if value is None:
-                    dim: object = 256
-                else:
-                    known, dim = project.constant(f, value, launch.call.ctx.scope)
-                    dim = dim if known else "?"
-                found.setdefault(id(launch.kernel), set()).add(dim)
+                dim = project.launch_block_dim(launch)
+                found.setdefault(id(launch.kernel), set()).add("?" if dim is None else dim)
         return found

@@ -76,13 +76,11 @@ class TileKernelBackwardOptionIgnored(Rule):
         "    wp.tile_store(c, wp.tile_matmul(ta, tb))\n",
     )
 
-    def __init__(self) -> None:
-        self._cached: tuple[Project, dict[str, set[str]], set[str]] | None = None
-
     def _options_off(self, project: Project) -> tuple[dict[str, set[str]], set[str]]:
         """Options set to False per module by set_module_options, and wp.config options set False at module level."""
-        if self._cached is not None and self._cached[0] is project:
-            return self._cached[1], self._cached[2]
+        return project.cached((self.code, "options_off"), lambda: self._build_options_off(project))
+
+    def _build_options_off(self, project: Project) -> tuple[dict[str, set[str]], set[str]]:
         modules: dict[str, set[str]] = {}
         global_off: set[str] = set()
         for f in project.files:
@@ -110,7 +108,6 @@ class TileKernelBackwardOptionIgnored(Rule):
                     found, value = project.constant(f, a.value)
                     if found and value is False:
                         global_off.add(ref[len("warp.config."):])
-        self._cached = (project, modules, global_off)
         return modules, global_off
 
     @staticmethod

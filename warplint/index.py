@@ -231,6 +231,13 @@ class Project:
         device = launch.call.kwargs.get("device")
         return device is not None and device.kind == "const" and device.const == "cpu"
 
+    def cached(self, key, compute):
+        """``compute()`` once per project: for facts a rule derives from the whole project
+        and asks for from every file (the memo dies with the project, unlike rule state)."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
+
     # ------------------------------------------------------------------ per-file tables
     def calls_in(self, file: FileModel, scope: str) -> list[Call]:
         """The calls written directly in ``scope`` of ``file``, in source order."""

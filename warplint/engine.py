@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import io
 import os
 import re
@@ -114,19 +115,18 @@ def _analyze(path: str, text: str, module: str | None, is_package: bool | None) 
 _MAX_PYTHON_NESTING = 200  # CPython's tokenizer limit (MAXLEVEL)
 
 
+_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+_BRACKET_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+
+
 def _too_deeply_nested(text: str) -> str | None:
     """LibCST's native parser overflows the C stack (a segfault) on very deep bracket
     nesting that CPython itself rejects; catch that before parsing. Cheap: only
     bracket characters are looked at, and ``ast`` decides when the count is high."""
-    brackets = "".join(ch for ch in text if ch in "()[]{}") if text.count("(") + text.count("[") > 400 else ""
-    if not brackets:
+    if text.count("(") + text.count("[") + text.count("{") <= _MAX_PYTHON_NESTING:
         return None
-    depth = deepest = 0
-    for ch in brackets:
-        depth += 1 if ch in "([{" else -1
-        if depth > deepest:
-            deepest = depth
-    if deepest <= _MAX_PYTHON_NESTING:
+    steps = map(_BRACKET_STEP.__getitem__, _NOT_BRACKETS.sub("", text))  # C-speed on large files
+    if max(itertools.accumulate(steps), default=0) <= _MAX_PYTHON_NESTING:
         return None
     import ast
 

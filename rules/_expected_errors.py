@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from warplint.locate import locate
+from warplint.locate import PositionedVisitor
 
 _EXPECTS_ERROR = ("raises", "assertRaises", "assertRaisesRegex")
 
 
-class ExpectedErrorBlocks(cst.CSTVisitor):
+class ExpectedErrorBlocks(PositionedVisitor):
     """Line ranges of `with pytest.raises(...)` / `with self.assertRaises(...)` blocks."""
 
     def __init__(self) -> None:
-        self.facts: list[tuple[int, int]] = []
         self._blocks: list[cst.With] = []
 
     def visit_With(self, node: cst.With) -> None:
@@ -27,11 +26,12 @@ class ExpectedErrorBlocks(cst.CSTVisitor):
                     self._blocks.append(node)
                     return
 
-    def leave_Module(self, original_node: cst.Module) -> None:
-        if self._blocks:
-            spans = locate(original_node, self._blocks)
-            self.facts = [(s.line, s.end_line) for s in (spans.get(id(b)) for b in self._blocks) if s]
-
+    @property
+    def facts(self) -> list[tuple[int, int]]:
+        if not self._blocks:
+            return []
+        spans = self.positions.spans(self._blocks)
+        return [(s.line, s.end_line) for s in (spans.get(id(b)) for b in self._blocks) if s]
 
 
 def inside(blocks, line: int) -> bool:

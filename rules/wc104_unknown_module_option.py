@@ -7,7 +7,6 @@ import libcst as cst
 
 from warplint.facts import installed_module_options
 from warplint.index import Project
-from warplint.locate import locate
 from warplint.model import Context, FileModel, Value
 from warplint.names import canonical, dotted_name, is_warp
 from warplint.rule import Report, Rule
@@ -16,7 +15,7 @@ from ._cache_common import is_test_file
 from ._expected_errors import ExpectedErrorBlocks, inside
 
 
-class _UpdateCalls(cst.CSTVisitor):
+class _UpdateCalls(ExpectedErrorBlocks):
     """Finds `wp.get_module(..).options.update({...})` / `wp.get_module_options().update({...})`.
 
     The model drops calls whose callee is not a dotted name, so these are collected
@@ -24,13 +23,8 @@ class _UpdateCalls(cst.CSTVisitor):
     """
 
     def __init__(self) -> None:
-        # {"updates": [(inner callee, keys, span)], "raises": [(first, last line)]}
-        self.facts: dict[str, list] = {"updates": [], "raises": []}
+        super().__init__()
         self._pending: list[tuple[str, tuple[str, ...], cst.CSTNode]] = []
-        self._raises = ExpectedErrorBlocks()
-
-    def visit_With(self, node: cst.With) -> None:
-        self._raises.visit_With(node)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -57,13 +51,12 @@ class _UpdateCalls(cst.CSTVisitor):
         if keys:
             self._pending.append((inner, tuple(keys), node))
 
-    def leave_Module(self, original_node: cst.Module) -> None:
-        self._raises.leave_Module(original_node)
-        self.facts["raises"] = self._raises.facts
-        if not self._pending:
-            return
-        spans = locate(original_node, [n for _, _, n in self._pending])
-        self.facts["updates"] = [(inner, keys, spans[id(n)]) for inner, keys, n in self._pending if id(n) in spans]
+    @property
+    def facts(self) -> dict[str, list]:  # type: ignore[override]
+        """{"updates": [(inner callee, keys, span)], "raises": [(first, last line)]}"""
+        spans = self.positions.spans([n for _, _, n in self._pending])
+        updates = [(inner, keys, spans[id(n)]) for inner, keys, n in self._pending if id(n) in spans]
+        return {"updates": updates, "raises": super().facts}
 
 
 def _resolve_head(file: FileModel, dotted: str) -> str:

@@ -11,6 +11,7 @@ import pytest
 from warplint.engine import rule_visitors
 from warplint.extract import Extractor, _Batched, extract
 from warplint.fastwalk import children, walk
+from warplint.locate import PositionedVisitor, Positions
 from warplint.model import FileModel
 from warplint.registry import all_rules
 
@@ -74,15 +75,19 @@ def test_same_events_as_libcst(name: str, source: str) -> None:
 def test_same_model_as_libcst_visit(name: str, source: str) -> None:
     tree = cst.parse_module(source)
     slow = FileModel(path=name, module="m")
-    extractor = Extractor(tree, slow)
+    positions = Positions(tree, source)
+    extractor = Extractor(tree, slow, positions)
     visitors = [v for _, v in rule_visitors(all_rules().values())]
-    tree.visit(_Batched([extractor, *visitors]))
+    for v in visitors:
+        if isinstance(v, PositionedVisitor):
+            v.positions = positions
+    tree.visit(_Batched([extractor, *visitors, positions]))
     extractor.finish()
     slow_facts = [getattr(v, "facts", None) for v in visitors]
 
     fast = FileModel(path=name, module="m")
     visitors = [v for _, v in rule_visitors(all_rules().values())]
-    extract(tree, fast, visitors)
+    extract(tree, fast, visitors, source)
     assert fast == slow
     assert [getattr(v, "facts", None) for v in visitors] == slow_facts
 

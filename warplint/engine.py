@@ -101,7 +101,7 @@ def _analyze(path: str, text: str, module: str | None, is_package: bool | None) 
         return model
     visitors = rule_visitors(all_rules().values())
     try:
-        extract(tree, model, [v for _, v in visitors])
+        extract(tree, model, [v for _, v in visitors], text)
     except RecursionError:
         model.error = "could not analyse: nesting too deep"
         return model

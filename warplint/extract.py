@@ -14,7 +14,7 @@ from typing import Any
 import libcst as cst
 
 from .fastwalk import children, walk
-from .locate import locate
+from .locate import Positions, PositionedVisitor
 from .model import (
     Assignment,
     Call,
@@ -76,8 +76,9 @@ def _keeps_arguments(callee: str) -> bool:
 
 
 class Extractor(cst.CSTVisitor):
-    def __init__(self, module_node: cst.Module, model: FileModel) -> None:
+    def __init__(self, module_node: cst.Module, model: FileModel, positions: Positions) -> None:
         self.tree = module_node
+        self.positions = positions
         self.model = model
         self.frames: list[_Frame] = [_Frame("")]
         self.order = 0
@@ -266,17 +267,17 @@ class Extractor(cst.CSTVisitor):
 
     def _condition(self, test: cst.BaseExpression) -> tuple[str, tuple[str, ...]]:
         names: list[str] = []
-
-        def walk(n: cst.CSTNode) -> None:
+        # Loops, not recursive closures: a closure that calls itself is a reference cycle,
+        # and through ``self`` it would keep the whole tree alive until the next gc pass.
+        stack: list[cst.CSTNode] = [test]
+        while stack:
+            n = stack.pop()
             if isinstance(n, (cst.Name, cst.Attribute)):
                 d = _dotted(n)
                 if d:
                     names.append(self.resolve(d)[0])
-                    return
-            for child in children(n):
-                walk(child)
-
-        walk(test)
+                    continue
+            stack.extend(reversed(children(n)))
         text = self.tree.code_for_node(test).strip()
         return (text if len(text) <= 120 else text[:117] + "...", tuple(names))
 
@@ -545,12 +546,12 @@ class Extractor(cst.CSTVisitor):
 
     def _handler_action(self, handler: cst.ExceptHandler) -> str:
         action = "swallow"
-
-        def walk(n: cst.CSTNode) -> None:
-            nonlocal action
+        stack: list[cst.CSTNode] = [handler.body]
+        while stack:
+            n = stack.pop()
             if isinstance(n, cst.Raise):
                 action = "reraise"
-                return
+                continue
             if isinstance(n, cst.Call) and action != "reraise":
                 d = (_dotted(n.func) or "").lower()
                 last = d.rpartition(".")[2]
@@ -559,11 +560,8 @@ class Extractor(cst.CSTVisitor):
                 elif action == "swallow":
                     action = "handle"
             if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                return
-            for child in children(n):
-                walk(child)
-
-        walk(handler.body)
+                continue
+            stack.extend(reversed(children(n)))
         return action
 
     # ------------------------------------------------------------------ assignments
@@ -717,14 +715,12 @@ class Extractor(cst.CSTVisitor):
     def _names_in(node: cst.CSTNode) -> list[str]:
         """Every Name under ``node``, in source order."""
         found: list[str] = []
-
-        def walk(n: cst.CSTNode) -> None:
+        stack: list[cst.CSTNode] = [node]
+        while stack:
+            n = stack.pop()
             if isinstance(n, cst.Name):
                 found.append(n.value)
-            for child in children(n):
-                walk(child)
-
-        walk(node)
+            stack.extend(reversed(children(n)))
         return found
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
@@ -773,7 +769,7 @@ class Extractor(cst.CSTVisitor):
             own = fn.locals | {p.name for p in fn.params}
             kernel.captured = (fn.loaded & enclosing) - own
             kernel.static_captured = (fn.static_loaded & enclosing) - own
-        spans = locate(self.tree, [node for _, _, node in self._span_targets])
+        spans = self.positions.spans([node for _, _, node in self._span_targets])
         for obj, attr, node in self._span_targets:
             span = spans.get(id(node))
             if span is not None:
@@ -784,13 +780,16 @@ def extract(
     tree: cst.Module,
     model: FileModel,
     extra_visitors: list[cst.CSTVisitor] | None = None,
+    text: str | None = None,
 ) -> FileModel:
-    """Fill ``model`` from ``tree`` in one traversal (plus any rule visitors, batched)."""
-    extractor = Extractor(tree, model)
-    if extra_visitors:
-        walk(tree, [extractor, *extra_visitors])
-    else:
-        walk(tree, extractor)
+    """Fill ``model`` from ``tree`` (parsed from ``text``) in one traversal, batched with
+    any rule visitors and the file's ``Positions``."""
+    positions = Positions(tree, tree.code if text is None else text)
+    extractor = Extractor(tree, model, positions)
+    for visitor in extra_visitors or ():
+        if isinstance(visitor, PositionedVisitor):
+            visitor.positions = positions
+    walk(tree, [extractor, *(extra_visitors or ()), positions])
     extractor.finish()
     return model
 

@@ -74,63 +74,91 @@ _DEFAULT_LEAVE_ATTR = cst.CSTVisitor.on_leave_attribute
 _INERT = ((), (), ())  # a node with no callbacks and no children: not even entered
 
 
-def _callback(visitor: Any, method: str) -> Any:
-    """``visitor.<method>`` unless it is LibCST's no-op stub (CSTVisitor defines a
+def _has_callback(kind: type, method: str) -> bool:
+    """``kind`` defines ``method`` and it is not LibCST's no-op stub (CSTVisitor defines a
     ``visit_*``/``leave_*`` for every node class and field, all doing nothing)."""
-    found = getattr(type(visitor), method, None)
-    if found is None or found is getattr(cst.CSTVisitor, method, None):
-        return None
-    return getattr(visitor, method)
+    found = getattr(kind, method, None)
+    return found is not None and found is not getattr(cst.CSTVisitor, method, None)
 
 
-def _plan(visitors: list[Any], node: cst.CSTNode) -> tuple:
-    """Per node class: the callbacks each visitor has for it, looked up once.
+# (visitor classes, node class) -> the plan's shape: which visitor (by index) has which
+# callback. Looked up once per process; binding it to a walk's visitors is cheap.
+_SHAPES: dict[tuple, tuple] = {}
+
+
+def _shape(kinds: tuple[type, ...], node: cst.CSTNode) -> tuple:
+    """Per node class: the callbacks each visitor class has for it.
 
     A visitor that keeps CSTVisitor's ``on_visit``/``on_leave``/``on_*_attribute``
     dispatches to ``visit_<Node>``/``leave_<Node>``/``visit_<Node>_<field>``; those
-    bound methods are resolved here instead of by a ``getattr`` per node and field
-    (LibCST's no-op stubs are skipped). A visitor that overrides a hook gets the
-    hook called.
+    are resolved here instead of by a ``getattr`` per node and field (LibCST's no-op
+    stubs are skipped). A visitor that overrides a hook gets the hook called.
+    Entries are (visitor index, method name, field name for an attribute hook).
     """
     name = type(node).__name__
-    fields = visited_fields(node)
-    pre: list[tuple[Any, bool]] = []  # (callback, is a raw on_visit hook)
-    post: list[Any] = []
+    order = list(enumerate(kinds))
+    pre: list[tuple[int, str, bool]] = []  # (index, method, is a raw on_visit hook)
+    post: list[tuple[int, str, None]] = []
     attrs: list[tuple[str, tuple, tuple]] = []
-    for v in visitors:
-        if type(v).on_visit is _DEFAULT_VISIT:
-            f = _callback(v, f"visit_{name}")
-            if f is not None:
-                pre.append((f, False))
+    for i, kind in order:
+        if kind.on_visit is _DEFAULT_VISIT:
+            if _has_callback(kind, f"visit_{name}"):
+                pre.append((i, f"visit_{name}", False))
         else:
-            pre.append((v.on_visit, True))
-    for v in reversed(visitors):
-        if type(v).on_leave is _DEFAULT_LEAVE:
-            f = _callback(v, f"leave_{name}")
-            if f is not None:
-                post.append(f)
+            pre.append((i, "on_visit", True))
+    for i, kind in reversed(order):
+        if kind.on_leave is _DEFAULT_LEAVE:
+            if _has_callback(kind, f"leave_{name}"):
+                post.append((i, f"leave_{name}", None))
         else:
-            post.append(v.on_leave)
-    for field_name in fields:
-        before: list[Any] = []
-        after: list[Any] = []
-        for v in visitors:
-            if type(v).on_visit_attribute is _DEFAULT_VISIT_ATTR:
-                f = _callback(v, f"visit_{name}_{field_name}")
-                if f is not None:
-                    before.append(f)
+            post.append((i, "on_leave", None))
+    for field_name in visited_fields(node):
+        before: list[tuple[int, str, str | None]] = []
+        after: list[tuple[int, str, str | None]] = []
+        for i, kind in order:
+            if kind.on_visit_attribute is _DEFAULT_VISIT_ATTR:
+                if _has_callback(kind, f"visit_{name}_{field_name}"):
+                    before.append((i, f"visit_{name}_{field_name}", None))
             else:
-                before.append(lambda n, _hook=v.on_visit_attribute, _a=field_name: _hook(n, _a))
-        for v in reversed(visitors):
-            if type(v).on_leave_attribute is _DEFAULT_LEAVE_ATTR:
-                f = _callback(v, f"leave_{name}_{field_name}")
-                if f is not None:
-                    after.append(f)
+                before.append((i, "on_visit_attribute", field_name))
+        for i, kind in reversed(order):
+            if kind.on_leave_attribute is _DEFAULT_LEAVE_ATTR:
+                if _has_callback(kind, f"leave_{name}_{field_name}"):
+                    after.append((i, f"leave_{name}_{field_name}", None))
             else:
-                after.append(lambda n, _hook=v.on_leave_attribute, _a=field_name: _hook(n, _a))
+                after.append((i, "on_leave_attribute", field_name))
         attrs.append((field_name, tuple(before), tuple(after)))
-    plan = (tuple(pre), tuple(post), tuple(attrs))
-    return _INERT if plan == _INERT else plan
+    shape = (tuple(pre), tuple(post), tuple(attrs))
+    return _INERT if shape == _INERT else shape
+
+
+def _bind(visitor: Any, method: str, field_name: str | None) -> Any:
+    bound = getattr(visitor, method)
+    if field_name is None:
+        return bound
+    return lambda n, _hook=bound, _a=field_name: _hook(n, _a)
+
+
+def _plan(visitors: list[Any], kinds: tuple[type, ...], node: cst.CSTNode) -> tuple:
+    """The callbacks of ``visitors`` (whose classes are ``kinds``) for ``type(node)``."""
+    key = (kinds, type(node))
+    shape = _SHAPES.get(key)
+    if shape is None:
+        shape = _shape(kinds, node)
+        if type(node).__name__ not in _PER_INSTANCE:
+            _SHAPES[key] = shape
+    if shape is _INERT:
+        return _INERT
+    pre, post, attrs = shape
+    return (
+        tuple((getattr(visitors[i], method), raw) for i, method, raw in pre),
+        tuple(getattr(visitors[i], method) for i, method, _ in post),
+        tuple(
+            (field_name, tuple(_bind(visitors[i], m, a) for i, m, a in before),
+             tuple(_bind(visitors[i], m, a) for i, m, a in after))
+            for field_name, before, after in attrs
+        ),
+    )
 
 
 def walk(node: cst.CSTNode, visitor: Any) -> None:
@@ -142,6 +170,7 @@ def walk(node: cst.CSTNode, visitor: Any) -> None:
     """
     batched = isinstance(visitor, (list, tuple))
     visitors = list(visitor) if batched else [visitor]
+    kinds = tuple(type(v) for v in visitors)
     plans: dict[type, tuple] = {}
     sentinel = cst.MaybeSentinel
     inert = _INERT
@@ -150,7 +179,7 @@ def walk(node: cst.CSTNode, visitor: Any) -> None:
         kind = type(n)
         plan = plans.get(kind)
         if plan is None:
-            plan = _plan(visitors, n)
+            plan = _plan(visitors, kinds, n)
             if kind.__name__ not in _PER_INSTANCE:
                 plans[kind] = plan
         return plan

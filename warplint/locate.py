@@ -381,6 +381,17 @@ for _node, _field in _NAME_FIELDS_WITHOUT_TWIN:
     setattr(Positions, f"leave_{_node}_{_field}", Positions._twins_again)
 
 
+# Fields never holding a paired node (expression contexts and operators are ast nodes
+# too, one per Name, BinOp, ...: skipping them saves a third of the walk).
+_NOT_CHILDREN = frozenset({"ctx", "op", "ops", "type_ignores"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    fields = _CHILD_FIELDS[kind] = tuple(f for f in getattr(kind, "_fields", ()) if f not in _NOT_CHILDREN)
+    return fields
+
+
 def _ast_buckets(tree: ast.AST) -> dict[str, list[ast.AST]]:
     """The paired kinds' ast nodes, each kind in source order (outer first at one start).
 
@@ -388,27 +399,29 @@ def _ast_buckets(tree: ast.AST) -> dict[str, list[ast.AST]]:
     so the f-string parts LibCST has no node for are known before they are met."""
     buckets: dict[str, list[ast.AST]] = {}
     without_twin: set[int] = set()
-    kinds = _AST_KIND
+    kinds, child_fields = _AST_KIND, _CHILD_FIELDS
     ast_node, joined, formatted = ast.AST, ast.JoinedStr, ast.FormattedValue
     stack: list[Any] = [tree]
     pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
         n = pop()
-        kind = kinds.get(type(n))
+        node_type = type(n)
+        kind = kinds.get(node_type)
         if kind is not None:
             if id(n) not in without_twin:
                 bucket = buckets.get(kind)
                 if bucket is None:
                     bucket = buckets[kind] = []
                 bucket.append(n)
-            if type(n) is joined:  # its text parts are not nodes in LibCST
+            if node_type is joined:  # its text parts are not nodes in LibCST
                 without_twin.update(id(part) for part in n.values if type(part) is ast.Constant)
-        elif type(n) is formatted and n.format_spec is not None:
+        elif node_type is formatted and n.format_spec is not None:
             without_twin.add(id(n.format_spec))  # LibCST: parts of the f-string, not a string
-        for field in n._fields:
+        # lists may hold None (dict unpacking) or str (global names): those have no fields
+        for field in child_fields.get(node_type) or _child_fields(node_type):
             value = getattr(n, field, None)
             if type(value) is list:
-                extend(v for v in value if isinstance(v, ast_node))
+                extend(value)
             elif isinstance(value, ast_node):
                 push(value)
     for bucket in buckets.values():

@@ -7,7 +7,8 @@
 
 Fetches the corpora with scripts/fetch_corpora.py (into the ignored .cache/corpora/),
 copies each to a temporary directory (the "touched one file" case edits the copy), and
-times, each in its own subprocess with the same interpreter:
+times, each in its own subprocess with the same interpreter, one repetition of every
+case after another (so a load spike on a noisy machine hits all cases alike):
 
 - bare parse      ``libcst.parse_module`` of every .py file, serial (the target to beat);
 - bare parse xN   the same over N processes (what parallelism alone buys);
@@ -118,14 +119,9 @@ def tool_available(module: str) -> bool:
     return subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True).returncode == 0
 
 
-def measure(label: str, repeat: int, prepare, cmd_for) -> dict:
-    rows = []
-    for i in range(repeat):
-        if prepare is not None:
-            prepare(i)
-        rows.append(run_timed(cmd_for(i)))
+def summarise(label: str, rows: list[tuple[float, float, float, int]]) -> dict:
     walls = [r[0] for r in rows]
-    result = {
+    return {
         "label": label,
         "median": statistics.median(walls),
         "min": min(walls),
@@ -133,8 +129,6 @@ def measure(label: str, repeat: int, prepare, cmd_for) -> dict:
         "cpu": statistics.median(r[1] for r in rows),
         "rss": max(r[2] for r in rows),
     }
-    print(f"  {label:24} {result['median']:8.2f} s  ({result['min']:.2f}-{result['max']:.2f})", flush=True)
-    return result
 
 
 def bench_corpus(name: str, args) -> list[dict]:
@@ -150,8 +144,6 @@ def bench_corpus(name: str, args) -> list[dict]:
     n_files = len(python_files(tree))
     size = sum(os.path.getsize(p) for p in python_files(tree))
     print(f"\n{name}: {n_files} files, {size / 1e6:.1f} MB  ({tree})", flush=True)
-    results = []
-    r = args.repeat
 
     def fresh_cache(_i: int) -> None:
         shutil.rmtree(cache, ignore_errors=True)
@@ -163,30 +155,38 @@ def bench_corpus(name: str, args) -> list[dict]:
             fh.write(f"\n# benchmark edit {i} {time.time()}\n")
 
     workers = jobs or len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    results.append(measure("bare parse (serial)", r, None, lambda i: [sys.executable, "-c", BARE_PARSE, tree, "1"]))
+    # (label, prepare, command): one repetition runs every case in this order (the warm
+    # cases need the cache the case before them wrote), so load spikes hit all cases alike.
+    cases = [("bare parse (serial)", None, [sys.executable, "-c", BARE_PARSE, tree, "1"])]
     if workers > 1:
-        results.append(measure(f"bare parse (x{workers})", r, None,
-                               lambda i: [sys.executable, "-c", BARE_PARSE, tree, str(workers)]))
-    results.append(measure("warplint cold --no-cache", r, None, lambda i: warplint + ["--no-cache", tree]))
-    results.append(measure("warplint cold, writes cache", r, fresh_cache,
-                           lambda i: warplint + ["--cache-dir", cache, tree]))
-    results.append(measure("warplint warm", r, None, lambda i: warplint + ["--cache-dir", cache, tree]))
-    results.append(measure("warplint touched 1 file", r, touch, lambda i: warplint + ["--cache-dir", cache, tree]))
-    results.append(measure("warplint warm, 1 file arg", r, None,
-                           lambda i: warplint + ["--cache-dir", cache, touched]))
+        cases.append((f"bare parse (x{workers})", None, [sys.executable, "-c", BARE_PARSE, tree, str(workers)]))
+    cases += [
+        ("warplint cold --no-cache", None, warplint + ["--no-cache", tree]),
+        ("warplint cold, writes cache", fresh_cache, warplint + ["--cache-dir", cache, tree]),
+        ("warplint warm", None, warplint + ["--cache-dir", cache, tree]),
+        ("warplint touched 1 file", touch, warplint + ["--cache-dir", cache, tree]),
+        ("warplint warm, 1 file arg", None, warplint + ["--cache-dir", cache, touched]),
+    ]
     if tool_available("flake8"):
         # warplint's own flake8 plugin is excluded (E/F/W/C90 only): a plain-flake8 reference.
-        results.append(measure("flake8 (E,F,W,C90)", r, None,
-                               lambda i: [sys.executable, "-m", "flake8", "--select", "E,F,W,C90", "--exit-zero", tree]))
+        cases.append(("flake8 (E,F,W,C90)", None,
+                      [sys.executable, "-m", "flake8", "--select", "E,F,W,C90", "--exit-zero", tree]))
     if shutil.which("ruff") or tool_available("ruff"):
         ruff = [shutil.which("ruff")] if shutil.which("ruff") else [sys.executable, "-m", "ruff"]
-        results.append(measure("ruff check (no cache)", r, None,
-                               lambda i: ruff + ["check", "--no-cache", "--exit-zero", "--quiet", tree]))
+        cases.append(("ruff check (no cache)", None, ruff + ["check", "--no-cache", "--exit-zero", "--quiet", tree]))
+    rows: dict[str, list] = {label: [] for label, _, _ in cases}
+    for i in range(args.repeat):
+        for label, prepare, cmd in cases:
+            if prepare is not None:
+                prepare(i)
+            rows[label].append(run_timed(cmd))
+            print(f"  [{i + 1}/{args.repeat}] {label:28} {rows[label][-1][0]:8.2f} s", flush=True)
     shutil.rmtree(work, ignore_errors=True)
+    results = [summarise(label, rows[label]) for label, _, _ in cases]
     base = results[0]["median"]
     for row in results:
         row["ratio"] = row["median"] / base if base else float("nan")
-    print(f"\n{name}  ({n_files} files, {size / 1e6:.1f} MB, repeat {r})")
+    print(f"\n{name}  ({n_files} files, {size / 1e6:.1f} MB, repeat {args.repeat}, cases interleaved)")
     print(table(results, markdown=args.markdown))
     return results
 

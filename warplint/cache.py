@@ -162,14 +162,16 @@ class ModelCache:
             model.path = path
         return model
 
-    def put(self, absolute: str, text_digest: str, model: FileModel) -> None:
+    def put(self, absolute: str, text_digest: str, model: FileModel, blob: bytes | None = None) -> None:
+        """Keep ``model`` (``blob``: the model already pickled, e.g. by a worker)."""
         self.load()
         if model.error is not None and model.error.startswith(("cannot read", "cannot decode")):
             return
-        try:
-            blob = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
-        except (pickle.PicklingError, RecursionError, TypeError, AttributeError):
-            return
+        if blob is None:
+            try:
+                blob = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+            except (pickle.PicklingError, RecursionError, TypeError, AttributeError):
+                return
         self.entries[absolute] = (text_digest, model.module, model.is_package, blob)
         self.dirty = True
 

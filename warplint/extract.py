@@ -173,36 +173,39 @@ class Extractor(cst.CSTVisitor):
         return v
 
     def _value(self, node: cst.BaseExpression, depth: int) -> Value:
-        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        # ``type(node) is`` rather than isinstance: LibCST's node classes are ABCs, whose
+        # isinstance is several times slower, and none of these classes has subclasses.
+        kind = type(node)
+        if kind is cst.SimpleString or kind is cst.ConcatenatedString:
             try:
                 const = node.evaluated_value
             except Exception:  # noqa: BLE001 - odd literals are just "other"
                 return Value("other")
             return Value("const", text=repr(const)[:80], const=const)
-        if isinstance(node, (cst.Integer, cst.Float)):
+        if kind is cst.Integer or kind is cst.Float:
             try:
                 const = node.evaluated_value
             except Exception:  # noqa: BLE001
                 return Value("other", text=node.value)
             return Value("const", text=node.value, const=const)
-        if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        if kind is cst.Name and node.value in ("True", "False", "None"):
             return Value("const", text=node.value, const={"True": True, "False": False, "None": None}[node.value])
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        if kind is cst.UnaryOperation and type(node.operator) is cst.Minus:
             inner = self._value(node.expression, depth)
             if inner.kind == "const" and isinstance(inner.const, (int, float)):
                 return Value("const", text="-" + inner.text, const=-inner.const)
             return Value("other")
-        if isinstance(node, (cst.Name, cst.Attribute)):
+        if kind is cst.Name or kind is cst.Attribute:
             dotted = _dotted(node)
             if dotted is not None:
                 ref, local = self.resolve(dotted)
-                return Value("name" if isinstance(node, cst.Name) else "attr", text=dotted, ref=ref, local=local)
+                return Value("name" if kind is cst.Name else "attr", text=dotted, ref=ref, local=local)
             # attribute of a call result etc.
             base = self._value(node.value, depth + 1) if depth < _MAX_DEPTH else Value("other")
             return Value("attr", text=f"{base.text}.{node.attr.value}", base=base, ref=None)
         if depth >= _MAX_DEPTH:
             return Value("other")
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             dotted = _dotted(node.func)
             ref = self.resolve(dotted)[0] if dotted else None
             if ref is not None and ref not in _BUILTINS and not _keeps_arguments(ref):
@@ -211,7 +214,7 @@ class Extractor(cst.CSTVisitor):
                 args, kwargs = self._args(node.args, depth + 1)
             base = None if dotted else self._value(node.func, depth + 1)
             return Value("call", text=f"{dotted or base.text}(...)", ref=ref, args=args, kwargs=kwargs, base=base)
-        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        if kind is cst.List or kind is cst.Tuple or kind is cst.Set:
             items = tuple(
                 self._value(el.value, depth + 1) for el in node.elements[:_MAX_ITEMS] if isinstance(el, cst.Element)
             )
@@ -219,7 +222,7 @@ class Extractor(cst.CSTVisitor):
             if len(items) == len(node.elements) and all(i.kind == "const" for i in items):
                 const = tuple(i.const for i in items)
             return Value("seq", text="[...]", items=items, const=const)
-        if isinstance(node, cst.Dict):
+        if kind is cst.Dict:
             pairs = []
             for el in node.elements[:_MAX_ITEMS]:
                 if isinstance(el, cst.DictElement):
@@ -228,24 +231,24 @@ class Extractor(cst.CSTVisitor):
             if len(pairs) == len(node.elements) and all(k.kind == "const" and v.is_const for k, v in pairs):
                 const = {k.const: v.const for k, v in pairs}
             return Value("dict", text="{...}", items=tuple(pairs), const=const)
-        if isinstance(node, cst.Subscript):
+        if kind is cst.Subscript:
             base = self._value(node.value, depth + 1)
             key = None
             if node.slice and isinstance(node.slice[0].slice, cst.Index):
                 key = self._value(node.slice[0].slice.value, depth + 1)
             return Value("subscript", text=f"{base.text}[...]", base=base, key=key, ref=base.ref)
-        if isinstance(node, cst.FormattedString):
+        if kind is cst.FormattedString:
             parts = tuple(
                 self._value(p.expression, depth + 1) for p in node.parts if isinstance(p, cst.FormattedStringExpression)
             )
             return Value("fstring", text="f'...'", items=parts)
-        if isinstance(node, cst.BinaryOperation):
+        if kind is cst.BinaryOperation:
             return Value(
                 "binop",
                 text=type(node.operator).__name__,
                 items=(self._value(node.left, depth + 1), self._value(node.right, depth + 1)),
             )
-        if isinstance(node, cst.IfExp):
+        if kind is cst.IfExp:
             return Value(
                 "ifexp", items=(self._value(node.body, depth + 1), self._value(node.orelse, depth + 1)),
                 base=self._value(node.test, depth + 1),

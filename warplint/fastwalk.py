@@ -141,12 +141,12 @@ def _bind(visitor: Any, method: str, field_name: str | None) -> Any:
 
 def _plan(visitors: list[Any], kinds: tuple[type, ...], node: cst.CSTNode) -> tuple:
     """The callbacks of ``visitors`` (whose classes are ``kinds``) for ``type(node)``."""
-    key = (kinds, type(node))
+    key: tuple = (kinds, type(node))
+    if type(node).__name__ in _PER_INSTANCE:
+        key = (*key, visited_fields(node))
     shape = _SHAPES.get(key)
     if shape is None:
-        shape = _shape(kinds, node)
-        if type(node).__name__ not in _PER_INSTANCE:
-            _SHAPES[key] = shape
+        shape = _SHAPES[key] = _shape(kinds, node)
     if shape is _INERT:
         return _INERT
     pre, post, attrs = shape

@@ -83,6 +83,7 @@ class Positions(cst.CSTVisitor):
         self._with_items: dict[int, tuple[cst.With, int]] = {}
         self._function_names: dict[int, cst.FunctionDef] = {}
         self._ast_nodes: dict[str, list[ast.AST]] | None = None
+        self._sorted: set[str] = set()
         self._ordinals: dict[str, dict[int, int]] = {}
         self._line_starts: list[int] | None = None
         self._form_feeds: frozenset[int] | None = None
@@ -287,7 +288,13 @@ class Positions(cst.CSTVisitor):
                 self._ast_failed = True
                 return None
             self._ast_nodes = _ast_buckets(tree)
-        return self._ast_nodes.get(kind, [])
+        twins = self._ast_nodes.get(kind)
+        if twins is None:
+            return []
+        if kind not in self._sorted:
+            twins.sort(key=_source_order)
+            self._sorted.add(kind)
+        return twins
 
     def _with_item(self, item: cst.WithItem) -> Span | None:
         # ast's withitem has no position: it runs from its expression to its `as` target.
@@ -393,7 +400,7 @@ def _child_fields(kind: type) -> tuple[str, ...]:
 
 
 def _ast_buckets(tree: ast.AST) -> dict[str, list[ast.AST]]:
-    """The paired kinds' ast nodes, each kind in source order (outer first at one start).
+    """The paired kinds' ast nodes by kind.
 
     A plain stack walk (``ast.walk`` costs twice as much); parents come before children,
     so the f-string parts LibCST has no node for are known before they are met."""
@@ -424,9 +431,7 @@ def _ast_buckets(tree: ast.AST) -> dict[str, list[ast.AST]]:
                 extend(value)
             elif isinstance(value, ast_node):
                 push(value)
-    for bucket in buckets.values():
-        bucket.sort(key=_source_order)
-    return buckets
+    return buckets  # unsorted: ``Positions._twins`` sorts the kinds it is asked for
 
 
 def _source_order(n: Any) -> int:

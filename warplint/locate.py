@@ -55,6 +55,10 @@ _NAME_FIELDS_WITHOUT_TWIN = (
     ("MatchStar", "name"), ("MatchMapping", "rest"), ("MatchKeywordElement", "key"), ("MatchSingleton", "value"),
     ("TypeVar", "name"), ("ParamSpec", "name"), ("TypeVarTuple", "name"),
 )
+# f-strings (and 3.14's t-strings): their literal parts, and the format spec of a
+# replacement field, are ast nodes but only parts of the string node in LibCST.
+_STRING_TEMPLATES = frozenset(getattr(ast, name) for name in ("JoinedStr", "TemplateStr") if hasattr(ast, name))
+_REPLACEMENT_FIELDS = frozenset(getattr(ast, n) for n in ("FormattedValue", "Interpolation") if hasattr(ast, n))
 _CONSTANT_NAMES = frozenset({"True", "False", "None"})  # Names in LibCST, Constants in ast
 # Before 3.12 CPython parsed f-string contents separately and could misplace the nodes inside.
 _FSTRING_POSITIONS_EXACT = sys.version_info >= (3, 12)
@@ -407,7 +411,7 @@ def _ast_buckets(tree: ast.AST) -> dict[str, list[ast.AST]]:
     buckets: dict[str, list[ast.AST]] = {}
     without_twin: set[int] = set()
     kinds, child_fields = _AST_KIND, _CHILD_FIELDS
-    ast_node, joined, formatted = ast.AST, ast.JoinedStr, ast.FormattedValue
+    ast_node = ast.AST
     stack: list[Any] = [tree]
     pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
@@ -420,9 +424,9 @@ def _ast_buckets(tree: ast.AST) -> dict[str, list[ast.AST]]:
                 if bucket is None:
                     bucket = buckets[kind] = []
                 bucket.append(n)
-            if node_type is joined:  # its text parts are not nodes in LibCST
-                without_twin.update(id(part) for part in n.values if type(part) is ast.Constant)
-        elif node_type is formatted and n.format_spec is not None:
+        if node_type in _STRING_TEMPLATES:  # its text parts are not nodes in LibCST
+            without_twin.update(id(part) for part in n.values if type(part) is ast.Constant)
+        elif node_type in _REPLACEMENT_FIELDS and n.format_spec is not None:
             without_twin.add(id(n.format_spec))  # LibCST: parts of the f-string, not a string
         # lists may hold None (dict unpacking) or str (global names): those have no fields
         for field in child_fields.get(node_type) or _child_fields(node_type):

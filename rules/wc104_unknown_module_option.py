@@ -7,6 +7,7 @@ import libcst as cst
 
 from warplint.facts import installed_module_options
 from warplint.index import Project
+from warplint.locate import PositionedVisitor
 from warplint.model import Context, FileModel, Value
 from warplint.names import canonical, dotted_name, is_warp
 from warplint.rule import Report, Rule
@@ -15,7 +16,7 @@ from ._cache_common import is_test_file
 from ._expected_errors import ExpectedErrorBlocks, inside
 
 
-class _UpdateCalls(ExpectedErrorBlocks):
+class _UpdateCalls(PositionedVisitor):
     """Finds `wp.get_module(..).options.update({...})` / `wp.get_module_options().update({...})`.
 
     The model drops calls whose callee is not a dotted name, so these are collected
@@ -23,8 +24,11 @@ class _UpdateCalls(ExpectedErrorBlocks):
     """
 
     def __init__(self) -> None:
-        super().__init__()
         self._pending: list[tuple[str, tuple[str, ...], cst.CSTNode]] = []
+        self._raises = ExpectedErrorBlocks()
+
+    def visit_With(self, node: cst.With) -> None:
+        self._raises.visit_With(node)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -52,11 +56,12 @@ class _UpdateCalls(ExpectedErrorBlocks):
             self._pending.append((inner, tuple(keys), node))
 
     @property
-    def facts(self) -> dict[str, list]:  # type: ignore[override]
+    def facts(self) -> dict[str, list]:
         """{"updates": [(inner callee, keys, span)], "raises": [(first, last line)]}"""
         spans = self.positions.spans([n for _, _, n in self._pending])
         updates = [(inner, keys, spans[id(n)]) for inner, keys, n in self._pending if id(n) in spans]
-        return {"updates": updates, "raises": super().facts}
+        self._raises.positions = self.positions
+        return {"updates": updates, "raises": self._raises.facts}
 
 
 def _resolve_head(file: FileModel, dotted: str) -> str:

@@ -115,22 +115,20 @@ def test_positions_match_position_provider(source):
 
 
 @pytest.mark.parametrize("source", _sources()[1:])  # tricky.py has fallbacks on purpose
-def test_positions_come_from_ast(source):
+def test_positions_come_from_ast(source, monkeypatch):
     """Nodes with an ast twin are positioned without the code generator (the point of
     Positions); only nodes inside f-strings may fall back, on Pythons before 3.12."""
+    import warplint.locate as locate_module
+
     module = cst.parse_module(source)
     positions = Positions(module, source)
     walk(module, positions)
     twins = [n for kind, found in positions.seen.items() for n in found if n is not None]
     twins += [fn.name for fn in positions.seen.get("FunctionDef", ())]
     from_codegen: list = []
-    import warplint.locate as locate_module
-
     real = locate_module.locate_by_codegen
-    locate_module.locate_by_codegen = lambda m, nodes: (from_codegen.extend(nodes), real(m, nodes))[1]
-    try:
-        positions.spans(twins)
-    finally:
-        locate_module.locate_by_codegen = real
+    monkeypatch.setattr(locate_module, "locate_by_codegen",
+                        lambda m, nodes: (from_codegen.extend(nodes), real(m, nodes))[1])
+    positions.spans(twins)
     unexpected = [n for n in from_codegen if id(n) not in positions.in_fstring or locate_module._FSTRING_POSITIONS_EXACT]
     assert not unexpected, [(type(n).__name__, module.code_for_node(n)[:40]) for n in unexpected[:5]]

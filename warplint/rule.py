@@ -51,6 +51,9 @@ class Rule:
 
         Whatever it stores in ``model.rule_facts[self.code]`` (plain picklable data)
         is available to ``check`` and is cached with the model. Most rules need none.
+        A visitor that needs source positions subclasses ``warplint.locate.PositionedVisitor``
+        and asks ``self.positions.spans(nodes)`` once the traversal is over (e.g. in a
+        ``facts`` property); never a metadata provider or a second pass over the file.
         """
         return None
 

@@ -67,10 +67,6 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return found
 
 
-_DEFAULT_VISIT = cst.CSTVisitor.on_visit
-_DEFAULT_LEAVE = cst.CSTVisitor.on_leave
-_DEFAULT_VISIT_ATTR = cst.CSTVisitor.on_visit_attribute
-_DEFAULT_LEAVE_ATTR = cst.CSTVisitor.on_leave_attribute
 _INERT = ((), (), ())  # a node with no callbacks and no children: not even entered
 
 
@@ -86,49 +82,42 @@ def _has_callback(kind: type, method: str) -> bool:
 _SHAPES: dict[tuple, tuple] = {}
 
 
+def _callbacks(order: list[tuple[int, type]], hook: str, method: str) -> tuple[tuple[int, str, bool], ...]:
+    """(visitor index, name, is the raw hook) for each visitor class in ``order``: its
+    ``method`` if it keeps CSTVisitor's ``hook`` (and ``method`` is not a no-op stub),
+    else its own ``hook``."""
+    default = getattr(cst.CSTVisitor, hook)
+    found = []
+    for i, kind in order:
+        if getattr(kind, hook) is default:
+            if _has_callback(kind, method):
+                found.append((i, method, False))
+        else:
+            found.append((i, hook, True))
+    return tuple(found)
+
+
 def _shape(kinds: tuple[type, ...], node: cst.CSTNode) -> tuple:
     """Per node class: the callbacks each visitor class has for it.
 
     A visitor that keeps CSTVisitor's ``on_visit``/``on_leave``/``on_*_attribute``
     dispatches to ``visit_<Node>``/``leave_<Node>``/``visit_<Node>_<field>``; those
     are resolved here instead of by a ``getattr`` per node and field (LibCST's no-op
-    stubs are skipped). A visitor that overrides a hook gets the hook called.
-    Entries are (visitor index, method name, field name for an attribute hook).
+    stubs are skipped). A visitor that overrides a hook gets the hook called. Visit
+    callbacks run in visitor order, leave callbacks in reverse.
     """
     name = type(node).__name__
     order = list(enumerate(kinds))
-    pre: list[tuple[int, str, bool]] = []  # (index, method, is a raw on_visit hook)
-    post: list[tuple[int, str, None]] = []
-    attrs: list[tuple[str, tuple, tuple]] = []
-    for i, kind in order:
-        if kind.on_visit is _DEFAULT_VISIT:
-            if _has_callback(kind, f"visit_{name}"):
-                pre.append((i, f"visit_{name}", False))
-        else:
-            pre.append((i, "on_visit", True))
-    for i, kind in reversed(order):
-        if kind.on_leave is _DEFAULT_LEAVE:
-            if _has_callback(kind, f"leave_{name}"):
-                post.append((i, f"leave_{name}", None))
-        else:
-            post.append((i, "on_leave", None))
-    for field_name in visited_fields(node):
-        before: list[tuple[int, str, str | None]] = []
-        after: list[tuple[int, str, str | None]] = []
-        for i, kind in order:
-            if kind.on_visit_attribute is _DEFAULT_VISIT_ATTR:
-                if _has_callback(kind, f"visit_{name}_{field_name}"):
-                    before.append((i, f"visit_{name}_{field_name}", None))
-            else:
-                before.append((i, "on_visit_attribute", field_name))
-        for i, kind in reversed(order):
-            if kind.on_leave_attribute is _DEFAULT_LEAVE_ATTR:
-                if _has_callback(kind, f"leave_{name}_{field_name}"):
-                    after.append((i, f"leave_{name}_{field_name}", None))
-            else:
-                after.append((i, "on_leave_attribute", field_name))
-        attrs.append((field_name, tuple(before), tuple(after)))
-    shape = (tuple(pre), tuple(post), tuple(attrs))
+    backwards = order[::-1]
+    shape = (
+        _callbacks(order, "on_visit", f"visit_{name}"),
+        _callbacks(backwards, "on_leave", f"leave_{name}"),
+        tuple(
+            (field, _callbacks(order, "on_visit_attribute", f"visit_{name}_{field}"),
+             _callbacks(backwards, "on_leave_attribute", f"leave_{name}_{field}"))
+            for field in visited_fields(node)
+        ),
+    )
     return _INERT if shape == _INERT else shape
 
 
@@ -154,9 +143,9 @@ def _plan(visitors: list[Any], kinds: tuple[type, ...], node: cst.CSTNode) -> tu
         tuple((getattr(visitors[i], method), raw) for i, method, raw in pre),
         tuple(getattr(visitors[i], method) for i, method, _ in post),
         tuple(
-            (field_name, tuple(_bind(visitors[i], m, a) for i, m, a in before),
-             tuple(_bind(visitors[i], m, a) for i, m, a in after))
-            for field_name, before, after in attrs
+            (field, tuple(_bind(visitors[i], m, field if raw else None) for i, m, raw in before),
+             tuple(_bind(visitors[i], m, field if raw else None) for i, m, raw in after))
+            for field, before, after in attrs
         ),
     )
 

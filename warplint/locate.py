@@ -36,10 +36,11 @@ _SAME_NAME = ("Call", "Attribute", "Subscript", "List", "Tuple", "Set", "Dict", 
               "IfExp", "Lambda", "Import", "ImportFrom", "Try", "With", "ClassDef", "FunctionDef", "ExceptHandler")
 _CST_KIND = {name: name for name in _SAME_NAME}
 _CST_KIND.update({
-    "BinaryOperation": "BinOp", "UnaryOperation": "UnaryOp", "Comparison": "Compare", "TryStar": "TryStar",
-    "ExceptStarHandler": "ExceptHandler",
+    "BinaryOperation": "BinOp", "BooleanOperation": "BoolOp", "UnaryOperation": "UnaryOp", "Comparison": "Compare",
+    "TryStar": "TryStar", "ExceptStarHandler": "ExceptHandler", "FormattedString": "JoinedStr",
     "Integer": "Constant", "Float": "Constant", "Imaginary": "Constant", "Ellipsis": "Constant",
-})
+    "SimpleString": "Constant",
+})  # Name and ConcatenatedString: the kind depends on the node (``_kind_of``)
 _AST_KIND: dict[type, str] = {getattr(ast, name): name for name in _SAME_NAME}
 _AST_KIND.update({
     ast.BinOp: "BinOp", ast.BoolOp: "BoolOp", ast.UnaryOp: "UnaryOp", ast.Compare: "Compare", ast.Constant: "Constant",
@@ -104,9 +105,8 @@ class Positions(cst.CSTVisitor):
 
     # ------------------------------------------------------------------ traversal (special kinds)
     def visit_Name(self, node: cst.Name) -> None:
-        if self._no_twin_names:
-            return
-        self._see("Constant" if node.value in _CONSTANT_NAMES else "Name", node)
+        if not self._no_twin_names:
+            self._see(_kind_of(node), node)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if not self._in_concatenation[-1]:
@@ -122,7 +122,7 @@ class Positions(cst.CSTVisitor):
 
     def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> None:
         if not self._in_concatenation[-1]:
-            self._see("JoinedStr" if _has_fstring(node) else "Constant", node)
+            self._see(_kind_of(node), node)
         self._in_concatenation.append(True)
 
     def leave_ConcatenatedString(self, original_node: cst.ConcatenatedString) -> None:
@@ -195,22 +195,13 @@ class Positions(cst.CSTVisitor):
         return found
 
     def _from_ast(self, node: cst.CSTNode) -> Span | None:
-        if isinstance(node, cst.Name):
-            owner = self._function_names.get(id(node))
-            if owner is not None:
-                return self.function_name(owner)
-            kind = "Constant" if node.value in _CONSTANT_NAMES else "Name"
-        elif isinstance(node, cst.WithItem):
+        if id(node) in self._function_names:
+            return self.function_name(self._function_names[id(node)])
+        if isinstance(node, cst.WithItem):
             return self._with_item(node)
-        else:
-            kind = _CST_KIND.get(type(node).__name__)
-            if isinstance(node, cst.BooleanOperation):
-                kind = "BoolOp"
-            if kind is None:
-                if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-                    kind = "Constant" if not _has_fstring(node) else "JoinedStr"
-                else:
-                    return None
+        kind = _kind_of(node)
+        if kind is None:
+            return None
         twin = self._twin(kind, node)
         if twin is None:
             return None
@@ -225,18 +216,19 @@ class Positions(cst.CSTVisitor):
         return span
 
     def _source(self, span: Span) -> str:
-        starts = self._starts()
-        return self.text[starts[span.line - 1] + span.col:starts[span.end_line - 1] + span.end_col]
+        return self.text[self._offset(span.line, span.col):self._offset(span.end_line, span.end_col)]
+
+    def _offset(self, line: int, col: int) -> int:
+        return self._starts()[line - 1] + col
 
     def _inside_parentheses(self, twin: ast.AST) -> Span | None:
         """ast's span of a parenthesized tuple includes one pair of parentheses, LibCST's
         none: step inside them, over whitespace (around comments and line continuations,
         leave it to the fallback)."""
-        if self._span(twin) is None:
+        outer = self._span(twin)
+        if outer is None:
             return None
-        starts = self._starts()
-        begin = starts[twin.lineno - 1] + self._column(twin.lineno, twin.col_offset)  # type: ignore[attr-defined]
-        end = starts[twin.end_lineno - 1] + self._column(twin.end_lineno, twin.end_col_offset)  # type: ignore[attr-defined]
+        begin, end = self._offset(outer.line, outer.col), self._offset(outer.end_line, outer.end_col)
         text = self.text
         if text[begin:begin + 1] != "(" or text[end - 1:end] != ")":
             return None
@@ -352,18 +344,15 @@ class Positions(cst.CSTVisitor):
     def function_name(self, node: cst.FunctionDef) -> Span | None:
         """The span of ``def name``'s name (``ast`` positions the ``def``)."""
         twin = self._twin("FunctionDef", node)
-        if twin is None or self._span(twin) is None:
+        definition = None if twin is None else self._span(twin)
+        if definition is None:
             return None
-        starts = self._starts()
-        begin = starts[twin.lineno - 1]  # type: ignore[attr-defined]
-        offset = begin + self._column(twin.lineno, twin.col_offset)  # type: ignore[attr-defined]
+        offset = self._offset(definition.line, definition.col)
         keywords = _DEF_KEYWORDS.match(self.text, offset)
         name = node.name.value
         if keywords is None or self.text[keywords.end():keywords.end() + len(name)] != name:
             return None
-        at = keywords.end()
-        line = twin.lineno + len(_NEWLINE.findall(self.text, offset, at))  # type: ignore[attr-defined]
-        col = at - starts[line - 1]
+        line, col = self._line_col(keywords.end())
         return Span(line, col, line, col + len(name))
 
 
@@ -441,6 +430,15 @@ def _ast_buckets(tree: ast.AST) -> dict[str, list[ast.AST]]:
 def _source_order(n: Any) -> int:
     # (line, col) ascending, then (end line, end col) descending, in one integer
     return (((n.lineno << 24) | n.col_offset) << 56) - ((n.end_lineno << 24) | n.end_col_offset)
+
+
+def _kind_of(node: cst.CSTNode) -> str | None:
+    """The kind a CST node is paired within (None: never paired with an ast node)."""
+    if type(node) is cst.Name:
+        return "Constant" if node.value in _CONSTANT_NAMES else "Name"
+    if type(node) is cst.ConcatenatedString:
+        return "JoinedStr" if _has_fstring(node) else "Constant"
+    return _CST_KIND.get(type(node).__name__)
 
 
 def _has_fstring(node: cst.CSTNode) -> bool:

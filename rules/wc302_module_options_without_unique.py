@@ -10,6 +10,7 @@ from warplint.rule import Report, Rule
 
 from ._expected_errors import ExpectedErrorBlocks, inside
 
+
 class ModuleOptionsWithoutUnique(Rule):
     """`@wp.kernel(module_options=...)` without `module="unique"` raises at import.
 

@@ -1,10 +1,11 @@
-"""The on-disk cache of per-file models (pass 1), in ``.warplint_cache/``.
+"""The on-disk caches in ``.warplint_cache/``: per-file models, and whole-run findings.
 
-What is cached: the ``FileModel`` of every parsed file (the expensive part: LibCST
-parse + extraction). Findings are not cached: the rules are re-run on every run over
-the whole project index, so a change in one file reaches every file whose findings
-depend on it (an importer of a module whose kernels changed) with no dependency
-tracking to get wrong.
+``ModelCache`` keeps the ``FileModel`` of every parsed file (the expensive part: LibCST
+parse + extraction). Findings are cached only per whole run (``ResultCache``: keyed by
+every file's path and digest and the effective config): when anything changed, the
+rules run again over the whole project index, so a change in one file reaches every
+file whose findings depend on it (an importer of a module whose kernels changed) with
+no dependency tracking to get wrong.
 
 Keys: an entry is used only if the file's content digest, its module name and
 package-ness match, and the cache file itself belongs to the current *salt*: the
@@ -14,8 +15,8 @@ every rule module (rules add ``rule_facts`` to models, so adding or editing a ru
 invalidates). A cache file written under another salt is ignored (and removed when
 this one is saved).
 
-Layout: ``<dir>/models-<salt>.pickle`` (one file: a warm run is one read), plus a
-``CACHEDIR.TAG`` and a ``.gitignore`` of ``*``. Writes go to a temporary file and
+Layout: ``<dir>/models-<salt>.pickle`` and ``<dir>/results-<salt>.pickle`` (a warm run
+reads one file), plus a ``CACHEDIR.TAG`` and a ``.gitignore`` of ``*``. Writes go to a temporary file and
 are renamed into place (``os.replace``); a cache that cannot be read (corrupt,
 truncated, other format) is treated as empty, one that cannot be written is skipped:
 the cache never makes a run fail.

@@ -51,9 +51,6 @@ class _Frame:
     finals: int = 0
 
 
-_dotted = dotted_name
-
-
 # Calls whose arguments the model summarises: Warp's API, and the standard-library
 # calls that touch the process environment, temp/cache directories and config
 # (everything else keeps only callee and position; a rule needing more adds a collect()).
@@ -112,7 +109,7 @@ class Extractor(cst.CSTVisitor):
                     if isinstance(small, (cst.Assign, cst.AnnAssign)):
                         targets = small.targets if isinstance(small, cst.Assign) else [small]
                         for t in targets:
-                            name = _dotted(t.target)
+                            name = dotted_name(t.target)
                             if name and "." not in name:
                                 top.add(name)
 
@@ -196,7 +193,7 @@ class Extractor(cst.CSTVisitor):
                 return Value("const", text="-" + inner.text, const=-inner.const)
             return Value("other")
         if kind is cst.Name or kind is cst.Attribute:
-            dotted = _dotted(node)
+            dotted = dotted_name(node)
             if dotted is not None:
                 ref, local = self.resolve(dotted)
                 return Value("name" if kind is cst.Name else "attr", text=dotted, ref=ref, local=local)
@@ -206,7 +203,7 @@ class Extractor(cst.CSTVisitor):
         if depth >= _MAX_DEPTH:
             return Value("other")
         if kind is cst.Call:
-            dotted = _dotted(node.func)
+            dotted = dotted_name(node.func)
             ref = self.resolve(dotted)[0] if dotted else None
             if ref is not None and ref not in _BUILTINS and not _keeps_arguments(ref):
                 args, kwargs = (), {}  # see _ARGUMENT_PREFIXES: other calls are summarised by name
@@ -276,7 +273,7 @@ class Extractor(cst.CSTVisitor):
         while stack:
             n = stack.pop()
             if isinstance(n, (cst.Name, cst.Attribute)):
-                d = _dotted(n)
+                d = dotted_name(n)
                 if d:
                     names.append(self.resolve(d)[0])
                     continue
@@ -295,7 +292,7 @@ class Extractor(cst.CSTVisitor):
         if self.frame.warp_body:
             return
         for alias in node.names:
-            dotted = _dotted(alias.name) or ""
+            dotted = dotted_name(alias.name) or ""
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 bound = alias.asname.name.value
                 self.frame.imports[bound] = dotted
@@ -312,13 +309,13 @@ class Extractor(cst.CSTVisitor):
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if self.frame.warp_body:
             return
-        target = _dotted(node.module) if node.module is not None else None
+        target = dotted_name(node.module) if node.module is not None else None
         level = len(node.relative)
         module = resolve_relative(self.model.module, self.model.is_package, level, target)
         names: list[tuple[str, str]] = []
         if not isinstance(node.names, cst.ImportStar):
             for alias in node.names:
-                name = _dotted(alias.name) or ""
+                name = dotted_name(alias.name) or ""
                 bound = name
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     bound = alias.asname.name.value
@@ -359,7 +356,7 @@ class Extractor(cst.CSTVisitor):
         for dec in node.decorators:
             expr = dec.decorator
             call = expr if isinstance(expr, cst.Call) else None
-            dotted = _dotted(call.func if call else expr)
+            dotted = dotted_name(call.func if call else expr)
             resolved = self.resolve(dotted)[0] if dotted else ""
             decorators.append(resolved)
             if is_warp(resolved, *_WARP_BODY_DECORATORS):
@@ -514,7 +511,7 @@ class Extractor(cst.CSTVisitor):
                 names = []
                 for e in exprs:
                     expr = e.value if isinstance(e, cst.Element) else e
-                    d = _dotted(expr)
+                    d = dotted_name(expr)
                     names.append(self.resolve(d)[0] if d else "?")
                 types = tuple(names)
             handler = Handler(types=types, action=self._handler_action(h), span=None)  # type: ignore[arg-type]
@@ -556,7 +553,7 @@ class Extractor(cst.CSTVisitor):
                 action = "reraise"
                 continue
             if isinstance(n, cst.Call) and action != "reraise":
-                d = (_dotted(n.func) or "").lower()
+                d = (dotted_name(n.func) or "").lower()
                 last = d.rpartition(".")[2]
                 if any(h in last for h in _LOG_CALL_HINTS) or d.startswith(("logging.", "logger.", "log.", "warnings.")):
                     action = "log"
@@ -629,7 +626,7 @@ class Extractor(cst.CSTVisitor):
             fn.loaded.add(node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
-        dotted = _dotted(node.func)
+        dotted = dotted_name(node.func)
         if self.frame.warp_body:
             fn = self.frame.function
             if fn is not None and dotted:
@@ -644,7 +641,7 @@ class Extractor(cst.CSTVisitor):
         inner_kernel_call = None
         if dotted is None and isinstance(node.func, cst.Call):
             # wp.kernel(module="m")(f)
-            inner = _dotted(node.func.func)
+            inner = dotted_name(node.func.func)
             if inner and is_warp(self.resolve(inner)[0], "kernel"):
                 inner_kernel_call = node.func
         receiver = None
@@ -657,7 +654,7 @@ class Extractor(cst.CSTVisitor):
             while isinstance(func, cst.Attribute):
                 attrs.append(func.attr.value)
                 func = func.value
-            inner = _dotted(func.func) if isinstance(func, cst.Call) else None
+            inner = dotted_name(func.func) if isinstance(func, cst.Call) else None
             if not attrs or inner is None:
                 return
             receiver = self.value(func, 1)
@@ -731,12 +728,12 @@ class Extractor(cst.CSTVisitor):
         if self.frame.warp_body or not isinstance(original_node.value, cst.Call):
             return
         names = tuple(
-            n for t in original_node.targets for n in ([_dotted(t.target)] if _dotted(t.target) else [])
+            n for t in original_node.targets for n in ([dotted_name(t.target)] if dotted_name(t.target) else [])
         )
         if not names:
             for t in original_node.targets:
                 if isinstance(t.target, (cst.Tuple, cst.List)):
-                    names += tuple(_dotted(el.value) or "" for el in t.target.elements)
+                    names += tuple(dotted_name(el.value) or "" for el in t.target.elements)
         for call in reversed(self.model.calls):
             if call.ctx.order != self.order:
                 break

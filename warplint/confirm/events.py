@@ -10,7 +10,6 @@ from typing import Any
 from warplint.facts import SNAPSHOT_OPTIONS
 
 
-
 def norm_path(path: str | None, cwd: str | None = None) -> str | None:
     if not path:
         return None

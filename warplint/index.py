@@ -159,14 +159,14 @@ class Project:
 
     def kernels_of_module(self, module: str) -> list[tuple[FileModel, Kernel]]:
         # One pass over every kernel, indexed by module (rules ask for many modules, per file).
-        table = self.memo.get("kernels_by_module")
-        if table is None:
-            table = {}
+        def by_module() -> dict[str | None, list[tuple[FileModel, Kernel]]]:
+            table: dict[str | None, list[tuple[FileModel, Kernel]]] = {}
             for f in self.files:
                 for k in f.kernels:
                     table.setdefault(self.kernel_module(f, k), []).append((f, k))
-            self.memo["kernels_by_module"] = table
-        return list(table.get(module, ()))
+            return table
+
+        return list(self.cached("kernels_by_module", by_module).get(module, ()))
 
     def find_kernel(self, file: FileModel, scope: str, value: Value | None) -> tuple[FileModel, Kernel] | None:
         """The kernel a launch's ``kernel`` argument names, when it can be told statically."""
@@ -196,9 +196,9 @@ class Project:
         return None
 
     def launches(self, file: FileModel) -> list[Launch]:
-        key = ("launches", id(file))
-        if key in self.memo:
-            return list(self.memo[key])
+        return list(self.cached(("launches", id(file)), lambda: self._launches(file)))
+
+    def _launches(self, file: FileModel) -> list[Launch]:
         result = []
         for call in file.calls:
             if not is_warp(call.callee, *LAUNCH_CALLS):
@@ -213,8 +213,7 @@ class Project:
             if module == UNIQUE:
                 module = f"unique:{kf.module}.{kernel.function or kernel.name}"
             result.append(Launch(file, call, kf, kernel, module))
-        self.memo[key] = result
-        return list(result)
+        return result
 
     def launch_block_dim(self, launch: Launch) -> int | None:
         """The block_dim a launch uses on CUDA (256 when not given); None when not known statically."""
@@ -232,8 +231,9 @@ class Project:
         return device is not None and device.kind == "const" and device.const == "cpu"
 
     def cached(self, key, compute):
-        """``compute()`` once per project: for facts a rule derives from the whole project
-        and asks for from every file (the memo dies with the project, unlike rule state)."""
+        """``compute()`` once per project: for facts the index and rules derive from the
+        whole project and ask for again and again (the memo dies with the project, unlike
+        rule state)."""
         if key not in self.memo:
             self.memo[key] = compute()
         return self.memo[key]
@@ -241,26 +241,24 @@ class Project:
     # ------------------------------------------------------------------ per-file tables
     def calls_in(self, file: FileModel, scope: str) -> list[Call]:
         """The calls written directly in ``scope`` of ``file``, in source order."""
-        key = ("calls_by_scope", id(file))
-        table = self.memo.get(key)
-        if table is None:
-            table = {}
+        def by_scope() -> dict[str, list[Call]]:
+            table: dict[str, list[Call]] = {}
             for call in file.calls:
                 table.setdefault(call.ctx.scope, []).append(call)
-            self.memo[key] = table
-        return table.get(scope, [])
+            return table
+
+        return self.cached(("calls_by_scope", id(file)), by_scope).get(scope, [])
 
     def name_assignments(self, file: FileModel, scope: str, name: str) -> list:
         """Assignments ``name = ...`` written directly in ``scope``."""
-        key = ("names_by_scope", id(file))
-        table = self.memo.get(key)
-        if table is None:
-            table = {}
+        def by_scope_and_name() -> dict[tuple[str, str], list]:
+            table: dict[tuple[str, str], list] = {}
             for a in file.assignments:
                 if a.target.kind == "name":
                     table.setdefault((a.ctx.scope, a.target.text), []).append(a)
-            self.memo[key] = table
-        return table.get((scope, name), [])
+            return table
+
+        return self.cached(("names_by_scope", id(file)), by_scope_and_name).get((scope, name), [])
 
     # ------------------------------------------------------------------ constants
     def constant(self, file: FileModel, value: Value | None, scope: str = "", _depth: int = 0) -> tuple[bool, object]:
@@ -401,9 +399,9 @@ class Project:
     def launch_timeline(self, file: FileModel, scope: str) -> list[tuple[int, str, Call]]:
         """(order, module, call) for each statement of ``scope`` that launches or loads a
         Warp module, directly or through project functions it calls. ``"*"`` = every module."""
-        key = ("timeline", file.path, scope)
-        if key in self.memo:
-            return self.memo[key]
+        return self.cached(("timeline", file.path, scope), lambda: self._launch_timeline(file, scope))
+
+    def _launch_timeline(self, file: FileModel, scope: str) -> list[tuple[int, str, Call]]:
         direct = {id(l.call): l.module for l in self.launches(file) if l.call.ctx.scope == scope}
         events: list[tuple[int, str, Call]] = []
         for call in self.calls_in(file, scope):
@@ -414,7 +412,6 @@ class Project:
             elif not call.callee.startswith("warp."):
                 events.extend((call.ctx.order, m, call) for m in self.modules_launched_by(call.callee))
         events.sort(key=lambda e: e[0])
-        self.memo[key] = events
         return events
 
     def caller_scopes(self, fqname: str, depth: int = 3) -> list[tuple[FileModel, Call, int]]:

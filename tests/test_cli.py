@@ -174,3 +174,16 @@ def test_console_script_runs_as_module(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "warplint", "bad.py", "--format", "concise"],
                           cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 1 and "WC501" in proc.stdout and proc.stderr == ""
+
+
+def test_python_warnings_about_the_linted_code_are_not_printed(tmp_path):
+    """CPython warns about odd code it reads (an invalid escape, evaluated by LibCST and
+    parsed again for positions); those warnings are the user's code, not warplint's output."""
+    source = tmp_path / "odd.py"
+    source.write_text('import warp as wp\npattern = "\\d+"\nwp.launch(k, dim=1)\n', encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-W", "default", "-m", "warplint", "--no-cache", str(source)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    assert done.stderr == ""

@@ -13,6 +13,7 @@ import os
 import pickle
 import re
 import tokenize
+import warnings
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -78,7 +79,11 @@ def collector_paused():
 
 def analyze(path: str, text: str, module: str | None = None, is_package: bool | None = None) -> FileModel:
     """Parse and extract one file. Never raises for bad input: ``model.error`` says why."""
-    with collector_paused():
+    # CPython warns about the code it reads (invalid escapes in literals LibCST evaluates,
+    # the ast parse for positions): the user's code, not ours to print.
+    with collector_paused(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
         return _analyze(path, text, module, is_package)
 
 

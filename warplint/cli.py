@@ -11,7 +11,8 @@ import os
 import sys
 from typing import Sequence, TextIO
 
-from . import __version__
+from . import __version__, interrupts
+from .interrupts import Terminated
 from .config import Config, ConfigError, load_config, validate_selectors
 from .registry import all_rules
 from .report import FORMATS, WRITERS, write_statistics
@@ -221,9 +222,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     except (UsageError, ConfigError) as exc:
         err.write(f"warplint: error: {exc}\n")
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        err.write("warplint: interrupted\n")
-        return EXIT_ERROR
+    except (KeyboardInterrupt, Terminated) as exc:
+        err.write("warplint: interrupted\n" if isinstance(exc, KeyboardInterrupt) else "warplint: terminated\n")
+        return interrupts.exit_code(exc)
     except BrokenPipeError:
         return EXIT_CLEAN
     except Exception as exc:  # noqa: BLE001 - never a traceback for users; say what broke
@@ -245,6 +246,7 @@ def entry() -> None:
     models are acyclic, and reference counting frees what the run lets go of."""
     if sys.argv[1:2] != ["server"]:  # the editor server is long-lived: it keeps the collector
         gc.disable()
+    interrupts.install()  # SIGTERM/SIGHUP unwind like Ctrl-C: workers and --confirm's program end with us
     code = main()
     try:
         sys.stdout.flush()

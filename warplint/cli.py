@@ -136,6 +136,8 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     if "-" in paths:
         stdin = (args.stdin_filename, sys.stdin.read())
     result = session.lint_paths(paths, stdin=stdin, **_engine_options(args))
+    for message in result.notes:
+        err.write(f"warplint: note: {message}\n")
     for message in result.errors:
         err.write(f"warplint: error: {message}\n")
     diagnostics = result.diagnostics

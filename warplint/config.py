@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -20,7 +21,12 @@ class ConfigError(Exception):
 
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude", "confirm", "cache-dir",
+    "max-file-size", "file-timeout", "file-memory",
 }
+# Bounds on the work one file may cost (see docs/robustness.md): larger files get one WC000.
+DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes
+DEFAULT_FILE_TIMEOUT = 60.0  # seconds of parsing + extraction in a worker
+DEFAULT_FILE_MEMORY = 4096  # MiB a worker may grow by while it models one file
 CONFIRM_KEYS = {"command", "timeout"}
 
 
@@ -36,6 +42,9 @@ class Config:
     extend_exclude: tuple[str, ...] = ()
     confirm: dict[str, Any] = field(default_factory=dict)
     cache_dir: str | None = None
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    file_timeout: float = DEFAULT_FILE_TIMEOUT
+    file_memory: int = DEFAULT_FILE_MEMORY
 
     def with_overrides(self, **changes: Any) -> "Config":
         data = {**self.__dict__, **{k: v for k, v in changes.items() if v is not None}}
@@ -116,6 +125,15 @@ def _globs(key: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _positive(key: str, value: Any, kind: type) -> Any:
+    """A finite number > 0 (an int where ``kind`` is int)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    if not ok or (kind is int and not isinstance(value, int)):
+        what = "a positive whole number" if kind is int else "a positive number"
+        raise ConfigError(f"[tool.warplint] '{key}' must be {what}, got {value!r}")
+    return kind(value)
+
+
 def load_config(start: str, known_codes: set[str], explicit: str | None = None) -> Config:
     """Read ``[tool.warplint]`` from ``explicit`` or the nearest pyproject.toml above ``start``."""
     path = explicit or find_pyproject(start)
@@ -161,6 +179,10 @@ def parse_section(section: dict, root: str, source: str | None, known_codes: set
         if not isinstance(section["cache-dir"], str):
             raise ConfigError("[tool.warplint] 'cache-dir' must be a string")
         kwargs["cache_dir"] = section["cache-dir"]
+    for key, attribute, kind in (("max-file-size", "max_file_size", int), ("file-timeout", "file_timeout", float),
+                                 ("file-memory", "file_memory", int)):
+        if key in section:
+            kwargs[attribute] = _positive(key, section[key], kind)
     if "confirm" in section:
         confirm = section["confirm"]
         if not isinstance(confirm, dict):

@@ -40,6 +40,7 @@ class LintResult:
     files: int = 0  # files looked at
     parsed: int = 0  # files parsed (the rest were skipped by the prefilter)
     errors: list[str] = field(default_factory=list)  # fatal, one-line (exit 2)
+    notes: list[str] = field(default_factory=list)  # one-line remarks for stderr (a skipped FIFO, ...), not fatal
     cached: bool = False  # findings came from the result cache (no file was parsed, ``models`` is empty)
 
 

@@ -29,3 +29,20 @@ def run_cli(tmp_path):
         return code, out.getvalue(), err.getvalue()
 
     return run
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache_key(tmp_path_factory):
+    """The cache's per-user key lives in the user's cache directory: tests keep their own."""
+    from warplint import cache
+
+    home = tmp_path_factory.mktemp("xdg-cache")
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(home)
+    cache._SECRETS.clear()
+    yield home
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old
+    cache._SECRETS.clear()

@@ -20,6 +20,14 @@ reads one file), plus a ``CACHEDIR.TAG`` and a ``.gitignore`` of ``*``. Writes g
 are renamed into place (``os.replace``); a cache that cannot be read (corrupt,
 truncated, other format) is treated as empty, one that cannot be written is skipped:
 the cache never makes a run fail.
+
+Trust: a cache directory can come from anywhere (a cloned repository may ship one), and
+unpickling runs code. So every cache file is authenticated: it starts with a keyed BLAKE2b
+tag over its kind, salt and payload, made with a per-user secret kept outside every project
+(``user_secret``: ``$XDG_CACHE_HOME/warplint/cache-key``, mode 0600). A file whose tag does
+not verify is never unpickled -- it is a miss, and rewritten on save. Without a usable secret
+(no writable home, a key file others can read) there is no cache. After the tag checks, every
+entry's shape is still validated before use: anything unexpected is a miss.
 """
 
 from __future__ import annotations
@@ -33,7 +41,10 @@ from typing import Iterable
 
 from .model import FileModel
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
+MAGIC = b"warplint-cache-3\n"
+TAG_SIZE = 32
+SECRET_SIZE = 32
 DEFAULT_DIRNAME = ".warplint_cache"
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -95,6 +106,111 @@ def salt_for(rules: dict) -> str | None:
     return hashlib.blake2b(key.encode(), digest_size=10).hexdigest()
 
 
+def secret_path() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "warplint", "cache-key")
+
+
+_SECRETS: dict[str, bytes | None] = {}
+
+
+def user_secret() -> bytes | None:
+    """This user's cache key (made on first use); None when none can be kept safely."""
+    path = secret_path()
+    if path not in _SECRETS:
+        _SECRETS[path] = _read_secret(path) or _create_secret(path)
+    return _SECRETS[path]
+
+
+def _read_secret(path: str) -> bytes | None:
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != SECRET_SIZE:
+            return None
+        # Someone else who can read (or replace) the key could forge cache files.
+        if hasattr(os, "getuid") and (info.st_uid != os.getuid() or info.st_mode & 0o077):
+            return None
+        data = os.read(fd, SECRET_SIZE + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if len(data) == SECRET_SIZE else None
+
+
+def _create_secret(path: str) -> bytes | None:
+    """Write a new key with O_EXCL semantics (``os.link`` of a private temp file): when two
+    processes race, both end up using the one that landed."""
+    directory = os.path.dirname(path)
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-key-", dir=directory)  # mkstemp files are 0600
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(os.urandom(SECRET_SIZE))
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass
+        finally:
+            os.unlink(tmp)
+    except OSError:
+        return None
+    return _read_secret(path)
+
+
+def _tag(secret: bytes, kind: str, salt: str, payload: bytes) -> bytes:
+    h = hashlib.blake2b(key=secret, digest_size=TAG_SIZE, person=b"warplint-cache")
+    h.update(f"{kind}\0{salt}\0".encode())
+    h.update(payload)
+    return h.digest()
+
+
+def seal(secret: bytes, kind: str, salt: str, payload: bytes) -> bytes:
+    """The bytes of a cache file: magic, tag, payload."""
+    return MAGIC + _tag(secret, kind, salt, payload) + payload
+
+
+def unseal(secret: bytes, kind: str, salt: str, data: bytes) -> memoryview | None:
+    """The payload of a cache file written with this user's secret for ``kind``/``salt``, else None."""
+    import hmac
+
+    head = len(MAGIC) + TAG_SIZE
+    if len(data) < head or not data.startswith(MAGIC):
+        return None
+    payload = memoryview(data)[head:]
+    if not hmac.compare_digest(data[len(MAGIC):head], _tag(secret, kind, salt, payload)):
+        return None
+    return payload
+
+
+def _load_sealed(path: str, secret: bytes, kind: str, salt: str) -> tuple[dict | None, bool]:
+    """(payload dict or None, whether a file was there). Unpickles only authenticated bytes."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return None, False
+    except OSError:
+        return None, True
+    payload = unseal(secret, kind, salt, data)
+    if payload is None:
+        return None, True
+    try:
+        loaded = pickle.loads(payload)
+    except Exception:  # noqa: BLE001 - our own bytes, but from an older/broken run: a miss
+        return None, True
+    if not (isinstance(loaded, dict) and loaded.get("format") == CACHE_FORMAT and loaded.get("salt") == salt):
+        return None, True
+    return loaded, True
+
+
 def default_directory(root: str, configured: str | None) -> str:
     if configured:
         return configured if os.path.isabs(configured) else os.path.join(root, configured)
@@ -104,9 +220,10 @@ def default_directory(root: str, configured: str | None) -> str:
 class ModelCache:
     """Models by absolute path, each with the digest of the text it was built from."""
 
-    def __init__(self, directory: str, salt: str) -> None:
+    def __init__(self, directory: str, salt: str, secret: bytes) -> None:
         self.directory = os.path.abspath(directory)
         self.salt = salt
+        self.secret = secret
         self.path = os.path.join(self.directory, f"models-{salt}.pickle")
         # path -> (digest, module, is_package, pickled model): models are unpickled on
         # use, so a run over a few files does not pay for the whole project's models.
@@ -120,22 +237,10 @@ class ModelCache:
         if self._loaded:
             return
         self._loaded = True
-        try:
-            with open(self.path, "rb") as fh:
-                data = pickle.load(fh)
-        except FileNotFoundError:
-            return
-        except Exception:  # noqa: BLE001 - corrupt/truncated/foreign: start empty, rewrite on save
-            self.dirty = True
-            return
-        if (
-            isinstance(data, dict)
-            and data.get("format") == CACHE_FORMAT
-            and data.get("salt") == self.salt
-            and isinstance(data.get("entries"), dict)
-        ):
+        data, present = _load_sealed(self.path, self.secret, "models", self.salt)
+        if data is not None and isinstance(data.get("entries"), dict):
             self.entries = data["entries"]
-        else:
+        elif present:  # corrupt, truncated, foreign or planted: start empty, rewrite on save
             self.dirty = True
 
     def get(self, absolute: str, text_digest: str, path: str, module: str, is_package: bool) -> FileModel | None:
@@ -182,8 +287,8 @@ class ModelCache:
             return True
         for absolute in [a for a in self.entries if not os.path.exists(a)]:
             del self.entries[absolute]  # deleted or renamed files
-        if not _replace_pickle(self.directory, self.path, "models-", {"format": CACHE_FORMAT, "salt": self.salt,
-                                                                       "entries": self.entries}):
+        payload = {"format": CACHE_FORMAT, "salt": self.salt, "entries": self.entries}
+        if not _replace_sealed(self.directory, self.path, "models", self.salt, self.secret, payload):
             return False
         self.dirty = False
         return True
@@ -220,31 +325,26 @@ class ResultCache:
 
     KEEP = 16  # different file sets (a pre-commit subset, the whole tree, ...)
 
-    def __init__(self, directory: str, salt: str) -> None:
+    def __init__(self, directory: str, salt: str, secret: bytes) -> None:
         self.directory = os.path.abspath(directory)
         self.path = os.path.join(self.directory, f"results-{salt}.pickle")
         self.salt = salt
+        self.secret = secret
         self._entries: dict | None = None
 
     def _load(self) -> dict:
         if self._entries is None:
-            self._entries = {}
-            try:
-                with open(self.path, "rb") as fh:
-                    data = pickle.load(fh)
-                if isinstance(data, dict) and data.get("format") == CACHE_FORMAT and data.get("salt") == self.salt:
-                    entries = data.get("entries")
-                    if isinstance(entries, dict):
-                        self._entries = entries
-            except Exception:  # noqa: BLE001 - missing/corrupt: no results
-                pass
+            data, _ = _load_sealed(self.path, self.secret, "results", self.salt)
+            entries = data.get("entries") if data is not None else None
+            self._entries = entries if isinstance(entries, dict) else {}
         return self._entries
 
     def get(self, key: str) -> dict | None:
         entry = self._load().get(key)
-        if not isinstance(entry, dict):
+        if not _valid_result(entry):
             return None
-        for path, expected in entry.get("externals", ()):
+        assert isinstance(entry, dict)
+        for path, expected in entry["externals"]:
             try:
                 with open(path, "rb") as fh:
                     data = fh.read()
@@ -261,8 +361,25 @@ class ResultCache:
         entries[key] = entry
         while len(entries) > self.KEEP:
             entries.pop(next(iter(entries)))
-        _replace_pickle(self.directory, self.path, "results-", {"format": CACHE_FORMAT, "salt": self.salt,
-                                                                "entries": entries})
+        payload = {"format": CACHE_FORMAT, "salt": self.salt, "entries": entries}
+        _replace_sealed(self.directory, self.path, "results", self.salt, self.secret, payload)
+
+
+def _valid_result(entry: object) -> bool:
+    """A results entry as ``Session`` writes it: counts, Diagnostics, (path, digest) pairs, names."""
+    from .diagnostic import Diagnostic
+
+    if not isinstance(entry, dict):
+        return False
+    files, parsed = entry.get("files"), entry.get("parsed")
+    diagnostics, externals, missing = entry.get("diagnostics"), entry.get("externals"), entry.get("missing")
+    return (
+        isinstance(files, int) and isinstance(parsed, int)
+        and isinstance(diagnostics, list) and all(isinstance(d, Diagnostic) for d in diagnostics)
+        and isinstance(externals, list)
+        and all(isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], str) for e in externals)
+        and isinstance(missing, list) and all(isinstance(m, str) for m in missing)
+    )
 
 
 def file_digest(path: str) -> str | None:
@@ -273,18 +390,27 @@ def file_digest(path: str) -> str | None:
         return None
 
 
-def _replace_pickle(directory: str, path: str, prefix: str, payload: dict) -> bool:
-    """Write ``payload`` to ``path`` atomically (temp file + rename), then drop this kind's
-    files of other salts (other versions / rule sets). False when it could not be written."""
+STALE_TEMP_S = 600.0  # a temp file this old is left from a killed run, not a write in progress
+
+
+def _replace_sealed(directory: str, path: str, kind: str, salt: str, secret: bytes, payload: dict) -> bool:
+    """Write ``payload`` sealed to ``path`` atomically (temp file + rename), then drop this kind's
+    files of other salts (other versions / rule sets) and temp files of killed runs. False when
+    it could not be written."""
+    import time
+
     try:
         _prepare_directory(directory)
-        _write_atomic(path, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+        _write_atomic(path, seal(secret, kind, salt, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)))
+        now = time.time()
         for name in os.listdir(directory):
-            if name.startswith(prefix) and name.endswith(".pickle") and name != os.path.basename(path):
-                try:
-                    os.unlink(os.path.join(directory, name))
-                except OSError:
-                    pass
+            other = os.path.join(directory, name)
+            stale_kind = name.startswith(f"{kind}-") and name.endswith(".pickle") and name != os.path.basename(path)
+            try:
+                if stale_kind or (name.startswith(".tmp-") and now - os.lstat(other).st_mtime > STALE_TEMP_S):
+                    os.unlink(other)
+            except OSError:
+                pass
     except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
         return False
     return True

@@ -267,10 +267,11 @@ class Session:
         if not enabled:
             return
         salt = _cache.salt_for(self.rules)
-        if salt is not None:
+        secret = _cache.user_secret()  # None: no key kept safely, so no cache is trusted
+        if salt is not None and secret is not None:
             where = directory or _cache.default_directory(self.config.root, self.config.cache_dir)
-            self._cache = _cache.ModelCache(where, salt)
-            self._results = _cache.ResultCache(where, salt)
+            self._cache = _cache.ModelCache(where, salt, secret)
+            self._results = _cache.ResultCache(where, salt, secret)
 
     def _run_key(self, files: list[tuple[str, str | None, str | None]]) -> str:
         """Everything a lint_paths run's findings depend on, besides installed packages

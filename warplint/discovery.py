@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import glob
 import os
-from typing import Iterator
+import stat
+from typing import Iterable, Iterator
 
 import pathspec
+from pathspec.util import lookup_pattern
 
 from .config import Config
 
@@ -16,6 +18,12 @@ DEFAULT_EXCLUDES = (
 )
 
 
+_SPECIAL_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)  # anything else that is neither a regular file nor a directory: "a special file"
+
+
 class Discovery:
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -23,6 +31,7 @@ class Discovery:
             "gitignore", (*DEFAULT_EXCLUDES, *config.exclude, *config.extend_exclude)
         )
         self._gitignores: dict[str, pathspec.PathSpec | None] = {}
+        self.notes: list[str] = []  # what the last ``files`` call skipped, one line each
 
     def _gitignore(self, directory: str) -> pathspec.PathSpec | None:
         if directory not in self._gitignores:
@@ -31,11 +40,23 @@ class Discovery:
             if os.path.isfile(path):
                 try:
                     with open(path, encoding="utf-8", errors="replace") as fh:
-                        spec = pathspec.PathSpec.from_lines("gitignore", fh)
+                        spec = self._gitignore_spec(path, fh)
                 except OSError:
                     spec = None
             self._gitignores[directory] = spec
         return self._gitignores[directory]
+
+    def _gitignore_spec(self, path: str, lines: Iterable[str]) -> pathspec.PathSpec:
+        """Like git, skip lines that are not valid patterns ('!', a trailing backslash)."""
+        gitignore_pattern = lookup_pattern("gitignore")
+        patterns = []
+        for number, line in enumerate(lines, 1):
+            try:
+                patterns.append(gitignore_pattern(line))
+            except ValueError:
+                shown = line.rstrip("\r\n")
+                self.notes.append(f"{path}:{number}: ignoring invalid pattern {shown!r}")
+        return pathspec.PathSpec(patterns)
 
     def _ignored(self, path: str, is_dir: bool, gitignore_dirs: list[str]) -> bool:
         rel = os.path.relpath(path, self.config.root).replace(os.sep, "/")
@@ -52,7 +73,11 @@ class Discovery:
         return False
 
     def files(self, paths: list[str]) -> Iterator[str]:
-        """Python files under ``paths``; explicitly named files are always included."""
+        """Python files under ``paths``; explicitly named files are always included.
+
+        Only regular files come out (or missing paths, for the caller to report): a FIFO
+        would block the reader, a device never ends; those are skipped with a note."""
+        self.notes = []
         seen: set[str] = set()
         for raw in paths:
             if any(ch in raw for ch in "*?[") and not os.path.exists(raw):
@@ -63,6 +88,8 @@ class Discovery:
             yield from self._walk(raw, seen, explicit=True)
 
     def _walk(self, path: str, seen: set[str], explicit: bool) -> Iterator[str]:
+        if self._special(path):
+            return
         if os.path.isfile(path):
             absolute = os.path.abspath(path)
             if absolute not in seen and (explicit or path.endswith((".py", ".pyi"))):
@@ -78,7 +105,7 @@ class Discovery:
         if explicit and self._ignored(top, True, git_dirs[:-1]):
             # The user named an ignored directory: lint it, applying only its own .gitignore files.
             git_dirs = [top]
-        for directory, dirnames, filenames in os.walk(path):
+        for directory, dirnames, filenames in os.walk(path, onerror=self._unreadable):
             absolute_dir = os.path.abspath(directory)
             chain = git_dirs + [d for d in _ancestors(absolute_dir, top) if d not in git_dirs]
             dirnames[:] = sorted(
@@ -88,10 +115,27 @@ class Discovery:
                 if not name.endswith(".py"):
                     continue
                 full = os.path.join(absolute_dir, name)
-                if full in seen or self._ignored(full, False, chain):
+                shown = os.path.normpath(os.path.join(directory, name))
+                if full in seen or self._ignored(full, False, chain) or self._special(shown):
                     continue
                 seen.add(full)
-                yield os.path.normpath(os.path.join(directory, name))
+                yield shown
+
+    def _special(self, path: str) -> bool:
+        """Whether ``path`` (followed through symlinks) exists but is not a regular file or
+        directory; noted. Missing and unreadable paths are left to the reader to report."""
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError):
+            return False
+        if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+            return False
+        kind = next((name for is_kind, name in _SPECIAL_KINDS if is_kind(mode)), "a special file")
+        self.notes.append(f"skipped {path}: {kind}, not a regular file")
+        return True
+
+    def _unreadable(self, error: OSError) -> None:
+        self.notes.append(f"skipped directory {os.path.normpath(error.filename)}: {error.strerror or error}")
 
     def _gitignore_chain(self, top: str) -> list[str]:
         """.gitignore files that apply from the repository (or config) root down to ``top``."""

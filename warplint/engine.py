@@ -50,7 +50,12 @@ def decode(data: bytes) -> str:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError:
         encoding = "utf-8"
-    text = data.decode(encoding)
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - a codec's own failure (punycode: UnicodeError; a package's codec: anything)
+        raise UnicodeDecodeError(encoding, data, 0, len(data), str(exc) or type(exc).__name__) from None
     return text[1:] if text.startswith("\ufeff") else text
 
 
@@ -482,6 +487,7 @@ class Session:
             text, error = self.read(path)
             files.append((path, text, error))
             targets.append(os.path.abspath(path))
+        result.notes.extend(self.discovery.notes)
         if stdin is not None:
             name, text = stdin
             files.append((name, text, None))

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from typing import Any
 
+from pathspec.util import lookup_pattern
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -28,6 +30,8 @@ DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes
 DEFAULT_FILE_TIMEOUT = 60.0  # seconds of parsing + extraction in a worker
 DEFAULT_FILE_MEMORY = 4096  # MiB a worker may grow by while it models one file
 CONFIRM_KEYS = {"command", "timeout"}
+# A directory holding one of these is a project root (the cache and the editor's index live there).
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,18 @@ def _matches(selector: str, code: str, rule: Any) -> bool:
     return code.startswith(selector) and rule.default_enabled
 
 
+def find_project_root(start: str) -> str | None:
+    """The nearest directory at or above ``start`` that holds a project marker, else None."""
+    directory = os.path.abspath(start)
+    while True:
+        if any(os.path.exists(os.path.join(directory, marker)) for marker in PROJECT_MARKERS):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
 def find_pyproject(start: str) -> str | None:
     directory = os.path.abspath(start)
     if os.path.isfile(directory):
@@ -122,6 +138,12 @@ def validate_selectors(key: str, values: list[str], known: set[str]) -> list[str
 def _globs(key: str, value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"[tool.warplint] '{key}' must be a list of glob strings, got {value!r}")
+    gitignore_pattern = lookup_pattern("gitignore")
+    for pattern in value:
+        try:
+            gitignore_pattern(pattern)
+        except ValueError:  # '!', a trailing backslash
+            raise ConfigError(f"[tool.warplint] '{key}': invalid pattern {pattern!r}") from None
     return tuple(value)
 
 
@@ -139,18 +161,43 @@ def load_config(start: str, known_codes: set[str], explicit: str | None = None) 
     path = explicit or find_pyproject(start)
     if path is None:
         return Config(root=os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or "."))
-    try:
-        with open(path, "rb") as fh:
-            document = tomllib.load(fh)
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    section = document.get("tool", {}).get("warplint", {})
-    root = os.path.dirname(os.path.abspath(path))
+    document = _read_toml(path)
+    tool = document.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: [tool] must be a table")
+    section = tool.get("warplint", {})
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [tool.warplint] must be a table")
-    return parse_section(section, root, path, known_codes)
+    return parse_section(section, _config_root(path), path, known_codes)
+
+
+def _read_toml(path: str) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError:  # open() refuses a name holding a NUL byte
+        raise ConfigError(f"cannot read {path!r}: the name holds a NUL byte") from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 (byte {exc.start}); TOML files must be UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
+
+
+def _config_root(path: str) -> str:
+    """The config's directory where that is a project; else the working directory's project.
+
+    ``--config /dev/null`` or a shared config outside any project must not put the
+    cache (or anchor exclude patterns) next to the config file."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isfile(path) and find_project_root(directory) is not None:
+        return directory
+    return find_project_root(os.getcwd()) or os.getcwd()
 
 
 def parse_section(section: dict, root: str, source: str | None, known_codes: set[str]) -> Config:
@@ -176,8 +223,8 @@ def parse_section(section: dict, root: str, source: str | None, known_codes: set
             (glob, _codes(f"per-file-ignores.{glob}", codes, known_codes)) for glob, codes in pfi.items()
         )
     if "cache-dir" in section:
-        if not isinstance(section["cache-dir"], str):
-            raise ConfigError("[tool.warplint] 'cache-dir' must be a string")
+        if not isinstance(section["cache-dir"], str) or "\0" in section["cache-dir"]:
+            raise ConfigError("[tool.warplint] 'cache-dir' must be a string (without NUL bytes)")
         kwargs["cache_dir"] = section["cache-dir"]
     for key, attribute, kind in (("max-file-size", "max_file_size", int), ("file-timeout", "file_timeout", float),
                                  ("file-memory", "file_memory", int)):

@@ -6,6 +6,7 @@ Exit codes (as ruff): 0 no findings, 1 findings, 2 usage, configuration or inter
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
 import sys
@@ -15,7 +16,7 @@ from . import __version__, interrupts
 from .interrupts import Terminated
 from .config import Config, ConfigError, load_config, validate_selectors
 from .registry import all_rules
-from .report import FORMATS, WRITERS, write_statistics
+from .report import FORMATS, WRITERS, shown_path, write_statistics
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -44,7 +45,7 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument("--config", help="path to a pyproject.toml to read [tool.warplint] from")
-    p.add_argument("--stdin-filename", help="the file name to report for '-' (stdin)")
+    p.add_argument("--stdin-filename", help="read stdin, reported under this name (as ruff: implies '-')")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument("--cache-dir", help="cache directory (default: .warplint_cache next to the config)")
     p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: number of cores)")
@@ -112,6 +113,13 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     rules = all_rules()
     known = set(rules)
     paths = args.paths or ["."]
+    if args.stdin_filename and "-" not in args.paths:
+        # As ruff: --stdin-filename means the file comes on stdin; paths given besides are not read.
+        err.writelines(f"warplint: note: ignoring {shown_path(path)} in favour of stdin (--stdin-filename)\n"
+                       for path in args.paths)
+        paths = ["-"]
+    if args.cache_dir is not None and "\0" in args.cache_dir:
+        raise UsageError("--cache-dir: the path holds a NUL byte")
     if "-" in paths and not args.stdin_filename:
         args.stdin_filename = "stdin.py"
     start = args.stdin_filename if "-" in paths else paths[0]
@@ -134,7 +142,7 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     session = Session(config)
     stdin = None
     if "-" in paths:
-        stdin = (args.stdin_filename, sys.stdin.read())
+        stdin = (args.stdin_filename, _read_stdin())
     result = session.lint_paths(paths, stdin=stdin, **_engine_options(args))
     for message in result.notes:
         err.write(f"warplint: note: {message}\n")
@@ -153,7 +161,7 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     def source(path: str) -> str | None:
         return session.texts.get(os.path.abspath(path))
 
-    stream = open(args.output_file, "w", encoding="utf-8") if args.output_file else out
+    stream = _open_output(args.output_file) if args.output_file else _lenient(out)
     try:
         if confirm_result is not None and args.format == "json":
             # With --confirm the JSON document is an object: the findings plus the run summary.
@@ -173,9 +181,15 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
 
             summary = render_summary(confirm_result)
             stream.write(summary if summary.endswith("\n") else summary + "\n")
+        stream.flush()  # a full disk shows here, not at exit
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output_file or 'the report'}: {exc.strerror or exc}") from None
     finally:
         if stream is not out:
-            stream.close()
+            with contextlib.suppress(OSError):  # a failed write, already reported, fails the close again
+                stream.close()
     if confirm_result is not None and confirm_result.failed:
         err.write(f"warplint: error: --confirm: {confirm_result.failed}\n")
         for line in (confirm_result.last_output or [])[-20:]:
@@ -184,6 +198,42 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     if status == EXIT_CLEAN and diagnostics and not args.exit_zero:
         status = EXIT_FINDINGS
     return status
+
+
+def _read_stdin() -> str:
+    """stdin decoded as a file is (a PEP 263 coding line, a BOM); a text-only stdin (an
+    embedding program's StringIO) as it is."""
+    from .engine import decode
+
+    if sys.stdin is None:
+        raise UsageError("cannot read stdin: it is closed")
+    buffer = getattr(sys.stdin, "buffer", None)
+    try:
+        if buffer is None:
+            return sys.stdin.read()
+        return decode(buffer.read())
+    except OSError as exc:
+        raise UsageError(f"cannot read stdin: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise UsageError(f"cannot decode stdin: {exc}") from None
+
+
+def _open_output(path: str) -> TextIO:
+    try:
+        # backslashreplace: a surrogate (from a file name that is not UTF-8) must not fail the report
+        return open(path, "w", encoding="utf-8", errors="backslashreplace")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except ValueError:  # open() refuses a name holding a NUL byte
+        raise UsageError(f"cannot write {path!r}: the name holds a NUL byte") from None
+
+
+def _lenient(stream: TextIO) -> TextIO:
+    """``stream``, set to write what it cannot encode escaped (a file name that is not UTF-8
+    on a strict stdout, non-ASCII on an ASCII one) instead of failing the report."""
+    if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+        stream.reconfigure(errors="backslashreplace")
+    return stream
 
 
 def _engine_options(args) -> dict:

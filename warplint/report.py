@@ -22,8 +22,22 @@ def rule_url(code: str) -> str:
     return DOCS_URL.format(code=code)
 
 
+def _name_bytes(path: str) -> bytes:
+    """The file name's bytes: those that are not UTF-8 come from the OS as surrogate escapes."""
+    try:
+        return os.fsencode(path)
+    except UnicodeEncodeError:  # a lone surrogate that did not come from the OS (API callers)
+        return path.encode("utf-8", "surrogatepass")
+
+
+def shown_path(path: str) -> str:
+    """``path`` printable in any output (no encoder accepts a surrogate): bytes of the
+    name that are not UTF-8 appear as ``\\xff``."""
+    return _name_bytes(path).decode("utf-8", "backslashreplace")
+
+
 def _location(d: Diagnostic) -> str:
-    return f"{d.path}:{d.span.line}:{d.span.col + 1}"
+    return f"{shown_path(d.path)}:{d.span.line}:{d.span.col + 1}"
 
 
 def _verdict(d: Diagnostic) -> str:
@@ -147,7 +161,7 @@ def to_sarif(diagnostics: list[Diagnostic], root: str) -> dict:
     ]
     results = []
     for d in diagnostics:
-        rel = quote(_repo_relative(d.path, root))
+        rel = quote(_name_bytes(_repo_relative(d.path, root)))  # a URI holds the name's bytes, %-escaped
         region = {
             "startLine": max(d.span.line, 1),
             "startColumn": d.span.col + 1,
@@ -207,8 +221,9 @@ def write_github(diagnostics: list[Diagnostic], out: TextIO, root: str = ".", **
     base = repo_root(root)
     for d in diagnostics:
         level = "warning" if d.confidence == "high" else "notice"
+        file = _gh_escape(shown_path(_repo_relative(d.path, base)), True)
         props = (
-            f"file={_gh_escape(_repo_relative(d.path, base), True)},line={d.span.line},col={d.span.col + 1},"
+            f"file={file},line={d.span.line},col={d.span.col + 1},"
             f"endLine={d.span.end_line},endColumn={d.span.end_col + 1},title={_gh_escape(f'{d.code} {d.name}', True)}"
         )
         out.write(f"::{level} {props}::{_gh_escape(d.message + _verdict(d))}\n")

@@ -82,7 +82,7 @@ def create_server(debounce: float = DEBOUNCE_S):
     from pygls.lsp.server import LanguageServer
     from pygls.uris import to_fs_path
 
-    from .config import Config, ConfigError, load_config
+    from .config import Config, ConfigError, find_project_root, load_config
     from .registry import all_rules
     from .report import rule_url
 
@@ -91,35 +91,45 @@ def create_server(debounce: float = DEBOUNCE_S):
             super().__init__("warplint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
             self.debounce = debounce
             self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="warplint")
-            self.configs: dict[str, Any] = {}  # directory -> Config
-            self.sessions: dict[str, Any] = {}  # config root -> Session (lazily indexed)
+            self.configs: dict[str, tuple[Any, bool]] = {}  # directory -> (Config, whether its root is indexed)
+            self.sessions: dict[str, Any] = {}  # config root -> Session (indexed on first use, unless stray)
             self.results: dict[str, list] = {}  # uri -> warplint Diagnostics last published
             self.pending: dict[str, asyncio.Task] = {}
             self.config_errors: set[str] = set()
             self.unshown_errors: list[str] = []
 
         # -------------------------------------------------------------- config and sessions (worker thread)
-        def workspace_root(self) -> str | None:
+        def workspace_folders(self) -> list[str]:
             try:
-                return self.workspace.root_path
+                workspace = self.workspace
             except RuntimeError:
-                return None
+                return []
+            folders = [to_fs_path(uri) for uri in workspace.folders] + [workspace.root_path]
+            return [folder for folder in folders if folder]
 
-        def config_for(self, path: str):
+        def project_root(self, path: str) -> str | None:
+            """The directory indexed with ``path``: the innermost workspace folder holding it, else
+            the nearest project root above it; None for a file outside any project."""
+            holding = [f for f in self.workspace_folders() if path.startswith(f.rstrip(os.sep) + os.sep)]
+            return max(holding, key=len) if holding else find_project_root(os.path.dirname(path))
+
+        def config_for(self, path: str) -> tuple[Any, bool]:
+            """(Config, whether to index its root). A stray file (``/x.py``) is linted alone:
+            indexing its directory would read the whole tree under it."""
             directory = os.path.dirname(path)
-            config = self.configs.get(directory)
-            if config is None:
+            found = self.configs.get(directory)
+            if found is None:
                 try:
                     config = load_config(directory, set(all_rules()))
                 except ConfigError as exc:
                     self.report_config_error(str(exc))
-                    config = Config(root=self.workspace_root() or directory)
-                if config.source is None:
-                    root = self.workspace_root()
-                    if root and path.startswith(root.rstrip(os.sep) + os.sep):
-                        config = Config(root=root)
-                self.configs[directory] = config
-            return config
+                    config = Config(root=directory)
+                indexed = True
+                if config.source is None:  # no pyproject.toml, or a broken one
+                    root = self.project_root(path)
+                    config, indexed = Config(root=root or directory), root is not None
+                found = self.configs[directory] = (config, indexed)
+            return found
 
         def report_config_error(self, message: str) -> None:
             # Called on the worker thread: queued, shown from the event loop by check().
@@ -137,23 +147,24 @@ def create_server(debounce: float = DEBOUNCE_S):
                     )
                 )
 
-        def session_for(self, config):
+        def session_for(self, config, indexed: bool):
             session = self.sessions.get(config.root)
             if session is None:
                 from .engine import Session
 
-                session = Session(config)
-                session.index_root()  # once per config root, on the first check
+                session = Session(config, cache=indexed)  # no cache directory next to a stray file
+                if indexed:
+                    session.index_root()  # once per config root, on the first check
                 self.sessions[config.root] = session
             return session
 
         def lint(self, path: str, text: str) -> list:
-            return self.session_for(self.config_for(path)).check_text(path, text)
+            return self.session_for(*self.config_for(path)).check_text(path, text)
 
         def forget(self, path: str) -> None:
             """After didClose: the project index goes back to the file on disk."""
-            config = self.configs.get(os.path.dirname(path))
-            session = self.sessions.get(config.root) if config is not None else None
+            found = self.configs.get(os.path.dirname(path))
+            session = self.sessions.get(found[0].root) if found is not None else None
             if session is not None and os.path.isfile(path):
                 text, error = session.read(path)
                 session.add_file(path, text, error)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -19,7 +20,7 @@ from warplint.diagnostic import Diagnostic
 
 from .events import RunData, short
 from .judge import CONFIRMED, INCONCLUSIVE, NOT_EXERCISED, NOT_REPRODUCED, Finding, Judge
-from .runner import PassResult, Workspace, run_pass
+from .runner import CannotRun, PassResult, Workspace, run_pass
 
 __all__ = [
     "run_confirm",
@@ -140,9 +141,10 @@ def run_confirm(
 ) -> ConfirmResult:
     """Run ``command`` cold then warm on private caches and annotate ``diagnostics`` in place.
 
-    ``timeout`` applies to each pass. ``echo`` receives each output line of the program as it comes
-    (default: nothing is echoed; the last lines are kept in ``last_output``). Raises
-    ``KeyboardInterrupt`` after cleaning up if interrupted. Every diagnostic gets ``d.confirm``.
+    ``timeout`` (finite seconds > 0) applies to each pass. ``echo`` receives each output line of the
+    program as it comes (default: nothing is echoed; the last lines are kept in ``last_output``).
+    ``KeyboardInterrupt`` and ``warplint.interrupts.Terminated`` are re-raised after the program's process
+    tree is killed and the temp dir removed (see ``runner``). Every diagnostic gets ``d.confirm``.
 
     ``line_probes`` decides how "did this finding's code run?" is observed besides Warp events:
     ``"auto"`` watches the findings' lines with ``sys.monitoring`` on Python 3.12+ and relies on Warp
@@ -151,11 +153,13 @@ def run_confirm(
     """
     if not command:
         raise ValueError("--confirm needs a command to run")
+    if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+        raise ValueError(f"the --confirm timeout must be a finite number of seconds > 0, got {timeout!r}")
     cwd = os.path.abspath(cwd)
     findings = [Finding.of(d, cwd) for d in diagnostics]
-    ws = Workspace(_probe_lines(findings), probes=line_probes)
     cold_p = warm_p = None
     failed = None
+    ws = Workspace(_probe_lines(findings), probes=line_probes)
     try:
         cold_p = run_pass(ws, "cold", command, cwd=cwd, timeout=timeout, env=env, echo=echo)
         failed = _failure(cold_p, "cold")
@@ -164,7 +168,7 @@ def run_confirm(
             failed = _failure(warm_p, "warm")
         if keep_artifacts:
             _keep_raw(keep_artifacts, cold_p, warm_p)
-    except FileNotFoundError as e:
+    except CannotRun as e:
         failed = f"cannot run the command: {e}"
     finally:
         ws.cleanup()
@@ -245,7 +249,7 @@ def analyze(
 
 def _failure(p: PassResult, label: str) -> str | None:
     if p.timed_out:
-        return f"{label} run timed out after {p.wall_s:.0f} s (process group killed)"
+        return f"{label} run timed out after {p.wall_s:.0f} s (process tree killed)"
     if p.returncode not in (0, None):
         return f"{label} run exited with code {p.returncode}"
     return None

@@ -8,13 +8,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import math
 import os
+import shlex
+import shutil
 import sys
 from typing import Sequence, TextIO
 
 from . import __version__, interrupts
 from .interrupts import Terminated
-from .config import Config, ConfigError, load_config, validate_selectors
+from .config import Config, ConfigError, _positive, load_config, validate_selectors
 from .registry import all_rules
 from .report import FORMATS, WRITERS, shown_path, write_statistics
 
@@ -34,6 +37,17 @@ def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
+def _seconds(value: str) -> float:
+    """A finite number of seconds > 0 (``nan`` and ``inf`` parse as floats but would mean no timeout)."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {value!r}") from None
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {value!r}")
+    return seconds
+
+
 def check_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="warplint", description="Find code that makes NVIDIA Warp compile more than it must.")
     p.add_argument("paths", nargs="*", help="files, directories or globs to check (default: .); '-' reads stdin")
@@ -50,7 +64,7 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-dir", help="cache directory (default: .warplint_cache next to the config)")
     p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: number of cores)")
     p.add_argument("--confirm", action="store_true", help="run the program after `--` to confirm findings")
-    p.add_argument("--confirm-timeout", type=float, default=None, help="seconds per --confirm run (default 300)")
+    p.add_argument("--confirm-timeout", type=_seconds, default=None, help="seconds per --confirm run (default 300)")
     p.add_argument("--keep-artifacts", metavar="DIR", help="keep --confirm's JSON artifact and logs in DIR")
     p.add_argument("--version", action="version", version=f"warplint {__version__}")
     return p
@@ -136,6 +150,7 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
                          "or [tool.warplint.confirm] command = ...")
     if command is not None and not args.confirm:
         raise UsageError("a command after `--` is only used with --confirm")
+    confirm_plan = _confirm_plan(args, config, command) if args.confirm else None  # bad settings fail before the lint
 
     from .engine import Session
 
@@ -152,8 +167,8 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
 
     status = EXIT_ERROR if result.errors else EXIT_CLEAN
     confirm_result = None
-    if args.confirm:
-        confirm_result = _run_confirm(args, config, command, diagnostics, err)
+    if confirm_plan is not None:
+        confirm_result = _run_confirm(args, confirm_plan, diagnostics)
         if confirm_result is not None:
             runtime = [d for d in confirm_result.runtime_findings if session.keeps(d)]
             diagnostics = sorted(list(confirm_result.diagnostics) + runtime, key=lambda d: d.sort_key())
@@ -245,15 +260,44 @@ def _engine_options(args) -> dict:
     return options
 
 
-def _run_confirm(args, config: Config, command, diagnostics, err: TextIO):
-    from .confirm import run_confirm
-
+def _confirm_plan(args, config: Config, command: list[str] | None) -> tuple[list[str], float]:
+    """The --confirm command and per-pass timeout, checked before anything runs."""
     if not command:
         configured = config.confirm.get("command")
-        import shlex
+        if isinstance(configured, str):
+            try:
+                command = shlex.split(configured)
+            except ValueError as exc:  # an unbalanced quote
+                raise ConfigError(f"[tool.warplint] 'confirm.command' is not a valid command line "
+                                  f"({exc}): {configured!r}") from None
+        else:
+            command = list(configured)
+        if not command:
+            raise ConfigError("[tool.warplint] 'confirm.command' is empty")
+    _check_runnable(command[0])
+    if args.confirm_timeout is not None:
+        return command, args.confirm_timeout
+    return command, _positive("confirm.timeout", config.confirm.get("timeout", 300), float)
 
-        command = shlex.split(configured) if isinstance(configured, str) else list(configured)
-    timeout = args.confirm_timeout or float(config.confirm.get("timeout", 300))
+
+def _check_runnable(program: str) -> None:
+    """``program`` exists and may be executed, looked up as the OS will (a path, else on PATH)."""
+    if os.sep in program or (os.altsep and os.altsep in program):
+        if os.path.isdir(program):
+            raise UsageError(f"--confirm: {program!r} is a directory, not a program")
+        if not os.path.exists(program):
+            raise UsageError(f"--confirm: {program!r} does not exist")
+        if not os.access(program, os.X_OK):
+            raise UsageError(f"--confirm: {program!r} is not executable (chmod +x it, or run it through its "
+                             "interpreter)")
+    elif shutil.which(program) is None:
+        raise UsageError(f"--confirm: command not found: {program!r} (not an executable on PATH)")
+
+
+def _run_confirm(args, plan: tuple[list[str], float], diagnostics):
+    from .confirm import run_confirm
+
+    command, timeout = plan
     return run_confirm(diagnostics, command, cwd=os.getcwd(), timeout=timeout, keep_artifacts=args.keep_artifacts)
 
 

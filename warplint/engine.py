@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import itertools
 import io
 import os
 import pickle
@@ -20,6 +19,7 @@ from typing import Iterable
 import libcst as cst
 
 from . import cache as _cache
+from . import parse_guard
 from .config import Config
 from .diagnostic import Diagnostic, Span
 from .discovery import Discovery
@@ -98,57 +98,64 @@ def _analyze(path: str, text: str, module: str | None, is_package: bool | None) 
         module, is_package = module_name_for_path(path)
     model = FileModel(path=path, module=module, is_package=is_package)
     model.mentions_warp = "warp" in text
-    nesting_error = _too_deeply_nested(text)
-    if nesting_error:
-        model.error = nesting_error
+    # LibCST's native parser segfaults on long chains (see parse_guard): never hand it one
+    # it may not survive, unless a crash here costs only this file.
+    verdict = parse_guard.classify(text)
+    if verdict.kind is parse_guard.Kind.INVALID:
+        model.error = verdict.reason
         return model
+    stack = verdict.stack
+    if verdict.kind is parse_guard.Kind.ISOLATE:
+        if not parse_guard.IN_SACRIFICIAL_PROCESS:
+            model.error = f"not parsed: {verdict.reason}; LibCST's parser could crash on it"
+            return model
+        stack = parse_guard.MAX_STACK
+    try:
+        return parse_guard.call_with_stack(stack, _parse_and_extract, model, text, stack)
+    except MemoryError:  # no room for the parser's thread stack
+        model.error = f"could not parse: no memory for a {stack >> 20} MiB parser stack"
+        return model
+
+
+def _parse_and_extract(model: FileModel, text: str, stack: int) -> FileModel:
     try:
         tree = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         model.error = f"syntax error: {exc.message} (line {exc.raw_line}, column {exc.raw_column})"
+        if parse_guard.cpython_rejects(text, stack) is None:
+            # LibCST's own limits (e.g. more than ~3,000 implicitly concatenated strings)
+            model.error = f"not parsed: LibCST rejects this file, which CPython accepts: {model.error}"
         model.rule_facts["error_span"] = Span(exc.raw_line, max(exc.raw_column, 0), exc.raw_line, max(exc.raw_column, 0))
         return model
     except (RecursionError, MemoryError, ValueError) as exc:
         model.error = f"could not parse: {type(exc).__name__}"
         return model
-    visitors = rule_visitors(all_rules().values())
     try:
-        extract(tree, model, [v for _, v in visitors], text)
+        return _extracted(tree, text, model)
     except RecursionError:
-        model.error = "could not analyse: nesting too deep"
-        return model
+        pass
+    fresh = FileModel(path=model.path, module=model.module, is_package=model.is_package)
+    fresh.mentions_warp = model.mentions_warp
+    # A valid file deeper than the recursion limit allows (a long chain: our traversal,
+    # LibCST's code generation and rule visitors recurse once or more per level): again,
+    # on a fresh model, with the room it needs.
+    frames = parse_guard.FRAMES_PER_LEVEL * parse_guard.tree_depth(tree)
+    try:
+        with parse_guard.recursion_room(frames):
+            return parse_guard.call_with_stack(parse_guard.python_stack(frames), _extracted, tree, text, fresh)
+    except RecursionError:
+        fresh.error = "could not analyse: nesting too deep"
+        return fresh
+
+
+def _extracted(tree: cst.Module, text: str, model: FileModel) -> FileModel:
+    visitors = rule_visitors(all_rules().values())
+    extract(tree, model, [v for _, v in visitors], text)
     for code, visitor in visitors:
-        facts = getattr(visitor, "facts", None)
+        facts = getattr(visitor, "facts", None)  # may compute positions: inside the recursion handling
         if facts is not None:
             model.rule_facts[code] = facts
     return model
-
-
-_MAX_PYTHON_NESTING = 200  # CPython's tokenizer limit (MAXLEVEL)
-
-
-_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
-_BRACKET_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
-
-
-def _too_deeply_nested(text: str) -> str | None:
-    """LibCST's native parser overflows the C stack (a segfault) on very deep bracket
-    nesting that CPython itself rejects; catch that before parsing. Cheap: only
-    bracket characters are looked at, and ``ast`` decides when the count is high."""
-    if text.count("(") + text.count("[") + text.count("{") <= _MAX_PYTHON_NESTING:
-        return None
-    steps = map(_BRACKET_STEP.__getitem__, _NOT_BRACKETS.sub("", text))  # C-speed on large files
-    if max(itertools.accumulate(steps), default=0) <= _MAX_PYTHON_NESTING:
-        return None
-    import ast
-
-    try:
-        ast.parse(text)
-    except SyntaxError as exc:
-        return f"syntax error: {exc.msg} (line {exc.lineno})"
-    except (RecursionError, MemoryError, ValueError):
-        return "could not parse: nesting too deep"
-    return "could not parse: nesting too deep for the parser"
 
 
 def _imported_modules(text: str, module: str, is_package: bool) -> set[str]:

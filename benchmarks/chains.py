@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 def _expression(joiner: str, atom: str = "a") -> Callable[[int], str]:

@@ -77,7 +77,8 @@ def main(argv: list[str]) -> int:
         band = [(s, t) for s, t in timings if low <= s < high]
         if band:
             worst = max(band, key=lambda st: st[1])
-            print(f"  files of {low:,}-{high:,} chars: {len(band)}, slowest {worst[1] * 1e3:.3f} ms ({worst[0]:,} chars), "
+            print(f"  files of {low:,}-{high:,} chars: {len(band)}, "
+                  f"slowest {worst[1] * 1e3:.3f} ms ({worst[0]:,} chars), "
                   f"mean {sum(t for _, t in band) / len(band) * 1e3:.3f} ms")
     return 1 if wrongly_invalid else 0
 

@@ -88,7 +88,8 @@ def probe(shape: str, n: int, stage: str, stack: str) -> None:
 def outcome_of(shape: str, n: int, stage: str, stack: str) -> str:
     command = [sys.executable, __file__, "--probe", shape, str(n), stage, stack]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=PROBE_TIMEOUT, cwd=os.path.dirname(HERE))
+        done = subprocess.run(command, capture_output=True, text=True, timeout=PROBE_TIMEOUT, cwd=os.path.dirname(HERE),
+                              check=False)
     except subprocess.TimeoutExpired:
         return f"hang (> {PROBE_TIMEOUT} s)"
     if done.returncode < 0:

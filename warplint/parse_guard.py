@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import re
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 # Set by a worker process whose death costs one file: there an ISOLATE text is parsed anyway.
 IN_SACRIFICIAL_PROCESS = False
@@ -82,7 +84,8 @@ def classify(text: str) -> Verdict:
     reason = cpython_rejects(text, MAX_STACK)
     if reason is not None:
         return Verdict(Kind.INVALID, reason)
-    return Verdict(Kind.ISOLATE, f"its chains may need up to {stack >> 20} MiB of parser stack (limit {MAX_STACK >> 20} MiB)")
+    limit = MAX_STACK >> 20
+    return Verdict(Kind.ISOLATE, f"its chains may need up to {stack >> 20} MiB of parser stack (limit {limit} MiB)")
 
 
 def _counted_stack(text: str, openers: int) -> int:
@@ -98,6 +101,7 @@ def _counted_stack(text: str, openers: int) -> int:
 
 _NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"()[]{}")
 _PAIRS = (b"()", b"[]", b"{}")
+_UNCLOSED_RUN = re.compile(rb"[(\[{]{%d}" % (_PYTHON_MAX_NESTING + 1))
 
 
 def _may_nest_deeper_than_python(brackets: bytes) -> bool:
@@ -110,8 +114,8 @@ def _may_nest_deeper_than_python(brackets: bytes) -> bool:
         before = len(brackets)
         for pair in _PAIRS:
             brackets = brackets.replace(pair, b"")
-        if len(brackets) == before:
-            return False
+        if len(brackets) == before:  # what is left never closes (or mismatches): a run of openers?
+            return _UNCLOSED_RUN.search(brackets) is not None
     return True
 
 

@@ -78,3 +78,24 @@ def test_hostile_files_each_give_findings_or_one_error(tmp_path):
     for name in ("bom.py", "crlf.py", "latin1_declared.py", "tabs.py"):
         codes = [d.code for d in lint_one(tmp_path, name, HOSTILE[name]).diagnostics]
         assert "WC501" in codes, name
+
+
+def test_a_file_over_max_file_size_gets_one_finding(tmp_path, run_cli):
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\nmax-file-size = 1000\n")
+    (tmp_path / "big.py").write_text("import warp as wp\n" + "x = 1\n" * 500)
+    (tmp_path / "good.py").write_text("import warp as wp\nwp.force_load()\n")
+    code, out, err = run_cli(".", "--format", "concise", "--no-cache")
+    lines = sorted(out.splitlines())
+    assert code == 1 and len(lines) == 2, (out, err)
+    assert lines[0].startswith("big.py:1:1: WC000 ") and "3,018 bytes, over the max-file-size of 1,000 bytes" in lines[0]
+    assert lines[1].startswith("good.py:2:1: WC501 ")
+
+
+def test_findings_on_one_line_are_bounded(tmp_path, run_cli):
+    (tmp_path / "x.py").write_text("import warp as wp\n" + ";".join(["wp.force_load()"] * 20_000) + "\n")
+    code, out, _ = run_cli("x.py", "--no-cache")
+    assert code == 1
+    assert out.count(": WC501 [") == 10
+    assert out.count("(19990 more WC501 findings on this line not shown)") == 1
+    # each shown source line is an excerpt, not the 320 kB line
+    assert max(len(line) for line in out.splitlines()) < 400

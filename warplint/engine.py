@@ -6,11 +6,13 @@ Front ends (CLI, flake8, LSP, --confirm) all go through ``Session``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import io
 import os
 import pickle
 import re
+import stat
 import tokenize
 import warnings
 from dataclasses import dataclass, field
@@ -20,7 +22,8 @@ import libcst as cst
 
 from . import cache as _cache
 from . import parse_guard
-from .config import Config
+from . import workers
+from .config import DEFAULT_FILE_MEMORY, DEFAULT_FILE_TIMEOUT, Config
 from .diagnostic import Diagnostic, Span
 from .discovery import Discovery
 from .extract import extract
@@ -179,12 +182,9 @@ def _imported_modules(text: str, module: str, is_package: bool) -> set[str]:
 # --------------------------------------------------------------------- workers
 # Below this much source (characters) a process pool costs more than it saves.
 PARALLEL_MIN_CHARS = 400_000
-
-
-def _analyze_job(item: tuple[str, str, str, bool]) -> bytes:
-    # Pickled here, once: the main process unpickles it for use and keeps the same bytes
-    # for the cache (re-pickling every model there cost ~1.5 s on the Warp tree).
-    return pickle.dumps(analyze(*item), protocol=pickle.HIGHEST_PROTOCOL)
+# A file this large is modelled in a worker even in a serial run: there, its time and
+# memory are bounded (a 10 MB one-line list once took 222 s and 20 GB in process).
+IN_PROCESS_MAX_CHARS = 512 * 1024
 
 
 def default_jobs() -> int:
@@ -194,55 +194,75 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _pool(jobs: int):
-    """A process pool, or None where one cannot or should not be started."""
-    import multiprocessing
-    import threading
-    from concurrent.futures import ProcessPoolExecutor
-
-    if multiprocessing.current_process().daemon:  # e.g. inside flake8's worker pool
-        return None
-    methods = multiprocessing.get_all_start_methods()
-    # fork is fastest (LibCST and the rules are already imported) but unsafe with threads.
-    if "fork" in methods and threading.active_count() == 1:
-        context = multiprocessing.get_context("fork")
-    elif "forkserver" in methods:
-        context = multiprocessing.get_context("forkserver")
-    else:
-        context = multiprocessing.get_context("spawn")
-    try:
-        return ProcessPoolExecutor(max_workers=jobs, mp_context=context)
-    except (OSError, ValueError, NotImplementedError, ImportError):
-        return None
+def _must_isolate(text: str) -> bool:
+    """Files the main process should not model itself (see ``workers``): very large ones, and
+    those whose parse might crash the process (``parse_guard``)."""
+    return len(text) > IN_PROCESS_MAX_CHARS or parse_guard.classify(text).kind is parse_guard.Kind.ISOLATE
 
 
-def analyze_many(items: list[tuple[str, str, str, bool]], jobs: int) -> list[tuple[FileModel, bytes | None]]:
-    """``analyze`` each (path, text, module, is_package); in ``jobs`` worker processes
-    when there is enough work. Workers return pickled models only (no CSTs cross over),
-    which come back with the model; largest files go first so the workers finish
-    together. Falls back to serial (no pickled model then)."""
-    if jobs > 1 and len(items) > 1 and sum(len(i[1]) for i in items) >= PARALLEL_MIN_CHARS:
-        pool = _pool(min(jobs, len(items)))
-        if pool is not None:
-            from concurrent.futures.process import BrokenProcessPool
-
-            order = sorted(range(len(items)), key=lambda i: -len(items[i][1]))
-            results: list[tuple[FileModel, bytes | None] | None] = [None] * len(items)
-            try:
-                with pool:
-                    futures = {pool.submit(_analyze_job, items[i]): i for i in order}
-                    for future, i in futures.items():
-                        blob = future.result()
-                        results[i] = (pickle.loads(blob), blob)
-                return results  # type: ignore[return-value]
-            except (BrokenProcessPool, OSError, pickle_errors()):
-                pass  # a worker died or a model did not pickle: do the rest here
-            return [r if r is not None else (analyze(*items[i]), None) for i, r in enumerate(results)]
-    return [(analyze(*item), None) for item in items]
+def _failed_model(item: tuple[str, str, str, bool], reason: str) -> FileModel:
+    path, text, module, is_package = item
+    model = FileModel(path=path, module=module, is_package=is_package, error=f"not checked: {reason}")
+    model.mentions_warp = "warp" in text
+    return model
 
 
-def pickle_errors() -> tuple[type[BaseException], ...]:
-    return (pickle.PicklingError, AttributeError, TypeError, RecursionError)
+def analyze_many(items: list[tuple[str, str, str, bool]], jobs: int,
+                 budget: workers.Budget | None = None) -> list[tuple[FileModel, bytes | None]]:
+    """``analyze`` each (path, text, module, is_package). In ``jobs`` worker processes when
+    there is enough work, and always for the files ``_must_isolate`` picks; a file whose
+    worker fails gets a model with the error (one WC000). Workers return pickled models
+    (no CSTs cross over); the bytes come back with the model for the cache. The rest are
+    modelled here (no pickled model then)."""
+    budget = budget or workers.Budget(DEFAULT_FILE_TIMEOUT, DEFAULT_FILE_MEMORY)
+    parallel = jobs > 1 and len(items) > 1 and sum(len(i[1]) for i in items) >= PARALLEL_MIN_CHARS
+    remote = [i for i, item in enumerate(items) if parallel or _must_isolate(item[1])]
+    results: list[tuple[FileModel, bytes | None] | None] = [None] * len(items)
+    if remote and workers.can_start_workers():
+        def done(k: int, answer: bytes | workers.Failure) -> None:
+            i = remote[k]
+            if isinstance(answer, workers.Failure):
+                results[i] = (_failed_model(items[i], answer.reason), None)
+            else:
+                results[i] = (pickle.loads(answer), answer)
+
+        workers.run([items[i] for i in remote], jobs, budget, done)
+    return [r if r is not None else (analyze(*items[i]), None) for i, r in enumerate(results)]
+
+
+MAX_PER_RULE_AND_LINE = 10  # a generated or minified line can hold thousands of one finding
+
+
+def _bounded_per_line(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """At most MAX_PER_RULE_AND_LINE findings of one rule on one line; the last one shown says
+    how many more there were (a 320 kB line once gave 20,000 findings and 9.6 GB of text)."""
+    counts: dict[tuple[str, int], int] = {}
+    for d in diagnostics:
+        counts[(d.code, d.span.line)] = counts.get((d.code, d.span.line), 0) + 1
+    if all(n <= MAX_PER_RULE_AND_LINE for n in counts.values()):
+        return diagnostics
+    shown: dict[tuple[str, int], int] = {}
+    kept = []
+    for d in diagnostics:
+        key = (d.code, d.span.line)
+        seen = shown[key] = shown.get(key, 0) + 1
+        if seen > MAX_PER_RULE_AND_LINE:
+            continue
+        if seen == MAX_PER_RULE_AND_LINE and counts[key] > seen:
+            hidden = counts[key] - seen
+            d = dataclasses.replace(d, message=f"{d.message} ({hidden} more {d.code} findings on this line not shown)",
+                                    data={**d.data, "not_shown_on_line": hidden})
+        kept.append(d)
+    return kept
+
+
+def _too_large(size: int, limit: int) -> str:
+    return (f"not checked: the file is {_bytes(size)}, over the max-file-size of {_bytes(limit)} "
+            "(raise max-file-size in [tool.warplint] to check it)")
+
+
+def _bytes(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n:,} bytes"
 
 
 class Session:
@@ -270,6 +290,7 @@ class Session:
         self.texts: dict[str, str] = {}
         self._external: dict[str, FileModel | None] = {}
         self.jobs = jobs if jobs is not None and jobs > 0 else default_jobs()
+        self.budget = workers.Budget(config.file_timeout, config.file_memory)
         self._cache: _cache.ModelCache | None = None
         self.configure_cache(cache, cache_dir)
 
@@ -315,25 +336,41 @@ class Session:
         """``analyze`` with the cache in front and the worker pool behind."""
         cache = self._cache
         if cache is None:
-            return [model for model, _ in analyze_many(items, self.jobs)]
+            return [model for model, _ in analyze_many(items, self.jobs, self.budget)]
         keys = [(os.path.abspath(path), _cache.digest(text)) for path, text, _, _ in items]
         models: list[FileModel | None] = [
             cache.get(absolute, key, item[0], item[2], item[3]) for (absolute, key), item in zip(keys, items)
         ]
         missing = [i for i, m in enumerate(models) if m is None]
         if missing:
-            for i, (model, blob) in zip(missing, analyze_many([items[i] for i in missing], self.jobs)):
+            for i, (model, blob) in zip(missing, analyze_many([items[i] for i in missing], self.jobs, self.budget)):
                 models[i] = model
                 cache.put(keys[i][0], keys[i][1], model, blob)
         return models  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ reading
     def read(self, path: str) -> tuple[str | None, str | None]:
+        """(text, None) or (None, the one-line reason). Reads regular files only (opening a FIFO
+        would block, a device never end) and at most ``max-file-size`` bytes of them."""
+        limit = self.config.max_file_size
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except OSError as exc:
             return None, f"cannot read file: {exc.strerror or exc}"
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return None, "cannot read file: not a regular file"
+            if info.st_size > limit:
+                return None, _too_large(info.st_size, limit)
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                data = fh.read(limit + 1)
+        except OSError as exc:
+            return None, f"cannot read file: {exc.strerror or exc}"
+        finally:
+            os.close(fd)
+        if len(data) > limit:  # it grew while we looked
+            return None, _too_large(len(data), limit)
         try:
             return decode(data), None
         except (UnicodeDecodeError, LookupError) as exc:
@@ -442,7 +479,7 @@ class Session:
         unique: dict[tuple, Diagnostic] = {}
         for d in kept:
             unique.setdefault((d.path, d.span, d.code, d.message), d)
-        return sorted(unique.values(), key=Diagnostic.sort_key)
+        return _bounded_per_line(sorted(unique.values(), key=Diagnostic.sort_key))
 
     def keeps(self, diagnostic: Diagnostic) -> bool:
         """Whether ignore / per-file-ignores / noqa let a finding made elsewhere (--confirm) through."""

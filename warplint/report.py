@@ -53,19 +53,39 @@ def write_concise(diagnostics: list[Diagnostic], out: TextIO, **_) -> None:
         out.write(f"{_location(d)}: {d.code} {d.message}{_verdict(d)}\n")
 
 
+SOURCE_WIDTH = 160  # characters of a long source line shown around the finding
+
+
+def _excerpt(src: str, col: int, end: int) -> tuple[str, int, int]:
+    """The part of a (possibly huge, minified) line to show: at most ~SOURCE_WIDTH characters
+    around [col, end), with "..." where it was cut; col and end shifted to match."""
+    if len(src) <= SOURCE_WIDTH:
+        return src, col, end
+    start = max(0, col - SOURCE_WIDTH // 4)
+    stop = min(len(src), start + SOURCE_WIDTH)
+    head = "..." if start > 0 else ""
+    tail = "..." if stop < len(src) else ""
+    shift = start - len(head)
+    return head + src[start:stop] + tail, col - shift, min(end, stop) - shift
+
+
 def write_text(diagnostics: list[Diagnostic], out: TextIO, sources: Callable[[str], str | None], **_) -> None:
+    split: dict[str, list[str]] = {}  # path -> lines, split once (not once per finding)
     for d in diagnostics:
         out.write(f"{_location(d)}: {d.code} [{d.name}] {d.message}{_verdict(d)}\n")
-        text = sources(d.path)
-        lines = text.splitlines() if text else []
+        if d.path not in split:
+            text = sources(d.path)
+            split[d.path] = text.splitlines() if text else []
+        lines = split[d.path]
         if 0 < d.span.line <= len(lines):
             src = lines[d.span.line - 1].expandtabs(1)
             gutter = len(str(d.span.line))
             end = d.span.end_col if d.span.end_line == d.span.line else len(src.rstrip())
-            width = max(1, end - d.span.col)
+            src, col, end = _excerpt(src, d.span.col, end)
+            width = max(1, end - col)
             out.write(f"{' ' * gutter} |\n")
             out.write(f"{d.span.line} | {src}\n")
-            out.write(f"{' ' * gutter} | {' ' * d.span.col}{'^' * width} {d.code}\n")
+            out.write(f"{' ' * gutter} | {' ' * col}{'^' * width} {d.code}\n")
             if d.confirm and d.confirm.get("evidence"):
                 out.write(f"{' ' * gutter} = {d.confirm['verdict']}: {d.confirm['evidence']}\n")
             out.write(f"{' ' * gutter} = {d.mechanism}, confidence {d.confidence}; see `warplint rule {d.code}`\n")

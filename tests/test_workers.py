@@ -1,0 +1,156 @@
+"""Worker processes: a crash, a slow or a memory-hungry file costs that file only; workers end with us.
+
+Real processes throughout: a worker dies for real (its memory budget makes LibCST's native
+parser abort, or it is SIGKILLed as the OOM killer would), the signals are real signals to a
+real ``warplint``.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from warplint import workers
+from warplint.model import FileModel
+
+GOOD = "import warp as wp\n\nwp.force_load()\n"
+WARPLINT = [sys.executable, "-c", "from warplint.cli import entry; entry()"]
+
+
+def busy_source(n: int) -> str:
+    """An ordinary Warp file of about ``n`` kernels (~200 bytes each): slow enough to model."""
+    parts = ["import warp as wp\n"]
+    for i in range(n):
+        parts.append(f"\n@wp.kernel\ndef k{i}(a: wp.array(dtype=float)):\n    i = wp.tid()\n"
+                     f"    a[i] = a[i] * {i}.0 + wp.sin(a[i]) - wp.cos(float(i))\n")
+    return "".join(parts)
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.append(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_for(predicate, timeout: float = 30.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_dying_worker_costs_its_file_only():
+    big = busy_source(10_000)  # ~2 MB: needs far more than 32 MiB to model
+    items = [("big.py", big, "big", False), ("good.py", GOOD, "good", False)]
+    answers: dict[int, object] = {}
+    assert workers.run(items, 2, workers.Budget(600, 32), answers.__setitem__) == []
+    failure = answers[0]
+    assert isinstance(failure, workers.Failure)
+    assert "memory" in failure.reason or "crashed" in failure.reason, failure.reason
+    model = pickle.loads(answers[1])  # type: ignore[arg-type]
+    assert isinstance(model, FileModel) and model.path == "good.py" and model.error is None
+
+
+def test_a_killed_worker_is_retried_then_reported(tmp_path):
+    """The OOM killer's SIGKILL: the file is tried once more in a fresh worker, then reported."""
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\n")
+    (tmp_path / "huge.py").write_text(busy_source(10_000))  # modelled in a worker even with -j 1
+    (tmp_path / "good.py").write_text(GOOD)
+    proc = subprocess.Popen([*WARPLINT, ".", "--format", "concise", "--no-cache", "-j", "1"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed: list[int] = []
+    while len(killed) < 2 and proc.poll() is None:
+        for pid in children_of(proc.pid):
+            if pid not in killed:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+        time.sleep(0.02)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert len(killed) == 2 and proc.returncode == 1, stderr
+    lines = stdout.splitlines()
+    assert any(line.startswith("huge.py:") and " WC000 " in line and "SIGKILL" in line for line in lines), lines
+    assert any(line.startswith("good.py:") and " WC501 " in line for line in lines), lines
+
+
+def test_the_time_budget_ends_one_file():
+    big = busy_source(10_000)  # ~2 MB: modelled in a worker even in a serial run
+    items = [("big.py", big, "big", False), ("good.py", GOOD, "good", False)]
+    answers: dict[int, object] = {}
+    workers.run(items, 1, workers.Budget(2.0, 4096), answers.__setitem__)
+    assert isinstance(answers[0], workers.Failure) and "file-timeout" in answers[0].reason
+    assert isinstance(pickle.loads(answers[1]), FileModel)  # type: ignore[arg-type]
+
+
+def test_cli_reports_a_failed_file_as_one_finding_and_goes_on(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\nfile-memory = 32\n")
+    (tmp_path / "huge.py").write_text(busy_source(10_000))
+    (tmp_path / "good.py").write_text(GOOD)
+    run = subprocess.run([*WARPLINT, ".", "--format", "concise", "--no-cache", "-j", "1"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stderr
+    lines = run.stdout.splitlines()
+    assert any(line.startswith("huge.py:") and " WC000 " in line and "not checked" in line for line in lines), lines
+    assert any(line.startswith("good.py:") and " WC501 " in line for line in lines), lines
+    assert "internal error" not in run.stderr
+
+
+@pytest.fixture
+def slow_project(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\n")
+    for i in range(8):
+        (tmp_path / f"m{i}.py").write_text(busy_source(2_000))
+    return tmp_path
+
+
+def start_and_wait_for_workers(root) -> tuple[subprocess.Popen, list[int]]:
+    proc = subprocess.Popen([*WARPLINT, ".", "--no-cache", "-j", "2"], cwd=root, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    assert wait_for(lambda: len(children_of(proc.pid)) >= 2), "workers never started"
+    return proc, children_of(proc.pid)
+
+
+@pytest.mark.parametrize("signum, code, word", [(signal.SIGINT, 130, "interrupted"),
+                                                (signal.SIGTERM, 143, "terminated"),
+                                                (signal.SIGHUP, 129, "terminated")])
+def test_signals_end_the_run_and_its_workers(slow_project, signum, code, word):
+    proc, kids = start_and_wait_for_workers(slow_project)
+    # Ctrl-C in a terminal reaches the whole foreground process group; kill(1) reaches one process.
+    if signum == signal.SIGINT:
+        os.killpg(proc.pid, signum)
+    else:
+        os.kill(proc.pid, signum)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == code, stderr
+    assert stderr.strip() == f"warplint: {word}"
+    assert wait_for(lambda: not any(alive(k) for k in kids), 10)
+
+
+def test_workers_die_with_a_killed_main_process(slow_project):
+    proc, kids = start_and_wait_for_workers(slow_project)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert wait_for(lambda: not any(alive(k) for k in kids), 10)

@@ -1,0 +1,244 @@
+"""Worker processes that model files, each file under a time and memory budget.
+
+A file is modelled (parse + extraction) in a worker process when there is enough work to
+share between cores, and always when it is one the main process should not risk: a file
+the parse guard says may crash LibCST's native parser, or a very large one. Whatever
+happens to a worker (a segfault in the parser, the OOM killer, a file that takes too long),
+only that file is affected: it is tried once more alone in a fresh worker, then reported as
+one WC000 with the reason, and the run goes on.
+
+Workers never outlive the main process: Linux's parent-death signal kills them when it
+dies (a watchdog thread does the same where there is no such signal), they ignore Ctrl-C
+(the main process ends them), and every way out of ``run`` kills what is left.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import signal
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Callable
+
+Item = tuple[str, str, str, bool]  # (path, text, module, is_package), the arguments of engine.analyze
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What modelling one file may cost in a worker."""
+
+    seconds: float
+    memory_mib: int
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a file got no model: the one-line reason its WC000 gives."""
+
+    reason: str
+
+
+def can_start_workers() -> bool:
+    # A daemonic process (flake8's own worker pool) may not have children.
+    return not multiprocessing.current_process().daemon
+
+
+def _context():
+    methods = multiprocessing.get_all_start_methods()
+    # fork is fastest (LibCST and the rules are already imported) but unsafe with threads.
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        return multiprocessing.get_context("forkserver")
+    return multiprocessing.get_context("spawn")
+
+
+# ---------------------------------------------------------------------- the worker side
+# Each answer is one message: a tag byte, then the pickled model or the failure's reason.
+_MODEL, _FAILED = b"M", b"F"
+
+def _die_with_parent(parent: int) -> None:
+    """SIGKILL this worker when the main process dies, however it dies."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        if libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0:
+            if os.getppid() != parent:  # the parent died before the signal was armed
+                os._exit(1)
+            return
+    except (OSError, AttributeError):
+        pass
+
+    def watch() -> None:  # no parent-death signal here: poll
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _limit_memory(budget_mib: int) -> None:
+    """Cap the address space at what the worker holds now plus the budget: past it,
+    allocations fail (MemoryError in Python, an abort in native code) in this worker only."""
+    try:
+        import resource
+
+        with open("/proc/self/status", encoding="ascii") as fh:
+            size_kib = next(int(line.split()[1]) for line in fh if line.startswith("VmSize:"))
+        limit = size_kib * 1024 + budget_mib * 1024 * 1024
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ImportError, OSError, StopIteration, ValueError):
+        pass  # not Linux: the time budget still bounds the file
+
+
+def _worker_main(conn: Connection, parent: int, memory_mib: int) -> None:
+    _die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
+    for name in ("SIGTERM", "SIGHUP"):
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+    from . import engine, parse_guard
+
+    parse_guard.IN_SACRIFICIAL_PROCESS = True  # a parser crash here costs one file, not the run
+    _limit_memory(memory_mib)
+    while True:
+        try:
+            item = conn.recv()
+        except (EOFError, OSError):
+            return
+        if item is None:
+            return
+        try:
+            blob = pickle.dumps(engine.analyze(*item), protocol=pickle.HIGHEST_PROTOCOL)
+        except MemoryError:
+            conn.send_bytes(_FAILED + b"exceeded the memory budget (file-memory) while modelling it")
+            return  # what is left of this heap is not worth reusing
+        except Exception as exc:  # noqa: BLE001 - a bug of ours on this file: say so, go on
+            conn.send_bytes(_FAILED + f"internal error while modelling it: {type(exc).__name__}: {exc}".encode())
+            continue
+        conn.send_bytes(_MODEL + blob)
+
+
+# ---------------------------------------------------------------------- the main side
+class _Worker:
+    def __init__(self, context, memory_mib: int) -> None:
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_worker_main, args=(child, os.getpid(), memory_mib), daemon=True)
+        self.process.start()
+        child.close()
+        self.index: int | None = None  # the item it is modelling
+        self.started = 0.0
+
+    def give(self, index: int, item: Item) -> None:
+        self.index, self.started = index, time.monotonic()
+        try:
+            self.conn.send(item)
+        except OSError:
+            pass  # it died before it got the file: its sentinel says so, and the file is retried
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            try:
+                self.process.kill()
+            except OSError:
+                pass
+        self.process.join(timeout=5)
+        self.conn.close()
+
+
+def _death_reason(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        if name == "SIGKILL":
+            return "the process modelling it was killed (SIGKILL; out of memory?)"
+        return f"the parser crashed on it ({name})"
+    return f"the process modelling it exited unexpectedly (status {exitcode})"
+
+
+def run(items: list[Item], jobs: int, budget: Budget,
+        on_done: Callable[[int, bytes | Failure], None]) -> list[int]:
+    """Model ``items`` in up to ``jobs`` workers, largest first; ``on_done(index, blob or Failure)``
+    for each. Returns the indices never attempted because workers could not be started (the
+    caller models those itself)."""
+    if not items:
+        return []
+    context = _context()
+    queue = deque(sorted(range(len(items)), key=lambda i: -len(items[i][1])))
+    tries = dict.fromkeys(range(len(items)), 0)
+    workers: list[_Worker] = []
+    size = max(1, min(jobs, len(items)))
+    try:
+        while queue or any(w.index is not None for w in workers):
+            while queue and len(workers) < size:
+                try:
+                    workers.append(_Worker(context, budget.memory_mib))
+                except OSError:
+                    if not workers:
+                        return list(queue)
+                    size = len(workers)
+                    break
+            for worker in workers:
+                if worker.index is None and queue:
+                    index = queue.popleft()
+                    tries[index] += 1
+                    worker.give(index, items[index])
+            busy = [w for w in workers if w.index is not None]
+            deadline = min(w.started for w in busy) + budget.seconds
+            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy],
+                         timeout=max(0.0, deadline - time.monotonic()))
+            for worker in list(busy):
+                index = worker.index
+                assert index is not None
+                message: bytes | Failure | None = None
+                if worker.conn in ready:
+                    try:
+                        message = _receive(worker.conn)
+                    except (EOFError, OSError):
+                        message = None
+                if message is not None:
+                    worker.index = None
+                    on_done(index, message)
+                    if isinstance(message, Failure) and not worker.process.is_alive():
+                        worker.kill()
+                        workers.remove(worker)
+                    continue
+                died = worker.process.sentinel in ready or worker.conn in ready
+                late = time.monotonic() - worker.started > budget.seconds
+                if not (died or late):
+                    continue
+                worker.kill()
+                workers.remove(worker)
+                if late:
+                    on_done(index, Failure(f"modelling it took longer than the file-timeout ({budget.seconds:g} s)"))
+                elif tries[index] < 2:
+                    queue.appendleft(index)  # maybe another file's fault: once more, alone in a fresh worker
+                else:
+                    on_done(index, Failure(_death_reason(worker.process.exitcode)))
+        for worker in workers:
+            try:
+                worker.conn.send(None)
+            except OSError:
+                pass
+    finally:
+        for worker in workers:
+            worker.kill()
+    return []
+
+
+def _receive(conn: Connection) -> bytes | Failure:
+    data = conn.recv_bytes()
+    if data[:1] == _FAILED:
+        return Failure(data[1:].decode("utf-8", "replace"))
+    return data[1:]

@@ -2,10 +2,11 @@
 
 A file is modelled (parse + extraction) in a worker process when there is enough work to
 share between cores, and always when it is one the main process should not risk: a file
-the parse guard says may crash LibCST's native parser, or a very large one. Whatever
-happens to a worker (a segfault in the parser, the OOM killer, a file that takes too long),
-only that file is affected: it is tried once more alone in a fresh worker, then reported as
-one WC000 with the reason, and the run goes on.
+the parse guard says may crash LibCST's native parser, or a very large one. A worker models
+one file at a time, so whatever happens to it (a segfault in the parser, the memory budget,
+a file that takes too long) is that file's: it gets one WC000 with the reason, and the run
+goes on. A SIGKILL may be the OOM killer's choice of a bystander: that file is tried once
+more in a fresh worker first.
 
 Workers never outlive the main process: Linux's parent-death signal kills them when it
 dies (a watchdog thread does the same where there is no such signal), they ignore Ctrl-C
@@ -155,7 +156,13 @@ class _Worker:
         self.conn.close()
 
 
-def _death_reason(exitcode: int | None) -> str:
+def _maybe_not_its_fault(exitcode: int | None) -> bool:
+    """A worker models one file at a time, so a crash there is that file's. Only a SIGKILL may
+    come from outside (the OOM killer picks the largest process, not the guilty one): retry."""
+    return exitcode == -signal.SIGKILL
+
+
+def _death_reason(exitcode: int | None, budget: Budget) -> str:
     if exitcode is not None and exitcode < 0:
         try:
             name = signal.Signals(-exitcode).name
@@ -163,6 +170,8 @@ def _death_reason(exitcode: int | None) -> str:
             name = f"signal {-exitcode}"
         if name == "SIGKILL":
             return "the process modelling it was killed (SIGKILL; out of memory?)"
+        if name == "SIGABRT":  # what the native parser does when an allocation fails
+            return f"the parser aborted on it (SIGABRT; the file-memory budget is {budget.memory_mib} MiB)"
         return f"the parser crashed on it ({name})"
     return f"the process modelling it exited unexpectedly (status {exitcode})"
 
@@ -222,10 +231,10 @@ def run(items: list[Item], jobs: int, budget: Budget,
                 workers.remove(worker)
                 if late:
                     on_done(index, Failure(f"modelling it took longer than the file-timeout ({budget.seconds:g} s)"))
-                elif tries[index] < 2:
-                    queue.appendleft(index)  # maybe another file's fault: once more, alone in a fresh worker
+                elif tries[index] < 2 and _maybe_not_its_fault(worker.process.exitcode):
+                    queue.appendleft(index)  # once more, in a fresh worker
                 else:
-                    on_done(index, Failure(_death_reason(worker.process.exitcode)))
+                    on_done(index, Failure(_death_reason(worker.process.exitcode, budget)))
         for worker in workers:
             try:
                 worker.conn.send(None)

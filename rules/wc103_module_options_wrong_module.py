@@ -8,8 +8,8 @@ from warplint.model import Call, FileModel
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
 
-# Position of the `module` argument: set_module_options(options, module=None), get_module_options(module=None).
-_MODULE_ARG = {"set_module_options": 1, "get_module_options": 0}
+# The calls whose `module` argument defaults to the module the call is written in.
+_MODULE_OPTION_CALLS = ("set_module_options", "get_module_options")
 
 
 def _defines_kernels(file: FileModel) -> bool:
@@ -68,10 +68,10 @@ class ModuleOptionsWrongModule(Rule):
         for call in file.calls:
             # Module-scope calls in a kernel-less file are boilerplate no-ops (nothing there to configure);
             # the defect is a helper whose caller expects its own kernels configured.
-            if not is_warp(call.callee, *_MODULE_ARG) or call.has_star_args or not call.ctx.scope:
+            if not is_warp(call.callee, *_MODULE_OPTION_CALLS) or call.has_star_args or not call.ctx.scope:
                 continue
             api = call.callee.rpartition(".")[2]
-            if call.arg(_MODULE_ARG[api], "module") is not None:
+            if call.bound("module") is not None:
                 continue
             if "**" in call.kwargs:  # defensive: extract drops ** arguments
                 continue

@@ -147,7 +147,7 @@ class UnknownModuleOption(Rule):
 
         for call in file.calls:
             if is_warp(call.callee, "set_module_options"):
-                for key, span in self._keys(file, call.arg(0, "options"), call.ctx, call.span):
+                for key, span in self._keys(file, call.bound("options"), call.ctx, call.span):
                     yield from report(key, span, call.ctx.scope, "set_module_options()")
             elif call.callee.endswith(".options.update"):
                 owner = call.callee[: -len(".options.update")].removeprefix(file.module + ".")

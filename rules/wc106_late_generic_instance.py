@@ -88,7 +88,7 @@ class LateGenericInstance(Rule):
                     launches.setdefault((launch.kernel_file.path, launch.kernel.name), []).append(launch)
             for call in f.calls:
                 if is_warp(call.callee, "overload"):
-                    found = project.find_kernel(f, call.ctx.scope, call.arg(0, "kernel"))
+                    found = project.find_kernel(f, call.ctx.scope, call.bound("kernel"))
                     if found is not None:
                         overloaded.add((found[0].path, found[1].name))
             for fn in f.functions.values():
@@ -146,8 +146,8 @@ class LateGenericInstance(Rule):
     def _signature(self, project: Project, launch: Launch, generic_positions: list[int]) -> dict[int, str]:
         call = launch.call
         args: list[Value] = []
-        for keyword, position in (("inputs", 2), ("outputs", 3)):
-            listed = call.arg(position, keyword)
+        for keyword in ("inputs", "outputs"):
+            listed = call.bound(keyword)
             if listed is None:
                 continue
             if listed.kind != "seq":

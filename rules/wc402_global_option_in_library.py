@@ -112,7 +112,7 @@ class GlobalOptionInLibrary(Rule):
         for call in file.calls:
             if call.ctx.scope or call.ctx.in_main_guard or not is_warp(call.callee, "set_module_options"):
                 continue
-            target = self._target(project, file, call.arg(1, "module"))
+            target = self._target(project, file, call.bound("module"))
             if target is None or self._owned(project, top, target):
                 continue
             yield self.report(

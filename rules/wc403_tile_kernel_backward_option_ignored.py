@@ -87,11 +87,11 @@ class TileKernelBackwardOptionIgnored(Rule):
             for call in f.calls:
                 if not is_warp(call.callee, "set_module_options"):
                     continue
-                opts = call.arg(0, "options")
+                opts = call.bound("options")
                 off = self._false_keys(project, f, opts.items, call.ctx.scope) if opts and opts.kind == "dict" else set()
                 if not off:
                     continue
-                target = call.arg(1, "module")
+                target = call.bound("module")
                 if target is None or (target.kind == "const" and target.const is None):
                     modules.setdefault(f.module, set()).update(off)
                 elif target.kind == "name" and target.text == "__name__":

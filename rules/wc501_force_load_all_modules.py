@@ -46,7 +46,7 @@ class ForceLoadAllModules(Rule):
         for call in file.calls:
             if not is_warp(call.callee, "force_load") or call.has_star_args:
                 continue
-            modules = call.arg(1, "modules")
+            modules = call.bound("modules")
             if modules is None or (modules.kind == "const" and modules.const is None):
                 yield self.report(
                     call.span,

@@ -9,7 +9,7 @@ from warplint.rule import Report, Rule
 
 # (device, max_workers) positions: force_load(device, modules, block_dim, max_workers),
 # load_module(module, device, recursive, block_dim, max_workers).
-_POSITIONS = {"force_load": (0, 3), "load_module": (1, 4)}
+_LOADS = ("force_load", "load_module")
 
 
 class ConcurrentCpuLoad(Rule):
@@ -57,16 +57,15 @@ class ConcurrentCpuLoad(Rule):
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         for call in file.calls:
-            if not is_warp(call.callee, *_POSITIONS) or call.has_star_args:
+            if not is_warp(call.callee, *_LOADS) or call.has_star_args:
                 continue
             short = call.callee.rpartition(".")[2]
-            device_pos, workers_pos = _POSITIONS[short]
-            found, workers = project.constant(file, call.arg(workers_pos, "max_workers"), call.ctx.scope)
+            found, workers = project.constant(file, call.bound("max_workers"), call.ctx.scope)
             if not found or not isinstance(workers, int) or isinstance(workers, bool) or workers <= 1:
                 continue
             if not self._several_modules(project, file, call, short):
                 continue
-            device = call.arg(device_pos, "device")
+            device = call.bound("device")
             if not self._can_be_cpu(project, file, call.ctx.scope, device):
                 continue
             all_devices = device is None or (device.kind == "const" and device.const is None)
@@ -97,9 +96,9 @@ class ConcurrentCpuLoad(Rule):
     @staticmethod
     def _several_modules(project: Project, file: FileModel, call, short: str) -> bool:
         if short == "load_module":
-            found, recursive = project.constant(file, call.arg(2, "recursive"), call.ctx.scope)
+            found, recursive = project.constant(file, call.bound("recursive"), call.ctx.scope)
             return found and bool(recursive)
-        modules = call.arg(1, "modules")
+        modules = call.bound("modules")
         if modules is None or (modules.kind == "const" and modules.const is None):
             return True  # every registered module, Warp's own included
         if modules.kind == "name" and modules.local:

@@ -10,8 +10,7 @@ from warplint.names import is_warp
 from warplint.rule import Report, Rule
 
 # block_dim positions: force_load(device, modules, block_dim, ...), load_module(module, device, recursive, block_dim, ...)
-_BLOCK_DIM_POSITION = {"force_load": 2, "load_module": 3}
-_DEVICE_POSITION = {"force_load": 0, "load_module": 1}
+_PRELOADS = ("force_load", "load_module")
 _MAX_SITES = 3
 
 
@@ -78,12 +77,12 @@ class PreloadWithoutBlockDim(Rule):
             for call in f.calls:
                 if not is_warp(call.callee, "set_module_options"):
                     continue
-                opts = call.arg(0, "options")
+                opts = call.bound("options")
                 if opts is None or opts.kind != "dict":
                     continue
                 for key, value in opts.items:
                     if key.kind == "const" and key.const == "block_dim":
-                        target = self._option_target(f, call.arg(1, "module"))
+                        target = self._option_target(f, call.bound("module"))
                         found, resolved = project.constant(f, value, call.ctx.scope)
                         if target is not None:
                             known = found and isinstance(resolved, int) and target not in options
@@ -106,7 +105,7 @@ class PreloadWithoutBlockDim(Rule):
     def _preloaded(self, project: Project, file: FileModel, call: Call, short: str) -> list[str]:
         if short == "load_module":
             return project.modules_loaded_by(file, call)
-        modules = call.arg(1, "modules")
+        modules = call.bound("modules")
         if modules is None or modules.kind != "seq":
             return []
         names = []
@@ -126,13 +125,13 @@ class PreloadWithoutBlockDim(Rule):
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         launches, options = self._index(project)
         for call in file.calls:
-            if not is_warp(call.callee, *_BLOCK_DIM_POSITION) or call.has_star_args:
+            if not is_warp(call.callee, *_PRELOADS) or call.has_star_args:
                 continue
             short = call.callee.rpartition(".")[2]
-            block_dim = call.arg(_BLOCK_DIM_POSITION[short], "block_dim")
+            block_dim = call.bound("block_dim")
             if block_dim is not None and not (block_dim.kind == "const" and block_dim.const is None):
                 continue
-            found, device = project.constant(file, call.arg(_DEVICE_POSITION[short], "device"), call.ctx.scope)
+            found, device = project.constant(file, call.bound("device"), call.ctx.scope)
             if found and isinstance(device, str) and device.startswith("cpu"):
                 continue
             for module in self._preloaded(project, file, call, short):

@@ -75,13 +75,13 @@ class LoadModuleWithoutKernels(Rule):
         loads = [
             c for c in file.calls
             if is_warp(c.callee, "load_module") and not c.has_star_args
-            and self._targets_own_module(c.arg(0, "module"))
+            and self._targets_own_module(c.bound("module"))
         ]
         if not loads or self._defines_warp_code(file):
             return
         registered = any(
-            is_warp(c.callee, *_REGISTERS_OWN_MODULE) and self._targets_own_module(c.arg(1, "module"), file)
-            or is_warp(c.callee, "get_module") and self._names_own_module(c.arg(0, "name"), file)
+            is_warp(c.callee, *_REGISTERS_OWN_MODULE) and self._targets_own_module(c.bound("module"), file)
+            or is_warp(c.callee, "get_module") and self._names_own_module(c.bound("name"), file)
             for c in file.calls
         )
         for call in loads:

@@ -51,8 +51,9 @@ CACHEDIR_TAG = (
     "# This file is a cache directory tag created by warplint.\n"
     "# For information about cache directory tags see https://bford.info/cachedir/\n"
 )
-# Engine modules whose code decides what a model contains.
-_MODEL_MODULES = ("extract", "model", "locate", "names", "facts", "fastwalk", "engine", "cache", "diagnostic")
+# Engine modules whose code decides what a model contains, or (results cache) what the rules conclude.
+_MODEL_MODULES = ("extract", "model", "locate", "names", "facts", "fastwalk", "engine", "cache", "diagnostic",
+                  "parse_guard", "index", "module_options", "warp_api")
 
 
 def digest(text: str) -> str:

@@ -203,7 +203,7 @@ class Project:
         for call in file.calls:
             if not is_warp(call.callee, *LAUNCH_CALLS):
                 continue
-            found = self.find_kernel(file, call.ctx.scope, call.arg(0, "kernel"))
+            found = self.find_kernel(file, call.ctx.scope, call.bound("kernel"))
             if found is None:
                 continue
             kf, kernel = found
@@ -342,11 +342,11 @@ class Project:
 
     def modules_loaded_by(self, file: FileModel, call: Call) -> list[str]:
         if is_warp(call.callee, "force_load"):
-            modules = call.arg(1, "modules")
+            modules = call.bound("modules")
             if modules is None or (modules.kind == "const" and modules.const is None):
                 return ["*"]
             return []
-        target = call.arg(0, "module")
+        target = call.bound("module")
         if target is None:
             return [file.module]
         if target.kind == "const" and isinstance(target.const, str):

@@ -91,8 +91,23 @@ class Call:
     receiver: Value | None = None  # for `f(...).method(...)`: the summarised `f(...)` call
 
     def arg(self, position: int | None, keyword: str | None = None) -> Value | None:
+        """The argument at ``position`` or passed as ``keyword``; for calls outside Warp's API
+        (``os.environ.setdefault``, ``shutil.rmtree``). Warp calls: ``bound``."""
         if keyword is not None and keyword in self.kwargs:
             return self.kwargs[keyword]
+        if position is not None and position < len(self.args):
+            return self.args[position]
+        return None
+
+    def bound(self, parameter: str) -> Value | None:
+        """The argument bound to ``parameter`` of this Warp call (``warp_api``), positional or keyword.
+        None when it was not passed (or the callee is not in the table: then only keywords count)."""
+        if parameter in self.kwargs:
+            return self.kwargs[parameter]
+        from .warp_api import signature_of
+
+        signature = signature_of(self.callee)
+        position = signature.position_of(parameter) if signature is not None else None
         if position is not None and position < len(self.args):
             return self.args[position]
         return None

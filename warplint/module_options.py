@@ -79,10 +79,10 @@ def _option_changes(file: FileModel) -> list[OptionChange]:
     changes: list[OptionChange] = []
     for call in file.calls:
         if is_warp(call.callee, "set_module_options"):
-            target = call.arg(1, "module")
+            target = call.bound("module")
             module = file.module if target is None else module_of(file, target, call.ctx.scope)
             changes.append(
-                OptionChange(module, _literal_dict(call.arg(0, "options")), call.span, call.ctx,
+                OptionChange(module, _literal_dict(call.bound("options")), call.span, call.ctx,
                              "set_module_options", target is not None, file.path)
             )
         elif call.callee.endswith(".options.update") and (

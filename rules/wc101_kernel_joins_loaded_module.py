@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 from warplint.index import Project
 from warplint.model import FileModel, Kernel

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from warplint.index import Project
 from warplint.model import FileModel

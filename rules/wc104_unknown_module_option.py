@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import Iterator
+from collections.abc import Iterator
 
 import libcst as cst
 

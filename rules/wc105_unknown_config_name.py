@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import Iterator
+from collections.abc import Iterator
 
 from warplint.facts import installed_config_names, installed_module_options
 from warplint.index import Project

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import Iterator
+from collections.abc import Iterator
 
 from warplint.index import Launch, Project
 from warplint.model import FileModel

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from warplint.facts import SNAPSHOT_OPTIONS
 from warplint.index import Project

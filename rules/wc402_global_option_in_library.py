@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from warplint.index import Project
 from warplint.model import FileModel, Value

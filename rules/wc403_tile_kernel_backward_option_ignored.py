@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from warplint.facts import MATHDX_TILE_OPS
 from warplint.index import Project
@@ -92,9 +92,7 @@ class TileKernelBackwardOptionIgnored(Rule):
                 if not off:
                     continue
                 target = call.bound("module")
-                if target is None or (target.kind == "const" and target.const is None):
-                    modules.setdefault(f.module, set()).update(off)
-                elif target.kind == "name" and target.text == "__name__":
+                if target is None or (target.kind == "const" and target.const is None) or (target.kind == "name" and target.text == "__name__"):
                     modules.setdefault(f.module, set()).update(off)
                 else:
                     found, name = project.constant(f, target, call.ctx.scope)

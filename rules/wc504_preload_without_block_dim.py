@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 from warplint.facts import DEFAULT_CUDA_BLOCK_DIM
 from warplint.index import Launch, Project

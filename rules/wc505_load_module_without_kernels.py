@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -80,8 +80,8 @@ class LoadModuleWithoutKernels(Rule):
         if not loads or self._defines_warp_code(file):
             return
         registered = any(
-            is_warp(c.callee, *_REGISTERS_OWN_MODULE) and self._targets_own_module(c.bound("module"), file)
-            or is_warp(c.callee, "get_module") and self._names_own_module(c.bound("name"), file)
+            (is_warp(c.callee, *_REGISTERS_OWN_MODULE) and self._targets_own_module(c.bound("module"), file))
+            or (is_warp(c.callee, "get_module") and self._names_own_module(c.bound("name"), file))
             for c in file.calls
         )
         for call in loads:

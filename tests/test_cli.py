@@ -26,7 +26,7 @@ def test_exit_codes(tmp_path, run_cli):
     assert code == 1 and "bad.py:2:1: WC501" in out
     assert run_cli("bad.py", "--exit-zero")[0] == 0
     code, _, err = run_cli("--format", "yaml")
-    assert code == 2 and err.startswith("warplint: error:") and "\n" == err[-1] and err.count("\n") == 1
+    assert code == 2 and err.startswith("warplint: error:") and err[-1] == "\n" and err.count("\n") == 1
 
 
 def test_default_path_is_current_directory(tmp_path, run_cli):

@@ -37,7 +37,7 @@ import os
 import pickle
 import sys
 import tempfile
-from typing import Iterable
+from collections.abc import Iterable
 
 from .model import FileModel
 

@@ -13,11 +13,12 @@ import os
 import shlex
 import shutil
 import sys
-from typing import Sequence, TextIO
+from collections.abc import Sequence
+from typing import TextIO
 
 from . import __version__, interrupts
-from .interrupts import Terminated
 from .config import Config, ConfigError, _positive, load_config, validate_selectors
+from .interrupts import Terminated
 from .registry import all_rules
 from .report import FORMATS, WRITERS, shown_path, write_statistics
 

@@ -50,7 +50,7 @@ class Config:
     file_timeout: float = DEFAULT_FILE_TIMEOUT
     file_memory: int = DEFAULT_FILE_MEMORY
 
-    def with_overrides(self, **changes: Any) -> "Config":
+    def with_overrides(self, **changes: Any) -> Config:
         data = {**self.__dict__, **{k: v for k, v in changes.items() if v is not None}}
         return Config(**data)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import glob
 import os
 import stat
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import pathspec
 from pathspec.util import lookup_pattern

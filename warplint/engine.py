@@ -15,14 +15,13 @@ import re
 import stat
 import tokenize
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import libcst as cst
 
 from . import cache as _cache
-from . import parse_guard
-from . import workers
+from . import parse_guard, workers
 from .config import DEFAULT_FILE_MEMORY, DEFAULT_FILE_TIMEOUT, Config
 from .diagnostic import Diagnostic, Span
 from .discovery import Discovery
@@ -325,7 +324,7 @@ class Session:
         return h.hexdigest()
 
     @property
-    def cache(self) -> "_cache.ModelCache | None":
+    def cache(self) -> _cache.ModelCache | None:
         return self._cache
 
     def save_cache(self) -> None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import Any, ClassVar, Iterator
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 from . import __version__
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import importlib.machinery
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
-from .model import Call, FileModel, Function, Kernel, Value
 from .facts import DEFAULT_CUDA_BLOCK_DIM
+from .model import Call, FileModel, Function, Kernel, Value
 from .names import is_warp
 
 LAUNCH_CALLS = ("launch", "launch_tiled")
@@ -191,7 +191,7 @@ class Project:
         if owner is None:
             return None
         for k in owner.kernels:
-            if k.ctx.scope == "" and (k.name == name and k.form == "decorator" or name in k.assigned_to):
+            if k.ctx.scope == "" and ((k.name == name and k.form == "decorator") or name in k.assigned_to):
                 return owner, k
         return None
 

@@ -18,8 +18,9 @@ import logging
 import os
 import re
 import sys
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Sequence
+from typing import Any
 
 from . import __version__
 

@@ -33,11 +33,11 @@ class Value:
     const: Any = None
     ref: str | None = None
     local: bool = False
-    args: tuple["Value", ...] = ()
-    kwargs: dict[str, "Value"] = field(default_factory=dict)
+    args: tuple[Value, ...] = ()
+    kwargs: dict[str, Value] = field(default_factory=dict)
     items: tuple[Any, ...] = ()
-    base: "Value | None" = None
-    key: "Value | None" = None
+    base: Value | None = None
+    key: Value | None = None
     span: Span = NO_SPAN
 
     @property

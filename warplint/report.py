@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from typing import Callable, Iterable, TextIO
+from collections.abc import Callable, Iterable
+from typing import TextIO
 
 from . import __version__
 from .diagnostic import Diagnostic

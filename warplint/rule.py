@@ -9,8 +9,9 @@ from it). ``check`` reads the file's model and the project index and yields
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .diagnostic import Fix, Span
 
@@ -46,7 +47,7 @@ class Rule:
     invalid: ClassVar[tuple[str, ...]] = ()
     valid: ClassVar[tuple[str, ...]] = ()
 
-    def collect(self) -> "cst.CSTVisitor | None":
+    def collect(self) -> cst.CSTVisitor | None:
         """Optional: a visitor run in the engine's single traversal of each file.
 
         Whatever it stores in ``model.rule_facts[self.code]`` (plain picklable data)
@@ -57,7 +58,7 @@ class Rule:
         """
         return None
 
-    def check(self, file: "FileModel", project: "Project") -> Iterator[Report]:
+    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         return iter(())
 
     # -- helpers for rule authors

@@ -22,9 +22,9 @@ import signal
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Callable
 
 Item = tuple[str, str, str, bool]  # (path, text, module, is_package), the arguments of engine.analyze
 

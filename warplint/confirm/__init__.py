@@ -13,8 +13,9 @@ import dataclasses
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from warplint.diagnostic import Diagnostic
 

@@ -68,7 +68,7 @@ class RunData:
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
-    def from_events(cls, label: str, events: list[dict], cwd: str | None = None) -> "RunData":
+    def from_events(cls, label: str, events: list[dict], cwd: str | None = None) -> RunData:
         rd = cls(label=label, events=events, cwd=cwd)
         for ev in events:
             kind = ev.get("ev")

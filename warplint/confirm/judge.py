@@ -33,7 +33,7 @@ class Finding:
     data: dict = field(default_factory=dict)
 
     @classmethod
-    def of(cls, d: Diagnostic, cwd: str) -> "Finding":
+    def of(cls, d: Diagnostic, cwd: str) -> Finding:
         p = d.path
         cands = [os.path.abspath(p)] if os.path.isabs(p) else [os.path.join(cwd, p), os.path.abspath(p)]
         chosen = next((c for c in cands if os.path.exists(c)), cands[0])

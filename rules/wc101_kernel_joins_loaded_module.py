@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
+from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import FileModel, Kernel
 from warplint.rule import Report, Rule
@@ -85,15 +85,15 @@ class KernelJoinsLoadedModule(Rule):
                 continue  # the only kernel(s) of its module: nothing else to rebuild
             evidence = self._launched_before(file, kernel, module, project)
             if evidence is not None:
-                where, launch, launch_file = evidence
+                where, launch, launch_file, related = evidence
+                related = (Related(launch_file.path, launch.span, f"module {module} launched here first"), *related)
                 total = len(project.kernels_of_module(module))
                 yield self.report(
                     kernel.span,
                     f"kernel `{kernel.name}` is created when {where} runs, after Warp module {module} was already "
-                    f"launched ({os.path.basename(launch_file.path)}:{launch.span.line}): the whole module ({total} kernels) "
-                    "builds again. "
+                    f"launched: the whole module ({total} kernels) builds again. "
                     "Define it at module level, before the first launch, or in its own module.",
-                    module=module, kernel=kernel.name, function=scope,
+                    related=related, module=module, kernel=kernel.name, function=scope,
                 )
                 continue
             varying = sorted(kernel.captured | kernel.static_captured)
@@ -115,16 +115,14 @@ class KernelJoinsLoadedModule(Rule):
         # In the defining function itself, before the definition.
         for order, launched, call in project.launch_timeline(file, scope):
             if order < kernel.ctx.order and launched in (module, "*"):
-                return f"{scope}()", call, file
+                return f"{scope}()", call, file, ()
         # In a caller: a launch before the call that leads to the definition.
         for caller_file, call, _level in project.caller_scopes(project.fqname(file, scope)):
             for order, launched, launch in project.launch_timeline(caller_file, call.ctx.scope):
                 if order < call.ctx.order and launched in (module, "*"):
-                    where = (
-                        f"{call.callee.rpartition('.')[2]}() "
-                        f"(called at {os.path.basename(caller_file.path)}:{call.span.line})"
-                    )
-                    return where, launch, caller_file
+                    name = call.callee.rpartition(".")[2]
+                    called = Related(caller_file.path, call.span, f"{name}() called here, after the launch")
+                    return f"{name}()", launch, caller_file, (called,)
         return None
 
     def _launched_by_factory_or_callers(self, file: FileModel, kernel: Kernel, module: str, project: Project):

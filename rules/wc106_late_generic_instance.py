@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
+from warplint.diagnostic import Related
 from warplint.index import Launch, Project
 from warplint.model import FileModel, Kernel, Value
 from warplint.names import is_warp
@@ -195,9 +195,13 @@ class LateGenericInstance(Rule):
                     yield self.report(
                         kernel.span,
                         f"generic kernel '{kernel.name}' is launched with {self._short(earlier_sig[p])} "
-                        f"({self._site(earlier)}) and {self._short(signature[p])} ({self._site(launch)}) and no "
+                        f"and {self._short(signature[p])} and no "
                         "wp.overload is registered: each new type after the first load rebuilds its whole module; "
                         "register every instance with wp.overload(...) right after the kernel.",
+                        related=(
+                            Related(earlier.file.path, earlier.call.span, f"launched with {self._short(earlier_sig[p])}"),
+                            Related(launch.file.path, launch.call.span, f"launched with {self._short(signature[p])}"),
+                        ),
                         kernel=kernel.name,
                         module=project.kernel_module(file, kernel),
                     )
@@ -208,6 +212,3 @@ class LateGenericInstance(Rule):
     def _short(kind: str) -> str:
         return kind.replace("warp.", "wp.")
 
-    @staticmethod
-    def _site(launch: Launch) -> str:
-        return f"{os.path.basename(launch.file.path)}:{launch.call.span.line}"

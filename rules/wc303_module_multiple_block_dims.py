@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterator
 
+from warplint.diagnostic import Related
 from warplint.index import Launch, Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
@@ -103,15 +103,15 @@ class ModuleMultipleBlockDims(Rule):
             firsts = [next(e for e in entries if e[1] == v) for v in sorted(values)]
             shown_sites = (firsts + [e for e in entries if e not in firsts])[:_MAX_SITES]
             shown_sites.sort(key=entries.index)
-            sites = "; ".join(
-                f"{os.path.basename(l.file.path)}:{l.call.span.line} {l.kernel.name}={v}" for l, v in shown_sites
-            )
-            more = f" (+{len(entries) - _MAX_SITES} more)" if len(entries) > _MAX_SITES else ""
+            related = tuple(Related(launch.file.path, launch.call.span, f"{launch.kernel.name} launched at block_dim {v}")
+                            for launch, v in shown_sites)
+            more = f" ({len(entries)} launches)" if len(entries) > _MAX_SITES else ""
             yield self.report(
                 site_launch.call.span,
-                f"Warp module '{module}' is launched at block_dim {shown} ({sites}{more}): on CUDA the whole module "
+                f"Warp module '{module}' is launched at block_dim {shown}{more}: on CUDA the whole module "
                 "compiles once per value; move the kernels that need another block size into their own module or "
                 "launch the module at one block_dim.",
+                related=related,
                 module=module,
                 kernel=site_launch.kernel.name,
                 block_dims=sorted(values),

@@ -1,15 +1,14 @@
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
+from warplint.diagnostic import Related
 from warplint.facts import DEFAULT_CUDA_BLOCK_DIM
 from warplint.index import Launch, Project
 from warplint.model import Call, FileModel, Value
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
 
-# block_dim positions: force_load(device, modules, block_dim, ...), load_module(module, device, recursive, block_dim, ...)
 _PRELOADS = ("force_load", "load_module")
 _MAX_SITES = 3
 
@@ -145,12 +144,14 @@ class PreloadWithoutBlockDim(Rule):
                     continue
                 missed = launches[module]
                 values = sorted({v for _, v in missed})
-                sites = "; ".join(f"{os.path.basename(l.file.path)}:{l.call.span.line}" for l, _ in missed[:_MAX_SITES])
+                related = tuple(Related(launch.file.path, launch.call.span, f"launched at block_dim {v}")
+                                for launch, v in missed[:_MAX_SITES])
                 yield self.report(
                     call.span,
                     f"{short}() without block_dim builds module '{module}' at block_dim {variant}, but its launches "
-                    f"use {', '.join(map(str, values))} ({sites}): on CUDA the first launch builds the module again; "
+                    f"use {', '.join(map(str, values))}: on CUDA the first launch builds the module again; "
                     "pass block_dim= to the preload.",
+                    related=related,
                     module=module,
                     block_dims=[variant, *values],
                     function=call.ctx.scope,

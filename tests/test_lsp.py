@@ -214,8 +214,8 @@ async def test_rule_examples_match_cli_and_code_actions_apply(client: LanguageCl
             ], rule.code
             severity = {"high": "Warning", "medium": "Information", "low": "Hint"}
             assert [d.severity.name for d in got] == [severity[e["confidence"]] for e in expected]
-            assert all(d.code_description.href == e["url"] for d, e in zip(got, expected))
-            for d, e in zip(got, expected):
+            assert all(d.code_description.href == e["url"] for d, e in zip(got, expected, strict=True))
+            for d, e in zip(got, expected, strict=True):
                 actions = await client.text_document_code_action_async(
                     types.CodeActionParams(
                         text_document=types.TextDocumentIdentifier(uri=uri),
@@ -277,3 +277,18 @@ async def test_config_error_is_a_message_not_a_crash(client: LanguageClient, wor
     assert [d.code for d in client.diagnostics[uri]] == ["WC501", "WC501"]
     errors = [m for m in client.messages if m.type == types.MessageType.Error]
     assert len(errors) == 1 and "unknown rule selector 'XX9'" in errors[0].message
+
+
+@pytest.mark.asyncio
+async def test_related_locations_become_related_information(client: LanguageClient, workspace):
+    text = (
+        "import warp as wp\n\n@wp.kernel\ndef a(x: wp.array(dtype=float)):\n    x[0] = 1.0\n\n"
+        "@wp.kernel\ndef b(x: wp.array(dtype=float)):\n    x[0] = 2.0\n\n"
+        "def run(x):\n    wp.launch(a, dim=1, inputs=[x], block_dim=64)\n    wp.launch(b, dim=1, inputs=[x], block_dim=128)\n"
+    )
+    (workspace / "blocks.py").write_text(text)
+    uri = await open_doc(client, workspace / "blocks.py", text)
+    (finding,) = [d for d in client.diagnostics[uri] if d.code == "WC303"]
+    related = finding.related_information
+    assert [(r.location.uri, r.location.range.start.line, r.message) for r in related] == [
+        (uri, 11, "a launched at block_dim 64"), (uri, 12, "b launched at block_dim 128")]

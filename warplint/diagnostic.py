@@ -30,6 +30,17 @@ class Fix:
     edits: tuple[Edit, ...]
 
 
+@dataclass(frozen=True)
+class Related:
+    """Another place a finding is about (the launch that loaded the module, the kernel's
+    definition): rendered as SARIF ``relatedLocations``, LSP ``relatedInformation`` and a
+    ``note:`` line in text output, so messages never format ``file:line`` by hand."""
+
+    path: str
+    span: Span
+    message: str
+
+
 @dataclass
 class Diagnostic:
     """One finding. ``code``/``name``/``mechanism``/``confidence`` come from the rule's
@@ -46,6 +57,7 @@ class Diagnostic:
     fix: Fix | None = None
     data: dict[str, Any] = field(default_factory=dict)
     confirm: dict[str, Any] | None = None
+    related: tuple[Related, ...] = ()
 
     @property
     def line(self) -> int:

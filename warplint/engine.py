@@ -23,7 +23,7 @@ import libcst as cst
 from . import cache as _cache
 from . import parse_guard, workers
 from .config import DEFAULT_FILE_MEMORY, DEFAULT_FILE_TIMEOUT, Config
-from .diagnostic import Diagnostic, Span
+from .diagnostic import Diagnostic, Related, Span
 from .discovery import Discovery
 from .extract import extract
 from .index import Project, locate_installed
@@ -249,8 +249,10 @@ def _bounded_per_line(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
             continue
         if seen == MAX_PER_RULE_AND_LINE and counts[key] > seen:
             hidden = counts[key] - seen
-            d = dataclasses.replace(d, message=f"{d.message} ({hidden} more {d.code} findings on this line not shown)",
-                                    data={**d.data, "not_shown_on_line": hidden})
+            kept.append(dataclasses.replace(
+                d, message=f"{d.message} ({hidden} more {d.code} findings on this line not shown)",
+                data={**d.data, "not_shown_on_line": hidden}))
+            continue
         kept.append(d)
     return kept
 
@@ -338,11 +340,13 @@ class Session:
             return [model for model, _ in analyze_many(items, self.jobs, self.budget)]
         keys = [(os.path.abspath(path), _cache.digest(text)) for path, text, _, _ in items]
         models: list[FileModel | None] = [
-            cache.get(absolute, key, item[0], item[2], item[3]) for (absolute, key), item in zip(keys, items)
+            cache.get(absolute, key, item[0], item[2], item[3])
+            for (absolute, key), item in zip(keys, items, strict=True)
         ]
         missing = [i for i, m in enumerate(models) if m is None]
         if missing:
-            for i, (model, blob) in zip(missing, analyze_many([items[i] for i in missing], self.jobs, self.budget)):
+            fresh = analyze_many([items[i] for i in missing], self.jobs, self.budget)
+            for i, (model, blob) in zip(missing, fresh, strict=True):
                 models[i] = model
                 cache.put(keys[i][0], keys[i][1], model, blob)
         return models  # type: ignore[return-value]
@@ -383,7 +387,7 @@ class Session:
         path = locate_installed(module)
         if path is None:
             return None
-        text, error = self.read(path)
+        text, _error = self.read(path)
         if text is None:
             return None
         name, is_package = module, os.path.basename(path) == "__init__.py"
@@ -417,9 +421,9 @@ class Session:
             models.append(model)
             if text is not None:
                 self.texts[absolute] = text
-        for i, model in zip(todo, self._analyze_all(items)):
+        for i, model in zip(todo, self._analyze_all(items), strict=True):
             models[i] = model
-        for (path, _, _), model in zip(files, models):
+        for (path, _, _), model in zip(files, models, strict=True):
             self.models[os.path.abspath(path)] = model  # type: ignore[assignment]
         return models  # type: ignore[return-value]
 
@@ -446,7 +450,7 @@ class Session:
                 chosen.append(absolute)
         items = [(self.models[a].path, self.texts.get(a, ""), self.models[a].module, self.models[a].is_package)
                  for a in chosen]
-        for absolute, model in zip(chosen, self._analyze_all(items)):
+        for absolute, model in zip(chosen, self._analyze_all(items), strict=True):
             self.models[absolute] = model
 
     def project(self) -> Project:
@@ -471,7 +475,8 @@ class Session:
                         continue
                     for report in rule.check(model, project):
                         diagnostics.append(
-                            self._diagnostic(rule, model.path, report.span, report.message, report.data, report.fix)
+                            self._diagnostic(rule, model.path, report.span, report.message, report.data, report.fix,
+                                             report.related)
                         )
         suppressions = find_suppressions(text)
         kept = [d for d in diagnostics if d.code in codes and not suppressions.suppressed(d.code, d.span.line)]
@@ -492,10 +497,11 @@ class Session:
         return not find_suppressions(text or "").suppressed(code, diagnostic.span.line)
 
     @staticmethod
-    def _diagnostic(rule: Rule, path: str, span: Span, message: str, data: dict, fix) -> Diagnostic:
+    def _diagnostic(rule: Rule, path: str, span: Span, message: str, data: dict, fix,
+                    related: tuple[Related, ...] = ()) -> Diagnostic:
         return Diagnostic(
             path=path, span=span, code=rule.code, name=rule.name, mechanism=rule.mechanism,
-            message=message, confidence=rule.confidence, fix=fix, data=dict(data),
+            message=message, confidence=rule.confidence, fix=fix, data=dict(data), related=related,
         )
 
     def lint_paths(self, *args, **kwargs) -> LintResult:

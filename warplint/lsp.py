@@ -191,7 +191,7 @@ def create_server(debounce: float = DEBOUNCE_S):
                 diagnostics = await loop.run_in_executor(self.executor, self.lint, path, text)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - an editor must not lose its server over one file
+            except Exception as exc:  # an editor must not lose its server over one file
                 log.exception("warplint failed on %s", path)
                 self.window_log_message(
                     types.LogMessageParams(type=types.MessageType.Error, message=f"warplint failed on {path}: {exc!r}")
@@ -232,7 +232,17 @@ def create_server(debounce: float = DEBOUNCE_S):
                 code_description=types.CodeDescription(href=rule_url(d.code)),
                 source="warplint",
                 data={"name": d.name, "mechanism": d.mechanism, "confidence": d.confidence},
+                related_information=[self.to_related(r) for r in d.related] or None,
             )
+
+        def to_related(self, related) -> Any:
+            from pygls.uris import from_fs_path
+
+            span = related.span
+            start = types.Position(max(span.line - 1, 0), max(span.col, 0))
+            end = types.Position(max(span.end_line - 1, 0), max(span.end_col, 0))
+            uri = from_fs_path(os.path.abspath(related.path)) or related.path
+            return types.DiagnosticRelatedInformation(types.Location(uri, types.Range(start, end)), related.message)
 
         async def pyproject_changed(self) -> None:
             await asyncio.get_running_loop().run_in_executor(self.executor, self.reload_config)

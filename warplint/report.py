@@ -90,6 +90,8 @@ def write_text(diagnostics: list[Diagnostic], out: TextIO, sources: Callable[[st
             if d.confirm and d.confirm.get("evidence"):
                 out.write(f"{' ' * gutter} = {d.confirm['verdict']}: {d.confirm['evidence']}\n")
             out.write(f"{' ' * gutter} = {d.mechanism}, confidence {d.confidence}; see `warplint rule {d.code}`\n")
+        for r in d.related:
+            out.write(f"  note: {r.message} at {shown_path(r.path)}:{r.span.line}:{r.span.col + 1}\n")
         out.write("\n")
 
 
@@ -110,6 +112,11 @@ def to_json_objects(diagnostics: Iterable[Diagnostic]) -> list[dict]:
             "url": rule_url(d.code),
             "fix": None,
             "data": d.data,
+            "related": [
+                {"path": r.path, "line": r.span.line, "column": r.span.col + 1, "end_line": r.span.end_line,
+                 "end_column": r.span.end_col + 1, "message": r.message}
+                for r in d.related
+            ],
         }
         if d.fix is not None:
             obj["fix"] = {
@@ -180,24 +187,30 @@ def to_sarif(diagnostics: list[Diagnostic], root: str) -> dict:
         }
         for r in rules
     ]
+    def physical(path: str, span) -> dict:
+        uri = quote(_name_bytes(_repo_relative(path, root)))  # a URI holds the name's bytes, %-escaped
+        region = {
+            "startLine": max(span.line, 1),
+            "startColumn": span.col + 1,
+            "endLine": max(span.end_line, span.line, 1),
+            "endColumn": span.end_col + 1,
+        }
+        return {"artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"}, "region": region}
+
     results = []
     for d in diagnostics:
-        rel = quote(_name_bytes(_repo_relative(d.path, root)))  # a URI holds the name's bytes, %-escaped
-        region = {
-            "startLine": max(d.span.line, 1),
-            "startColumn": d.span.col + 1,
-            "endLine": max(d.span.end_line, d.span.line, 1),
-            "endColumn": d.span.end_col + 1,
-        }
         result = {
             "ruleId": d.code,
             "level": sarif_level(d.confidence),
             "message": {"text": d.message},
-            "locations": [
-                {"physicalLocation": {"artifactLocation": {"uri": rel, "uriBaseId": "%SRCROOT%"}, "region": region}}
-            ],
+            "locations": [{"physicalLocation": physical(d.path, d.span)}],
             "properties": {"mechanism": d.mechanism, "confidence": d.confidence},
         }
+        if d.related:
+            result["relatedLocations"] = [
+                {"id": i, "physicalLocation": physical(r.path, r.span), "message": {"text": r.message}}
+                for i, r in enumerate(d.related)
+            ]
         if d.code in index:
             result["ruleIndex"] = index[d.code]
         if d.confirm is not None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .diagnostic import Fix, Span
+from .diagnostic import Fix, Related, Span
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -32,6 +32,7 @@ class Report:
     message: str
     data: dict[str, Any] = field(default_factory=dict)
     fix: Fix | None = None
+    related: tuple[Related, ...] = ()
 
 
 class Rule:
@@ -62,8 +63,9 @@ class Rule:
         return iter(())
 
     # -- helpers for rule authors
-    def report(self, span: Span, message: str, fix: Fix | None = None, **data: Any) -> Report:
-        return Report(span, message, data, fix)
+    def report(self, span: Span, message: str, fix: Fix | None = None, related: tuple[Related, ...] = (),
+               **data: Any) -> Report:
+        return Report(span, message, data, fix, tuple(related))
 
     @classmethod
     def doc(cls) -> str:

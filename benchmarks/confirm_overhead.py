@@ -50,11 +50,9 @@ print("loop_s", time.perf_counter() - t)
 '''
 
 
-PROBES = "auto"
-
-
-def run_once(cmd: list[str], cwd: str, recorder: bool, probe: dict | None) -> tuple[float, float | None]:
-    ws = Workspace(probe if recorder else None, probes=PROBES)
+def run_once(cmd: list[str], cwd: str, recorder: bool, probe: dict | None,
+             probes: str = "auto") -> tuple[float, float | None]:
+    ws = Workspace(probe if recorder else None, probes=probes)
     try:
         if recorder:
             env = ws.env("bench", None)
@@ -80,13 +78,16 @@ def run_once(cmd: list[str], cwd: str, recorder: bool, probe: dict | None) -> tu
         ws.cleanup()
 
 
-def measure(name: str, cmd: list[str], cwd: str, runs: int, probe: dict | None) -> dict:
+def measure(name: str, cmd: list[str], cwd: str, runs: int, probe: dict | None, probes: str = "auto") -> dict:
     run_once(cmd, cwd, False, None)  # warm the OS file cache / imports once, not counted
-    without, with_, lw, lr = [], [], [], []
+    without: list[float] = []  # wall times without / with the recorder
+    with_: list[float] = []
+    lw: list[float] = []  # the program's own loop times, without / with
+    lr: list[float] = []
     for i in range(runs):
         order = (False, True) if i % 2 == 0 else (True, False)
         for rec in order:
-            wall, loop = run_once(cmd, cwd, rec, probe)
+            wall, loop = run_once(cmd, cwd, rec, probe, probes)
             (with_ if rec else without).append(wall)
             if loop is not None:
                 (lr if rec else lw).append(loop)
@@ -114,14 +115,12 @@ def main() -> int:
                     help="line probes as run_confirm(line_probes=...): auto = sys.monitoring on 3.12+, none before")
     ap.add_argument("command", nargs="*")
     a = ap.parse_args()
-    global PROBES
-    PROBES = a.probes
     results = []
     if a.command:
-        results.append(measure("command", a.command, os.getcwd(), a.runs, None))
+        results.append(measure("command", a.command, os.getcwd(), a.runs, None, a.probes))
     else:
         progs = os.path.join(ROOT, "tests", "confirm_programs")
-        results.append(measure("compile (churn.py)", [sys.executable, "churn.py"], progs, a.runs, None))
+        results.append(measure("compile (churn.py)", [sys.executable, "churn.py"], progs, a.runs, None, a.probes))
         with tempfile.TemporaryDirectory(prefix="warplint-bench-") as d:
             path = os.path.join(d, "launch_loop.py")
             with open(path, "w", encoding="utf-8") as fh:
@@ -130,7 +129,8 @@ def main() -> int:
             # probe a line that never runs, so the tracer stays armed on step() for the whole loop
             probe = {os.path.realpath(path): [probe_line + 100, probe_line - 1]}
             results.append(
-                measure(f"launch loop ({a.launches} launches)", [sys.executable, path, str(a.launches)], d, a.runs, probe)
+                measure(f"launch loop ({a.launches} launches)", [sys.executable, path, str(a.launches)], d, a.runs,
+                        probe, a.probes)
             )
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, {a.runs} runs each (alternating), cold caches, "
           f"probes={a.probes}")

@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -154,26 +155,31 @@ def bench_corpus(name: str, args) -> list[dict]:
         with open(touched, "a", encoding="utf-8") as fh:
             fh.write(f"\n# benchmark edit {i} {time.time()}\n")
 
-    workers = jobs or len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    # --jobs, else the cores (the condition binds looser than `or`: without the parentheses
+    # --jobs was ignored where sched_getaffinity is missing)
+    workers = jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
     # (label, prepare, command): one repetition runs every case in this order (the warm
     # cases need the cache the case before them wrote), so load spikes hit all cases alike.
-    cases = [("bare parse (serial)", None, [sys.executable, "-c", BARE_PARSE, tree, "1"])]
+    cases: list[tuple[str, Callable[[int], None] | None, list[str]]] = [
+        ("bare parse (serial)", None, [sys.executable, "-c", BARE_PARSE, tree, "1"]),
+    ]
     if workers > 1:
         cases.append((f"bare parse (x{workers})", None, [sys.executable, "-c", BARE_PARSE, tree, str(workers)]))
     cases += [
-        ("warplint cold --no-cache", None, warplint + ["--no-cache", tree]),
-        ("warplint cold, writes cache", fresh_cache, warplint + ["--cache-dir", cache, tree]),
-        ("warplint warm", None, warplint + ["--cache-dir", cache, tree]),
-        ("warplint touched 1 file", touch, warplint + ["--cache-dir", cache, tree]),
-        ("warplint warm, 1 file arg", None, warplint + ["--cache-dir", cache, touched]),
+        ("warplint cold --no-cache", None, [*warplint, "--no-cache", tree]),
+        ("warplint cold, writes cache", fresh_cache, [*warplint, "--cache-dir", cache, tree]),
+        ("warplint warm", None, [*warplint, "--cache-dir", cache, tree]),
+        ("warplint touched 1 file", touch, [*warplint, "--cache-dir", cache, tree]),
+        ("warplint warm, 1 file arg", None, [*warplint, "--cache-dir", cache, touched]),
     ]
     if tool_available("flake8"):
         # warplint's own flake8 plugin is excluded (E/F/W/C90 only): a plain-flake8 reference.
         cases.append(("flake8 (E,F,W,C90)", None,
                       [sys.executable, "-m", "flake8", "--select", "E,F,W,C90", "--exit-zero", tree]))
-    if shutil.which("ruff") or tool_available("ruff"):
-        ruff = [shutil.which("ruff")] if shutil.which("ruff") else [sys.executable, "-m", "ruff"]
-        cases.append(("ruff check (no cache)", None, ruff + ["check", "--no-cache", "--exit-zero", "--quiet", tree]))
+    ruff_path = shutil.which("ruff")
+    if ruff_path or tool_available("ruff"):
+        ruff = [ruff_path] if ruff_path else [sys.executable, "-m", "ruff"]
+        cases.append(("ruff check (no cache)", None, [*ruff, "check", "--no-cache", "--exit-zero", "--quiet", tree]))
     rows: dict[str, list] = {label: [] for label, _, _ in cases}
     for i in range(args.repeat):
         for label, prepare, cmd in cases:
@@ -204,7 +210,7 @@ def table(results: list[dict], markdown: bool) -> str:
         lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
         lines += ["| " + " | ".join(r) + " |" for r in rows]
         return "\n".join(lines)
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=True)]
     fmt = "  ".join(f"{{:{'<' if i == 0 else '>'}{w}}}" for i, w in enumerate(widths))
     return "\n".join(fmt.format(*r) for r in (head, *rows))
 
@@ -223,11 +229,11 @@ def machine() -> str:
         from importlib.metadata import version
 
         libcst_version = version("libcst")
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - the machine line is informative only; never fail the benchmark on it
         libcst_version = "?"
     load = ""
     if hasattr(os, "getloadavg"):
-        load = ", load average %.1f %.1f %.1f" % os.getloadavg()
+        load = ", load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
     return (f"{platform.platform()}, {platform.processor() or platform.machine()}, {cpus} cores{mem}, "
             f"Python {platform.python_version()}, LibCST {libcst_version}{load}")
 
@@ -243,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.corpus:
         bench_corpus(name, args)
     if hasattr(os, "getloadavg"):
-        print("\nload average at the end: %.1f %.1f %.1f" % os.getloadavg())
+        print("\nload average at the end: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     return 0
 
 

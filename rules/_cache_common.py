@@ -57,7 +57,7 @@ def is_test_file(file: FileModel) -> bool:
 
 
 def _is_choice(name: str, params: set[str]) -> bool:
-    head, _, rest = name.partition(".")
+    head = name.partition(".")[0]
     last = name.rpartition(".")[2]
     if head in _CHOICE_HEADS or head in params or name.startswith(_ENV_READS):
         return True
@@ -75,7 +75,7 @@ def gate_reason(file: FileModel, ctx: Context, project: Project | None = None, _
     """
     fn = file.function_at(ctx.scope)
     params = {p.name for p in fn.params} if fn is not None else set()
-    for text, names in zip(ctx.conditions, _split_names(ctx)):
+    for text, names in zip(ctx.conditions, _split_names(ctx), strict=True):
         if "__main__" in text:
             continue
         if any(_is_choice(n, params) for n in names) or _MAINTENANCE_WORDS.search(text):

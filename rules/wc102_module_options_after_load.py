@@ -110,7 +110,7 @@ class ModuleOptionsAfterLoad(Rule):
                 previous.update(change.values)
             if not earlier or harmless:
                 continue
-            launch_order, _, launch_call = earlier[0]
+            _, _, launch_call = earlier[0]
             span = via.span if via is not None else change.span
             if id(span) in reported:
                 continue

@@ -200,9 +200,11 @@ class UnknownModuleOption(Rule):
     def _is_module(self, file: FileModel, name: str, ctx: Context) -> bool:
         """``name`` is a local/global bound to ``wp.get_module(...)``."""
         for a in file.assignments:
-            if a.target.kind == "name" and a.target.text == name and a.ctx.scope in (ctx.scope, ""):
-                if a.value.kind == "call" and is_warp(a.value.ref, "get_module"):
-                    return True
+            if (
+                a.target.kind == "name" and a.target.text == name and a.ctx.scope in (ctx.scope, "")
+                and a.value.kind == "call" and is_warp(a.value.ref, "get_module")
+            ):
+                return True
         return False
 
     def _is_options(self, file: FileModel, base: Value | None, ctx: Context) -> bool:

@@ -176,7 +176,7 @@ class LateGenericInstance(Rule):
             generic_positions = [i for i, p in enumerate(fn.params) if "Any" in p.annotation.split()]
             kernel_launches = sorted(
                 launches.get((file.path, kernel.name), []),
-                key=lambda l: (l.file.path, l.call.span.line, l.call.span.col),
+                key=lambda launch: (launch.file.path, launch.call.span.line, launch.call.span.col),
             )
             yield from self._check_kernel(project, file, kernel, kernel_launches, generic_positions)
 

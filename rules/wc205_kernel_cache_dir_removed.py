@@ -33,12 +33,16 @@ def _reads_cache_dir(value: Value | None) -> str | None:
         return None
     if value.kind == "attr" and value.ref in _CACHE_READS:
         return "wp.config.kernel_cache_dir"
-    if value.kind == "subscript" and value.base is not None and value.base.ref == "os.environ":
-        if value.key is not None and value.key.const == "WARP_CACHE_PATH":
-            return "WARP_CACHE_PATH"
-    if value.kind == "call" and value.ref in ("os.environ.get", "os.getenv") and value.args:
-        if value.args[0].const == "WARP_CACHE_PATH":
-            return "WARP_CACHE_PATH"
+    if (
+        value.kind == "subscript" and value.base is not None and value.base.ref == "os.environ"
+        and value.key is not None and value.key.const == "WARP_CACHE_PATH"
+    ):
+        return "WARP_CACHE_PATH"
+    if (
+        value.kind == "call" and value.ref in ("os.environ.get", "os.getenv") and value.args
+        and value.args[0].const == "WARP_CACHE_PATH"
+    ):
+        return "WARP_CACHE_PATH"
     return None
 
 

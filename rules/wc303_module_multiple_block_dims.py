@@ -95,7 +95,7 @@ class ModuleMultipleBlockDims(Rule):
             # The majority value is "the module's" block size; ties go to the first launch's.
             first_value = entries[0][1]
             majority = max(values, key=lambda v: (values[v], v == first_value))
-            site_launch = next(l for l, v in entries if v != majority)
+            site_launch = next(launch for launch, v in entries if v != majority)
             if site_launch.file is not file:
                 continue
             shown = ", ".join(str(v) for v in sorted(values))

@@ -40,7 +40,7 @@ def main() -> int:
              "message": d.message}
             for d in result.diagnostics
         ]
-    counts = collections.defaultdict(lambda: collections.Counter())
+    counts: collections.defaultdict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for package, items in findings.items():
         for item in items:
             counts[item["code"]][package] += 1

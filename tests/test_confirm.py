@@ -55,7 +55,7 @@ def kernel_diag(relpath: str, name: str, mech: str = "CS-1", **data) -> Diagnost
 
 
 def by_line(result, line):
-    return [d for d in result.diagnostics if d.line == line][0]
+    return next(d for d in result.diagnostics if d.line == line)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -367,8 +367,8 @@ def test_existing_sitecustomize_is_chained(tmp_path):
     site = tmp_path / "usersite"
     site.mkdir()
     (site / "sitecustomize.py").write_text("import os\nos.environ['WARPLINT_TEST_CHAIN'] = 'chained'\n")
-    prog = "import os, sys; print('chain=' + os.environ.get('WARPLINT_TEST_CHAIN', 'missing')); " \
-           "print('injected_on_path=' + str(any('warplint-confirm-' in p for p in sys.path)))"
+    prog = ("import os, sys; print('chain=' + os.environ.get('WARPLINT_TEST_CHAIN', 'missing')); "
+            "print('injected_on_path=' + str(any('warplint-confirm-' in p for p in sys.path)))")
     r = run_confirm([], [PY, "-c", prog], cwd=str(tmp_path), timeout=60, env={"PYTHONPATH": str(site)})
     assert r.failed is None, r.last_output
     assert "chain=chained" in r.last_output
@@ -377,7 +377,7 @@ def test_existing_sitecustomize_is_chained(tmp_path):
 
 
 def test_missing_command():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="needs a command"):
         run_confirm([], [], cwd=PROGRAMS)
     r = run_confirm([], ["/nonexistent/warplint-test-binary"], cwd=PROGRAMS, timeout=10)
     assert r.failed.startswith("cannot run the command")

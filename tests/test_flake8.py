@@ -78,7 +78,7 @@ def test_select_wc_exact_lines_and_columns_match_the_cli(project):
     ]
     # flake8's 1-based column is the CLI's column (the plugin yields 0-based offsets)
     expected = [(e["line"], e["column"], e["code"]) for e in cli(project, "bad.py")]
-    got = [tuple(line.split(":")[1:3]) + (line.split(": ")[1].split()[0],) for line in result.stdout.splitlines()]
+    got = [(*line.split(":")[1:3], line.split(": ")[1].split()[0]) for line in result.stdout.splitlines()]
     assert [(int(a), int(b), c) for a, b, c in got] == expected
 
 
@@ -98,7 +98,7 @@ def test_flake8_ignore_and_noqa(project):
     ]
     # flake8's --disable-noqa: the lines warplint would also hide are shown (flake8 filters, not the plugin)
     shown = flake8(project, "--select", "WC501", "--disable-noqa", "bad.py").stdout.splitlines()
-    assert [line.split(":")[1] for line in shown] == ["4", "7"]  # the engine still honours `# noqa: WC501`
+    assert [line.split(":")[1] for line in shown] == ["4", "7"]  # the engine still honours the WC501 noqa comment
 
 
 def test_tool_warplint_config_is_honoured(project):

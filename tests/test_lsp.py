@@ -180,12 +180,13 @@ async def test_noqa_code_actions_apply_and_silence(client: LanguageClient, works
     assert results[0].splitlines()[2] == "wp.force_load()  # noqa: WC501"
     assert results[1].splitlines()[3] == 'wp.force_load(device="cpu")  # noqa: E501, WC501'
     # the edited text is clean
-    both = apply_edits(results[0], [a for a in (await client.text_document_code_action_async(
+    actions = await client.text_document_code_action_async(
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri), range=diagnostics[1].range,
             context=types.CodeActionContext(diagnostics=[diagnostics[1]]),
         )
-    )) if "noqa" in a.title][0].edit.changes[uri])
+    )
+    both = apply_edits(results[0], next(a for a in actions if "noqa" in a.title).edit.changes[uri])
     change(client, uri, 2, types.TextDocumentContentChangeWholeDocument(text=both))
     assert await wait_diagnostics(client, uri) == []
 

@@ -48,7 +48,7 @@ def test_valid_examples_are_clean(rule):
 def test_fixture(rule):
     paths = _fixtures(rule.code)
     assert paths, f"{rule.code} has no fixture in tests/fixtures/"
-    bad = good = 0
+    bad = 0
     for path in paths:
         expected, actual = fixture_results(path, (rule.code,))
         missing = sorted(expected - actual)

@@ -91,9 +91,9 @@ def salt_for(rules: dict) -> str | None:
     try:
         import warplint.rules as package
 
-        rules_dir = list(package.__path__)[0]
+        rules_dir = next(iter(package.__path__))
         files += [os.path.join(rules_dir, n) for n in os.listdir(rules_dir) if n.endswith(".py")]
-    except (ImportError, OSError, IndexError):
+    except (ImportError, OSError, StopIteration):
         pass
     sources = _source_digest(files)
     if sources is None:

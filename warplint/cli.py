@@ -324,7 +324,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         return interrupts.exit_code(exc)
     except BrokenPipeError:
         return EXIT_CLEAN
-    except Exception as exc:  # noqa: BLE001 - never a traceback for users; say what broke
+    except Exception as exc:  # never a traceback for users; say what broke
         err.write(f"warplint: internal error: {type(exc).__name__}: {exc} (please report; rerun with "
                   "WARPLINT_DEBUG=1 for the traceback)\n")
         if os.environ.get("WARPLINT_DEBUG"):

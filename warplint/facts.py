@@ -65,7 +65,7 @@ def _find_installed_warp_dir() -> str | None:
     spec = importlib.machinery.PathFinder.find_spec("warp")
     if spec is None or not spec.submodule_search_locations:
         return None
-    return list(spec.submodule_search_locations)[0]
+    return next(iter(spec.submodule_search_locations))
 
 
 @functools.lru_cache(maxsize=1)

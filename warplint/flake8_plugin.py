@@ -44,7 +44,7 @@ class WarplintChecker:
         self.lines = lines
 
     @classmethod
-    def add_options(cls, option_manager: Any) -> None:  # noqa: D102 - nothing of our own; we read flake8's
+    def add_options(cls, option_manager: Any) -> None:  # nothing of our own; we read flake8's
         return None
 
     @classmethod

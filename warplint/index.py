@@ -116,14 +116,14 @@ class Project:
 
     def function(self, fqname: str) -> tuple[FileModel, Function] | None:
         """``pkg.mod.Class.method`` -> (file, Function), for project files."""
-        module, _, rest = fqname.rpartition(".")
+        module = fqname.rpartition(".")[0]
         while module:
             f = self.by_module.get(module)
             if f is not None:
                 qual = fqname[len(module) + 1 :]
                 fn = f.functions.get(qual)
                 return (f, fn) if fn is not None else None
-            module, _, tail = module.rpartition(".")
+            module = module.rpartition(".")[0]
         return None
 
     @staticmethod
@@ -327,7 +327,7 @@ class Project:
         result: dict[str, Call] = {}
         if found is not None and _depth < 12:
             f, fn = found
-            launches = {id(l.call): l.module for l in self.launches(f) if l.call.ctx.scope == fn.qualname}
+            launches = {id(ln.call): ln.module for ln in self.launches(f) if ln.call.ctx.scope == fn.qualname}
             for call in self.calls_in(f, fn.qualname):
                 if id(call) in launches:
                     result.setdefault(launches[id(call)], call)
@@ -402,7 +402,7 @@ class Project:
         return self.cached(("timeline", file.path, scope), lambda: self._launch_timeline(file, scope))
 
     def _launch_timeline(self, file: FileModel, scope: str) -> list[tuple[int, str, Call]]:
-        direct = {id(l.call): l.module for l in self.launches(file) if l.call.ctx.scope == scope}
+        direct = {id(ln.call): ln.module for ln in self.launches(file) if ln.call.ctx.scope == scope}
         events: list[tuple[int, str, Call]] = []
         for call in self.calls_in(file, scope):
             if id(call) in direct:

@@ -172,7 +172,7 @@ def to_sarif(diagnostics: list[Diagnostic], root: str) -> dict:
     from urllib.parse import quote
 
     root = repo_root(root)
-    rules = [r for r in all_rules().values()]
+    rules = list(all_rules().values())
     index = {r.code: i for i, r in enumerate(rules)}
     descriptors = [
         {

@@ -108,7 +108,8 @@ class _Recorder:
             with self.lock:
                 if self.fh is None or self.pid != os.getpid():
                     self.pid = os.getpid()
-                    self.fh = open(self.path, "a", buffering=1, encoding="utf-8")
+                    # line-buffered and kept open for the life of the process (a forked child reopens it)
+                    self.fh = open(self.path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 - kept open
                 self.seq += 1
                 data["ev"] = ev
                 data["seq"] = self.seq
@@ -131,9 +132,7 @@ class _Recorder:
             return True
         if self.warp_dir is not None and filename.startswith(self.warp_dir):
             return True
-        if filename == self.this_file or filename.startswith(self.skip_dirs):
-            return True
-        return False
+        return filename == self.this_file or filename.startswith(self.skip_dirs)
 
     def user_site(self, depth=2):
         try:
@@ -180,7 +179,7 @@ class _Recorder:
             self.ok = False
         cfg = {}
         try:
-            for k in SNAPSHOT_OPTIONS + ("cache_kernels", "kernel_cache_dir", "mode", "log_level"):
+            for k in (*SNAPSHOT_OPTIONS, "cache_kernels", "kernel_cache_dir", "mode", "log_level"):
                 cfg[k] = repr(getattr(warp.config, k, None))
         except Exception:
             pass
@@ -654,7 +653,7 @@ def _install_line_probes(rec, lines_file):
         raw = json.load(fh)
     pending = {}
     for path, lines in raw.items():
-        s = set(int(x) for x in lines)
+        s = {int(x) for x in lines}
         if s:
             pending[os.path.normcase(os.path.abspath(path))] = s
     if not pending:
@@ -744,10 +743,7 @@ def _install_line_probes(rec, lines_file):
         if r is False:
             return False
         s, lo, hi = r
-        for ln in s:
-            if lo <= ln <= hi:
-                return True
-        return False
+        return any(lo <= ln <= hi for ln in s)
 
     def local(frame, event, arg):
         if event == "line":

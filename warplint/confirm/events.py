@@ -19,7 +19,7 @@ def norm_path(path: str | None, cwd: str | None = None) -> str | None:
         path = os.path.join(cwd, path)
     try:
         return os.path.normcase(os.path.realpath(path))
-    except Exception:
+    except (OSError, ValueError):  # a NUL in a recorded file name, an unreadable link
         return os.path.normcase(os.path.abspath(path))
 
 
@@ -28,7 +28,7 @@ def short(h: str | None) -> str:
 
 
 def is_warp_module(name: str | None) -> bool:
-    return bool(name) and (name == "warp" or name.startswith("warp."))
+    return name is not None and (name == "warp" or name.startswith("warp."))
 
 
 @dataclass
@@ -175,7 +175,7 @@ class RunData:
             elif kind == "overload":
                 if c.get("key") in new_keys:
                     out.append(c)
-            elif kind == "set_options":
+            elif kind == "set_options":  # noqa: SIM102 - one branch per event kind, as the two above
                 if set((c.get("changed") or c.get("options") or {}).keys()) & changed:
                     out.append(c)
         seen_sites = {c["_define"][:2] for c in out if c.get("_define")} | {

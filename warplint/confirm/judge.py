@@ -112,9 +112,11 @@ class Judge:
         if hits:
             return True, f"line {hits[0]} ran"
         for ev in run.events:
-            if ev.get("ev") in ("kernel", "set_options", "config", "clear_cache", "load", "launch", "overload"):
-                if f.touches(ev):
-                    return True, f"{ev['ev']} event at {self.where(ev)}"
+            if (
+                ev.get("ev") in ("kernel", "set_options", "config", "clear_cache", "load", "launch", "overload")
+                and f.touches(ev)
+            ):
+                return True, f"{ev['ev']} event at {self.where(ev)}"
         return False, f"{_rel(f.path, self.cwd)}:{f.line}" + (
             f"-{f.end_line}" if f.end_line != f.line else ""
         ) + " never ran and no Warp event came from it"
@@ -295,9 +297,11 @@ class Judge:
     def judge_block_dim(self, f: Finding, ran: bool, ran_ev: str) -> dict[str, Any]:
         mods = self._modules_for(f)
         hits = []
-        for (pid, mod, dev), by_bd in self.cold.block_dim_variants().items():
+        for (_pid, mod, dev), by_bd in self.cold.block_dim_variants().items():
             site_hit = any(f.site_in(e) for loads in by_bd.values() for e in loads) or any(
-                f.site_in(l) for l in self.cold.launches if l.get("module") == mod and l.get("device") == dev
+                f.site_in(launch)
+                for launch in self.cold.launches
+                if launch.get("module") == mod and launch.get("device") == dev
             )
             if mod in mods or site_hit:
                 hits.append((mod, dev, by_bd))

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..interrupts import Terminated
+from warplint.interrupts import Terminated
 
 RECORDER_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_recorder.py")
 TAIL_LINES = 40
@@ -138,7 +138,7 @@ class _OutputFile:
         self.path = path
         self.echo = echo
         self.tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
-        self._file = open(path, "rb")
+        self._file = open(path, "rb")  # noqa: SIM115 - followed across read_new() calls, closed by close()
         self._partial = b""
 
     def read_new(self) -> None:

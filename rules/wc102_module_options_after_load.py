@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
+from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import FileModel
 from warplint.module_options import OptionChange, option_changes, option_changes_by
@@ -92,9 +92,9 @@ class ModuleOptionsAfterLoad(Rule):
             if not timeline:
                 continue
             changes.sort(key=lambda item: item[0])
-            yield from self._ordered(project, timeline, changes)
+            yield from self._ordered(project, file, timeline, changes)
 
-    def _ordered(self, project, timeline, changes) -> Iterator[Report]:
+    def _ordered(self, project: Project, file: FileModel, timeline, changes) -> Iterator[Report]:
         seen_values: dict[str, dict[str, Any]] = {}
         reported: set[int] = set()
         for order, change, via in changes:
@@ -115,18 +115,16 @@ class ModuleOptionsAfterLoad(Rule):
             if id(span) in reported:
                 continue
             reported.add(id(span))
-            launched = f"line {launch_call.span.line}"
             what = _HOW[change.how]
+            related = [Related(file.path, launch_call.span, f"module {module} is launched or loaded here first")]
             if via is not None:
-                what = f"{via.callee.rpartition('.')[2]}() ({_HOW[change.how]} at {self._where(change)})"
+                what = f"{via.callee.rpartition('.')[2]}() ({_HOW[change.how]} inside)"
+                related.append(Related(change.path, change.span, f"{_HOW[change.how]} changes the options here"))
             yield self.report(
                 span,
-                f"{what} changes the options of Warp module {module}, already launched or loaded at "
-                f"{launched}: its next launch builds the whole module again. Set the options before "
-                "the first launch.",
+                f"{what} changes the options of Warp module {module}, already launched or loaded: its next "
+                "launch builds the whole module again. Set the options before the first launch.",
+                related=tuple(related),
                 module=module, option=",".join(sorted(change.values or {})),
             )
 
-    @staticmethod
-    def _where(change: OptionChange) -> str:
-        return f"{os.path.basename(change.path)}:{change.span.line}"

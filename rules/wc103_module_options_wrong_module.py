@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
+from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import Call, FileModel
 from warplint.names import is_warp
@@ -10,6 +10,7 @@ from warplint.rule import Report, Rule
 
 # The calls whose `module` argument defaults to the module the call is written in.
 _MODULE_OPTION_CALLS = ("set_module_options", "get_module_options")
+_MAX_CALLERS = 3
 
 
 def _defines_kernels(file: FileModel) -> bool:
@@ -75,23 +76,20 @@ class ModuleOptionsWrongModule(Rule):
                 continue
             if "**" in call.kwargs:  # defensive: extract drops ** arguments
                 continue
+            callers = self._callers(file, call, project)
             yield self.report(
                 call.span,
                 f"{api}() without module= targets the Warp module of {file.module}, where it is written, and that "
-                f"file defines no kernels{self._callers(file, call, project)}: the options reach no kernel; "
-                "pass module= naming the kernels' module.",
+                "file defines no kernels: the options reach no kernel; pass module= naming the kernels' module.",
+                related=callers,
                 function=call.ctx.scope,
                 module=file.module,
                 option=api,
             )
 
     @staticmethod
-    def _callers(file: FileModel, call: Call, project: Project) -> str:
+    def _callers(file: FileModel, call: Call, project: Project) -> tuple[Related, ...]:
         fqname = Project.fqname(file, call.ctx.scope)
         sites = [(f, c) for f, c in project.callers(fqname) if f.path != file.path] or project.callers(fqname)
-        if not sites:
-            return ""
-        f, c = sites[0]
-        more = f" and {len(sites) - 1} more" if len(sites) > 1 else ""
         name = call.ctx.scope.rpartition(".")[2]
-        return f" ({name}() is called from {os.path.relpath(f.path)}:{c.span.line}{more})"
+        return tuple(Related(f.path, c.span, f"{name}() is called here") for f, c in sites[:_MAX_CALLERS])

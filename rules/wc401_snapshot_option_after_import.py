@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from warplint.diagnostic import Related, Span
 from warplint.facts import SNAPSHOT_OPTIONS
 from warplint.index import Project
 from warplint.model import Context, FileModel, Import, Value
@@ -62,12 +63,13 @@ class SnapshotOptionAfterImport(Rule):
             culprit = self._earlier_kernel_source(file, ctx, project)
             if culprit is None:
                 continue
-            where, defining = culprit
+            where, defining, site = culprit
             shown = value.text if value is not None and value.text else "the new value"
             yield self.report(
                 span,
                 f"wp.config.{option} = {shown} comes after {where}, which already created Warp module "
                 f"{defining} at import time: that module keeps the old {option}. Set it before the import.",
+                related=(Related(file.path, site, f"Warp module {defining} is created here"),),
                 option=option, module=defining,
             )
 
@@ -92,25 +94,25 @@ class SnapshotOptionAfterImport(Rule):
         )
         return count > 1
 
-    def _earlier_kernel_source(self, file: FileModel, ctx: Context, project: Project) -> tuple[str, str] | None:
+    def _earlier_kernel_source(self, file: FileModel, ctx: Context, project: Project) -> tuple[str, str, Span] | None:
         """The first import (or own module-level kernel) that creates kernels before ``ctx`` runs."""
-        events: list[tuple[int, str, str]] = []
+        events: list[tuple[int, str, str, Span]] = []
         for imp in file.imports:
             if not self._runs_before(imp.ctx, ctx):
                 continue
             for module in self._imported_modules(imp):
                 defining = project.defines_kernels_at_import(module)
                 if defining:
-                    events.append((imp.ctx.order, f"`{self._import_text(imp)}` (line {imp.span.line})", defining))
+                    events.append((imp.ctx.order, f"`{self._import_text(imp)}`", defining, imp.span))
                     break
         if not ctx.scope:
             own = [k for k in file.module_kernels() if k.ctx.order < ctx.order]
             if own:
-                events.append((own[0].ctx.order, f"kernel `{own[0].name}` (line {own[0].span.line})", file.module))
+                events.append((own[0].ctx.order, f"kernel `{own[0].name}`", file.module, own[0].span))
         if not events:
             return None
-        _, where, defining = min(events)
-        return where, defining
+        _, where, defining, site = min(events, key=lambda event: event[0])
+        return where, defining, site
 
     @staticmethod
     def _runs_before(imp: Context, ctx: Context) -> bool:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import FileModel
 from warplint.names import is_warp
@@ -58,9 +59,9 @@ class SwallowedLoadError(Rule):
                     kind = ", ".join(handler.types) or "everything"
                     yield self.report(
                         call.span,
-                        f"the {call.callee.rpartition('.')[2]}() error is caught ({kind}) and dropped at line "
-                        f"{handler.span.line}: a misspelled or not-yet-imported module silently skips the preload; "
-                        "log or re-raise it.",
+                        f"the {call.callee.rpartition('.')[2]}() error is caught ({kind}) and dropped: a misspelled "
+                        "or not-yet-imported module silently skips the preload; log or re-raise it.",
+                        related=(Related(file.path, handler.span, "the error is dropped here"),),
                         function=call.ctx.scope,
                     )
                     break

@@ -35,8 +35,8 @@ MESSAGE_501 = (
     "every imported library's); pass modules=[wp.get_module(...)] for the ones you launch."
 )
 MESSAGE_502 = (
-    "WC502 the load_module() error is caught (RuntimeError) and dropped at line 10: a misspelled or "
-    "not-yet-imported module silently skips the preload; log or re-raise it."
+    "WC502 the load_module() error is caught (RuntimeError) and dropped: a misspelled or not-yet-imported module "
+    "silently skips the preload; log or re-raise it."
 )
 
 

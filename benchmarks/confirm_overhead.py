@@ -134,7 +134,8 @@ def main() -> int:
             )
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, {a.runs} runs each (alternating), cold caches, "
           f"probes={a.probes}")
-    print(f"{'workload':<34} {'without (s)':>12} {'with (s)':>10} {'ratio':>7} {'min ratio':>9}  (medians of wall time)")
+    print(f"{'workload':<34} {'without (s)':>12} {'with (s)':>10} {'ratio':>7} {'min ratio':>9}  "
+          "(medians of wall time)")
     for r in results:
         print(f"{r['name']:<34} {r['median_without']:>12.3f} {r['median_with']:>10.3f} {r['ratio']:>7.3f} "
               f"{r['min_ratio']:>9.3f}")

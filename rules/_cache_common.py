@@ -129,7 +129,9 @@ def _assigned_values(file: FileModel, name: str, scope: str) -> list[Value]:
     ]
 
 
-def fresh_dir_reason(value: Value | None, file: FileModel, scope: str, project: Project | None, depth: int = 0) -> str | None:
+def fresh_dir_reason(
+    value: Value | None, file: FileModel, scope: str, project: Project | None, depth: int = 0
+) -> str | None:
     """Why ``value`` is a directory that is new on every run (temp or timestamped), or None."""
     if value is None or depth > _MAX_FOLLOW:
         return None

@@ -81,7 +81,9 @@ class ModuleOptionsAfterLoad(Rule):
         scopes = {""} | set(file.functions)
         for scope in sorted(scopes):
             # Option-changing statements of this scope: direct, or calls into helpers.
-            changes: list[tuple[int, OptionChange, Any]] = [(c.ctx.order, c, None) for c in direct if c.ctx.scope == scope]
+            changes: list[tuple[int, OptionChange, Any]] = [
+                (c.ctx.order, c, None) for c in direct if c.ctx.scope == scope
+            ]
             for call in project.calls_in(file, scope):
                 if not call.callee.startswith("warp."):
                     for c in option_changes_by(project, call.callee):

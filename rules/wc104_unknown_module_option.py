@@ -107,7 +107,9 @@ class UnknownModuleOption(Rule):
     code = "WC104"
     name = "unknown-module-option"
     mechanism = "CS-3b"
-    summary = "An unknown module option key is accepted silently (or raises for module_options) and changes the module hash."
+    summary = (
+        "An unknown module option key is accepted silently (or raises for module_options) and changes the module hash."
+    )
     confidence = "high"
 
     invalid = (
@@ -161,11 +163,17 @@ class UnknownModuleOption(Rule):
         for kernel in file.kernels:
             options = kernel.options.get("module_options")
             if options is not None and not inside(expected_errors, kernel.span.line):
-                for key, span in self._keys(file, options, kernel.ctx, options.span if options.span.line else kernel.span):
-                    yield from report(key, span, kernel.ctx.scope, f"module_options of kernel {kernel.name}", raises=True)
+                where = options.span if options.span.line else kernel.span
+                for key, span in self._keys(file, options, kernel.ctx, where):
+                    yield from report(
+                        key, span, kernel.ctx.scope, f"module_options of kernel {kernel.name}", raises=True
+                    )
         for a in file.assignments:
             t = a.target
-            if t.kind == "subscript" and t.key is not None and t.key.kind == "const" and self._is_options(file, t.base, a.ctx):
+            if (
+                t.kind == "subscript" and t.key is not None and t.key.kind == "const"
+                and self._is_options(file, t.base, a.ctx)
+            ):
                 yield from report(t.key.const, a.span, a.ctx.scope, "Module.options")
         for inner, keys, span in facts.get("updates", ()):
             if is_warp(_resolve_head(file, inner), "get_module", "get_module_options"):
@@ -225,6 +233,9 @@ class UnknownModuleOption(Rule):
                     v = a.value
                     if v.kind == "call" and is_warp(v.ref, "get_module_options"):
                         return True
-                    if v.kind == "attr" and v.text.endswith(".options") and v.base is not None and is_warp(v.base.ref, "get_module"):
+                    if (
+                        v.kind == "attr" and v.text.endswith(".options") and v.base is not None
+                        and is_warp(v.base.ref, "get_module")
+                    ):
                         return True
         return False

@@ -67,7 +67,8 @@ class UnknownConfigName(Rule):
     @staticmethod
     def _advice(name: str, names: frozenset[str]) -> str:
         if name in _REMOVED:
-            return "it was removed and assigning it does nothing; use wp.config.log_level (wp.LOG_DEBUG / wp.LOG_WARNING)."
+            return ("it was removed and assigning it does nothing; "
+                    "use wp.config.log_level (wp.LOG_DEBUG / wp.LOG_WARNING).")
         module_options, _ = installed_module_options()
         if name in module_options:
             return (f"assigning it does nothing; {name} is a module option: wp.set_module_options({{'{name}': ...}}, "

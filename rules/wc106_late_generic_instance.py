@@ -97,7 +97,9 @@ class LateGenericInstance(Rule):
         return launches, overloaded
 
     # ------------------------------------------------------------------ type inference
-    def _type_of(self, project: Project, file: FileModel, scope: str, value: Value | None, depth: int = 0) -> str | None:
+    def _type_of(
+        self, project: Project, file: FileModel, scope: str, value: Value | None, depth: int = 0
+    ) -> str | None:
         if value is None or depth > 6:
             return None
         if value.kind == "const":
@@ -168,7 +170,9 @@ class LateGenericInstance(Rule):
         for kernel in file.kernels:
             if not kernel.generic or (file.path, kernel.name) in overloaded:
                 continue
-            if kernel.ctx.scope == "" and any(k.name == kernel.name and k.ctx.order > kernel.ctx.order for k in module_level):
+            if kernel.ctx.scope == "" and any(
+                k.name == kernel.name and k.ctx.order > kernel.ctx.order for k in module_level
+            ):
                 continue  # re-defined later in the file: launches by name reach the last definition
             fn = file.functions.get(kernel.function)
             if fn is None:
@@ -199,7 +203,8 @@ class LateGenericInstance(Rule):
                         "wp.overload is registered: each new type after the first load rebuilds its whole module; "
                         "register every instance with wp.overload(...) right after the kernel.",
                         related=(
-                            Related(earlier.file.path, earlier.call.span, f"launched with {self._short(earlier_sig[p])}"),
+                            Related(earlier.file.path, earlier.call.span,
+                                    f"launched with {self._short(earlier_sig[p])}"),
                             Related(launch.file.path, launch.call.span, f"launched with {self._short(signature[p])}"),
                         ),
                         kernel=kernel.name,

@@ -46,7 +46,8 @@ class KernelCacheCleared(Rule):
 
     invalid = (
         "import warp as wp\nwp.clear_kernel_cache()\n",
-        "import warp as wp\nimport unittest\nif __name__ == '__main__':\n    wp.clear_kernel_cache()\n    unittest.main()\n",
+        "import warp as wp\nimport unittest\nif __name__ == '__main__':\n"
+        "    wp.clear_kernel_cache()\n    unittest.main()\n",
     )
     valid = (
         "import sys\nimport warp as wp\nif '--clear-cache' in sys.argv:\n    wp.clear_kernel_cache()\n",

@@ -52,7 +52,8 @@ class TemporaryKernelCacheDir(Rule):
     )
     valid = (
         "import os\nimport warp as wp\nwp.config.kernel_cache_dir = os.path.expanduser('~/.cache/app/warp')\n",
-        "import os, tempfile\nimport warp as wp\nwp.config.kernel_cache_dir = os.path.join(tempfile.gettempdir(), 'warp')\n",
+        "import os, tempfile\nimport warp as wp\n"
+        "wp.config.kernel_cache_dir = os.path.join(tempfile.gettempdir(), 'warp')\n",
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:

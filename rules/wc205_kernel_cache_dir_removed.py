@@ -79,12 +79,14 @@ class KernelCacheDirRemoved(Rule):
     invalid = (
         "import atexit, shutil\nimport warp as wp\nCACHE = '/scratch/warp'\nwp.config.kernel_cache_dir = CACHE\n"
         "atexit.register(shutil.rmtree, CACHE)\n",
-        "import shutil\nimport warp as wp\ndef finish():\n    shutil.rmtree(wp.config.kernel_cache_dir, ignore_errors=True)\n",
+        "import shutil\nimport warp as wp\n"
+        "def finish():\n    shutil.rmtree(wp.config.kernel_cache_dir, ignore_errors=True)\n",
     )
     valid = (
         "import shutil\nimport warp as wp\ndef main(args):\n    if args.rebuild:\n"
         "        shutil.rmtree(wp.config.kernel_cache_dir, ignore_errors=True)\n",
-        "import shutil\nimport warp as wp\nwp.config.kernel_cache_dir = '/scratch/warp'\nshutil.rmtree('/scratch/output')\n",
+        "import shutil\nimport warp as wp\n"
+        "wp.config.kernel_cache_dir = '/scratch/warp'\nshutil.rmtree('/scratch/output')\n",
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:

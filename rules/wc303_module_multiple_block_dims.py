@@ -50,7 +50,8 @@ class ModuleMultipleBlockDims(Rule):
         "@wp.kernel\ndef b(x: wp.array(dtype=float)):\n    pass\n\n"
         "def step(x):\n    wp.launch(a, dim=8, inputs=[x])\n    wp.launch(b, dim=8, inputs=[x], block_dim=64)\n",
         "# file: app/run.py\nimport warp as wp\nfrom app.kernels import a, b\nfrom app.sizes import SMALL\n"
-        "def step(x):\n    wp.launch(a, dim=8, inputs=[x], block_dim=128)\n    wp.launch(b, dim=8, inputs=[x], block_dim=SMALL)\n"
+        "def step(x):\n    wp.launch(a, dim=8, inputs=[x], block_dim=128)\n"
+        "    wp.launch(b, dim=8, inputs=[x], block_dim=SMALL)\n"
         "# file: app/__init__.py\n\n"
         "# file: app/sizes.py\nSMALL = 32\n"
         "# file: app/kernels.py\nimport warp as wp\n@wp.kernel\ndef a(x: wp.array(dtype=float)):\n    pass\n"
@@ -103,8 +104,10 @@ class ModuleMultipleBlockDims(Rule):
             firsts = [next(e for e in entries if e[1] == v) for v in sorted(values)]
             shown_sites = (firsts + [e for e in entries if e not in firsts])[:_MAX_SITES]
             shown_sites.sort(key=entries.index)
-            related = tuple(Related(launch.file.path, launch.call.span, f"{launch.kernel.name} launched at block_dim {v}")
-                            for launch, v in shown_sites)
+            related = tuple(
+                Related(launch.file.path, launch.call.span, f"{launch.kernel.name} launched at block_dim {v}")
+                for launch, v in shown_sites
+            )
             more = f" ({len(entries)} launches)" if len(entries) > _MAX_SITES else ""
             yield self.report(
                 site_launch.call.span,

@@ -64,7 +64,9 @@ class FragmentedModules(Rule):
                 continue
             if module != "unique" and len(project.kernels_of_module(module)) != 1:
                 continue
-            options = tuple(sorted((k, _option_key(v)) for k, v in kernel.options.items() if k not in ("module", "name")))
+            options = tuple(
+                sorted((k, _option_key(v)) for k, v in kernel.options.items() if k not in ("module", "name"))
+            )
             key = (options, frozenset(block_dims.get(id(kernel), ())))
             groups.setdefault(key, []).append((kernel, module))
         for members in groups.values():

@@ -88,11 +88,16 @@ class TileKernelBackwardOptionIgnored(Rule):
                 if not is_warp(call.callee, "set_module_options"):
                     continue
                 opts = call.bound("options")
-                off = self._false_keys(project, f, opts.items, call.ctx.scope) if opts and opts.kind == "dict" else set()
+                off = (self._false_keys(project, f, opts.items, call.ctx.scope)
+                       if opts and opts.kind == "dict" else set())
                 if not off:
                     continue
                 target = call.bound("module")
-                if target is None or (target.kind == "const" and target.const is None) or (target.kind == "name" and target.text == "__name__"):
+                if (
+                    target is None
+                    or (target.kind == "const" and target.const is None)
+                    or (target.kind == "name" and target.text == "__name__")
+                ):
                     modules.setdefault(f.module, set()).update(off)
                 else:
                     found, name = project.constant(f, target, call.ctx.scope)

@@ -39,7 +39,8 @@ class ForceLoadAllModules(Rule):
         "import warp as wp\nwp.force_load(device='cuda:0', modules=None)\n",
     )
     valid = (
-        "import warp as wp\nimport app.kernels\nwp.force_load(device='cuda:0', modules=[wp.get_module('app.kernels')])\n",
+        "import warp as wp\nimport app.kernels\n"
+        "wp.force_load(device='cuda:0', modules=[wp.get_module('app.kernels')])\n",
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
@@ -51,6 +52,7 @@ class ForceLoadAllModules(Rule):
                 yield self.report(
                     call.span,
                     "force_load() without modules= builds every registered Warp module (Warp's own, every "
-                    "unique module, every imported library's); pass modules=[wp.get_module(...)] for the ones you launch.",
+                    "unique module, every imported library's); "
+                    "pass modules=[wp.get_module(...)] for the ones you launch.",
                     function=call.ctx.scope,
                 )

@@ -44,7 +44,8 @@ class SwallowedLoadError(Rule):
         "        except Exception:\n            continue\n",
     )
     valid = (
-        "import logging\nimport warp as wp\nlog = logging.getLogger(__name__)\ntry:\n    wp.load_module('app.kernels')\n"
+        "import logging\nimport warp as wp\nlog = logging.getLogger(__name__)\n"
+        "try:\n    wp.load_module('app.kernels')\n"
         "except RuntimeError as exc:\n    log.warning('preload failed: %s', exc)\n",
     )
 

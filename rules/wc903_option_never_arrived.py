@@ -36,5 +36,6 @@ class OptionNeverArrived(Rule):
         "wp.config.enable_backward = False  # too late for my_kernels\n",
     )
     valid = (
-        "import warp as wp\n\nwp.config.enable_backward = False\n\nimport my_kernels  # created with enable_backward=False\n",
+        "import warp as wp\n\nwp.config.enable_backward = False\n\n"
+        "import my_kernels  # created with enable_backward=False\n",
     )

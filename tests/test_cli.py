@@ -56,7 +56,9 @@ def test_concise_json_github_sarif(tmp_path, run_cli):
         "name": "force-load-all-modules", "mechanism": "CS-13", "confidence": "high", "fix": None}
     assert item["message"]
     _, out, _ = run_cli("bad.py", "--format", "github")
-    assert out.startswith("::warning file=bad.py,line=2,col=1,endLine=2,endColumn=16,title=WC501 force-load-all-modules::")
+    assert out.startswith(
+        "::warning file=bad.py,line=2,col=1,endLine=2,endColumn=16,title=WC501 force-load-all-modules::"
+    )
     _, out, _ = run_cli("bad.py", "--format", "sarif")
     sarif = json.loads(out)
     (result,) = sarif["runs"][0]["results"]
@@ -102,7 +104,8 @@ def test_config_from_pyproject(tmp_path, run_cli):
     write(tmp_path, "legacy/old.py", BAD)
     write(tmp_path, "vendored/lib.py", BAD)
     _, out, _ = run_cli("--format", "concise")
-    assert out.splitlines() == [f"{os.path.join('src', 'app.py')}:2:1: WC501 " + out.split(" WC501 ", 1)[1].splitlines()[0]]
+    message = out.split(" WC501 ", 1)[1].splitlines()[0]
+    assert out.splitlines() == [f"{os.path.join('src', 'app.py')}:2:1: WC501 {message}"]
 
 
 @pytest.mark.parametrize("section, key", [

@@ -46,7 +46,8 @@ def test_confirm_json_end_to_end(tmp_path):
 def test_confirm_failing_program_reports_static_findings_and_exits_2(tmp_path):
     (tmp_path / "app.py").write_text("import warp as wp\nwp.force_load()  # static finding\nraise SystemExit(3)\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "warplint", "app.py", "--format", "concise", "--confirm", "--", sys.executable, "app.py"],
+        [sys.executable, "-m", "warplint", "app.py", "--format", "concise", "--confirm", "--",
+         sys.executable, "app.py"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 2

@@ -23,8 +23,10 @@ SAMPLES = [
     "@wp.kernel(module='unique')\n# c\n@other\ndef k(a: wp.array(dtype=float)):\n    i = wp.tid()\n    a[i] = 1.0\n",
     "try:\n    pass\nexcept (A, B) as e:\n    raise\nelse:\n    x = 1\nfinally:\n    y = 2\n",
     "async def f():\n    async with a as b, c:\n        await d\n    async for x in y:\n        yield x\n",
-    "match p:\n    case [1, *rest] if rest:\n        pass\n    case {'k': v, **kw}:\n        pass\n    case C(x=1) | D():\n        pass\n",
-    "lambda x, /, y=1, *a, z, **k: (x, y)\nclass C(B, metaclass=M):\n    a: int = 1\n    def m(self): return self.a[1:2, ::3]\n",
+    "match p:\n    case [1, *rest] if rest:\n        pass\n    case {'k': v, **kw}:\n        pass\n"
+    "    case C(x=1) | D():\n        pass\n",
+    "lambda x, /, y=1, *a, z, **k: (x, y)\nclass C(B, metaclass=M):\n    a: int = 1\n"
+    "    def m(self): return self.a[1:2, ::3]\n",
     "if a:\n    pass\nelif b:\n    pass\nelse:\n    while c:\n        break\n    for i in r:\n        continue\n",
 ]
 

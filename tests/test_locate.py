@@ -130,5 +130,6 @@ def test_positions_come_from_ast(source, monkeypatch):
     monkeypatch.setattr(locate_module, "locate_by_codegen",
                         lambda m, nodes: (from_codegen.extend(nodes), real(m, nodes))[1])
     positions.spans(twins)
-    unexpected = [n for n in from_codegen if id(n) not in positions.in_fstring or locate_module._FSTRING_POSITIONS_EXACT]
+    exact = locate_module._FSTRING_POSITIONS_EXACT
+    unexpected = [n for n in from_codegen if id(n) not in positions.in_fstring or exact]
     assert not unexpected, [(type(n).__name__, module.code_for_node(n)[:40]) for n in unexpected[:5]]

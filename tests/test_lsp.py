@@ -153,7 +153,9 @@ async def test_change_updates_diagnostics(client: LanguageClient, workspace):
     # fix the code: the findings go away
     change(
         client, uri, 3,
-        types.TextDocumentContentChangeWholeDocument(text="import warp as wp\nwp.force_load(modules=[wp.get_module('k')])\n"),
+        types.TextDocumentContentChangeWholeDocument(
+            text="import warp as wp\nwp.force_load(modules=[wp.get_module('k')])\n"
+        ),
     )
     assert await wait_diagnostics(client, uri) == []
 
@@ -285,7 +287,8 @@ async def test_related_locations_become_related_information(client: LanguageClie
     text = (
         "import warp as wp\n\n@wp.kernel\ndef a(x: wp.array(dtype=float)):\n    x[0] = 1.0\n\n"
         "@wp.kernel\ndef b(x: wp.array(dtype=float)):\n    x[0] = 2.0\n\n"
-        "def run(x):\n    wp.launch(a, dim=1, inputs=[x], block_dim=64)\n    wp.launch(b, dim=1, inputs=[x], block_dim=128)\n"
+        "def run(x):\n    wp.launch(a, dim=1, inputs=[x], block_dim=64)\n"
+        "    wp.launch(b, dim=1, inputs=[x], block_dim=128)\n"
     )
     (workspace / "blocks.py").write_text(text)
     uri = await open_doc(client, workspace / "blocks.py", text)

@@ -11,7 +11,8 @@ KERNELS = (
 )
 RUN = (
     "import warp as wp\nfrom kernels import a, b\n\n"
-    "def run(x):\n    wp.launch(a, dim=1, inputs=[x], block_dim=64)\n    wp.launch(b, dim=1, inputs=[x], block_dim=128)\n"
+    "def run(x):\n    wp.launch(a, dim=1, inputs=[x], block_dim=64)\n"
+    "    wp.launch(b, dim=1, inputs=[x], block_dim=128)\n"
 )
 
 

@@ -32,7 +32,8 @@ WARP_SHAPES = st.sampled_from([
     "wp.set_module_options({{'max_unroll': {n}}})\n",
     "wp.config.enable_backward = {b}\n",
     "@wp.kernel(module={m})\ndef k{n}(a: wp.array(dtype=float)):\n    a[0] = {n}.0\n",
-    "def f{n}(x={m}):\n    @wp.kernel(module=x)\n    def g(a: wp.array(dtype=float)):\n        a[0] = x\n    return g\n",
+    "def f{n}(x={m}):\n    @wp.kernel(module=x)\n    def g(a: wp.array(dtype=float)):\n"
+    "        a[0] = x\n    return g\n",
     "try:\n    wp.load_module({m})\nexcept RuntimeError:\n    pass\n",
     "wp.force_load(device={m}, max_workers={n})\n",
     "wp.get_module({m}).options[{m}] = {n}\n",
@@ -87,7 +88,8 @@ def test_a_file_over_max_file_size_gets_one_finding(tmp_path, run_cli):
     code, out, err = run_cli(".", "--format", "concise", "--no-cache")
     lines = sorted(out.splitlines())
     assert code == 1 and len(lines) == 2, (out, err)
-    assert lines[0].startswith("big.py:1:1: WC000 ") and "3,018 bytes, over the max-file-size of 1,000 bytes" in lines[0]
+    assert lines[0].startswith("big.py:1:1: WC000 ")
+    assert "3,018 bytes, over the max-file-size of 1,000 bytes" in lines[0]
     assert lines[1].startswith("good.py:2:1: WC501 ")
 
 

@@ -205,8 +205,10 @@ def test_sarif_is_valid_2_1_0_and_repo_relative(monorepo):
         for r in run["results"]
     ]
     assert found == [
-        ("WC501", "warning", "services/sim/src/bad.py", {"startLine": 3, "startColumn": 1, "endLine": 3, "endColumn": 16}),
-        ("WC502", "warning", "services/sim/src/bad.py", {"startLine": 5, "startColumn": 5, "endLine": 5, "endColumn": 24}),
+        ("WC501", "warning", "services/sim/src/bad.py",
+         {"startLine": 3, "startColumn": 1, "endLine": 3, "endColumn": 16}),
+        ("WC502", "warning", "services/sim/src/bad.py",
+         {"startLine": 5, "startColumn": 5, "endLine": 5, "endColumn": 24}),
         ("WC501", "warning", "services/sim/src/odd name,1.py",
          {"startLine": 2, "startColumn": 1, "endLine": 2, "endColumn": 16}),
     ]
@@ -249,7 +251,8 @@ def test_the_checker_rejects_broken_documents(monorepo):
         lambda d: d["runs"][0]["results"][0].pop("message"),
         lambda d: d["runs"][0]["results"][0].__setitem__("level", "warn"),
         lambda d: d["runs"][0]["results"][0].__setitem__("severity", "high"),
-        lambda d: d["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"].__setitem__("startColumn", 0),
+        lambda d: d["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"].__setitem__(
+            "startColumn", 0),
         lambda d: d["runs"][0]["tool"]["driver"]["rules"][1].pop("id"),
     ]
     for breakage in breakages:

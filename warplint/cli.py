@@ -142,7 +142,8 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     config = load_config(start if os.path.isdir(start) else os.path.dirname(os.path.abspath(start)), known, args.config)
     config = config.with_overrides(
         select=tuple(validate_selectors("--select", args.select, known)) if args.select is not None else None,
-        extend_select=tuple(config.extend_select) + tuple(validate_selectors("--extend-select", args.extend_select, known)),
+        extend_select=(tuple(config.extend_select)
+                       + tuple(validate_selectors("--extend-select", args.extend_select, known))),
         ignore=tuple(config.ignore) + tuple(validate_selectors("--ignore", args.ignore, known)),
         cache_dir=args.cache_dir,
     )

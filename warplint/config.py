@@ -71,7 +71,10 @@ class Config:
         rel = os.path.relpath(os.path.abspath(path), self.root).replace(os.sep, "/")
         ignored: list[str] = []
         for pattern, codes in self.per_file_ignores:
-            if fnmatch(rel, pattern) or fnmatch(os.path.basename(rel), pattern) or rel.startswith(pattern.rstrip("/") + "/"):
+            if (
+                fnmatch(rel, pattern) or fnmatch(os.path.basename(rel), pattern)
+                or rel.startswith(pattern.rstrip("/") + "/")
+            ):
                 ignored.extend(codes)
         return tuple(ignored)
 

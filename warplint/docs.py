@@ -38,7 +38,9 @@ def rules_index_markdown(rules) -> str:
     ]
     for r in rules:
         default = "runtime (`--confirm`)" if r.runtime_only else ("on" if r.default_enabled else "opt-in")
-        lines.append(f"| [{r.code}]({r.code}.md) | {r.name} | {r.mechanism} | {default} | {r.confidence} | {r.summary} |")
+        lines.append(
+            f"| [{r.code}]({r.code}.md) | {r.name} | {r.mechanism} | {default} | {r.confidence} | {r.summary} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -127,7 +127,8 @@ def _parse_and_extract(model: FileModel, text: str, stack: int) -> FileModel:
         if parse_guard.cpython_rejects(text, stack) is None:
             # LibCST's own limits (e.g. more than ~3,000 implicitly concatenated strings)
             model.error = f"not parsed: LibCST rejects this file, which CPython accepts: {model.error}"
-        model.rule_facts["error_span"] = Span(exc.raw_line, max(exc.raw_column, 0), exc.raw_line, max(exc.raw_column, 0))
+        column = max(exc.raw_column, 0)
+        model.rule_facts["error_span"] = Span(exc.raw_line, column, exc.raw_line, column)
         return model
     except (RecursionError, MemoryError, ValueError) as exc:
         model.error = f"could not parse: {type(exc).__name__}"
@@ -321,7 +322,8 @@ class Session:
         names, source = installed_config_names()
         h.update(repr((sorted(names), source)).encode())  # sorted: set order varies between processes
         for path, text, error in files:
-            h.update(b"\0" + os.path.abspath(path).encode("utf-8", "surrogatepass") + b"\0" + path.encode("utf-8", "surrogatepass"))
+            h.update(b"\0" + os.path.abspath(path).encode("utf-8", "surrogatepass")
+                     + b"\0" + path.encode("utf-8", "surrogatepass"))
             h.update(b"\1" + (_cache.digest(text) if text is not None else f"error:{error}").encode())
         return h.hexdigest()
 

@@ -39,7 +39,10 @@ def module_of(file: FileModel, value: Value | None, scope: str = "") -> str | No
     if value.kind == "name" and value.text == "__name__":
         return file.module
     if value.kind in ("name", "attr") and value.local:
-        bound = [a for a in file.assignments if a.ctx.scope == scope and a.target.kind == "name" and a.target.text == value.text]
+        bound = [
+            a for a in file.assignments
+            if a.ctx.scope == scope and a.target.kind == "name" and a.target.text == value.text
+        ]
         if len(bound) == 1:
             return module_of(file, bound[0].value, scope)
         return None

@@ -34,7 +34,10 @@ def all_rules() -> dict[str, Rule]:
             continue
         module = importlib.import_module(f"{package.__name__}.{info.name}")
         for obj in vars(module).values():
-            if isinstance(obj, type) and issubclass(obj, Rule) and obj is not Rule and obj.__module__ == module.__name__:
+            if (
+                isinstance(obj, type) and issubclass(obj, Rule) and obj is not Rule
+                and obj.__module__ == module.__name__
+            ):
                 obj.validate()
                 if obj.code in found:
                     raise TypeError(f"duplicate rule code {obj.code} in {module.__name__}")

@@ -146,7 +146,8 @@ class Judge:
     def cause_text(self, c: dict) -> str:
         kind = c.get("ev")
         if kind == "kernel":
-            return f"the kernel {c.get('func') or c.get('key')} defined at {self.where_def(c)} joined it after it had loaded"
+            return (f"the kernel {c.get('func') or c.get('key')} defined at {self.where_def(c)} "
+                    "joined it after it had loaded")
         if kind == "set_options":
             ch = c.get("changed") or {}
             keys = ", ".join(f"{k}={v[1]}" for k, v in ch.items()) or ", ".join(
@@ -323,7 +324,8 @@ class Judge:
         if devices and all(str(d).startswith("cpu") for d in devices):
             return self._v(
                 NOT_REPRODUCED,
-                f"{ran_ev}; on CPU every launch uses block_dim 1: run --confirm on a CUDA device to see block_dim variants",
+                f"{ran_ev}; on CPU every launch uses block_dim 1: "
+                "run --confirm on a CUDA device to see block_dim variants",
             )
         return self._v(NOT_REPRODUCED, f"{ran_ev}; every module was built at one block_dim")
 
@@ -347,7 +349,9 @@ class Judge:
         chosen = site_mods
         if len(site_mods) < 2:
             if mech == "CS-9":
-                file_mods = {m for m, ls in by_mod.items() if UNIQUE_NAME.search(m or "") and any(from_file(e) for e in ls)}
+                file_mods = {
+                    m for m, ls in by_mod.items() if UNIQUE_NAME.search(m or "") and any(from_file(e) for e in ls)
+                }
             else:
                 file_mods = {m for m, ls in by_mod.items() if any(from_file(e) for e in ls)}
             if len(file_mods) >= 2:
@@ -400,7 +404,8 @@ class Judge:
         later = [
             e
             for e in self.cold.builds()
-            if e.get("seq", 0) > a.get("seq", 0) and e.get("pid") == a.get("pid") and not is_warp_module(e.get("module"))
+            if e.get("seq", 0) > a.get("seq", 0) and e.get("pid") == a.get("pid")
+            and not is_warp_module(e.get("module"))
         ]
         if later:
             return self._v(
@@ -424,8 +429,8 @@ class Judge:
             if unknown:
                 return self._v(
                     CONFIRMED,
-                    f"set_module_options at {self.where(s)} set unknown key(s) {', '.join(map(repr, unknown))} on module "
-                    f"{s.get('module')}: accepted silently, they only change the hash",
+                    f"set_module_options at {self.where(s)} set unknown key(s) {', '.join(map(repr, unknown))} "
+                    f"on module {s.get('module')}: accepted silently, they only change the hash",
                 )
             mod = s.get("module")
             loads = [e for e in self.cold.builds() if e.get("module") == mod]
@@ -478,7 +483,8 @@ class Judge:
                 continue
             cause = rb.causes[0] if rb.causes else None
             if cause is not None:
-                site = cause.get("_define") if cause.get("ev") == "kernel" and cause.get("_define") else cause.get("_site")
+                defined = cause.get("ev") == "kernel" and cause.get("_define")
+                site = cause.get("_define") if defined else cause.get("_site")
                 site = (site[0], site[1]) if site else None
                 kind = cause.get("ev")
             else:
@@ -579,7 +585,8 @@ class Judge:
             cost = sum(float(e.get("ms") or 0) for e in es)
             cold_h = sorted({short(e.get("hash")) for e in self.cold.builds() if e.get("module") == mod})
             warm_h = sorted({short(e.get("hash")) for e in es})
-            evidence = f"module {mod}: cold run {', '.join(cold_h) or 'none'}, warm run {', '.join(warm_h)}; +{cost:.0f} ms"
+            evidence = (f"module {mod}: cold run {', '.join(cold_h) or 'none'}, warm run {', '.join(warm_h)}; "
+                        f"+{cost:.0f} ms")
             msg = (f"Module {mod} gets a different identity on every run (cold {', '.join(cold_h) or '-'}, "
                    f"warm {', '.join(warm_h)}), so the cache never hits ({cost:.0f} ms per run): a kernel captures a "
                    f"value that changes between runs (time, random, id, path).")

@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Iterator
 
+from warplint.diagnostic import Span
 from warplint.index import Project
 from warplint.model import Call, Context, FileModel, Value
 
@@ -97,7 +98,7 @@ def _split_names(ctx: Context) -> list[tuple[str, ...]]:
     return [ctx.condition_names] * len(ctx.conditions)
 
 
-def env_writes(file: FileModel, variable: str) -> Iterator[tuple[Value, Context, object]]:
+def env_writes(file: FileModel, variable: str) -> Iterator[tuple[Value, Context, Span]]:
     """(value, ctx, span) for every write of ``variable`` into the process environment."""
     for a in file.assignments:
         t = a.target

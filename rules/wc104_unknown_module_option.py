@@ -5,6 +5,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from warplint.diagnostic import Span
 from warplint.facts import installed_module_options
 from warplint.index import Project
 from warplint.locate import PositionedVisitor
@@ -51,7 +52,9 @@ class _UpdateCalls(PositionedVisitor):
             elif isinstance(arg.value, cst.Dict):
                 for el in arg.value.elements:
                     if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString):
-                        keys.append(el.key.evaluated_value)
+                        key = el.key.evaluated_value
+                        if isinstance(key, str):  # a b"..." key is no option name (report() skips it too)
+                            keys.append(key)
         if keys:
             self._pending.append((inner, tuple(keys), node))
 
@@ -129,7 +132,7 @@ class UnknownModuleOption(Rule):
         valid, source = installed_module_options()
         seen: set[tuple[int, int, str]] = set()
 
-        def report(key: str, span, ctx_scope: str, where: str, raises: bool = False) -> Iterator[Report]:
+        def report(key: object, span: Span, ctx_scope: str, where: str, raises: bool = False) -> Iterator[Report]:
             if not isinstance(key, str) or key in valid or (span.line, span.col, key) in seen:
                 return
             seen.add((span.line, span.col, key))
@@ -181,7 +184,7 @@ class UnknownModuleOption(Rule):
                     yield from report(key, span, "", "Module.options.update()")
 
     # -- what a value or target is
-    def _keys(self, file: FileModel, value: Value | None, ctx: Context, span) -> list[tuple[object, object]]:
+    def _keys(self, file: FileModel, value: Value | None, ctx: Context, span: Span) -> list[tuple[object, Span]]:
         """Constant keys of an options mapping, with the span to report each at."""
         if value is None:
             return []
@@ -190,7 +193,7 @@ class UnknownModuleOption(Rule):
         if value.kind == "call" and value.ref == "dict":
             return [(k, span) for k in value.kwargs]
         if value.kind == "name" and value.local:
-            found: list[tuple[object, object]] = []
+            found: list[tuple[object, Span]] = []
             for a in file.assignments:
                 if a.ctx.scope != ctx.scope:
                     continue

@@ -67,12 +67,13 @@ class UniqueModuleStableKernel(Rule):
         if len(module_level) < 2:
             return
         for kernel in module_level:
-            if not kernel.is_unique or kernel.generic or "module_options" in kernel.options:
+            module_value = kernel.module_value
+            if module_value is None or not kernel.is_unique or kernel.generic or "module_options" in kernel.options:
                 continue
             if explicit_block_dims(project, file, kernel) - {DEFAULT_CUDA_BLOCK_DIM}:
                 continue
             yield self.report(
-                kernel.module_value.span,
+                module_value.span,
                 f"kernel '{kernel.name}' is defined once at import time but gets its own module (module=\"unique\"): "
                 "each such kernel pays a separate build, compiler call and load; let it share its file's module "
                 "unless it is isolated on purpose.",

@@ -74,7 +74,7 @@ class SnapshotOptionAfterImport(Rule):
             )
 
     @staticmethod
-    def _snapshot_sets(file: FileModel) -> Iterator[tuple[str, Value | None, object, Context]]:
+    def _snapshot_sets(file: FileModel) -> Iterator[tuple[str, Value | None, Span, Context]]:
         for a in file.assignments:
             ref = a.target.ref or ""
             if a.target.kind == "attr" and ref.startswith("warp.config.") and ref[12:] in SNAPSHOT_OPTIONS:

@@ -93,14 +93,15 @@ class GlobalOptionInLibrary(Rule):
         for assignment in file.assignments:
             if assignment.ctx.scope or assignment.ctx.in_main_guard or assignment.augmented:
                 continue
-            switch = _GLOBAL_SWITCHES.get(assignment.target.ref or "")
+            ref = assignment.target.ref or ""
+            switch = _GLOBAL_SWITCHES.get(ref)
             if assignment.target.kind != "attr" or switch is None:
                 continue
             bad_value, effect = switch
             found, value = project.constant(file, assignment.value)
             if not found or value is not bad_value:
                 continue
-            option = assignment.target.ref.rpartition(".")[2]
+            option = ref.rpartition(".")[2]
             yield self.report(
                 assignment.span,
                 f"library module '{file.module}' sets wp.config.{option} = {value} at import time: it {effect}; "

@@ -135,6 +135,8 @@ class TileKernelBackwardOptionIgnored(Rule):
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         for kernel in file.kernels:
             option = kernel.options.get("enable_backward")
+            if option is None:
+                continue
             found, value = project.constant(file, option, kernel.ctx.scope)
             if not found or value is not False:
                 continue

@@ -82,10 +82,10 @@ class PreloadWithoutBlockDim(Rule):
                 for key, value in opts.items:
                     if key.kind == "const" and key.const == "block_dim":
                         target = self._option_target(f, call.bound("module"))
-                        found, resolved = project.constant(f, value, call.ctx.scope)
+                        found, block_dim = project.constant(f, value, call.ctx.scope)
                         if target is not None:
-                            known = found and isinstance(resolved, int) and target not in options
-                            options[target] = resolved if known else None
+                            first = target not in options
+                            options[target] = block_dim if found and isinstance(block_dim, int) and first else None
         for entries in launches.values():
             entries.sort(key=lambda e: (e[0].file.path, e[0].call.span.line))
         self._cached = (project, launches, options)

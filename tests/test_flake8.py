@@ -176,7 +176,7 @@ def test_index_built_once_per_process(project, monkeypatch):
     app.run(["--select", "WC", "--jobs", "1", "--output-file", str(project / "out.txt"), "a.py", "b.py", "c.py"])
     assert app.result_count == 9
     assert calls == [str(project)]
-    (session,) = flake8_plugin._SESSIONS.values()
+    ((session, _),) = flake8_plugin._SESSIONS.values()
     # every file under the root is in the index, including ones flake8 was not asked to check
     assert str(project / "pkg" / "unlinted.py") in session.models
 

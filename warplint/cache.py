@@ -166,7 +166,7 @@ def _create_secret(path: str) -> bytes | None:
     return _read_secret(path)
 
 
-def _tag(secret: bytes, kind: str, salt: str, payload: bytes) -> bytes:
+def _tag(secret: bytes, kind: str, salt: str, payload: bytes | memoryview) -> bytes:
     h = hashlib.blake2b(key=secret, digest_size=TAG_SIZE, person=b"warplint-cache")
     h.update(f"{kind}\0{salt}\0".encode())
     h.update(payload)

@@ -14,7 +14,7 @@ import shlex
 import shutil
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from . import __version__, interrupts
 from .config import Config, ConfigError, _positive, load_config, validate_selectors
@@ -30,7 +30,7 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2 (argparse would print usage too)
+    def error(self, message: str) -> NoReturn:  # one line, exit 2 (argparse would print usage too)
         raise UsageError(message)
 
 
@@ -272,8 +272,8 @@ def _confirm_plan(args, config: Config, command: list[str] | None) -> tuple[list
             except ValueError as exc:  # an unbalanced quote
                 raise ConfigError(f"[tool.warplint] 'confirm.command' is not a valid command line "
                                   f"({exc}): {configured!r}") from None
-        else:
-            command = list(configured)
+        else:  # a list of strings (load_config checked it); unset is caught by the caller
+            command = list(configured or ())
         if not command:
             raise ConfigError("[tool.warplint] 'confirm.command' is empty")
     _check_runnable(command[0])

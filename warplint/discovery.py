@@ -139,7 +139,7 @@ class Discovery:
 
     def _gitignore_chain(self, top: str) -> list[str]:
         """.gitignore files that apply from the repository (or config) root down to ``top``."""
-        chain = []
+        chain: list[str] = []
         directory = top
         while True:
             chain.insert(0, directory)
@@ -153,7 +153,7 @@ class Discovery:
 
 
 def _ancestors(directory: str, top: str) -> list[str]:
-    result = []
+    result: list[str] = []
     while directory.startswith(top) and directory != top:
         result.insert(0, directory)
         directory = os.path.dirname(directory)

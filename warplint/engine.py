@@ -464,7 +464,7 @@ class Session:
         ignored = self.config.ignored_for(absolute)
         text = self.texts.get(absolute, "")
         if model.error is not None:
-            codes = {FileError.code}
+            codes = frozenset({FileError.code})
             span = model.rule_facts.get("error_span", Span(1, 0, 1, 0))
             diagnostics = [self._diagnostic(FileError(), model.path, span, model.error, {}, None)]
         else:

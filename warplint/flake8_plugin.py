@@ -21,11 +21,16 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import __version__
 
-_SESSIONS: dict[tuple[str, frozenset[str]], Any] = {}  # (config root, codes to run) -> indexed Session
+if TYPE_CHECKING:
+    from .engine import Session
+    from .index import Project
+
+# (config root, codes to run) -> the indexed Session and its Project (the index does not change during a run)
+_SESSIONS: dict[tuple[str, frozenset[str]], tuple[Session, Project]] = {}
 _CONFIGS: dict[str, Any] = {}  # directory -> Config or the config error message
 
 
@@ -99,19 +104,18 @@ def codes_to_run(config: Any, rules: dict, options: Any) -> frozenset[str]:
     return frozenset(chosen)
 
 
-def _session_for(config: Any, codes: frozenset[str]):
+def _session_for(config: Any, codes: frozenset[str]) -> tuple[Session, Project]:
     key = (config.root, codes)
-    session = _SESSIONS.get(key)
-    if session is None:
+    indexed = _SESSIONS.get(key)
+    if indexed is None:
         from .engine import Session
 
         # select = exactly the codes to run (opt-in codes included by name);
         # per-file-ignores and excludes stay as configured.
         session = Session(config.with_overrides(select=tuple(sorted(codes)), extend_select=(), ignore=()))
         session.index_root()
-        session._warplint_project = session.project()  # the index does not change during a flake8 run
-        _SESSIONS[key] = session
-    return session
+        indexed = _SESSIONS[key] = (session, session.project())
+    return indexed
 
 
 def check_file(filename: str, text: str) -> list[tuple[int, int, str, str]]:
@@ -125,10 +129,10 @@ def check_file(filename: str, text: str) -> list[tuple[int, int, str, str]]:
     codes = codes_to_run(config, all_rules(), WarplintChecker._options)
     if not codes:
         return []
-    session = _session_for(config, codes)
+    session, project = _session_for(config, codes)
     model = session.models.get(path)
     if model is not None and session.texts.get(path) == text:  # indexed as is: no second parse
-        diagnostics = session.check_model(model, session._warplint_project)
+        diagnostics = session.check_model(model, project)
     else:  # stdin, a file outside the root, or changed since it was indexed
         diagnostics = session.check_text(path, text)
     return [(d.span.line, d.span.col, d.code, d.message) for d in diagnostics]

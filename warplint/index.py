@@ -365,12 +365,12 @@ class Project:
         if module == "warp" or module.startswith("warp."):
             return None
         if module in self._defines_cache:
-            return self._defines_cache[module]  # type: ignore[return-value]
+            return self._defines_cache[module]
         seen = _seen if _seen is not None else set()
         if module in seen or len(seen) > 400:
             return None  # a cycle or a huge import graph: not known (yet)
         seen.add(module)
-        result = None
+        result: str | None = None
         f = self.module(module, external=True)
         if f is not None:
             if f.module_kernels():
@@ -379,7 +379,7 @@ class Project:
                 result = self._first_kernel_import(f, module, seen)
         if _seen is None or result is not None:
             # Only complete answers are memoised: a None found inside a cycle may be partial.
-            self._defines_cache[module] = result  # type: ignore[assignment]
+            self._defines_cache[module] = result
         return result
 
     def _first_kernel_import(self, f: FileModel, module: str, seen: set[str]) -> str | None:

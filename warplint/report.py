@@ -9,7 +9,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import TextIO
+from typing import Any, TextIO
 
 from . import __version__
 from .diagnostic import Diagnostic
@@ -199,7 +199,7 @@ def to_sarif(diagnostics: list[Diagnostic], root: str) -> dict:
 
     results = []
     for d in diagnostics:
-        result = {
+        result: dict[str, Any] = {
             "ruleId": d.code,
             "level": sarif_level(d.confidence),
             "message": {"text": d.message},
@@ -263,7 +263,7 @@ def write_github(diagnostics: list[Diagnostic], out: TextIO, root: str = ".", **
         out.write(f"::{level} {props}::{_gh_escape(d.message + _verdict(d))}\n")
 
 
-WRITERS = {
+WRITERS: dict[str, Callable[..., None]] = {
     "text": write_text,
     "concise": write_concise,
     "json": write_json,

@@ -200,9 +200,9 @@ def run(items: list[Item], jobs: int, budget: Budget,
                     break
             for worker in workers:
                 if worker.index is None and queue:
-                    index = queue.popleft()
-                    tries[index] += 1
-                    worker.give(index, items[index])
+                    queued = queue.popleft()
+                    tries[queued] += 1
+                    worker.give(queued, items[queued])
             busy = [w for w in workers if w.index is not None]
             deadline = min(w.started for w in busy) + budget.seconds
             ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy],

@@ -209,7 +209,7 @@ def analyze(
     if cold_p is not None and not cold.recorder_started:
         recorder_errors.append("the recorder did not start (python -S/-I, a non-Python command, or no events file)")
     config_escapes = sorted(
-        {c.get("value") for c in cold.configs if c.get("name") == "kernel_cache_dir" and not c.get("internal")}
+        {str(c.get("value")) for c in cold.configs if c.get("name") == "kernel_cache_dir" and not c.get("internal")}
     )
     summary: dict[str, Any] = {
         "cold_wall_s": round(cold_p.wall_s, 3) if cold_p else None,
@@ -303,9 +303,9 @@ def render_summary(result: ConfirmResult, *, width: int = 100, max_rows: int = 1
     if rows:
         out.append(f"  {'cost':>9}  {'verdict':<15} finding")
         for cost, verdict, d in rows[:max_rows]:
-            c = f"{cost:.0f} ms" if cost else "-"
+            shown_cost = f"{cost:.0f} ms" if cost else "-"
             ev = (d.confirm or {}).get("evidence") or ""
-            line = f"  {c:>9}  {verdict:<15} {d.path}:{d.line} {d.code} {ev}"
+            line = f"  {shown_cost:>9}  {verdict:<15} {d.path}:{d.line} {d.code} {ev}"
             out.append(line if len(line) <= width else line[: width - 3] + "...")
         if len(rows) > max_rows:
             out.append(f"  ... {len(rows) - max_rows} more (see --keep-artifacts / JSON output)")

@@ -46,11 +46,15 @@ class Finding:
     # -- matching ---------------------------------------------------------------------------
     def site_in(self, ev: dict) -> bool:
         s = ev.get("_site")
-        return bool(s) and s[0] == self.path and self.line <= s[1] <= self.end_line
+        if not s:
+            return False
+        return s[0] == self.path and self.line <= s[1] <= self.end_line
 
     def define_overlaps(self, ev: dict) -> bool:
         d = ev.get("_define")
-        return bool(d) and d[0] == self.path and d[1] <= self.end_line and self.line <= d[2]
+        if not d:
+            return False
+        return d[0] == self.path and d[1] <= self.end_line and self.line <= d[2]
 
     def kernel_named(self, ev: dict) -> bool:
         want = self.data.get("kernel")
@@ -167,7 +171,7 @@ class Judge:
 
     def _modules_for(self, f: Finding) -> set[str]:
         names = {e.get("module") for e in self.cold.loads}
-        return {n for n in names if self.cold.module_matches(n, f.module, f.path)}
+        return {n for n in names if n is not None and self.cold.module_matches(n, f.module, f.path)}
 
     # -- verdicts -----------------------------------------------------------------------------
     def judge(self, f: Finding) -> dict[str, Any]:
@@ -258,7 +262,8 @@ class Judge:
         if self.warm is None:
             return [], []
         cold_ids = self.cold.identities()
-        same, new = [], []
+        same: list[dict] = []
+        new: list[dict] = []
         for e in self.warm.compiled():
             ident = (e.get("module"), e.get("hash"), e.get("device"), e.get("block_dim"))
             (same if ident in cold_ids else new).append(e)
@@ -332,7 +337,9 @@ class Judge:
     def judge_module_count(self, f: Finding, ran: bool, ran_ev: str, mech: str) -> dict[str, Any]:
         by_mod: dict[str, list[dict]] = {}
         for e in self.cold.builds():
-            by_mod.setdefault(e.get("module"), []).append(e)
+            name = e.get("module")
+            if name is not None:  # an event without a module name cannot be told apart from others
+                by_mod.setdefault(name, []).append(e)
 
         def from_site(e: dict) -> bool:
             for k in e.get("kernels") or ():
@@ -387,7 +394,7 @@ class Judge:
         a = assigns[0]
         what = f"wp.config.{a.get('name')} = {a.get('value')} ({self.where(a)})"
         if lost:
-            mods = {}
+            mods: dict[str | None, dict] = {}
             for x in lost:
                 self.explained.add(id(x["load"]))
                 mods.setdefault(x["load"].get("module"), x)

@@ -27,6 +27,11 @@ user code, ``os.pathsep`` separated).
 import os
 import sys
 
+TYPE_CHECKING = False  # typing's flag, without importing typing into every confirmed program
+if TYPE_CHECKING:
+    from types import FrameType
+    from typing import Literal
+
 _EVENTS_PATH = os.environ.get("WARPLINT_CONFIRM_EVENTS")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -38,6 +43,12 @@ SNAPSHOT_OPTIONS = (
     "deterministic_max_records",
     "compile_time_trace",
 )
+
+
+def _stand_in(wrapper, orig):
+    """Mark ``wrapper`` as standing in for ``orig``: ``__wrapped__``, as functools.wraps sets it (nothing else)."""
+    wrapper.__wrapped__ = orig
+    return wrapper
 
 
 def _chain_sitecustomize():
@@ -136,7 +147,7 @@ class _Recorder:
 
     def user_site(self, depth=2):
         try:
-            f = sys._getframe(depth)
+            f: FrameType | None = sys._getframe(depth)
         except ValueError:
             return None
         while f is not None:
@@ -185,7 +196,7 @@ class _Recorder:
             pass
         option_keys = None
         try:
-            for m in list(ctx.user_modules.values())[:1]:
+            for m in list(ctx.user_modules.values())[:1] if ctx is not None else ():
                 option_keys = sorted(m.options)
         except Exception:
             pass
@@ -224,7 +235,7 @@ class _Recorder:
             except Exception as e:
                 rec.fail("module", e)
 
-        __init__.__wrapped__ = orig
+        _stand_in(__init__, orig)
         Module.__init__ = __init__
 
     def _hook_compile(self, warp, ctx):
@@ -241,7 +252,7 @@ class _Recorder:
                 pass
             return r
 
-        _compile.__wrapped__ = orig
+        _stand_in(_compile, orig)
         Module._compile = _compile
 
     def _hook_load(self, warp, ctx):
@@ -268,9 +279,9 @@ class _Recorder:
             else:
                 # a launch on an executable already recorded: remember each user launch site once
                 try:
-                    f = getframe(1)
+                    f: FrameType | None = getframe(1)
                     wd = rec.warp_dir
-                    while f is not None and f.f_code.co_filename.startswith(wd):
+                    while f is not None and wd is not None and f.f_code.co_filename.startswith(wd):
                         f = f.f_back
                     if f is not None:
                         key = (f.f_code, f.f_lineno, id(r))
@@ -281,7 +292,7 @@ class _Recorder:
                     rec.fail("launch", e)
             return r
 
-        load.__wrapped__ = orig
+        _stand_in(load, orig)
         Module.load = load
 
     def _launch(self, module, r, f):
@@ -440,7 +451,7 @@ class _Recorder:
             except Exception as e:
                 rec.fail("kernel", e)
 
-        __init__.__wrapped__ = orig
+        _stand_in(__init__, orig)
         Kernel.__init__ = __init__
 
     def _hook_overload(self, warp, ctx):
@@ -467,7 +478,7 @@ class _Recorder:
                     rec.fail("overload", e)
             return r
 
-        _add_normalized_overload.__wrapped__ = orig
+        _stand_in(_add_normalized_overload, orig)
         Kernel._add_normalized_overload = _add_normalized_overload
 
     def _hook_set_module_options(self, warp, ctx):
@@ -524,7 +535,7 @@ class _Recorder:
                 rec.fail("set_options", e)
             return r
 
-        set_module_options.__wrapped__ = orig
+        _stand_in(set_module_options, orig)
         set_module_options.__doc__ = orig.__doc__
         set_module_options.__name__ = orig.__name__
         ctx.set_module_options = set_module_options
@@ -547,7 +558,7 @@ class _Recorder:
                         pass
                     return orig(*args, **kwargs)
 
-                wrapper.__wrapped__ = orig
+                _stand_in(wrapper, orig)
                 wrapper.__doc__ = orig.__doc__
                 wrapper.__name__ = orig.__name__
                 return wrapper
@@ -600,8 +611,8 @@ class _Recorder:
             except Exception as e:
                 rec.fail("config", e)
 
-        __setattr__.__wrapped__ = orig
-        cls.__setattr__ = __setattr__
+        _stand_in(__setattr__, orig)
+        cls.__setattr__ = __setattr__  # type: ignore[method-assign]  # the hook itself: warp's _ConfigModule
 
 
 class _WarpFinder:
@@ -640,7 +651,7 @@ class _WarpFinder:
                 rec.fail("install", e)
 
         try:
-            loader.exec_module = exec_module
+            loader.exec_module = exec_module  # type: ignore[method-assign]  # on this one loader instance
         except Exception:
             return None
         return spec
@@ -658,12 +669,12 @@ def _install_line_probes(rec, lines_file):
             pending[os.path.normcase(os.path.abspath(path))] = s
     if not pending:
         return "none"
-    norm = {}
+    norm: dict[str, set[int]] = {}
 
     def target_lines(filename):
         r = norm.get(filename)
         if r is None:
-            r = pending.get(os.path.normcase(os.path.abspath(filename)), ())
+            r = pending.get(os.path.normcase(os.path.abspath(filename)), set())
             norm[filename] = r
         return r
 
@@ -722,7 +733,7 @@ def _install_line_probes(rec, lines_file):
         return "events-only"
     import threading
 
-    code_cache = {}
+    code_cache: dict[object, tuple[set[int], int, int] | Literal[False]] = {}  # False: no target line in it
 
     def wanted(code):
         r = code_cache.get(code)

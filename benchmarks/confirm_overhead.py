@@ -24,7 +24,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from warplint.confirm.runner import Workspace  # noqa: E402
+from warplint.confirm.runner import Workspace  # noqa: E402 - after the sys.path insert
 
 LAUNCH_LOOP = '''
 import sys

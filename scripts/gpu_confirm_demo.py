@@ -12,8 +12,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from warplint.confirm import analyze, render_summary, run_confirm  # noqa: E402
-from warplint.diagnostic import Diagnostic, Span  # noqa: E402
+from warplint.confirm import analyze, render_summary, run_confirm  # noqa: E402 - after the sys.path insert
+from warplint.diagnostic import Diagnostic, Span  # noqa: E402 - after the sys.path insert
 
 PROGS = os.path.join(ROOT, "tests", "confirm_programs")
 PROG = os.path.join(PROGS, "gpu_demo.py")

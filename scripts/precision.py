@@ -18,7 +18,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from fetch_corpora import PACKAGES, fetch  # noqa: E402
+from fetch_corpora import PACKAGES, fetch  # noqa: E402 - after the sys.path insert
 
 
 def main() -> int:

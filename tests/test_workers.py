@@ -71,7 +71,7 @@ def test_a_dying_worker_costs_its_file_only():
     failure = answers[0]
     assert isinstance(failure, workers.Failure)
     assert "memory" in failure.reason, failure.reason
-    model = pickle.loads(answers[1])  # type: ignore[arg-type]
+    model = pickle.loads(answers[1])  # type: ignore[arg-type]  # bytes for a modelled file, asserted next
     assert isinstance(model, FileModel) and model.path == "good.py" and model.error is None
 
 
@@ -102,7 +102,7 @@ def test_the_time_budget_ends_one_file():
     answers: dict[int, object] = {}
     workers.run(items, 1, workers.Budget(2.0, 4096), answers.__setitem__)
     assert isinstance(answers[0], workers.Failure) and "file-timeout" in answers[0].reason
-    assert isinstance(pickle.loads(answers[1]), FileModel)  # type: ignore[arg-type]
+    assert isinstance(pickle.loads(answers[1]), FileModel)  # type: ignore[arg-type]  # bytes for a modelled file
 
 
 def test_cli_reports_a_failed_file_as_one_finding_and_goes_on(tmp_path):

@@ -351,7 +351,7 @@ class Session:
             for i, (model, blob) in zip(missing, fresh, strict=True):
                 models[i] = model
                 cache.put(keys[i][0], keys[i][1], model, blob)
-        return models  # type: ignore[return-value]
+        return [m for m in models if m is not None]  # all of them: every miss was analysed above
 
     # ------------------------------------------------------------------ reading
     def read(self, path: str) -> tuple[str | None, str | None]:
@@ -423,11 +423,12 @@ class Session:
             models.append(model)
             if text is not None:
                 self.texts[absolute] = text
-        for i, model in zip(todo, self._analyze_all(items), strict=True):
-            models[i] = model
-        for (path, _, _), model in zip(files, models, strict=True):
-            self.models[os.path.abspath(path)] = model  # type: ignore[assignment]
-        return models  # type: ignore[return-value]
+        for i, analysed in zip(todo, self._analyze_all(items), strict=True):
+            models[i] = analysed
+        done = [m for m in models if m is not None]  # all of them: each None was in todo
+        for (path, _, _), model in zip(files, done, strict=True):
+            self.models[os.path.abspath(path)] = model
+        return done
 
     def _parse_importers(self) -> None:
         """Files that never mention warp are parsed only if they import a project module

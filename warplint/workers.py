@@ -103,8 +103,10 @@ def _limit_memory(budget_mib: int) -> None:
 
 
 def _worker_main(conn: Connection, parent: int, memory_mib: int) -> None:
-    _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
+    if hasattr(signal, "pthread_sigmask"):  # blocked across the fork (see _Worker), ignored from now on
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    _die_with_parent(parent)
     for name in ("SIGTERM", "SIGHUP"):
         signal.signal(getattr(signal, name), signal.SIG_DFL)
     from . import engine, parse_guard
@@ -134,7 +136,15 @@ class _Worker:
     def __init__(self, context, memory_mib: int) -> None:
         self.conn, child = context.Pipe()
         self.process = context.Process(target=_worker_main, args=(child, os.getpid(), memory_mib), daemon=True)
-        self.process.start()
+        # SIGINT stays blocked from the fork until the worker ignores it: a Ctrl-C to the process group
+        # in between would otherwise end the fresh worker with a KeyboardInterrupt traceback. Here, a
+        # Ctrl-C that arrives meanwhile is delivered as soon as the mask is restored.
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hasattr(signal, "pthread_sigmask") else None
+        try:
+            self.process.start()
+        finally:
+            if mask is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         child.close()
         self.index: int | None = None  # the item it is modelling
         self.started = 0.0

@@ -10,7 +10,7 @@ around the measured thresholds. Each is linted by ``Session(...).lint_paths`` (a
 no cache, serial) in a worker subprocess with a per-input timeout; a worker that dies or
 hangs is replaced. Counted: crashes (the worker died), hangs (timeout), internal errors
 (an exception, or a run error), and false WC000s (a WC000 on an input CPython's
-``compile`` accepts; those from LibCST's own limits are counted apart). Each offending
+``compile`` accepts; those from LibCST's own limits and from max-file-size are counted apart). Each offending
 input is written to ``.cache/fuzz/<kind>/`` (git-ignored) for reproduction.
 """
 
@@ -36,6 +36,8 @@ from chains import SHAPES  # noqa: E402
 
 CHAIN_LENGTHS = (300, 1500, 3500, 9000)  # around the 512 KiB and 8 MiB thresholds of docs/robustness.md
 LIBCST_LIMIT = "not parsed: LibCST rejects"
+SIZE_LIMIT = "not checked: the file is"  # over max-file-size: a WC000 by design
+WARP_HEADER = "import warp as wp\n"  # files that never mention warp are not even parsed
 
 
 # ---------------------------------------------------------------------- inputs
@@ -105,14 +107,15 @@ def mutate(text: str, rng: random.Random) -> str:
 
 
 def inputs(count: int, seed: int) -> list[tuple[str, str]]:
-    """(origin, source) pairs: a third generated programs, chains, the rest mutations."""
+    """(origin, source) pairs: a third generated programs, chains, the rest mutations; each
+    starts with an import of warp."""
     rng = random.Random(seed)
-    chains = [(f"chain {shape} x{n}", SHAPES[shape](n)) for shape in sorted(SHAPES) for n in CHAIN_LENGTHS]
-    generated = [("hypothesmith", s) for s in hypothesmith_programs(max(0, count // 3), seed)]
+    chains = [(f"chain {shape} x{n}", WARP_HEADER + SHAPES[shape](n)) for shape in sorted(SHAPES) for n in CHAIN_LENGTHS]
+    generated = [("hypothesmith", WARP_HEADER + s) for s in hypothesmith_programs(max(0, count // 3), seed)]
     corpus = warp_files()
     mutations = []
     while len(chains) + len(generated) + len(mutations) < count:
-        mutations.append(("mutation", "import warp as wp\n" + mutate(rng.choice(corpus), rng)))
+        mutations.append(("mutation", WARP_HEADER + mutate(rng.choice(corpus), rng)))
     found = chains + generated + mutations
     return found[:count] if count >= len(chains) else rng.sample(found, count)
 
@@ -164,7 +167,7 @@ class Worker:
         self.lines.put(None)
 
     def lint(self, source: str, timeout: float) -> tuple[str, str, bool]:
-        """(outcome, detail, compiled): ok / crash / hang / error / false WC000 / LibCST limit."""
+        """(outcome, detail, compiled): ok / crash / hang / error / false WC000 / LibCST limit / size limit."""
         try:
             self.process.stdin.write(json.dumps({"source": source}) + "\n")  # type: ignore[union-attr]
             self.process.stdin.flush()  # type: ignore[union-attr]
@@ -189,6 +192,8 @@ class Worker:
             return "error", result["errors"][0], compiled
         if compiled and result["wc000"]:
             message = result["wc000"][0]
+            if message.startswith(SIZE_LIMIT):
+                return "size limit", message, compiled
             return ("LibCST limit" if message.startswith(LIBCST_LIMIT) else "false WC000"), message, compiled
         return "ok", "", compiled
 
@@ -244,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.monotonic() - started
     print(f"\n{sum(counts.values())} inputs in {elapsed:.0f} s: crashes {counts['crash']}, hangs {counts['hang']}, "
           f"internal errors {counts['error']}, false WC000s {counts['false WC000']} "
-          f"(+ {counts['LibCST limit']} from LibCST's own limits), ok {counts['ok']}")
+          f"(+ {counts['LibCST limit']} from LibCST's own limits, {counts['size limit']} over max-file-size), "
+          f"ok {counts['ok']}")
     if len(counts) > 1 or "ok" not in counts:
         print(f"offending inputs: {OUT}")
     return 0

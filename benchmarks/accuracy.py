@@ -34,10 +34,10 @@ import re
 import sys
 from dataclasses import dataclass
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -53,6 +53,7 @@ VERDICTS = ("defect", "harmless", "unsure")
 CONTEXTS = ("library", "application", "test", "benchmark", "example")
 UNCOVERED = "WC???"  # a defect no rule covers yet
 SPLITS = ("dev", "held-out")
+NO_VALUE = "\u2013"  # an en dash: an empty cell in the tables (and in docs/precision.md)
 
 
 @dataclass(frozen=True)
@@ -181,16 +182,16 @@ class Score:
     on_unsure: int = 0
     unjudged: int = 0
 
-    def add(self, other: "Score") -> None:
+    def add(self, other: Score) -> None:
         for name in vars(self):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def recall(self) -> str:
-        return f"{self.found / self.defects:.0%}" if self.defects else "–"
+        return f"{self.found / self.defects:.0%}" if self.defects else NO_VALUE
 
     def precision(self) -> str:
         judged = self.on_defect + self.on_harmless
-        return f"{self.on_defect / judged:.0%}" if judged else "–"
+        return f"{self.on_defect / judged:.0%}" if judged else NO_VALUE
 
 
 @dataclass
@@ -222,19 +223,20 @@ def score(corpus: str, labels: list[Label], findings: list[Finding], enabled: se
             s.found += 1
         else:
             missed.append(lab)
-    harmful, unjudged = [], []
+    harmful: list[tuple[Finding, Label]] = []
+    unjudged: list[Finding] = []
     for f in findings:
         s = scores[f.code]
         s.findings += 1
-        lab = by_key.get(f.key)
-        if lab is None:
+        label = by_key.get(f.key)
+        if label is None:
             s.unjudged += 1
             unjudged.append(f)
-        elif lab.verdict == "defect":
+        elif label.verdict == "defect":
             s.on_defect += 1
-        elif lab.verdict == "harmless":
+        elif label.verdict == "harmless":
             s.on_harmless += 1
-            harmful.append((f, lab))
+            harmful.append((f, label))
         else:
             s.on_unsure += 1
     return Outcome(corpus, dict(scores), missed, harmful, unjudged)
@@ -280,7 +282,7 @@ def _row(name: str, s: Score) -> tuple[str, ...]:
 
 def text_table(table: list[tuple[str, ...]]) -> str:
     widths = [max(len(r[i]) for r in (HEADER, *table)) for i in range(len(HEADER))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
              for r in (HEADER, *table)]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
@@ -340,13 +342,13 @@ def corpus_table(outcomes: list[Outcome], labels: dict[str, list[Label]], header
     by_name = {o.corpus: o for o in outcomes}
     for name, c in CORPORA.items():
         if c.split != "dev" or name not in by_name:
-            lines.append(f"| {name} | {c.version} | {c.split} | – | not shown | – | – |")
+            lines.append(f"| {name} | {c.version} | {c.split} | {NO_VALUE} | not shown | {NO_VALUE} | {NO_VALUE} |")
             continue
         v = collections.Counter(lab.verdict for lab in labels[name])
         t = Score()
         for s in by_name[name].scores.values():
             t.add(s)
-        lines.append(f"| {name} | {c.version} | dev | {headers[name].get('labelled', '–')} | {len(labels[name])} "
+        lines.append(f"| {name} | {c.version} | dev | {headers[name].get('labelled', NO_VALUE)} | {len(labels[name])} "
                      f"({v['defect']} / {v['harmless']} / {v['unsure']}) | {t.found} / {t.defects} | "
                      f"{t.findings} ({t.unjudged}) |")
     return "\n".join(lines)
@@ -360,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--details", action="store_true",
                         help="list missed defects and findings on harmless labels (held-out ones need --held-out)")
     parser.add_argument("--list-unjudged", action="store_true", help="print every unjudged dev finding")
-    parser.add_argument("--markdown", action="store_true", help=f"write the dev table into {os.path.relpath(PAGE, ROOT)}")
+    parser.add_argument("--markdown", action="store_true",
+                        help=f"write the dev table into {os.path.relpath(PAGE, ROOT)}")
     parser.add_argument("--refresh", action="store_true", help="lint again even if cached findings are current")
     parser.add_argument("--jobs", type=int, default=1, help="warplint worker processes (default 1)")
     parser.add_argument("corpora", nargs="*", help="dev corpora to score (default: all of the split)")
@@ -422,7 +425,8 @@ def main(argv: list[str] | None = None) -> int:
             for lab in outcome.missed:
                 print(f"missed    {outcome.corpus}: {lab.path}:{lab.line}: {lab.code} ({lab.mechanism}) {lab.note}")
             for f, lab in outcome.harmful:
-                print(f"harmless  {outcome.corpus}: {f.path}:{f.line}: {f.code} {f.message}\n          label: {lab.note}")
+                print(f"harmless  {outcome.corpus}: {f.path}:{f.line}: {f.code} {f.message}\n"
+                      f"          label: {lab.note}")
     if args.list_unjudged:
         print()
         for outcome in shown:

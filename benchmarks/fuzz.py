@@ -26,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -110,10 +111,12 @@ def inputs(count: int, seed: int) -> list[tuple[str, str]]:
     """(origin, source) pairs: a third generated programs, chains, the rest mutations; each
     starts with an import of warp."""
     rng = random.Random(seed)
-    chains = [(f"chain {shape} x{n}", WARP_HEADER + SHAPES[shape](n)) for shape in sorted(SHAPES) for n in CHAIN_LENGTHS]
+    chains = [
+        (f"chain {shape} x{n}", WARP_HEADER + SHAPES[shape](n)) for shape in sorted(SHAPES) for n in CHAIN_LENGTHS
+    ]
     generated = [("hypothesmith", WARP_HEADER + s) for s in hypothesmith_programs(max(0, count // 3), seed)]
     corpus = warp_files()
-    mutations = []
+    mutations: list[tuple[str, str]] = []
     while len(chains) + len(generated) + len(mutations) < count:
         mutations.append(("mutation", WARP_HEADER + mutate(rng.choice(corpus), rng)))
     found = chains + generated + mutations
@@ -174,7 +177,7 @@ class Worker:
         except (BrokenPipeError, OSError):
             return "crash", "worker gone before the input", False
         deadline = time.monotonic() + timeout
-        replies = []
+        replies: list[dict[str, Any]] = []
         while len(replies) < 2:
             try:
                 line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))

@@ -34,7 +34,7 @@ def corpus_roots() -> list[str]:
 def main(argv: list[str]) -> int:
     roots = argv or corpus_roots()
     warnings.simplefilter("ignore")
-    counts = {kind: 0 for kind in parse_guard.Kind}
+    counts = dict.fromkeys(parse_guard.Kind, 0)
     wrongly_invalid: list[str] = []
     isolated: list[str] = []
     timings: list[tuple[int, float]] = []

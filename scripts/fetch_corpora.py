@@ -125,7 +125,10 @@ def _unpack(download: str, top: str, dest: str) -> None:
                 continue
             path = os.path.join(dest, rel)
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            with tf.extractfile(member) as fin, open(path, "wb") as fout:
+            fin = tf.extractfile(member)
+            if fin is None:  # not a regular file (isfile() above rules that out)
+                continue
+            with fin, open(path, "wb") as fout:
                 shutil.copyfileobj(fin, fout)
 
 

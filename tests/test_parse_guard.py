@@ -65,8 +65,9 @@ def test_chains_near_and_above_the_thresholds_are_modelled_without_crashing():
         verdict = parse_guard.classify(text)
         assert verdict.kind is parse_guard.Kind.SAFE, (name, verdict)
         assert verdict.stack <= parse_guard.MAX_STACK
-    errors = run_in_child(cases + [("isaaclab-like", ISAACLAB_LIKE)])
-    assert errors == {name: None for name, _ in cases + [("isaaclab-like", ISAACLAB_LIKE)]}
+    in_child = [*cases, ("isaaclab-like", ISAACLAB_LIKE)]
+    errors = run_in_child(in_child)
+    assert errors == {name: None for name, _ in in_child}
 
 
 def test_the_stack_asked_for_grows_with_the_chain():

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 
 from .fastwalk import children, walk
-from .locate import Positions, PositionedVisitor
+from .locate import PositionedVisitor, Positions
 from .model import (
     Assignment,
     Call,
@@ -34,6 +34,7 @@ _MAX_DEPTH = 4
 _MAX_ITEMS = 32
 _WARP_BODY_DECORATORS = ("kernel", "func", "func_native", "func_grad", "func_replay", "struct", "overload")
 _LOG_CALL_HINTS = ("print", "log", "warn", "error", "exception", "critical", "info", "debug", "echo", "write")
+_LOG_CALL_PREFIXES = ("logging.", "logger.", "log.", "warnings.")
 
 
 @dataclass
@@ -113,7 +114,9 @@ class Extractor(cst.CSTVisitor):
                             if name and "." not in name:
                                 top.add(name)
 
-    def resolve(self, dotted: str) -> tuple[str, bool]:
+    # Shadows CSTVisitor's MetadataDependent.resolve(wrapper), which only MetadataWrapper.visit calls:
+    # the extractor never runs through a MetadataWrapper (locate.Positions stands in for its metadata).
+    def resolve(self, dotted: str) -> tuple[str, bool]:  # type: ignore[override]
         """Resolved dotted name and whether its head is a local of the enclosing function."""
         head, _, rest = dotted.partition(".")
         for frame in reversed(self.frames):
@@ -172,23 +175,29 @@ class Extractor(cst.CSTVisitor):
     def _value(self, node: cst.BaseExpression, depth: int) -> Value:
         # ``type(node) is`` rather than isinstance: LibCST's node classes are ABCs, whose
         # isinstance is several times slower, and none of these classes has subclasses.
+        # mypy does not narrow on ``kind``: each branch casts to the class(es) it tested.
         kind = type(node)
+        const: Any
+        ref: str | None
+        base: Value | None
         if kind is cst.SimpleString or kind is cst.ConcatenatedString:
+            string = cast("cst.SimpleString | cst.ConcatenatedString", node)
             try:
-                const = node.evaluated_value
+                const = string.evaluated_value
             except Exception:  # noqa: BLE001 - odd literals are just "other"
                 return Value("other")
             return Value("const", text=repr(const)[:80], const=const)
         if kind is cst.Integer or kind is cst.Float:
+            number = cast("cst.Integer | cst.Float", node)
             try:
-                const = node.evaluated_value
+                const = number.evaluated_value
             except Exception:  # noqa: BLE001
-                return Value("other", text=node.value)
-            return Value("const", text=node.value, const=const)
-        if kind is cst.Name and node.value in ("True", "False", "None"):
-            return Value("const", text=node.value, const={"True": True, "False": False, "None": None}[node.value])
-        if kind is cst.UnaryOperation and type(node.operator) is cst.Minus:
-            inner = self._value(node.expression, depth)
+                return Value("other", text=number.value)
+            return Value("const", text=number.value, const=const)
+        if kind is cst.Name and (name := cast(cst.Name, node)).value in ("True", "False", "None"):
+            return Value("const", text=name.value, const={"True": True, "False": False, "None": None}[name.value])
+        if kind is cst.UnaryOperation and type((unary := cast(cst.UnaryOperation, node)).operator) is cst.Minus:
+            inner = self._value(unary.expression, depth)
             if inner.kind == "const" and isinstance(inner.const, (int, float)):
                 return Value("const", text="-" + inner.text, const=-inner.const)
             return Value("other")
@@ -197,58 +206,71 @@ class Extractor(cst.CSTVisitor):
             if dotted is not None:
                 ref, local = self.resolve(dotted)
                 return Value("name" if kind is cst.Name else "attr", text=dotted, ref=ref, local=local)
-            # attribute of a call result etc.
-            base = self._value(node.value, depth + 1) if depth < _MAX_DEPTH else Value("other")
-            return Value("attr", text=f"{base.text}.{node.attr.value}", base=base, ref=None)
+            # attribute of a call result etc. (a Name always has a dotted name)
+            attribute = cast(cst.Attribute, node)
+            base = self._value(attribute.value, depth + 1) if depth < _MAX_DEPTH else Value("other")
+            return Value("attr", text=f"{base.text}.{attribute.attr.value}", base=base, ref=None)
         if depth >= _MAX_DEPTH:
             return Value("other")
         if kind is cst.Call:
-            dotted = dotted_name(node.func)
+            call = cast(cst.Call, node)
+            dotted = dotted_name(call.func)
             ref = self.resolve(dotted)[0] if dotted else None
+            args: tuple[Value, ...]
+            kwargs: dict[str, Value]
             if ref is not None and ref not in _BUILTINS and not _keeps_arguments(ref):
                 args, kwargs = (), {}  # see _ARGUMENT_PREFIXES: other calls are summarised by name
             else:
-                args, kwargs = self._args(node.args, depth + 1)
-            base = None if dotted else self._value(node.func, depth + 1)
-            return Value("call", text=f"{dotted or base.text}(...)", ref=ref, args=args, kwargs=kwargs, base=base)
+                args, kwargs = self._args(call.args, depth + 1)
+            base = None if dotted else self._value(call.func, depth + 1)
+            # base is None exactly when dotted is a (non-empty) name
+            text = f"{dotted if base is None else base.text}(...)"
+            return Value("call", text=text, ref=ref, args=args, kwargs=kwargs, base=base)
         if kind is cst.List or kind is cst.Tuple or kind is cst.Set:
+            elements = cast("cst.List | cst.Tuple | cst.Set", node).elements
             items = tuple(
-                self._value(el.value, depth + 1) for el in node.elements[:_MAX_ITEMS] if isinstance(el, cst.Element)
+                self._value(el.value, depth + 1) for el in elements[:_MAX_ITEMS] if isinstance(el, cst.Element)
             )
             const = None
-            if len(items) == len(node.elements) and all(i.kind == "const" for i in items):
+            if len(items) == len(elements) and all(i.kind == "const" for i in items):
                 const = tuple(i.const for i in items)
             return Value("seq", text="[...]", items=items, const=const)
         if kind is cst.Dict:
+            dict_elements = cast(cst.Dict, node).elements
             pairs = []
-            for el in node.elements[:_MAX_ITEMS]:
+            for el in dict_elements[:_MAX_ITEMS]:
                 if isinstance(el, cst.DictElement):
                     pairs.append((self._value(el.key, depth + 1), self._value(el.value, depth + 1)))
             const = None
-            if len(pairs) == len(node.elements) and all(k.kind == "const" and v.is_const for k, v in pairs):
+            if len(pairs) == len(dict_elements) and all(k.kind == "const" and v.is_const for k, v in pairs):
                 const = {k.const: v.const for k, v in pairs}
             return Value("dict", text="{...}", items=tuple(pairs), const=const)
         if kind is cst.Subscript:
-            base = self._value(node.value, depth + 1)
+            subscript = cast(cst.Subscript, node)
+            base = self._value(subscript.value, depth + 1)
             key = None
-            if node.slice and isinstance(node.slice[0].slice, cst.Index):
-                key = self._value(node.slice[0].slice.value, depth + 1)
+            if subscript.slice and isinstance(subscript.slice[0].slice, cst.Index):
+                key = self._value(subscript.slice[0].slice.value, depth + 1)
             return Value("subscript", text=f"{base.text}[...]", base=base, key=key, ref=base.ref)
         if kind is cst.FormattedString:
             parts = tuple(
-                self._value(p.expression, depth + 1) for p in node.parts if isinstance(p, cst.FormattedStringExpression)
+                self._value(p.expression, depth + 1)
+                for p in cast(cst.FormattedString, node).parts
+                if isinstance(p, cst.FormattedStringExpression)
             )
             return Value("fstring", text="f'...'", items=parts)
         if kind is cst.BinaryOperation:
+            binop = cast(cst.BinaryOperation, node)
             return Value(
                 "binop",
-                text=type(node.operator).__name__,
-                items=(self._value(node.left, depth + 1), self._value(node.right, depth + 1)),
+                text=type(binop.operator).__name__,
+                items=(self._value(binop.left, depth + 1), self._value(binop.right, depth + 1)),
             )
         if kind is cst.IfExp:
+            ifexp = cast(cst.IfExp, node)
             return Value(
-                "ifexp", items=(self._value(node.body, depth + 1), self._value(node.orelse, depth + 1)),
-                base=self._value(node.test, depth + 1),
+                "ifexp", items=(self._value(ifexp.body, depth + 1), self._value(ifexp.orelse, depth + 1)),
+                base=self._value(ifexp.test, depth + 1),
             )
         return Value("other")
 
@@ -555,7 +577,7 @@ class Extractor(cst.CSTVisitor):
             if isinstance(n, cst.Call) and action != "reraise":
                 d = (dotted_name(n.func) or "").lower()
                 last = d.rpartition(".")[2]
-                if any(h in last for h in _LOG_CALL_HINTS) or d.startswith(("logging.", "logger.", "log.", "warnings.")):
+                if any(h in last for h in _LOG_CALL_HINTS) or d.startswith(_LOG_CALL_PREFIXES):
                     action = "log"
                 elif action == "swallow":
                     action = "handle"
@@ -727,9 +749,7 @@ class Extractor(cst.CSTVisitor):
         # Record `x = call(...)` targets on the call and kernel (set after the Call visit).
         if self.frame.warp_body or not isinstance(original_node.value, cst.Call):
             return
-        names = tuple(
-            n for t in original_node.targets for n in ([dotted_name(t.target)] if dotted_name(t.target) else [])
-        )
+        names = tuple(name for t in original_node.targets if (name := dotted_name(t.target)))
         if not names:
             for t in original_node.targets:
                 if isinstance(t.target, (cst.Tuple, cst.List)):

@@ -24,7 +24,8 @@ import ast
 import bisect
 import re
 import sys
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any, overload
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -208,11 +209,15 @@ class Positions(cst.CSTVisitor):
         if kind == "Tuple" and node.lpar:  # type: ignore[attr-defined]
             return self._inside_parentheses(twin)
         span = self._span(twin)
-        if span is not None and id(node) in self.in_fstring and not _FSTRING_POSITIONS_EXACT:
-            # Python < 3.12 computes these positions by hand; keep one only if the source
-            # there reads exactly as the node (small: one expression's code generation).
-            if getattr(node, "lpar", None) or self._source(span) != self.module.code_for_node(node):
-                return None
+        # Python < 3.12 computes the positions inside f-strings by hand; keep one only if the
+        # source there reads exactly as the node (small: one expression's code generation).
+        if (
+            span is not None
+            and id(node) in self.in_fstring
+            and not _FSTRING_POSITIONS_EXACT
+            and (getattr(node, "lpar", None) or self._source(span) != self.module.code_for_node(node))
+        ):
+            return None
         return span
 
     def _source(self, span: Span) -> str:
@@ -265,11 +270,11 @@ class Positions(cst.CSTVisitor):
         if index is None:
             return None
         twin = self._ast_nodes[kind][index]  # type: ignore[index]
-        if kind == "Name" and twin.id != node.value:  # type: ignore[attr-defined]
+        if kind == "Name" and twin.id != node.value:  # type: ignore[attr-defined, union-attr]
             return None
-        if kind == "Attribute" and twin.attr != node.attr.value:  # type: ignore[attr-defined]
+        if kind == "Attribute" and twin.attr != node.attr.value:  # type: ignore[attr-defined, union-attr]
             return None
-        if kind in ("FunctionDef", "ClassDef") and twin.name != node.name.value:  # type: ignore[attr-defined]
+        if kind in ("FunctionDef", "ClassDef") and twin.name != node.name.value:  # type: ignore[attr-defined, union-attr]
             return None
         return twin
 
@@ -407,12 +412,11 @@ def _ast_buckets(tree: ast.AST) -> dict[str, list[ast.AST]]:
         n = pop()
         node_type = type(n)
         kind = kinds.get(node_type)
-        if kind is not None:
-            if id(n) not in without_twin:
-                bucket = buckets.get(kind)
-                if bucket is None:
-                    bucket = buckets[kind] = []
-                bucket.append(n)
+        if kind is not None and id(n) not in without_twin:
+            bucket = buckets.get(kind)
+            if bucket is None:
+                bucket = buckets[kind] = []
+            bucket.append(n)
         if node_type in _STRING_TEMPLATES:  # its text parts are not nodes in LibCST
             without_twin.update(id(part) for part in n.values if type(part) is ast.Constant)
         elif node_type in _REPLACEMENT_FIELDS and n.format_spec is not None:
@@ -432,6 +436,10 @@ def _source_order(n: Any) -> int:
     return (((n.lineno << 24) | n.col_offset) << 56) - ((n.end_lineno << 24) | n.end_col_offset)
 
 
+@overload  # a Name or ConcatenatedString is always paired (visit_Name and co. rely on it)
+def _kind_of(node: cst.Name | cst.ConcatenatedString) -> str: ...
+@overload
+def _kind_of(node: cst.CSTNode) -> str | None: ...
 def _kind_of(node: cst.CSTNode) -> str | None:
     """The kind a CST node is paired within (None: never paired with an ast node)."""
     if type(node) is cst.Name:
@@ -464,9 +472,9 @@ _NOTHING = _Nothing()
 
 
 class _Mark:
-    __slots__ = ("state", "node_id", "start")
+    __slots__ = ("node_id", "start", "state")
 
-    def __init__(self, state: "_MarkingState", node_id: int) -> None:
+    def __init__(self, state: _MarkingState, node_id: int) -> None:
         self.state = state
         self.node_id = node_id
 

@@ -154,3 +154,15 @@ def test_workers_die_with_a_killed_main_process(slow_project):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     assert wait_for(lambda: not any(alive(k) for k in kids), 10)
+
+
+def test_a_long_chain_in_a_small_file_is_bounded_too(tmp_path, run_cli):
+    """9,000 ``+`` links in one 36 kB statement take LibCST minutes: not in the main process."""
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\nfile-timeout = 1\n")
+    (tmp_path / "chain.py").write_text("import warp as wp\nx = " + " + ".join(["a"] * 9_000) + "\n")
+    (tmp_path / "good.py").write_text(GOOD)
+    code, out, _ = run_cli(".", "--no-cache", "--format", "concise", "-j", "1")
+    lines = sorted(out.splitlines())
+    assert code == 1 and len(lines) == 2, out
+    assert lines[0].startswith("chain.py:1:1: WC000 ") and "file-timeout (1 s)" in lines[0]
+    assert lines[1].startswith("good.py:3:1: WC501 ")

@@ -102,6 +102,17 @@ def _limit_memory(budget_mib: int) -> None:
         pass  # not Linux: the time budget still bounds the file
 
 
+def _silence_native_stderr() -> None:
+    """LibCST's Rust parser prints "memory allocation of N bytes failed" and backtraces at the
+    memory budget: the user's terminal is not the place (the file's WC000 says what happened)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
 def _worker_main(conn: Connection, parent: int, memory_mib: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
     if hasattr(signal, "pthread_sigmask"):  # blocked across the fork (see _Worker), ignored from now on
@@ -112,6 +123,7 @@ def _worker_main(conn: Connection, parent: int, memory_mib: int) -> None:
     from . import engine, parse_guard
 
     parse_guard.IN_SACRIFICIAL_PROCESS = True  # a parser crash here costs one file, not the run
+    _silence_native_stderr()
     _limit_memory(memory_mib)
     while True:
         try:

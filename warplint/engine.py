@@ -22,8 +22,8 @@ import libcst as cst
 
 from . import cache as _cache
 from . import parse_guard, workers
-from .config import DEFAULT_FILE_MEMORY, DEFAULT_FILE_TIMEOUT, Config
-from .diagnostic import Diagnostic, Related, Span
+from .config import Config
+from .diagnostic import Diagnostic, Span
 from .discovery import Discovery
 from .extract import extract
 from .index import Project, locate_installed
@@ -31,7 +31,7 @@ from .model import FileModel
 from .names import module_name_for_path
 from .noqa import find_suppressions
 from .registry import FileError, all_rules
-from .rule import Rule
+from .rule import Report, Rule
 
 _IMPORT_LINE = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+([\w\s,()*]+)|import\s+([\w.]+))", re.M)
 
@@ -85,24 +85,26 @@ def collector_paused():
             gc.enable()
 
 
-def analyze(path: str, text: str, module: str | None = None, is_package: bool | None = None) -> FileModel:
-    """Parse and extract one file. Never raises for bad input: ``model.error`` says why."""
+def analyze(path: str, text: str, module: str | None = None, is_package: bool | None = None,
+            verdict: parse_guard.Verdict | None = None) -> FileModel:
+    """Parse and extract one file. Never raises for bad input: ``model.error`` says why.
+    ``verdict``: the parse guard's, when the caller already has it."""
     # CPython warns about the code it reads (invalid escapes in literals LibCST evaluates,
     # the ast parse for positions): the user's code, not ours to print.
     with collector_paused(), warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
-        return _analyze(path, text, module, is_package)
+        return _analyze(path, text, module, is_package, verdict or parse_guard.classify(text))
 
 
-def _analyze(path: str, text: str, module: str | None, is_package: bool | None) -> FileModel:
+def _analyze(path: str, text: str, module: str | None, is_package: bool | None,
+             verdict: parse_guard.Verdict) -> FileModel:
     if module is None or is_package is None:
         module, is_package = module_name_for_path(path)
     model = FileModel(path=path, module=module, is_package=is_package)
     model.mentions_warp = "warp" in text
     # LibCST's native parser segfaults on long chains (see parse_guard): never hand it one
     # it may not survive, unless a crash here costs only this file.
-    verdict = parse_guard.classify(text)
     if verdict.kind is parse_guard.Kind.INVALID:
         model.error = verdict.reason
         return model
@@ -198,18 +200,15 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _must_isolate(text: str) -> bool:
-    """Files the main process should not model itself (see ``workers``): very large ones, and
-    those whose parse might crash the process (``parse_guard``)."""
-    if len(text) > IN_PROCESS_MAX_CHARS or _longest_line(text) > IN_PROCESS_MAX_LINE:
+_LONG_LINE = re.compile(f"[^\n]{{{IN_PROCESS_MAX_LINE + 1}}}")  # C speed, no list of lines
+
+
+def _must_isolate(text: str, verdict: parse_guard.Verdict) -> bool:
+    """Files the main process should not model itself (see ``workers``): very large ones, those
+    with very long lines, and those whose parse might crash the process (``parse_guard``)."""
+    if len(text) > IN_PROCESS_MAX_CHARS or verdict.kind is parse_guard.Kind.ISOLATE:
         return True
-    return parse_guard.classify(text).kind is parse_guard.Kind.ISOLATE
-
-
-def _longest_line(text: str) -> int:
-    if len(text) <= IN_PROCESS_MAX_LINE:
-        return len(text)
-    return max(map(len, text.split("\n")))
+    return len(text) > IN_PROCESS_MAX_LINE and _LONG_LINE.search(text) is not None
 
 
 def _failed_model(item: tuple[str, str, str, bool], reason: str) -> FileModel:
@@ -220,15 +219,17 @@ def _failed_model(item: tuple[str, str, str, bool], reason: str) -> FileModel:
 
 
 def analyze_many(items: list[tuple[str, str, str, bool]], jobs: int,
-                 budget: workers.Budget | None = None) -> list[tuple[FileModel, bytes | None]]:
+                 budget: workers.Budget) -> list[tuple[FileModel, bytes | None]]:
     """``analyze`` each (path, text, module, is_package). In ``jobs`` worker processes when
     there is enough work, and always for the files ``_must_isolate`` picks; a file whose
     worker fails gets a model with the error (one WC000). Workers return pickled models
     (no CSTs cross over); the bytes come back with the model for the cache. The rest are
     modelled here (no pickled model then)."""
-    budget = budget or workers.Budget(DEFAULT_FILE_TIMEOUT, DEFAULT_FILE_MEMORY)
     parallel = jobs > 1 and len(items) > 1 and sum(len(i[1]) for i in items) >= PARALLEL_MIN_CHARS
-    remote = [i for i, item in enumerate(items) if parallel or _must_isolate(item[1])]
+    # Workers classify again themselves; those modelled here use this verdict (classified once).
+    verdicts = [None if parallel else parse_guard.classify(item[1]) for item in items]
+    remote = [i for i, (item, verdict) in enumerate(zip(items, verdicts, strict=True))
+              if verdict is None or _must_isolate(item[1], verdict)]
     results: list[tuple[FileModel, bytes | None] | None] = [None] * len(items)
     if remote and workers.can_start_workers():
         def done(k: int, answer: bytes | workers.Failure) -> None:
@@ -239,7 +240,7 @@ def analyze_many(items: list[tuple[str, str, str, bool]], jobs: int,
                 results[i] = (pickle.loads(answer), answer)
 
         workers.run([items[i] for i in remote], jobs, budget, done)
-    return [r if r is not None else (analyze(*items[i]), None) for i, r in enumerate(results)]
+    return [r if r is not None else (analyze(*items[i], verdict=verdicts[i]), None) for i, r in enumerate(results)]
 
 
 MAX_PER_RULE_AND_LINE = 10  # a generated or minified line can hold thousands of one finding
@@ -479,7 +480,7 @@ class Session:
         if model.error is not None:
             codes = frozenset({FileError.code})
             span = model.rule_facts.get("error_span", Span(1, 0, 1, 0))
-            diagnostics = [self._diagnostic(FileError(), model.path, span, model.error, {}, None)]
+            diagnostics = [self._diagnostic(FileError(), model.path, Report(span, model.error))]
         else:
             codes = self.enabled
             diagnostics = []
@@ -489,10 +490,7 @@ class Session:
                     if any(code.startswith(i) for i in ignored):
                         continue
                     for report in rule.check(model, project):
-                        diagnostics.append(
-                            self._diagnostic(rule, model.path, report.span, report.message, report.data, report.fix,
-                                             report.related)
-                        )
+                        diagnostics.append(self._diagnostic(rule, model.path, report))
         suppressions = find_suppressions(text)
         kept = [d for d in diagnostics if d.code in codes and not suppressions.suppressed(d.code, d.span.line)]
         unique: dict[tuple, Diagnostic] = {}
@@ -512,11 +510,11 @@ class Session:
         return not find_suppressions(text or "").suppressed(code, diagnostic.span.line)
 
     @staticmethod
-    def _diagnostic(rule: Rule, path: str, span: Span, message: str, data: dict, fix,
-                    related: tuple[Related, ...] = ()) -> Diagnostic:
+    def _diagnostic(rule: Rule, path: str, report: Report) -> Diagnostic:
         return Diagnostic(
-            path=path, span=span, code=rule.code, name=rule.name, mechanism=rule.mechanism,
-            message=message, confidence=rule.confidence, fix=fix, data=dict(data), related=related,
+            path=path, span=report.span, code=rule.code, name=rule.name, mechanism=rule.mechanism,
+            message=report.message, confidence=rule.confidence, fix=report.fix, data=dict(report.data),
+            related=report.related,
         )
 
     def lint_paths(self, *args, **kwargs) -> LintResult:

@@ -132,8 +132,10 @@ def cpython_rejects(text: str, stack: int) -> str | None:
             ast.parse(text)
         except SyntaxError as exc:
             return f"syntax error: {exc.msg} (line {exc.lineno})"
-        except (RecursionError, MemoryError):
+        except RecursionError:
             return "syntax error: too deeply nested for CPython's parser"
+        except MemoryError:  # CPython's depth guard for some chains (`**` x2,992), or a real memory limit
+            return "not parsed: CPython's parser ran out of memory on it (nesting too deep, or the file-memory budget)"
         except ValueError as exc:  # source code string cannot contain null bytes
             return f"syntax error: {exc}"
         return None

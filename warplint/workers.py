@@ -130,8 +130,6 @@ def _worker_main(conn: Connection, parent: int, memory_mib: int) -> None:
             item = conn.recv()
         except (EOFError, OSError):
             return
-        if item is None:
-            return
         try:
             blob = pickle.dumps(engine.analyze(*item), protocol=pickle.HIGHEST_PROTOCOL)
         except MemoryError:
@@ -198,13 +196,12 @@ def _death_reason(exitcode: int | None, budget: Budget) -> str:
     return f"the process modelling it exited unexpectedly (status {exitcode})"
 
 
-def run(items: list[Item], jobs: int, budget: Budget,
-        on_done: Callable[[int, bytes | Failure], None]) -> list[int]:
+def run(items: list[Item], jobs: int, budget: Budget, on_done: Callable[[int, bytes | Failure], None]) -> None:
     """Model ``items`` in up to ``jobs`` workers, largest first; ``on_done(index, blob or Failure)``
-    for each. Returns the indices never attempted because workers could not be started (the
-    caller models those itself)."""
+    for each. Items never attempted because no worker could be started get no call (the caller
+    models those itself)."""
     if not items:
-        return []
+        return
     context = _context()
     queue = deque(sorted(range(len(items)), key=lambda i: -len(items[i][1])))
     tries = dict.fromkeys(range(len(items)), 0)
@@ -217,7 +214,7 @@ def run(items: list[Item], jobs: int, budget: Budget,
                     workers.append(_Worker(context, budget.memory_mib))
                 except OSError:
                     if not workers:
-                        return list(queue)
+                        return
                     size = len(workers)
                     break
             for worker in workers:
@@ -241,7 +238,7 @@ def run(items: list[Item], jobs: int, budget: Budget,
                 if message is not None:
                     worker.index = None
                     on_done(index, message)
-                    if isinstance(message, Failure) and not worker.process.is_alive():
+                    if isinstance(message, Failure):  # after a MemoryError it is on its way out: never reuse
                         worker.kill()
                         workers.remove(worker)
                     continue
@@ -257,15 +254,9 @@ def run(items: list[Item], jobs: int, budget: Budget,
                     queue.appendleft(index)  # once more, in a fresh worker
                 else:
                     on_done(index, Failure(_death_reason(worker.process.exitcode, budget)))
-        for worker in workers:
-            try:
-                worker.conn.send(None)
-            except OSError:
-                pass
     finally:
         for worker in workers:
             worker.kill()
-    return []
 
 
 def _receive(conn: Connection) -> bytes | Failure:

@@ -7,6 +7,7 @@ from warplint.index import Project
 from warplint.model import FileModel, Kernel
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
+from warplint.semantic.differentiation import false_keys, options_off
 
 # MathDx ops whose LTO dispatch adds adjoint LTOs when the module's enable_backward is on
 # (bi:18573, 19029, 19284/19316, 19836/19873); tile_cholesky_solve* and tile_upper_solve*
@@ -78,50 +79,12 @@ class TileKernelBackwardOptionIgnored(Rule):
 
     def _options_off(self, project: Project) -> tuple[dict[str, set[str]], set[str]]:
         """Options set to False per module by set_module_options, and wp.config options set False at module level."""
-        return project.cached((self.code, "options_off"), lambda: self._build_options_off(project))
-
-    def _build_options_off(self, project: Project) -> tuple[dict[str, set[str]], set[str]]:
-        modules: dict[str, set[str]] = {}
-        global_off: set[str] = set()
-        for f in project.files:
-            for call in f.calls:
-                if not is_warp(call.callee, "set_module_options"):
-                    continue
-                opts = call.bound("options")
-                off = (self._false_keys(project, f, opts.items, call.ctx.scope)
-                       if opts and opts.kind == "dict" else set())
-                if not off:
-                    continue
-                target = call.bound("module")
-                if (
-                    target is None
-                    or (target.kind == "const" and target.const is None)
-                    or (target.kind == "name" and target.text == "__name__")
-                ):
-                    modules.setdefault(f.module, set()).update(off)
-                else:
-                    found, name = project.constant(f, target, call.ctx.scope)
-                    if found and isinstance(name, str):
-                        modules.setdefault(name, set()).update(off)
-                    elif target.ref:
-                        modules.setdefault(target.ref, set()).update(off)
-            for a in f.assignments:
-                ref = a.target.ref or ""
-                if a.ctx.scope == "" and a.target.kind == "attr" and ref.startswith("warp.config."):
-                    found, value = project.constant(f, a.value)
-                    if found and value is False:
-                        global_off.add(ref[len("warp.config."):])
-        return modules, global_off
+        off = options_off(project)  # the semantic layer: warplint.semantic.differentiation
+        return off.modules, off.config
 
     @staticmethod
     def _false_keys(project: Project, file: FileModel, items, scope: str) -> set[str]:
-        off = set()
-        for key, value in items:
-            if key.kind == "const" and isinstance(key.const, str):
-                found, const = project.constant(file, value, scope)
-                if found and const is False:
-                    off.add(key.const)
-        return off
+        return false_keys(project, file, items, scope)
 
     def _tile_ops(self, project: Project, kernel: Kernel) -> list[str]:
         calls = set(kernel.warp_calls)

@@ -80,6 +80,10 @@ def salt_for(rules: dict) -> str | None:
 
     here = os.path.dirname(os.path.abspath(__file__))
     files = [os.path.join(here, f"{name}.py") for name in _MODEL_MODULES]
+    # The semantic layer (warplint/semantic/*.py) decides what the rules conclude (results cache).
+    semantic_dir = os.path.join(here, "semantic")
+    if os.path.isdir(semantic_dir):
+        files += [os.path.join(semantic_dir, n) for n in os.listdir(semantic_dir) if n.endswith(".py")]
     for rule in rules.values():
         module = sys.modules.get(type(rule).__module__)
         path = getattr(module, "__file__", None)

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 
@@ -43,18 +42,6 @@ UNIQUE_PART_CALLS = frozenset(
     }
 )
 _MAX_FOLLOW = 6
-
-
-def is_test_file(file: FileModel) -> bool:
-    """Test code: isolating or disabling caches there is deliberate.
-
-    ``test_*.py``, ``*_test.py``, ``conftest.py``, or a module inside a ``tests``/``test``
-    package (judged by the dotted module name, so a loose fixture directory is not test code).
-    """
-    name = os.path.basename(file.path)
-    if name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
-        return True
-    return any(p in ("tests", "test", "testing") for p in file.module.split(".")[:-1])
 
 
 def _is_choice(name: str, params: set[str]) -> bool:

@@ -116,6 +116,12 @@ class KernelJoinsLoadedModule(Rule):
         for order, launched, call in project.launch_timeline(file, scope):
             if order < kernel.ctx.order and launched in (module, "*"):
                 return f"{scope}()", call, file, ()
+        # A test the runner runs earlier in the same process (tests have no static caller).
+        for earlier in project.runner_predecessors(file, scope):
+            for _order, launched, call in project.launch_timeline(file, earlier):
+                if launched in (module, "*"):
+                    name = earlier.rpartition(".")[2]
+                    return f"{scope.rpartition('.')[2]}() (the test runner runs {name}() first)", call, file, ()
         # In a caller: a launch before the call that leads to the definition.
         for caller_file, call, _level in project.caller_scopes(project.fqname(file, scope)):
             for order, launched, launch in project.launch_timeline(caller_file, call.ctx.scope):

@@ -38,6 +38,8 @@ class ModuleOptionsWrongModule(Rule):
     that defines the kernels.
 
     ## Limits
+    Kernels in other files that name this file's module (`@wp.kernel(module="pkg.tuning")`,
+    through a constant or variable too) do receive the options: then nothing is reported.
     A file counts as defining kernels when it has `@wp.kernel`, `wp.kernel(f)`,
     `wp.Kernel(...)` or `warp.fem` integrands; kernels created by other indirect
     means are not seen, which could make a correct call look wrong. Calls that pass
@@ -64,8 +66,8 @@ class ModuleOptionsWrongModule(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        if _defines_kernels(file):
-            return
+        if _defines_kernels(file) or project.kernels_of_module(file.module):
+            return  # kernels elsewhere may join this file's module by name: `module="pkg.tuning"`
         for call in file.calls:
             # Module-scope calls in a kernel-less file are boilerplate no-ops (nothing there to configure);
             # the defect is a helper whose caller expects its own kernels configured.

@@ -7,13 +7,12 @@ import libcst as cst
 
 from warplint.diagnostic import Span
 from warplint.facts import installed_module_options
-from warplint.index import Project
+from warplint.index import Project, is_test_file
 from warplint.locate import PositionedVisitor
 from warplint.model import Context, FileModel, Value
 from warplint.names import canonical, dotted_name, is_warp
 from warplint.rule import Report, Rule
 
-from ._cache_common import is_test_file
 from ._expected_errors import ExpectedErrorBlocks, inside
 
 

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from warplint.index import Project
+from warplint.index import Project, is_test_file
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
 
-from ._cache_common import env_writes, fresh_dir_reason, gate_reason, is_test_file
+from ._cache_common import env_writes, fresh_dir_reason, gate_reason
 
 
 class TemporaryKernelCacheDir(Rule):

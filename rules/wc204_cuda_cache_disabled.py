@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from warplint.index import Project
+from warplint.index import Project, is_test_file
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
 
-from ._cache_common import env_writes, gate_reason, is_test_file
+from ._cache_common import env_writes, gate_reason
 
 # CUDA reads CUDA_CACHE_DISABLE as an integer flag: these values leave the cache on.
 _OFF_VALUES = {"", "0", "false", "no", "off"}

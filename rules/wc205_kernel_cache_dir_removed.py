@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from warplint.index import Project
+from warplint.index import Project, is_test_file
 from warplint.model import Call, FileModel, Value
 from warplint.rule import Report, Rule
 
-from ._cache_common import env_writes, gate_reason, is_test_file
+from ._cache_common import env_writes, gate_reason
 
 _RMTREE = "shutil.rmtree"
 _CACHE_READS = ("warp.config.kernel_cache_dir",)

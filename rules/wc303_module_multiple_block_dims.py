@@ -4,11 +4,11 @@ from collections import Counter
 from collections.abc import Iterator
 
 from warplint.diagnostic import Related
+from warplint.facts import DEFAULT_CUDA_BLOCK_DIM
 from warplint.index import Launch, Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
-
-_MAX_SITES = 4
+from warplint.semantic.values import Const, Unknown
 
 
 class ModuleMultipleBlockDims(Rule):
@@ -22,8 +22,12 @@ class ModuleMultipleBlockDims(Rule):
     twice. A launch without `block_dim` uses 256 on CUDA (the module's `"block_dim"`
     option is never read by `wp.launch`).
 
-    Block sizes are resolved across files: literals, module-level constants (also
-    imported ones), locals assigned one literal, `wp.constant(...)`.
+    Block sizes are followed by the semantic layer: literals, constants (also imported
+    ones), every binding of a local, `self.x` and class attributes, dataclass defaults
+    reached through a parameter's annotation, items of a literal tuple a loop runs over,
+    both branches of `a if c else b`, and parameters of launch wrappers, bound at each
+    call of the wrapper (`self._run(k, a, b, threads=128)`). A value computed at run time
+    (`x.shape[1]`, `1 << (n - 1).bit_length()`) is one more variant.
 
     ## Fix
     Give the kernels that need a different block size their own module
@@ -31,12 +35,13 @@ class ModuleMultipleBlockDims(Rule):
     whole module at one `block_dim`.
 
     ## Limits
-    One finding per module, at the first launch (by path and line) whose value differs
-    from the most common one; the message lists every value and up to four launch
-    sites. Launches whose `block_dim` cannot be resolved (a function parameter, a
-    computed value) and launches on `device="cpu"` are left out. A module holding a
-    single kernel is not reported: the extra build is that kernel's own cost, not
-    the module's. `launch_tiled` requires `block_dim`, so it is never defaulted.
+    The reference size is the launch default 256 when any launch of the module uses it,
+    else the most common value; each other value is reported once, at its first launch
+    (by path and line; through a wrapper, at the call of the wrapper). Launches whose
+    `block_dim` is not known statically (a parameter no project code passes, an external
+    call) and launches on `device="cpu"` are left out. A module holding a single kernel is
+    not reported: the extra build is that kernel's own cost, not the module's.
+    `launch_tiled` requires `block_dim`, so it is never defaulted.
     """
 
     code = "WC303"
@@ -66,26 +71,27 @@ class ModuleMultipleBlockDims(Rule):
         "def step(x):\n    wp.launch(a, dim=8, inputs=[x])\n    wp.launch(b, dim=8, inputs=[x], block_dim=BLOCK)\n",
     )
 
-    def _launches_by_module(self, project: Project) -> dict[str, list[tuple[Launch, int]]]:
+    def _launches_by_module(self, project: Project) -> dict[str, list[tuple[Launch, BlockDim]]]:
         return project.cached((self.code, "launches"), lambda: self._build(project))
 
     @staticmethod
-    def _build(project: Project) -> dict[str, list[tuple[Launch, int]]]:
-        by_module: dict[str, list[tuple[Launch, int]]] = {}
-        for f in project.files:
-            for launch in project.launches(f):
-                if launch.module.startswith("unique:") or launch.call.has_star_args:
-                    continue
-                if project.launch_on_cpu(launch):
-                    continue
-                if launch.block_dim is None and launch.call.callee.endswith("launch_tiled"):
-                    continue  # launch_tiled picks its block size from the tiles
-                value = project.launch_block_dim(launch)
-                if value is None:
-                    continue
-                by_module.setdefault(launch.module, []).append((launch, value))
+    def _build(project: Project) -> dict[str, list[tuple[Launch, BlockDim]]]:
+        by_module: dict[str, list[tuple[Launch, BlockDim]]] = {}
+        for launch in project.all_launches():
+            if launch.module.startswith("unique:") or launch.call.has_star_args:
+                continue
+            if project.launch_on_cpu(launch):
+                continue
+            if launch.block_dim is None and launch.call.callee.endswith("launch_tiled"):
+                continue  # launch_tiled picks its block size from the tiles
+            values = launch.block_dims
+            if any(isinstance(v, Unknown) for v in values) or not values.items:
+                continue  # not known statically: neither a variant nor the reference
+            for value in values:
+                dim: BlockDim = value.value if isinstance(value, Const) else RUN_TIME  # type: ignore[assignment]
+                by_module.setdefault(launch.module, []).append((launch, dim))
         for entries in by_module.values():
-            entries.sort(key=lambda e: (e[0].file.path, e[0].call.span.line, e[0].call.span.col))
+            entries.sort(key=lambda e: (*_order(e[0]), _sort_key(e[1])))
         return by_module
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
@@ -93,30 +99,63 @@ class ModuleMultipleBlockDims(Rule):
             values = Counter(v for _, v in entries)
             if len(values) < 2 or len(project.kernels_of_module(module)) < 2:
                 continue
-            # The majority value is "the module's" block size; ties go to the first launch's.
-            first_value = entries[0][1]
-            majority = max(values, key=lambda v: (values[v], v == first_value))
-            site_launch = next(launch for launch, v in entries if v != majority)
-            if site_launch.file is not file:
-                continue
-            shown = ", ".join(str(v) for v in sorted(values))
-            # One site per value first, so every value shown has a place to look at.
-            firsts = [next(e for e in entries if e[1] == v) for v in sorted(values)]
-            shown_sites = (firsts + [e for e in entries if e not in firsts])[:_MAX_SITES]
-            shown_sites.sort(key=entries.index)
-            related = tuple(
-                Related(launch.file.path, launch.call.span, f"{launch.kernel.name} launched at block_dim {v}")
-                for launch, v in shown_sites
-            )
-            more = f" ({len(entries)} launches)" if len(entries) > _MAX_SITES else ""
-            yield self.report(
-                site_launch.call.span,
-                f"Warp module '{module}' is launched at block_dim {shown}{more}: on CUDA the whole module "
-                "compiles once per value; move the kernels that need another block size into their own module or "
-                "launch the module at one block_dim.",
-                related=related,
-                module=module,
-                kernel=site_launch.kernel.name,
-                block_dims=sorted(values),
-                function=site_launch.call.ctx.scope,
-            )
+            reference = _reference(values, entries)
+            reference_launch = next(launch for launch, v in entries if v == reference)
+            for odd in sorted((v for v in values if v != reference), key=_sort_key):
+                launch = next(launch for launch, v in entries if v == odd)
+                origin_file, origin_call = launch.origin
+                if origin_file is not file:
+                    continue
+                ref_file, ref_call = reference_launch.origin
+                related = [Related(ref_file.path, ref_call.span,
+                                   f"{reference_launch.kernel.name} launched at block_dim {_shown(reference)}")]
+                if launch.site is not None:
+                    related.append(Related(launch.file.path, launch.call.span, "the launch inside the wrapper"))
+                others = ", ".join(_shown(v) for v in sorted(values, key=_sort_key))
+                yield self.report(
+                    origin_call.span,
+                    f"Warp module '{module}' is launched here at {_phrase(odd)}, and at {_phrase(reference)} "
+                    f"elsewhere (values: {others}): on CUDA the whole module compiles once per block_dim; give the "
+                    "kernels that need another block size their own module or launch the module at one block_dim.",
+                    related=tuple(related),
+                    module=module,
+                    kernel=launch.kernel.name,
+                    block_dim=_shown(odd),
+                    block_dims=[_shown(v) for v in sorted(values, key=_sort_key)],
+                    function=origin_call.ctx.scope,
+                )
+
+
+class _RunTime:
+    """A block_dim computed at run time: one more variant per value it takes."""
+
+
+RUN_TIME = _RunTime()
+BlockDim = int | _RunTime
+
+
+def _order(launch: Launch) -> tuple[str, int, int]:
+    file, call = launch.origin
+    return file.path, call.span.line, call.span.col
+
+
+def _sort_key(value: BlockDim) -> tuple[int, int]:
+    return (1, 0) if isinstance(value, _RunTime) else (0, value)
+
+
+def _shown(value: BlockDim) -> str:
+    return "computed at run time" if isinstance(value, _RunTime) else str(value)
+
+
+def _phrase(value: BlockDim) -> str:
+    return "a block_dim computed at run time" if isinstance(value, _RunTime) else f"block_dim {value}"
+
+
+def _reference(values: Counter, entries: list[tuple[Launch, BlockDim]]) -> BlockDim:
+    """The launch default (256) when any launch of the module uses it, else the most common value
+    (ties: the first launch's); a run-time value is never the reference."""
+    if DEFAULT_CUDA_BLOCK_DIM in values:
+        return DEFAULT_CUDA_BLOCK_DIM
+    first = entries[0][1]
+    known = [v for v in values if not isinstance(v, _RunTime)] or list(values)
+    return max(known, key=lambda v: (values[v], v == first))

@@ -15,6 +15,10 @@ class Span:
     end_line: int
     end_col: int
 
+    def __reduce__(self) -> tuple[type, tuple[int, int, int, int]]:
+        # a tuple, not a field dict: models hold hundreds of thousands of spans
+        return Span, (self.line, self.col, self.end_line, self.end_col)
+
 
 @dataclass(frozen=True)
 class Edit:

@@ -52,25 +52,11 @@ class _Frame:
     finals: int = 0
 
 
-# Calls whose arguments the model summarises: Warp's API, and the standard-library
-# calls that touch the process environment, temp/cache directories and config
-# (everything else keeps only callee and position; a rule needing more adds a collect()).
-_ARGUMENT_PREFIXES = (
-    "warp.", "os.", "shutil.", "atexit.", "tempfile.", "time.", "datetime.", "uuid.", "pathlib.",
-    "functools.", "importlib.",
-)
-_ARGUMENT_NAMES = frozenset({"setattr", "getattr", "dict", "Path", "TemporaryDirectory", "mkdtemp"})
-_BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_")) - _ARGUMENT_NAMES
-
-
-_ARGUMENT_SUFFIXES = (".options.update",)  # a wp.Module's options held in a local
-
-
-def _keeps_arguments(callee: str) -> bool:
-    if callee.startswith(_ARGUMENT_PREFIXES) or callee in _ARGUMENT_NAMES or callee.endswith(_ARGUMENT_SUFFIXES):
-        return True
-    # helpers defined in the project may wrap the above: keep the ones that look like it
-    return callee.rpartition(".")[2] in _ARGUMENT_NAMES
+# Builtins never resolve to a project function or to Warp: their calls are not recorded as
+# ``Call``s (their arguments still are, inside any expression's ``Value``), except these,
+# which rules read as calls.
+_RECORDED_BUILTINS = frozenset({"setattr", "getattr", "dict"})
+_BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_")) - _RECORDED_BUILTINS
 
 
 class Extractor(cst.CSTVisitor):
@@ -218,10 +204,7 @@ class Extractor(cst.CSTVisitor):
             ref = self.resolve(dotted)[0] if dotted else None
             args: tuple[Value, ...]
             kwargs: dict[str, Value]
-            if ref is not None and ref not in _BUILTINS and not _keeps_arguments(ref):
-                args, kwargs = (), {}  # see _ARGUMENT_PREFIXES: other calls are summarised by name
-            else:
-                args, kwargs = self._args(call.args, depth + 1)
+            args, kwargs = self._args(call.args, depth + 1)
             base = None if dotted else self._value(call.func, depth + 1)
             # base is None exactly when dotted is a (non-empty) name
             text = f"{dotted if base is None else base.text}(...)"
@@ -266,6 +249,9 @@ class Extractor(cst.CSTVisitor):
                 text=type(binop.operator).__name__,
                 items=(self._value(binop.left, depth + 1), self._value(binop.right, depth + 1)),
             )
+        if kind is cst.Lambda:
+            # `lambda fn: wp.kernel(fn, ...)`: the body is what a call of it returns
+            return Value("lambda", text="lambda", base=self._value(cast(cst.Lambda, node).body, depth + 1))
         if kind is cst.IfExp:
             ifexp = cast(cst.IfExp, node)
             return Value(
@@ -360,8 +346,10 @@ class Extractor(cst.CSTVisitor):
         self._tick()
         self._note_local(node.name.value)
         parent = self.frame.qualname
+        bases = tuple(self.resolve(d)[0] for arg in node.bases if (d := dotted_name(arg.value)))
         self.frames.append(_Frame(f"{parent}.{node.name.value}" if parent else node.name.value, class_name=None))
         self.frames[-1].class_name = self.frames[-1].qualname
+        self.model.classes[self.frames[-1].qualname] = bases
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.frames.pop()
@@ -439,9 +427,35 @@ class Extractor(cst.CSTVisitor):
             if p.default is not None:
                 default = self.value(p.default, span=True)
             annotation = ""
+            annotation_ref = None
             if p.annotation is not None:
                 annotation = self._annotation_text(p.annotation.annotation)
-            result.append(Param(p.name.value, default, annotation))
+                annotation_ref = self._annotation_ref(p.annotation.annotation)
+            result.append(Param(p.name.value, default, annotation, annotation_ref))
+            if p.annotation is not None:
+                # The dtype of an array / tile annotation (``wp.array2d(dtype=float)``, ``wp.array[wp.float16]``,
+                # ``wp.tile(dtype=float, shape=...)``), kept beside the Param until a Warp body call
+                # copies it to Function.param_dtypes (warplint.semantic.differentiation reads it).
+                node = p.annotation.annotation
+                container = dtype_node = None
+                if isinstance(node, cst.Call) and (head := dotted_name(node.func)):
+                    container = self.resolve(head)[0]
+                    keyword = [a.value for a in node.args if a.keyword is not None and a.keyword.value == "dtype"]
+                    positional = [a.value for a in node.args if a.keyword is None and not a.star]
+                    if not keyword and positional and is_warp(container, "tile"):
+                        keyword = positional[:1]  # tile(dtype, shape); an array's first positional is data
+                    dtype_node = keyword[0] if keyword else None
+                elif isinstance(node, cst.Subscript) and (head := dotted_name(node.value)) and node.slice:
+                    container = self.resolve(head)[0]
+                    first = node.slice[0].slice
+                    dtype_node = first.value if isinstance(first, cst.Index) else None
+                kind = ("tile" if is_warp(container, "tile") else
+                        "array" if is_warp(container, "array", "array1d", "array2d", "array3d", "array4d",
+                                           "indexedarray", "fabricarray", "indexedfabricarray") else "")
+                if kind:
+                    dotted_dtype = dotted_name(dtype_node) if dtype_node is not None else None
+                    resolved, is_local = self.resolve(dotted_dtype) if dotted_dtype else ("", True)
+                    vars(self).setdefault("_param_dtypes", {})[id(result[-1])] = (kind, "" if is_local else resolved)
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 result.append(Param(star.name.value))
@@ -502,6 +516,11 @@ class Extractor(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self._tick()
         self._bind_target(node.target)
+        if not self.frame.warp_body:
+            # `for k, t in ((a, 64), (b, 512)):` binds k to an element's [0], t to its [1]
+            iterable = self.value(node.iter)
+            element = Value("element", text=f"element of {iterable.text}", base=iterable, ref=iterable.ref)
+            self._record_assignment(node.target, element, node)
 
     def visit_For_body(self, node: cst.For) -> None:
         self.frame.loops += 1
@@ -607,9 +626,15 @@ class Extractor(cst.CSTVisitor):
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._bind_target(node.target)
-        if self.frame.warp_body or node.value is None:
+        if self.frame.warp_body:
             return
-        self._record_assignment(node.target, self.value(node.value), node)
+        annotation = self._annotation_ref(node.annotation.annotation)
+        if node.value is None:
+            if annotation is not None and self.frame.function is None and self.frame.class_name:
+                # a dataclass field without a default: its type is still a fact (`threads: Threads`)
+                self._record_assignment(node.target, Value("unset"), node, annotation=annotation)
+            return
+        self._record_assignment(node.target, self.value(node.value), node, annotation=annotation)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._bind_target(node.target)
@@ -618,18 +643,50 @@ class Extractor(cst.CSTVisitor):
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._bind_target(node.target)
+        if not self.frame.warp_body:
+            self._record_assignment(node.target, self.value(node.value), node)
 
-    def _record_assignment(self, target: cst.BaseExpression, value: Value, node: cst.CSTNode, augmented=False) -> None:
+    def _record_assignment(self, target: cst.BaseExpression, value: Value, node: cst.CSTNode, augmented=False,
+                           annotation: str | None = None) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
-            for el in target.elements:
-                self._record_assignment(el.value, Value("other"), node, augmented)
+            # `a, b = rhs` binds a to rhs[0] and b to rhs[1]; after a starred target the positions are unknown
+            for position, el in enumerate(target.elements):
+                starred = isinstance(el.value, cst.StarredElement) or any(
+                    isinstance(e.value, cst.StarredElement) for e in target.elements[:position])
+                item = Value("other") if starred or augmented else Value(
+                    "subscript", text=f"{value.text}[{position}]", base=value,
+                    key=Value("const", text=str(position), const=position), ref=value.ref)
+                inner = el.value.value if isinstance(el.value, cst.StarredElement) else el.value
+                self._record_assignment(inner, item, node, augmented)
             return
-        tv = self.value(target)
-        if tv.kind == "name" and self.frame.qualname == "" and not augmented:
+        frame = self.frame
+        if frame.function is None and frame.class_name and isinstance(target, cst.Name):
+            # a class attribute: the same binding as `self.name = ...` in a method (both resolve there)
+            tv = Value("attr", text=f"{frame.class_name}.{target.value}",
+                       ref=f"{self.model.module}.{frame.class_name}.{target.value}")
+        else:
+            tv = self.value(target)
+        if tv.kind == "name" and frame.qualname == "" and not augmented:
             self.model.constants[tv.text] = value
-        assignment = Assignment(tv, value, None, self.ctx(), augmented)  # type: ignore[arg-type]
+        assignment = Assignment(tv, value, None, self.ctx(), augmented, annotation)  # type: ignore[arg-type]
         self._span_of(assignment, "span", target)
         self.model.assignments.append(assignment)
+
+    def _annotation_ref(self, node: cst.BaseExpression | None) -> str | None:
+        """The resolved class an annotation names: ``Settings``, ``cfg.Settings``, ``Optional[Settings]``,
+        ``Settings | None``; None for anything else."""
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            head = dotted_name(node.value) or ""
+            if head.rpartition(".")[2] == "Optional":
+                node = node.slice[0].slice.value
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+            sides = [side for side in (node.left, node.right) if dotted_name(side) != "None"]
+            node = sides[0] if len(sides) == 1 else None
+        if isinstance(node, cst.SimpleString):  # a forward reference: "Settings"
+            text = node.evaluated_value
+            return self.resolve(text)[0] if isinstance(text, str) and text.isidentifier() else None
+        dotted = dotted_name(node) if node is not None else None
+        return self.resolve(dotted)[0] if dotted else None
 
     # ------------------------------------------------------------------ expressions
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -659,6 +716,46 @@ class Extractor(cst.CSTVisitor):
                     for arg in node.args:
                         names.update(self._names_in(arg.value))
                     fn.static_loaded |= names
+                if not fn.param_dtypes:
+                    table = vars(self).get("_param_dtypes", {})
+                    fn.param_dtypes = {p.name: table[id(p)] for p in fn.params if id(p) in table}
+                op = resolved[len("warp."):] if is_warp(resolved) else ""
+                if op.startswith("tile"):
+                    # The dtype of the tile this call creates (warplint.semantic.differentiation reads it).
+                    positional = [a.value for a in node.args if a.keyword is None and not a.star]
+                    keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+                    dtype_at = {"tile_zeros": 1, "tile_ones": 1, "tile_empty": 1, "tile_full": 2, "tile_arange": None,
+                                "tile_astype": 1}
+                    if op in ("tile_load", "tile_load_indexed"):
+                        source = keywords.get("a", positional[0] if positional else None)
+                        while isinstance(source, cst.Subscript):
+                            source = source.value
+                        kind, dtype = (fn.param_dtypes.get(source.value, ("", "")) if isinstance(source, cst.Name)
+                                       else ("", ""))
+                        fn.tile_dtypes.append(dtype if kind == "array" else "")
+                    elif op in dtype_at:
+                        at = dtype_at[op]
+                        given = positional[at] if at is not None and len(positional) > at else None
+                        expr = keywords.get("dtype", given)
+                        if expr is None:  # the defaults: float for zeros/ones/empty, the value's type otherwise
+                            fn.tile_dtypes.append("float" if op in ("tile_zeros", "tile_ones", "tile_empty") else "")
+                        else:
+                            dotted_dtype = dotted_name(expr)
+                            found, is_local = self.resolve(dotted_dtype) if dotted_dtype else ("", True)
+                            fn.tile_dtypes.append("" if is_local else found)
+                    elif op in ("tile", "tile_from_thread", "tile_map", "tile_randf", "tile_randi") or op.startswith(
+                        ("tile_bvh_", "tile_mesh_")
+                    ):
+                        fn.tile_dtypes.append("")
+                    if op == "tile_matmul":
+                        # (a, b, alpha, precision) or (a, b, out, alpha, beta, precision): a string from the 4th on
+                        strings = [a for a in positional[3:] if isinstance(a, cst.SimpleString)]
+                        precision = keywords.get("precision", strings[0] if strings else None)
+                        fn.matmul_precisions.append(
+                            "default" if precision is None
+                            else precision.evaluated_value if isinstance(precision, cst.SimpleString)
+                            and isinstance(precision.evaluated_value, str) else ""
+                        )
             return
         inner_kernel_call = None
         if dotted is None and isinstance(node.func, cst.Call):
@@ -684,16 +781,8 @@ class Extractor(cst.CSTVisitor):
             callee = f"{self.resolve(inner)[0]}()." + ".".join(reversed(attrs))
         else:
             callee = self.resolve(dotted)[0] if dotted else "warp.kernel"
-        if not _keeps_arguments(callee):
-            if callee in _BUILTINS:
-                return  # print(), len(), ...: never a project function, never Warp
-            # Only the callee and the position: enough for the call graph, and it keeps
-            # models (and the cache) small on large projects.
-            call = Call(callee=callee, span=None, args=(), kwargs={}, ctx=self.ctx(),  # type: ignore[arg-type]
-                        has_star_args=any(a.star for a in node.args), receiver=receiver)
-            self._span_of(call, "span", node)
-            self.model.calls.append(call)
-            return
+        if callee in _BUILTINS:
+            return  # print(), len(), ...: never a project function, never Warp
         args, kwargs = self._args(node.args, 1)
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in kwargs:

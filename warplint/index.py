@@ -13,26 +13,53 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .facts import DEFAULT_CUDA_BLOCK_DIM
-from .model import Call, FileModel, Function, Kernel, Value
+from .model import Assignment, Call, FileModel, Function, Kernel, Value
 from .names import is_warp
+from .semantic.evaluator import MAX_SITE_CHAIN, MAX_SITES, Evaluator, Site
+from .semantic.values import Const, ValueSet
 
 LAUNCH_CALLS = ("launch", "launch_tiled")
+EMPTY = ValueSet()
 LOAD_CALLS = ("load_module", "force_load")
 UNIQUE = "unique"
 
 
 @dataclass(frozen=True)
 class Launch:
+    """A ``wp.launch``/``launch_tiled`` of one kernel. ``site`` is set when the launch is written
+    in a wrapper whose parameters decide the kernel or block size: then ``kernel`` and
+    ``block_dims`` are what that call of the wrapper passes, and ``origin`` is that call."""
+
     file: FileModel
     call: Call
     kernel_file: FileModel
     kernel: Kernel
     module: str  # the Warp module name the launched kernel belongs to
+    block_dims: ValueSet = EMPTY  # the CUDA block sizes (256 for an absent block_dim)
+    site: Site | None = None
 
     @property
     def block_dim(self) -> Value | None:
-        return self.call.kwargs.get("block_dim")
+        return self.call.bound("block_dim")
+
+    @property
+    def origin(self) -> tuple[FileModel, Call]:
+        """Where the launch is made from: the outermost wrapper call, or the launch itself."""
+        if self.site is not None:
+            outer = self.site.outermost()
+            if outer.call is not None:
+                return outer.file, outer.call
+        return self.file, self.call
+
+
+def is_test_file(file: FileModel) -> bool:
+    """Test code: ``test_*.py``, ``*_test.py``, ``conftest.py``, or a module inside a
+    ``tests``/``test`` package (judged by the dotted module name, so a loose fixture directory
+    is not test code)."""
+    name = os.path.basename(file.path)
+    if name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
+        return True
+    return any(p in ("tests", "test", "testing") for p in file.module.split(".")[:-1])
 
 
 def locate_installed(module: str) -> str | None:
@@ -99,6 +126,8 @@ class Project:
         self._launch_cache: dict[str, dict[str, Call]] = {}
         self._defines_cache: dict[str, str | None] = {}
         self.memo: dict = {}  # derived facts rules share within one run (keyed by the asker)
+        self.by_path = {f.path: f for f in self.files}
+        self.evaluator = Evaluator(self)
 
     # ------------------------------------------------------------------ lookup
     def module(self, name: str, external: bool = False) -> FileModel | None:
@@ -108,6 +137,56 @@ class Project:
         if name not in self._external:
             self._external[name] = self._load_external(name)
         return self._external[name]
+
+    def file_at(self, path: str) -> FileModel | None:
+        found = self.by_path.get(path)
+        if found is None:
+            found = next((f for f in self._external.values() if f is not None and f.path == path), None)
+        return found
+
+    def owner_of(self, ref: str) -> FileModel | None:
+        """The project file whose module is the longest prefix of the dotted name ``ref``."""
+        module = ref
+        while module:
+            found = self.by_module.get(module)
+            if found is not None and (ref == found.module or ref.startswith(found.module + ".")):
+                return found
+            if found is not None:
+                return found if ref == module or ref.startswith(module + ".") else None
+            module = module.rpartition(".")[0]
+        return None
+
+    def is_class(self, fqname: str) -> bool:
+        owner = self.owner_of(fqname)
+        return owner is not None and fqname[len(owner.module) + 1:] in owner.classes
+
+    def kernel_index(self, file: FileModel, kernel: Kernel) -> int:
+        table = self.cached(("kernel_index", id(file)), lambda: {id(k): i for i, k in enumerate(file.kernels)})
+        return table[id(kernel)]
+
+    def attribute_assignments(self, ref: str) -> list[tuple[FileModel, Assignment]]:
+        """Assignments to the attribute ``ref`` (``pkg.mod.Class.attr``): class body and ``self.attr = ...``."""
+        def by_ref() -> dict[str, list[tuple[FileModel, Assignment]]]:
+            table: dict[str, list[tuple[FileModel, Assignment]]] = {}
+            for f in self.files:
+                for a in f.assignments:
+                    if a.target.kind == "attr" and a.target.ref:
+                        table.setdefault(a.target.ref, []).append((f, a))
+            return table
+
+        return self.cached("attribute_assignments", by_ref).get(ref, [])
+
+    def constructions(self, cls: str) -> list[tuple[FileModel, Call]]:
+        """Calls that construct the project class ``cls``."""
+        return self.callers(cls)
+
+    def call_sites(self, fqname: str) -> list[tuple[FileModel, Call]]:
+        """Calls of a project function (``Class(...)`` counts as a call of ``Class.__init__``)."""
+        sites = list(self.callers(fqname))
+        head, _, name = fqname.rpartition(".")
+        if name == "__init__":
+            sites += self.callers(head)
+        return sites
 
     def canonical_module(self, name: str) -> str:
         """A project module's own name for any spelling the import root allows."""
@@ -132,29 +211,10 @@ class Project:
 
     # ------------------------------------------------------------------ kernels
     def kernel_module(self, file: FileModel, kernel: Kernel) -> str | None:
-        """The Warp module a kernel joins; ``"unique"`` for module="unique"; None if unknown."""
-        value = kernel.module_value
-        if value is None:
-            return file.module
-        if value.kind == "const":
-            return value.const if isinstance(value.const, str) else None
-        if value.kind == "name" and value.local:
-            fn = file.functions.get(kernel.ctx.scope)
-            if fn is not None:
-                for p in fn.params:
-                    if p.name == value.text and p.default is not None and p.default.kind == "const":
-                        return None if p.default.const is None else p.default.const
-            return None
-        if value.kind == "name" and value.ref and "." in value.ref:
-            # a module-level constant, or `module=__name__`
-            head, _, name = value.ref.rpartition(".")
-            owner = self.by_module.get(head)
-            if owner is not None and name in owner.constants and owner.constants[name].kind == "const":
-                return owner.constants[name].const
-        if value.kind == "name" and value.text == "__name__":
-            return file.module
-        if value.kind == "call" and is_warp(value.ref, "get_module") and value.args and value.args[0].kind == "const":
-            return value.args[0].const
+        """The Warp module a kernel joins; ``"unique"`` for module="unique"; None if not one known module."""
+        names, complete = self.evaluator.kernel_modules(file, kernel)
+        if complete and len(names) == 1:
+            return self.canonical_module(next(iter(names)))
         return None
 
     def kernels_of_module(self, module: str) -> list[tuple[FileModel, Kernel]]:
@@ -168,67 +228,120 @@ class Project:
 
         return list(self.cached("kernels_by_module", by_module).get(module, ()))
 
+    def find_kernels(self, file: FileModel, scope: str, value: Value | None, site: Site | None = None
+                     ) -> list[tuple[FileModel, Kernel]]:
+        """The kernels a launch's ``kernel`` argument can be (the evaluator's kernel references)."""
+        if value is None:
+            return []
+        found = []
+        for ref in self.evaluator.values(file, value, scope, site).kernels():
+            kernel = self.evaluator.kernel(ref)
+            if kernel is not None:
+                found.append(kernel)
+        return found
+
     def find_kernel(self, file: FileModel, scope: str, value: Value | None) -> tuple[FileModel, Kernel] | None:
-        """The kernel a launch's ``kernel`` argument names, when it can be told statically."""
-        if value is None or value.kind not in ("name", "attr") or not value.ref:
-            return None
-        if value.local:
-            # a local bound from a factory call: `k = make(...)` -> the kernel make() defines
-            for call in self.calls_in(file, scope):
-                if value.text in call.assigned_to:
-                    target = self.function(call.callee)
-                    if target is not None:
-                        kf, fn = target
-                        made = [k for k in kf.kernels if k.ctx.scope == fn.qualname]
-                        if len(made) == 1:
-                            return kf, made[0]
-            for k in file.kernels:
-                if k.ctx.scope == scope and (k.name == value.text or value.text in k.assigned_to):
-                    return file, k
-            return None
-        module, _, name = value.ref.rpartition(".")
-        owner = self.by_module.get(module)
-        if owner is None:
-            return None
-        for k in owner.kernels:
-            if k.ctx.scope == "" and ((k.name == name and k.form == "decorator") or name in k.assigned_to):
-                return owner, k
-        return None
+        """The kernel a launch's ``kernel`` argument names, when it is exactly one."""
+        found = self.find_kernels(file, scope, value)
+        return found[0] if len(found) == 1 else None
 
     def launches(self, file: FileModel) -> list[Launch]:
         return list(self.cached(("launches", id(file)), lambda: self._launches(file)))
 
-    def _launches(self, file: FileModel) -> list[Launch]:
+    def _launches(self, file: FileModel, site: Site | None = None, scope: str | None = None) -> list[Launch]:
         result = []
         for call in file.calls:
-            if not is_warp(call.callee, *LAUNCH_CALLS):
+            if not is_warp(call.callee, *LAUNCH_CALLS) or (scope is not None and call.ctx.scope != scope):
                 continue
-            found = self.find_kernel(file, call.ctx.scope, call.bound("kernel"))
-            if found is None:
-                continue
-            kf, kernel = found
-            module = self.kernel_module(kf, kernel)
-            if module is None:
-                continue
-            if module == UNIQUE:
-                module = f"unique:{kf.module}.{kernel.function or kernel.name}"
-            result.append(Launch(file, call, kf, kernel, module))
+            block_dims = self.evaluator.block_dims(file, call.bound("block_dim"), call.ctx.scope, site)
+            for kf, kernel in self.find_kernels(file, call.ctx.scope, call.bound("kernel"), site):
+                module = self.kernel_module(kf, kernel)
+                if module is None:
+                    continue
+                if module == UNIQUE:
+                    module = f"unique:{kf.module}.{kernel.function or kernel.name}"
+                result.append(Launch(file, call, kf, kernel, module, block_dims, site))
         return result
 
-    def launch_block_dim(self, launch: Launch) -> int | None:
-        """The block_dim a launch uses on CUDA (256 when not given); None when not known statically."""
-        value = launch.block_dim
-        if value is None or (value.kind == "const" and value.const is None):
-            return DEFAULT_CUDA_BLOCK_DIM
-        found, resolved = self.constant(launch.file, value, launch.call.ctx.scope)
-        if not found or not isinstance(resolved, int) or isinstance(resolved, bool):
-            return None
-        return resolved if resolved > 0 else DEFAULT_CUDA_BLOCK_DIM
+    def launches_at(self, site: Site) -> list[Launch]:
+        """The launches the function ``site`` calls makes, directly, with its parameters bound there."""
+        def compute() -> list[Launch]:
+            found = self.function(site.function)
+            if found is None:
+                return []
+            return self._launches(found[0], site, found[1].qualname)
+
+        return self.cached(("launches_at", id(site)), compute)
+
+    def all_launches(self) -> list[Launch]:
+        """Every launch in the project, once per call of its wrapper when the wrapper's parameters decide its
+        kernel or block size (followed outwards up to a few wrapper levels), else once."""
+        return self.cached("all_launches", self._all_launches)
+
+    def _all_launches(self) -> list[Launch]:
+        result: list[Launch] = []
+        for f in self.files:
+            for launch in self.launches(f):
+                result.extend(self._through_callers(launch))
+        return result
+
+    def _through_callers(self, launch: Launch) -> list[Launch]:
+        fn = launch.file.functions.get(launch.call.ctx.scope)
+        if fn is None or not self._depends_on_parameters(launch.file, fn, launch.call):
+            return [launch]
+        fq = self.fqname(launch.file, fn.qualname)
+        sites = self.call_sites(fq)
+        if not sites or len(sites) > MAX_SITES:
+            return [launch]
+        expanded: list[Launch] = []
+        for caller_file, call in sites:
+            site = self.evaluator.site(caller_file, call.ctx.scope, call, fq, None)
+            expanded.extend(self._outwards(launch, site, 1))
+        return expanded or [launch]
+
+    def _outwards(self, launch: Launch, site: Site, level: int) -> list[Launch]:
+        """The launch at ``site``; when the calling function's own parameters still decide it, at its callers."""
+        here = [ln for ln in self.launches_at(site) if ln.call is launch.call]
+        caller = site.file.functions.get(site.scope)
+        if (level >= MAX_SITE_CHAIN or caller is None or site.call is None
+                or not self._depends_on_parameters(site.file, caller, site.call)):
+            return here
+        fq = self.fqname(site.file, caller.qualname)
+        sites = self.call_sites(fq)
+        if not sites or len(sites) > MAX_SITES:
+            return here
+        found: list[Launch] = []
+        for caller_file, call in sites:
+            outer = self.evaluator.site(caller_file, call.ctx.scope, call, fq, None)
+            inner = self.evaluator.site(site.file, site.scope, site.call, site.function, outer)
+            found.extend(self._outwards(launch, inner, level + 1))
+        return found or here
 
     @staticmethod
-    def launch_on_cpu(launch: Launch) -> bool:
-        device = launch.call.kwargs.get("device")
-        return device is not None and device.kind == "const" and device.const == "cpu"
+    def _depends_on_parameters(file: FileModel, fn: Function, call: Call) -> bool:
+        """Whether ``call``'s kernel / block_dim / device (or, for a wrapper call, any argument) reads a
+        parameter of ``fn``."""
+        params = {p.name for p in fn.params} - {"self", "cls"}
+        if not params:
+            return False
+        if is_warp(call.callee, *LAUNCH_CALLS):
+            values = [call.bound(p) for p in ("kernel", "block_dim", "device")]
+        else:
+            values = [*call.args, *call.kwargs.values()]
+        return any(v is not None and any(n.partition(".")[0] in params for n in v.names()) for v in values)
+
+    def launch_block_dim(self, launch: Launch) -> int | None:
+        """The block_dim a launch uses on CUDA (256 when not given); None when not one value known statically."""
+        found, value = launch.block_dims.single_constant()
+        return value if found and isinstance(value, int) else None
+
+    def launch_on_cpu(self, launch: Launch) -> bool:
+        """Every device the launch can use is the CPU (``device="cpu"``, followed like any value)."""
+        device = launch.call.bound("device")
+        if device is None:
+            return False
+        values = self.evaluator.values(launch.file, device, launch.call.ctx.scope, launch.site)
+        return values.known and all(isinstance(v, Const) and v.value == "cpu" for v in values)
 
     def cached(self, key, compute):
         """``compute()`` once per project: for facts the index and rules derive from the
@@ -261,38 +374,9 @@ class Project:
         return self.cached(("names_by_scope", id(file)), by_scope_and_name).get((scope, name), [])
 
     # ------------------------------------------------------------------ constants
-    def constant(self, file: FileModel, value: Value | None, scope: str = "", _depth: int = 0) -> tuple[bool, object]:
-        """(True, literal) when ``value`` resolves to one literal, else (False, None).
-
-        Follows module-level constants (in this file or imported from project files),
-        locals assigned exactly one literal in ``scope``, and ``wp.constant(x)``.
-        """
-        if value is None or _depth > 8:
-            return False, None
-        if value.kind == "const" or (value.kind == "seq" and value.const is not None):
-            return True, value.const
-        if value.kind == "call" and is_warp(value.ref, "constant") and len(value.args) == 1:
-            return self.constant(file, value.args[0], scope, _depth + 1)
-        if value.kind not in ("name", "attr") or not value.ref:
-            return False, None
-        if value.local:
-            fn = file.functions.get(scope)
-            if fn is not None and any(p.name == value.text for p in fn.params):
-                return False, None  # a parameter: any caller's value
-            bound = self.name_assignments(file, scope, value.text)
-            if len(bound) != 1 or bound[0].augmented:
-                return False, None
-            return self.constant(file, bound[0].value, scope, _depth + 1)
-        module, _, name = value.ref.rpartition(".")
-        owner = self.by_module.get(module)
-        if owner is None or name not in owner.constants:
-            return False, None
-        rebinds = [
-            a for a in owner.assignments if a.ctx.scope == "" and a.target.kind == "name" and a.target.text == name
-        ]
-        if len(rebinds) > 1:
-            return False, None
-        return self.constant(owner, owner.constants[name], "", _depth + 1)
+    def constant(self, file: FileModel, value: Value | None, scope: str = "") -> tuple[bool, object]:
+        """(True, literal) when ``value`` can only be one literal (the evaluator's answer), else (False, None)."""
+        return self.evaluator.constant(file, value, scope)
 
     # ------------------------------------------------------------------ call graph
     def callers(self, fqname: str) -> list[tuple[FileModel, Call]]:
@@ -413,6 +497,35 @@ class Project:
                 events.extend((call.ctx.order, m, call) for m in self.modules_launched_by(call.callee))
         events.sort(key=lambda e: e[0])
         return events
+
+    # ------------------------------------------------------------------ entry points
+    def runner_predecessors(self, file: FileModel, scope: str) -> list[str]:
+        """Test functions a test runner runs before ``scope`` in the same process, nearest first.
+
+        Test methods (``test*`` in a ``Test*`` class or a ``*TestCase`` subclass) have no static
+        caller: the runner calls them. unittest (and pytest, for ``TestCase`` classes) runs the
+        methods of a class sorted by name; pytest runs plain test functions and ``Test*`` class
+        methods in source order. Empty when ``scope`` is not a test."""
+        fn = file.functions.get(scope)
+        if fn is None or not fn.name.startswith("test"):
+            return []
+        if fn.class_name is not None:
+            bases = file.classes.get(fn.class_name, ())
+            unittest_style = any(b.rpartition(".")[2].endswith("TestCase") for b in bases)
+            if not unittest_style and not fn.class_name.rpartition(".")[2].startswith("Test"):
+                return []
+            siblings = [f for f in file.functions.values()
+                        if f.class_name == fn.class_name and f.ctx.scope == fn.ctx.scope and f.name.startswith("test")]
+            key = (lambda f: f.name) if unittest_style else (lambda f: f.ctx.order)
+        else:
+            if fn.ctx.scope or not is_test_file(file):
+                return []
+            siblings = [f for f in file.functions.values()
+                        if not f.ctx.scope and f.class_name is None and f.name.startswith("test")]
+            key = lambda f: f.ctx.order  # noqa: E731 - one of two orders
+        ordered = sorted(siblings, key=key)
+        index = ordered.index(fn)
+        return [f.qualname for f in reversed(ordered[:index])]
 
     def caller_scopes(self, fqname: str, depth: int = 3) -> list[tuple[FileModel, Call, int]]:
         """Calls that (transitively, up to ``depth`` levels) lead to ``fqname``: (file, call, level)."""

@@ -8,7 +8,7 @@ imported from ``app.config`` -> ``"app.config.configure"``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from .diagnostic import Span
@@ -16,16 +16,59 @@ from .diagnostic import Span
 NO_SPAN = Span(0, 0, 0, 0)
 
 
+class Compact:
+    """Pickles as a tuple of field values with the trailing defaults left out: models are
+    cached and sent between processes, and a pickled ``__dict__`` repeats every field name
+    of every one of the (hundreds of thousands of) values, calls and contexts."""
+
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
+        values = [getattr(self, f.name) for f in _fields_of(type(self))]
+        defaults = _defaults_of(type(self))
+        # Fields with defaults come last in a dataclass, so this never drops a required one.
+        while values and defaults[len(values) - 1] is not MISSING and values[-1] == defaults[len(values) - 1]:
+            values.pop()
+        return type(self), tuple(values)
+
+
+_FIELDS: dict[type, tuple] = {}
+_DEFAULTS: dict[type, list[Any]] = {}
+
+
+def _fields_of(cls: type) -> tuple:
+    found = _FIELDS.get(cls)
+    if found is None:
+        found = _FIELDS[cls] = fields(cls)
+    return found
+
+
+def _defaults_of(cls: type) -> list[Any]:
+    found = _DEFAULTS.get(cls)
+    if found is None:
+        found = []
+        for f in _fields_of(cls):
+            if f.default is not MISSING:
+                found.append(f.default)
+            elif f.default_factory is not MISSING:
+                found.append(f.default_factory())
+            else:
+                found.append(MISSING)
+        _DEFAULTS[cls] = found
+    return found
+
+
 @dataclass
-class Value:
+class Value(Compact):
     """A summary of an expression, enough to compare constants and follow names.
 
     kind: ``const`` (``const`` holds the literal), ``name``/``attr`` (``ref`` is the
     resolved dotted name, ``local`` whether it is a local of the enclosing function),
     ``call`` (``ref`` is the callee, ``args``/``kwargs`` summarised), ``seq`` and
     ``dict`` (``items``; ``const`` holds the literal when every item is constant),
-    ``subscript`` (``base``/``key``), ``fstring``/``binop`` (``items`` are the parts),
-    ``other``.
+    ``subscript`` (``base``/``key``; also ``a`` of ``a, b = rhs``: ``rhs[0]``),
+    ``fstring``/``binop`` (``items`` are the parts; ``text`` names a binop's operator),
+    ``ifexp`` (``items`` the two branches, ``base`` the test), ``element`` (one item of the
+    iterable ``base``: a ``for`` target), ``lambda`` (``base`` is the body), ``unset`` (a
+    class field declared without a value), ``other``.
     """
 
     kind: str
@@ -65,7 +108,7 @@ class Value:
 
 
 @dataclass
-class Context:
+class Context(Compact):
     """Where a statement sits inside its function: the control flow around it."""
 
     scope: str  # qualname of the enclosing function within the file; "" at module level
@@ -80,7 +123,7 @@ class Context:
 
 
 @dataclass
-class Call:
+class Call(Compact):
     callee: str
     span: Span
     args: tuple[Value, ...]
@@ -114,19 +157,21 @@ class Call:
 
 
 @dataclass
-class Assignment:
+class Assignment(Compact):
     target: Value  # the assigned expression: name, attr (wp.config.x) or subscript (os.environ[k])
     value: Value
     span: Span
     ctx: Context
     augmented: bool = False
+    annotation: str | None = None  # the resolved class of `name: Class = ...` (class fields, locals)
 
 
 @dataclass
-class Param:
+class Param(Compact):
     name: str
     default: Value | None = None
     annotation: str = ""
+    annotation_ref: str | None = None  # the resolved class the annotation names (`settings: Settings`)
 
 
 @dataclass
@@ -145,6 +190,14 @@ class Function:
     warp_calls: set[str] = field(default_factory=set)  # resolved callees inside a Warp body
     returns: list[Value] = field(default_factory=list)
     generic: bool = False  # annotations mention Any
+    # Warp bodies only (filled by the extractor's Warp-body call visit):
+    # parameter -> ("array" | "tile", resolved dtype name) from its annotation ("" dtype: not a plain name)
+    param_dtypes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # the dtype of each tile a call of the body creates (tile_load of a parameter, tile_zeros(dtype=...),
+    # tile_astype, ...): a resolved dotted name, or "" when the call does not tell it (wp.tile(x), tile_map)
+    tile_dtypes: list[str] = field(default_factory=list)
+    # precision= of each tile_matmul in the body: the literal, "default" when not given, "" when not literal
+    matmul_precisions: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -210,6 +263,7 @@ class FileModel:
     tries: list[Try] = field(default_factory=list)
     constants: dict[str, Value] = field(default_factory=dict)  # module-level NAME = value
     toplevel: set[str] = field(default_factory=set)  # names bound at module level
+    classes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class qualname -> resolved bases
     rule_facts: dict[str, Any] = field(default_factory=dict)  # per-rule extras from Rule.collect()
     error: str | None = None  # why the file could not be read or parsed
 

@@ -9,11 +9,14 @@ the module where the call is *written*), ``wp.get_module(m).options[k] = v``,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .diagnostic import Span
 from .model import Context, FileModel, Value
 from .names import is_warp
+
+if TYPE_CHECKING:
+    from .index import Project
 
 
 @dataclass(frozen=True)
@@ -27,39 +30,11 @@ class OptionChange:
     path: str = ""  # the file the change is written in
 
 
-def module_of(file: FileModel, value: Value | None, scope: str = "") -> str | None:
-    """The Warp module an expression names: a string, a Python module object,
-    ``__name__``, ``wp.get_module("x")``, or a local bound to one of those."""
-    if value is None:
-        return None
-    if value.kind == "const":
-        return value.const if isinstance(value.const, str) else None
-    if value.kind == "call" and is_warp(value.ref, "get_module") and value.args:
-        return module_of(file, value.args[0], scope)
-    if value.kind == "name" and value.text == "__name__":
-        return file.module
-    if value.kind in ("name", "attr") and value.local:
-        bound = [
-            a for a in file.assignments
-            if a.ctx.scope == scope and a.target.kind == "name" and a.target.text == value.text
-        ]
-        if len(bound) == 1:
-            return module_of(file, bound[0].value, scope)
-        return None
-    if value.kind in ("name", "attr") and value.ref:
-        ref = value.ref
-        # `import app.kernels as k; module=k` -> "app.kernels"
-        for imp in file.imports:
-            if imp.alias and (ref == imp.module):
-                return ref
-            for name, _ in imp.names:
-                if ref == f"{imp.module}.{name}":
-                    return ref
-        if ref.startswith(file.module + "."):
-            name = ref[len(file.module) + 1 :]
-            if name in file.constants:
-                return module_of(file, file.constants[name], "")
-    return None
+def module_of(project: Project, file: FileModel, value: Value | None, scope: str = "") -> str | None:
+    """The one Warp module an expression names (the evaluator's answer: a string, a Python
+    module object, ``__name__``, ``wp.get_module("x")``, a local or constant bound to one)."""
+    names, complete = project.evaluator.module_names(file, value, scope)
+    return next(iter(names)) if complete and len(names) == 1 else None
 
 
 def _literal_dict(value: Value | None) -> dict[str, Any] | None:
@@ -68,22 +43,17 @@ def _literal_dict(value: Value | None) -> dict[str, Any] | None:
     return None
 
 
-def option_changes(file: FileModel, project=None) -> list[OptionChange]:
+def option_changes(file: FileModel, project: Project) -> list[OptionChange]:
     """Every module option change written in ``file``, in source order (memoised per project)."""
-    if project is not None:
-        key = ("option_changes", id(file))
-        if key not in project.memo:
-            project.memo[key] = _option_changes(file)
-        return project.memo[key]
-    return _option_changes(file)
+    return project.cached(("option_changes", id(file)), lambda: _option_changes(project, file))
 
 
-def _option_changes(file: FileModel) -> list[OptionChange]:
+def _option_changes(project: Project, file: FileModel) -> list[OptionChange]:
     changes: list[OptionChange] = []
     for call in file.calls:
         if is_warp(call.callee, "set_module_options"):
             target = call.bound("module")
-            module = file.module if target is None else module_of(file, target, call.ctx.scope)
+            module = file.module if target is None else module_of(project, file, target, call.ctx.scope)
             changes.append(
                 OptionChange(module, _literal_dict(call.bound("options")), call.span, call.ctx,
                              "set_module_options", target is not None, file.path)
@@ -92,10 +62,10 @@ def _option_changes(file: FileModel) -> list[OptionChange]:
             call.callee == "warp.get_module().options.update" or call.callee.count(".") == 2
         ):
             if call.receiver is not None:
-                module = module_of(file, call.receiver, call.ctx.scope)
+                module = module_of(project, file, call.receiver, call.ctx.scope)
             else:
                 holder = Value("name", text=call.callee.split(".")[0], local=True)
-                module = module_of(file, holder, call.ctx.scope)
+                module = module_of(project, file, holder, call.ctx.scope)
                 if module is None:
                     continue
             changes.append(
@@ -109,7 +79,7 @@ def _option_changes(file: FileModel) -> list[OptionChange]:
         if base.kind != "attr" or not base.text.endswith(".options"):
             continue
         holder = base.base if base.base is not None else Value("name", text=base.text[: -len(".options")], local=True)
-        module = module_of(file, holder, assignment.ctx.scope)
+        module = module_of(project, file, holder, assignment.ctx.scope)
         if module is None and base.base is None:
             continue
         key = target.key.const if target.key.kind == "const" else None
@@ -118,7 +88,7 @@ def _option_changes(file: FileModel) -> list[OptionChange]:
     return sorted(changes, key=lambda c: c.ctx.order)
 
 
-def option_changes_by(project, fqname: str, _depth: int = 0) -> list[OptionChange]:
+def option_changes_by(project: Project, fqname: str, _depth: int = 0) -> list[OptionChange]:
     """Option changes a project function makes, directly or through the functions it calls."""
     key = ("option_changes_by", fqname)
     if key in project.memo:

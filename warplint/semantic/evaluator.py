@@ -1,0 +1,641 @@
+"""The one evaluator: the finite set of abstract values an expression can have at a point.
+
+It follows locals (every binding in the scope: assignments, tuple unpacking, ``for`` targets
+over literal sequences, walrus, ``with ... as``), enclosing functions' locals, parameters
+(bound from one call site when the question is asked *at* that site, else from every call
+site in the project), return values, module-level names across files (re-exports included),
+class attributes and ``self.x``, instances promised by annotations (dataclass defaults),
+``__name__``, ``wp.constant``, ``wp.get_module``, ``functools.partial``/``cache`` and lambdas.
+
+Every answer is memoised per project and bounded by one set of limits (depth, values per
+set, call sites per parameter), so all rules see the same answer for the same question.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from warplint.facts import DEFAULT_CUDA_BLOCK_DIM
+from warplint.model import Call, FileModel, Function, Kernel, Value
+from warplint.names import is_warp
+
+from .values import (
+    AbstractValue,
+    ClassRef,
+    Const,
+    FunctionRef,
+    Instance,
+    KernelRef,
+    Lambda,
+    PythonModule,
+    Sequence,
+    Unknown,
+    ValueSet,
+    Varies,
+    WarpModule,
+)
+
+if TYPE_CHECKING:
+    from warplint.index import Project
+
+MAX_DEPTH = 14  # nested questions per answer (name -> parameter -> call site -> ...)
+MAX_VALUES = 16  # values per set; more collapse to Unknown
+MAX_SITES = 16  # call sites followed per parameter
+MAX_SITE_CHAIN = 4  # wrappers followed inward from one launch
+
+MEMOIZING_DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "cache", "lru_cache"})
+_RUN_TIME_ATTRIBUTES = frozenset({"shape", "size", "ndim", "capacity"})
+_BINOPS: dict[str, Callable[[object, object], object]] = {
+    "Add": operator.add, "Subtract": operator.sub, "Multiply": operator.mul, "FloorDivide": operator.floordiv,
+    "Divide": operator.truediv, "Modulo": operator.mod, "Power": operator.pow, "LeftShift": operator.lshift,
+    "RightShift": operator.rshift, "BitOr": operator.or_, "BitAnd": operator.and_, "BitXor": operator.xor,
+}
+_UNKNOWN = ValueSet.of(Unknown())
+
+
+@dataclass(frozen=True, eq=False)
+class Site:
+    """A call through which a function runs: its parameters are bound from this call's arguments.
+
+    ``parent`` is the site the *caller* runs at (wrappers of wrappers). Sites are interned by
+    ``Evaluator.site``, so identity is equality."""
+
+    file: FileModel
+    scope: str  # the caller's scope
+    args: tuple[Value, ...]
+    kwargs: dict[str, Value]
+    star: bool  # *args / **kwargs at the call: positions are not known
+    function: str  # canonical fqname of the function called
+    parent: Site | None
+    call: Call | None = None  # the recorded call, when the site is a statement-level call
+
+    @property
+    def depth(self) -> int:
+        return 1 + (self.parent.depth if self.parent is not None else 0)
+
+    def outermost(self) -> Site:
+        return self.parent.outermost() if self.parent is not None else self
+
+
+_DEFAULT = object()  # "the parameter's default" from _bind
+
+
+class Evaluator:
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self._memo: dict[tuple, ValueSet] = {}
+        self._active: set[tuple] = set()
+        self._cycles = 0
+        self._sites: dict[tuple, Site] = {}
+        self._keep: list[Value] = []
+
+    # ------------------------------------------------------------------ entry points
+    def values(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
+               _depth: int = 0) -> ValueSet:
+        """The values ``value`` (an expression written in ``scope`` of ``file``) can have."""
+        if value is None:
+            return ValueSet.of(Unknown("absent"))
+        if _depth > MAX_DEPTH:
+            return ValueSet.of(Unknown("too deep to follow"))
+        key = (id(file), scope, id(value), id(site))
+        found = self._memo.get(key)
+        if found is not None:
+            return found
+        if key in self._active:
+            self._cycles += 1
+            return ValueSet(frozenset())  # a cycle adds no value of its own
+        self._active.add(key)
+        cycles = self._cycles
+        try:
+            result = self._values(file, value, scope, site, _depth + 1)
+        finally:
+            self._active.discard(key)
+        if len(result) > MAX_VALUES:
+            result = ValueSet.of(Unknown(f"more than {MAX_VALUES} values"))
+        if self._cycles == cycles:  # an answer cut short by a cycle is not final: not memoised
+            self._memo[key] = result
+            self._keep.append(value)  # the key holds id(value): keep the value alive while the memo is
+        return result
+
+    def constant(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None
+                 ) -> tuple[bool, object]:
+        """(True, literal) when ``value`` can only be one literal, else (False, None)."""
+        if value is None:
+            return False, None
+        return self.values(file, value, scope, site).single_constant()
+
+    def site(self, file: FileModel, scope: str, call: Call | Value, function: str, parent: Site | None) -> Site:
+        key = (id(call), function, id(parent))
+        found = self._sites.get(key)
+        if found is None:
+            star = call.has_star_args if isinstance(call, Call) else False
+            found = self._sites[key] = Site(file, scope, call.args, call.kwargs, star, function, parent,
+                                            call if isinstance(call, Call) else None)
+        return found
+
+    def kernel(self, ref: KernelRef) -> tuple[FileModel, Kernel] | None:
+        file = self.project.file_at(ref.path)
+        if file is None or ref.index >= len(file.kernels):
+            return None
+        return file, file.kernels[ref.index]
+
+    def kernel_ref(self, file: FileModel, kernel: Kernel, reason: str = "") -> KernelRef:
+        return KernelRef(file.path, self.project.kernel_index(file, kernel), reason)
+
+    def module_names(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None
+                     ) -> tuple[set[str], bool]:
+        """The Warp module names an expression designates (a string, a Python module object,
+        ``__name__``, ``wp.get_module(...)``): (names, complete). ``complete`` is False when some
+        value is not known."""
+        names: set[str] = set()
+        complete = True
+        for v in self.values(file, value, scope, site):
+            if isinstance(v, Const) and isinstance(v.value, str):
+                names.add(v.value)
+            elif isinstance(v, (PythonModule, WarpModule)):
+                names.add(v.name)
+            else:
+                complete = False
+        return names, complete
+
+    def kernel_modules(self, file: FileModel, kernel: Kernel) -> tuple[set[str], bool]:
+        """The Warp modules a kernel can join (``"unique"`` for module="unique"): (names, complete)."""
+        value = kernel.module_value
+        if value is None:
+            return {file.module}, True
+        if value.kind == "const" and value.const is None:
+            return {file.module}, True
+        scope = kernel.ctx.scope
+        return self.module_names(file, value, scope)
+
+    def block_dims(self, file: FileModel, value: Value | None, scope: str, site: Site | None = None
+                   ) -> ValueSet:
+        """The CUDA block sizes a launch's ``block_dim`` argument gives (absent or None or <= 0: 256)."""
+        if value is None:
+            return ValueSet.of(Const(DEFAULT_CUDA_BLOCK_DIM, "the launch default"))
+        result: set[AbstractValue] = set()
+        for v in self.values(file, value, scope, site):
+            if isinstance(v, Const) and (v.value is None or (isinstance(v.value, int) and v.value <= 0)):
+                result.add(Const(DEFAULT_CUDA_BLOCK_DIM, "the launch default"))
+            elif isinstance(v, Const) and (not isinstance(v.value, int) or isinstance(v.value, bool)):
+                result.add(Unknown("not an integer"))
+            else:
+                result.add(v)
+        return ValueSet(frozenset(result))
+
+    # ------------------------------------------------------------------ expressions
+    def _values(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
+        kind = value.kind
+        if kind == "const":
+            return ValueSet.of(Const(value.const))
+        if kind == "seq":
+            if value.const is not None:
+                return ValueSet.of(Const(value.const))
+            items = tuple(self.values(file, item, scope, site, depth) for item in value.items
+                          if isinstance(item, Value))
+            return ValueSet.of(Sequence(items))
+        if kind == "dict":
+            return ValueSet.of(Const(value.const)) if value.const is not None else ValueSet.of(Unknown("a dict"))
+        if kind == "unset":
+            return ValueSet(frozenset())
+        if kind in ("name", "attr"):
+            return self._name(file, value, scope, site, depth)
+        if kind == "call":
+            return self._call(file, value, scope, site, depth)
+        if kind == "ifexp":
+            return ValueSet.union(self.values(file, item, scope, site, depth) for item in value.items)
+        if kind == "binop":
+            return self._binop(file, value, scope, site, depth)
+        if kind == "subscript" and value.base is not None:
+            return self._subscript(file, value, scope, site, depth)
+        if kind == "element" and value.base is not None:
+            return self._elements(self.values(file, value.base, scope, site, depth), file, value.base, scope, site,
+                                  depth)
+        if kind == "lambda" and value.base is not None:
+            return ValueSet.of(Lambda(value.base, file.path, scope))
+        if kind == "fstring":
+            parts = [self.values(file, item, scope, site, depth) for item in value.items if isinstance(item, Value)]
+            if any(p.varies for p in parts):
+                return ValueSet.of(Varies("an f-string of a run-time value"))
+        return ValueSet.of(Unknown(f"{kind} expression"))
+
+    def _name(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
+        if value.text == "__name__":
+            return ValueSet.of(Const(file.module, "__name__ of the module the code is written in"))
+        if value.base is not None and not value.ref:
+            # an attribute of a call result / subscript: `make().kernel`
+            base = self.values(file, value.base, scope, site, depth)
+            return self._attribute(base, value.text.rpartition(".")[2], depth)
+        if value.local:
+            head, _, rest = value.text.partition(".")
+            found = self._local(file, head, scope, site, depth)
+            for attr in rest.split(".") if rest else ():
+                found = self._attribute(found, attr, depth)
+            return found
+        if not value.ref:
+            return ValueSet.of(Unknown("unresolved name"))
+        if "." not in value.ref and value.ref == value.text:
+            # bound at module level outside the top-level statements (`for k in ...:` / `if ...:`)
+            return self._module_level(file, value.ref, depth)
+        return self._global(value.ref, depth)
+
+    def _local(self, file: FileModel, name: str, scope: str, site: Site | None, depth: int) -> ValueSet:
+        """A name read in ``scope``: its bindings there, else in the enclosing functions, else the module."""
+        current = scope
+        while current:
+            fn = file.functions.get(current)
+            if fn is None:
+                break
+            found = self._binding_in(file, fn, name, site, depth)
+            if found is not None:
+                return found
+            current = fn.ctx.scope
+        return self._global(f"{file.module}.{name}", depth)
+
+    def _binding_in(self, file: FileModel, fn: Function, name: str, site: Site | None, depth: int
+                    ) -> ValueSet | None:
+        scope = fn.qualname
+        fq = self.project.fqname(file, scope)
+        bindings = self.project.name_assignments(file, scope, name)
+        results: list[ValueSet] = []
+        for assignment in bindings:
+            if assignment.augmented:
+                results.append(ValueSet.of(Varies(f"`{name}` is updated in place")))
+            else:
+                results.append(self.values(file, assignment.value, scope, site, depth))
+        param = next((p for p in fn.params if p.name == name), None)
+        if param is not None:
+            results.append(self.parameter(file, fn, name, site if site is not None and site.function == fq else None,
+                                          depth))
+        if results:
+            return ValueSet.union(results)
+        for index, kernel in enumerate(file.kernels):
+            if kernel.ctx.scope == scope and ((kernel.name == name and kernel.form == "decorator")
+                                              or name in kernel.assigned_to):
+                return ValueSet.of(KernelRef(file.path, index, f"kernel `{kernel.name}` defined in {scope}()"))
+        nested = file.functions.get(f"{scope}.{name}")
+        if nested is not None:
+            return ValueSet.of(self._function_ref(file, nested))
+        if f"{scope}.{name}" in file.classes:
+            return ValueSet.of(ClassRef(f"{file.module}.{scope}.{name}"))
+        if name in fn.locals:
+            return ValueSet.of(Unknown(f"`{name}` is bound in a way not followed"))
+        return None
+
+    def _function_ref(self, file: FileModel, fn: Function) -> FunctionRef:
+        memoized = any(d in MEMOIZING_DECORATORS for d in fn.decorators)
+        return FunctionRef(self.project.fqname(file, fn.qualname), memoized, f"function {fn.qualname}")
+
+    def _global(self, ref: str, depth: int) -> ValueSet:
+        """A dotted name outside any function: a module, or a name in one (across files)."""
+        key = ("global", ref)
+        found = self._memo.get(key)
+        if found is not None:
+            return found
+        if key in self._active:
+            self._cycles += 1
+            return ValueSet(frozenset())
+        self._active.add(key)
+        cycles = self._cycles
+        try:
+            result = self._global_uncached(ref, depth)
+        finally:
+            self._active.discard(key)
+        if self._cycles == cycles:
+            self._memo[key] = result
+        return result
+
+    def _global_uncached(self, ref: str, depth: int) -> ValueSet:
+        if ref.startswith("warp.") or ref == "warp":
+            return ValueSet.of(Unknown(f"the Warp object {ref}"))
+        owner = self.project.owner_of(ref)
+        if owner is None:
+            return ValueSet.of(Unknown(f"{ref} is not in the project"))
+        if ref == owner.module:
+            return ValueSet.of(PythonModule(owner.module, "an imported module"))
+        parts = ref[len(owner.module) + 1:].split(".")
+        for end in range(len(parts) - 1, 0, -1):
+            # a name defined inside a function (`def run(): @wp.kernel def k...` resolves to mod.run.k)
+            fn = owner.functions.get(".".join(parts[:end]))
+            if fn is not None:
+                found = self._binding_in(owner, fn, parts[end], None, depth)
+                if found is not None:
+                    for attr in parts[end + 1:]:
+                        found = self._attribute(found, attr, depth)
+                    return found
+                break
+        found = self._module_level(owner, parts[0], depth)
+        for attr in parts[1:]:
+            found = self._attribute(found, attr, depth)
+        return found
+
+    def _module_level(self, owner: FileModel, name: str, depth: int) -> ValueSet:
+        results: list[ValueSet] = []
+        for assignment in self.project.name_assignments(owner, "", name):
+            if assignment.augmented:
+                results.append(ValueSet.of(Varies(f"`{name}` is updated in place")))
+            else:
+                results.append(self.values(owner, assignment.value, "", None, depth))
+        if results:
+            return ValueSet.union(results)
+        for index, kernel in enumerate(owner.kernels):
+            if kernel.ctx.scope == "" and ((kernel.name == name and kernel.form == "decorator")
+                                           or name in kernel.assigned_to):
+                return ValueSet.of(KernelRef(owner.path, index, f"kernel `{kernel.name}` of {owner.module}"))
+        fn = owner.functions.get(name)
+        if fn is not None:
+            return ValueSet.of(self._function_ref(owner, fn))
+        if name in owner.classes:
+            return ValueSet.of(ClassRef(f"{owner.module}.{name}", f"class {name}"))
+        for imp in owner.imports:  # a re-export: `from .kernels import step` in a package __init__
+            if imp.ctx.scope:
+                continue
+            for imported, alias in imp.names:
+                if alias == name:
+                    return self._global(f"{imp.module}.{imported}" if imp.module else imported, depth)
+            if imp.alias == name and not imp.names:
+                return self._global(imp.module if "." not in imp.module or imp.alias != imp.module.partition(".")[0]
+                                    else imp.alias, depth)
+        submodule = self.project.module(f"{owner.module}.{name}")
+        if submodule is not None:
+            return ValueSet.of(PythonModule(submodule.module, "a submodule"))
+        return ValueSet.of(Unknown(f"{owner.module}.{name} is not bound at module level"))
+
+    def _attribute(self, base: ValueSet, attr: str, depth: int) -> ValueSet:
+        results: list[ValueSet] = []
+        for v in base:
+            if isinstance(v, (Instance, ClassRef)):
+                results.append(self._class_attribute(v.cls if isinstance(v, Instance) else v.fqname, attr, depth))
+            elif isinstance(v, PythonModule):
+                results.append(self._global(f"{v.name}.{attr}", depth))
+            elif isinstance(v, Varies):
+                results.append(ValueSet.of(v))
+            elif attr in _RUN_TIME_ATTRIBUTES:
+                results.append(ValueSet.of(Varies(f"`.{attr}` of an array: known at run time")))
+            else:
+                results.append(ValueSet.of(Unknown(f"attribute `{attr}` not followed")))
+        return ValueSet.union(results) if results else ValueSet.of(Unknown(f"attribute `{attr}`"))
+
+    def _class_attribute(self, cls: str, attr: str, depth: int, _seen: frozenset[str] = frozenset()) -> ValueSet:
+        """Everything ``cls.attr`` / ``self.attr`` can be: class body, methods, constructor keywords, bases."""
+        key = ("class attribute", cls, attr)
+        found = self._memo.get(key)
+        if found is not None:
+            return found
+        owner = self.project.owner_of(cls)
+        if owner is None or cls in _seen:
+            return ValueSet.of(Unknown(f"class {cls} is not in the project"))
+        qual = cls[len(owner.module) + 1:]
+        target = f"{owner.module}.{qual}.{attr}"
+        results: list[ValueSet] = []
+        annotation: str | None = None
+        for assignment in self.project.attribute_assignments(target):
+            file, a = assignment
+            annotation = annotation or a.annotation
+            if a.augmented:
+                results.append(ValueSet.of(Varies(f"`{attr}` is updated in place")))
+            else:
+                results.append(self.values(file, a.value, a.ctx.scope, None, depth))
+        for file, call in self.project.constructions(cls):  # dataclass-style `Settings(threads=64)`
+            if attr in call.kwargs:
+                results.append(self.values(file, call.kwargs[attr], call.ctx.scope, None, depth))
+            elif call.args or call.has_star_args:
+                results.append(ValueSet.of(Unknown(f"{qual}(...) passes arguments by position")))
+        if annotation and not any(r.items for r in results):
+            results.append(self._instance_of(annotation, f"`{attr}: {annotation.rpartition('.')[2]}`"))
+        method = owner.functions.get(f"{qual}.{attr}")
+        if method is not None:
+            results.append(ValueSet.of(self._function_ref(owner, method)))
+        if not results:
+            for base in owner.classes.get(qual, ()):
+                if self.project.owner_of(base) is not None:
+                    results.append(self._class_attribute(base, attr, depth, _seen | {cls}))
+        result = ValueSet.union(results) if results else ValueSet.of(Unknown(f"{qual}.{attr} is not bound"))
+        if annotation and result.items and all(isinstance(v, Unknown) for v in result):
+            result = self._instance_of(annotation, f"`{attr}: {annotation.rpartition('.')[2]}`")
+        self._memo[key] = result
+        return result
+
+    def _instance_of(self, cls: str, reason: str) -> ValueSet:
+        if self.project.owner_of(cls) is not None and self.project.is_class(cls):
+            return ValueSet.of(Instance(cls, reason))
+        return ValueSet.of(Unknown(reason))
+
+    # ------------------------------------------------------------------ parameters and calls
+    def parameter(self, file: FileModel, fn: Function, name: str, site: Site | None, depth: int = 0) -> ValueSet:
+        """The values parameter ``name`` of ``fn`` has: at ``site``, or at every call site."""
+        param = next((p for p in fn.params if p.name == name), None)
+        if param is None:
+            return ValueSet.of(Unknown(f"`{name}` is not a parameter"))
+        if site is not None:
+            return self._bound_at(file, fn, param.name, site, depth)
+        fq = self.project.fqname(file, fn.qualname)
+        sites = self.project.call_sites(fq)
+        results: list[ValueSet] = []
+        for caller_file, call in sites[:MAX_SITES]:
+            at = self.site(caller_file, call.ctx.scope, call, fq, None)
+            results.append(self._bound_at(file, fn, param.name, at, depth))
+        if len(sites) > MAX_SITES:
+            results.append(ValueSet.of(Unknown(f"more than {MAX_SITES} call sites")))
+        if not sites:
+            if param.default is not None:
+                results.append(self.values(file, param.default, fn.ctx.scope, None, depth))
+            else:
+                results.append(ValueSet.of(Unknown(f"no call in the project passes `{name}`")))
+        result = ValueSet.union(results)
+        if param.annotation_ref and all(isinstance(v, Unknown) for v in result):
+            instance = self._instance_of(param.annotation_ref, f"`{name}: {param.annotation_ref.rpartition('.')[2]}`")
+            if instance.known:
+                return instance
+        return result
+
+    def _bound_at(self, file: FileModel, fn: Function, name: str, site: Site, depth: int) -> ValueSet:
+        argument = self.bind(fn, name, site)
+        if argument is _DEFAULT:
+            param = next(p for p in fn.params if p.name == name)
+            assert param.default is not None
+            return self.values(file, param.default, fn.ctx.scope, None, depth)
+        if argument is None:
+            return ValueSet.of(Unknown(f"`{name}` is passed through *args/**kwargs or not at all"))
+        assert isinstance(argument, Value)
+        return self.values(site.file, argument, site.scope, site.parent, depth)
+
+    @staticmethod
+    def bind(fn: Function, name: str, site: Site) -> Value | object | None:
+        """The argument ``site`` passes for parameter ``name`` of ``fn``; ``_DEFAULT`` when it is
+        left to the default; None when it cannot be told (``*args``, not passed, no default)."""
+        if name in site.kwargs:
+            return site.kwargs[name]
+        params = list(fn.params)
+        index = next(i for i, p in enumerate(params) if p.name == name)
+        bound_self = (fn.class_name is not None and params and params[0].name in ("self", "cls")
+                      and "staticmethod" not in {d.rpartition(".")[2] for d in fn.decorators})
+        position = index - 1 if bound_self else index
+        if position < 0:
+            return None  # `self` itself
+        if position < len(site.args):
+            return site.args[position]
+        if site.star:
+            return None
+        param = params[index]
+        return _DEFAULT if param.default is not None else None
+
+    def returns(self, fqname: str, site: Site | None, depth: int) -> ValueSet:
+        found = self.project.function(fqname)
+        if found is None:
+            return ValueSet.of(Unknown(f"{fqname} is not a project function"))
+        file, fn = found
+        if not fn.returns:
+            return ValueSet.of(Const(None, f"{fn.qualname}() returns nothing"))
+        return ValueSet.union(self.values(file, r, fn.qualname, site, depth) for r in fn.returns)
+
+    def _call(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
+        ref = value.ref
+        if ref is not None and ref.startswith("warp."):
+            return self._warp_call(file, value, scope, site, depth)
+        if ref == "functools.partial" and value.args:
+            return self.values(file, value.args[0], scope, site, depth)
+        if ref in ("int", "float", "min", "max", "len", "range", "round", "abs"):
+            return self._builtin(file, value, scope, site, depth)
+        if ref is not None and "." not in ref and ref not in file.toplevel and not value.base:
+            callees = self._local(file, ref, scope, site, depth)
+        elif ref is not None:
+            callees = self._global(ref, depth)
+        elif value.base is not None:
+            callees = self.values(file, value.base, scope, site, depth)
+        else:
+            return _UNKNOWN
+        results: list[ValueSet] = []
+        for callee in callees:
+            if isinstance(callee, FunctionRef):
+                at = self.site(file, scope, value, self.project.canonical_function(callee.fqname), site) \
+                    if (site is None or site.depth < MAX_SITE_CHAIN) else None
+                results.append(self.returns(callee.fqname, at, depth))
+            elif isinstance(callee, ClassRef):
+                results.append(ValueSet.of(Instance(callee.fqname, f"a {callee.fqname.rpartition('.')[2]}(...)")))
+            elif isinstance(callee, Lambda):
+                owner = self.project.file_at(callee.path)
+                results.append(self.values(owner, callee.body, callee.scope, None, depth) if owner else _UNKNOWN)
+            else:
+                results.append(ValueSet.of(Unknown(f"the result of {value.text}")))
+        return ValueSet.union(results) if results else ValueSet.of(Unknown(f"the result of {value.text}"))
+
+    def _warp_call(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
+        if is_warp(value.ref, "constant") and len(value.args) == 1:
+            return self.values(file, value.args[0], scope, site, depth)
+        if is_warp(value.ref, "get_module"):
+            argument = value.args[0] if value.args else value.kwargs.get("name")
+            names, _ = self.module_names(file, argument, scope, site)
+            if names:
+                return ValueSet(frozenset(WarpModule(n, "wp.get_module(...)") for n in names))
+            return ValueSet.of(Unknown("wp.get_module of an unknown name"))
+        if is_warp(value.ref, "kernel", "Kernel") and value.args:
+            name = value.args[0].text.rpartition(".")[2]
+            for index, kernel in enumerate(file.kernels):
+                if kernel.ctx.scope == scope and kernel.form != "decorator" and kernel.name == name:
+                    return ValueSet.of(KernelRef(file.path, index, f"{value.text} of `{name}`"))
+        return ValueSet.of(Unknown(f"the result of {value.ref}()"))
+
+    def _builtin(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
+        ref = value.ref
+        args = [self.values(file, a, scope, site, depth) for a in value.args]
+        if ref == "len" and args:
+            lengths = {len(v.value) for s in args for v in s if isinstance(v, Const) and isinstance(v.value, tuple)}
+            if len(lengths) == 1 and all(isinstance(v, Const) for v in args[0]):
+                return ValueSet.of(Const(lengths.pop()))
+            return ValueSet.of(Varies("len() of a run-time object"))
+        if ref == "range":
+            return ValueSet.of(Unknown("a range"))
+        if not args or any(not s.known for s in args):
+            if any(s.varies for s in args):
+                return ValueSet.of(Varies(f"{ref}() of a run-time value"))
+            return ValueSet.of(Unknown(f"{ref}() of an unknown value"))
+        functions: dict[str, Callable] = {"int": int, "float": float, "min": min, "max": max, "round": round,
+                                          "abs": abs}
+        function = functions[ref or ""]
+        results: set[AbstractValue] = set()
+        for combination in _product(args):
+            try:
+                results.add(Const(function(*combination)))
+            except Exception:  # noqa: BLE001 - int("x"), min() of mixed types: not a value
+                results.add(Unknown(f"{ref}() fails on these values"))
+        return ValueSet(frozenset(results))
+
+    def _binop(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
+        left, right = (self.values(file, item, scope, site, depth) for item in value.items)
+        if left.varies or right.varies:
+            return ValueSet.of(Varies("arithmetic on a run-time value"))
+        op = _BINOPS.get(value.text)
+        if op is None:
+            return ValueSet.of(Unknown("an operator not followed"))
+        if not left.known or not right.known:
+            # `1 << (n - 1).bit_length()`, `n // 32 * 32`: computed from a value only the run knows
+            return ValueSet.of(Varies("arithmetic on a value known only at run time"))
+        results: set[AbstractValue] = set()
+        for a, b in _product([left, right]):
+            try:
+                results.add(Const(op(a, b)))
+            except Exception:  # noqa: BLE001 - "a" - 1, 1 << -1: not a value
+                results.add(Unknown("arithmetic that fails"))
+        return ValueSet(frozenset(results))
+
+    def _subscript(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
+        assert value.base is not None
+        if value.base.kind in ("name", "attr") and value.base.text in ("os.environ", "environ"):
+            return ValueSet.of(Varies("read from the environment"))
+        base = self.values(file, value.base, scope, site, depth)
+        keys = self.values(file, value.key, scope, site, depth) if value.key is not None else _UNKNOWN
+        results: list[ValueSet] = []
+        for b in base:
+            for k in keys:
+                results.append(_item(b, k))
+        return ValueSet.union(results) if results else _UNKNOWN
+
+    def _elements(self, iterable: ValueSet, file: FileModel, source: Value, scope: str, site: Site | None,
+                  depth: int) -> ValueSet:
+        """The values one item of ``iterable`` can have (a ``for`` target)."""
+        if source.kind == "call" and source.ref in ("zip", "enumerate"):
+            parts = [self._elements(self.values(file, a, scope, site, depth), file, a, scope, site, depth)
+                     for a in source.args]
+            if source.ref == "enumerate":
+                parts = [ValueSet.of(Varies("an enumerate() index")), *parts[:1]]
+            return ValueSet.of(Sequence(tuple(parts)))
+        if source.kind == "call" and source.ref == "range":
+            return ValueSet.of(Varies("a loop index"))
+        results: list[ValueSet] = []
+        for v in iterable:
+            if isinstance(v, Const) and isinstance(v.value, (tuple, list, dict)):
+                results.append(ValueSet(frozenset(Const(item) for item in v.value)))
+            elif isinstance(v, Sequence):
+                results.append(ValueSet.union(v.items))
+            elif isinstance(v, Varies):
+                results.append(ValueSet.of(v))
+            else:
+                results.append(ValueSet.of(Unknown("an item of an iterable not followed")))
+        return ValueSet.union(results) if results else _UNKNOWN
+
+
+def _item(base: AbstractValue, key: AbstractValue) -> ValueSet:
+    if isinstance(base, Varies) or isinstance(key, Varies):
+        return ValueSet.of(Varies("indexed by or into a run-time value"))
+    if isinstance(key, Const):
+        if isinstance(base, Const) and isinstance(base.value, (tuple, list, dict, str)):
+            try:
+                container: Any = base.value
+                return ValueSet.of(Const(container[key.value]))
+            except (KeyError, IndexError, TypeError):
+                return ValueSet.of(Unknown("no such item"))
+        if isinstance(base, Sequence) and isinstance(key.value, int) and -len(base.items) <= key.value < len(
+                base.items):
+            return base.items[key.value]
+    return ValueSet.of(Unknown("an item not followed"))
+
+
+def _product(sets: list[ValueSet]) -> list[tuple[object, ...]]:
+    combos: list[tuple[object, ...]] = [()]
+    for s in sets:
+        combos = [(*c, v.value) for c in combos for v in s if isinstance(v, Const)][:MAX_VALUES + 1]
+    return combos

@@ -1,0 +1,183 @@
+"""The abstract values an expression can have: what the evaluator concludes.
+
+Each value carries the reason it was concluded (``reason`` takes no part in equality, so a
+set of values holds each value once). A ``ValueSet`` is the finite set an expression can
+have at a point; ``Unknown`` in it means "and possibly something not known statically",
+``Varies`` "a value computed at run time: one more variant per value".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from warplint.model import Value
+
+
+@dataclass(frozen=True, eq=False)
+class Const:
+    """A literal (a string, number, bool, None, tuple or dict)."""
+
+    value: object
+    reason: str = field(default="literal")
+
+    def _key(self) -> tuple:
+        return (type(self.value).__name__, repr(self.value))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Const) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+
+@dataclass(frozen=True)
+class KernelRef:
+    """A Warp kernel: ``file.kernels[index]`` of the file at ``path``."""
+
+    path: str
+    index: int
+    reason: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
+class WarpModule:
+    """A ``wp.Module`` object: ``wp.get_module(name)``."""
+
+    name: str
+    reason: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
+class PythonModule:
+    """An imported Python module object (``import app.kernels as k``; ``module=k``)."""
+
+    name: str
+    reason: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """A project function (``fqname`` ``pkg.mod.Class.method``); ``memoized`` for ``functools.cache`` and co."""
+
+    fqname: str
+    memoized: bool = False
+    reason: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
+class ClassRef:
+    """A project class, by its dotted name."""
+
+    fqname: str
+    reason: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
+class Instance:
+    """An instance of a project class (constructed, or promised by an annotation)."""
+
+    cls: str
+    reason: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Sequence:
+    """A tuple or list literal whose items are not all constants: each item's own set."""
+
+    items: tuple[ValueSet, ...]
+    reason: str = field(default="sequence literal")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and self.items == other.items
+
+    def __hash__(self) -> int:
+        return hash(self.items)
+
+
+@dataclass(frozen=True, eq=False)
+class Lambda:
+    """A ``lambda``: calling it gives its body (evaluated where it was written)."""
+
+    body: Value
+    path: str
+    scope: str
+    reason: str = field(default="lambda")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Lambda) and self.body is other.body
+
+    def __hash__(self) -> int:
+        return id(self.body)
+
+
+@dataclass(frozen=True)
+class Varies:
+    """Computed at run time (``x.shape[1]``, ``1 << (n - 1).bit_length()``, an environment read)."""
+
+    reason: str = field(default="computed at run time", compare=False)
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """Not known statically (an external call, a parameter nobody passes, a bound hit)."""
+
+    reason: str = field(default="not known statically", compare=False)
+
+
+AbstractValue = (Const | KernelRef | WarpModule | PythonModule | FunctionRef | ClassRef | Instance | Sequence
+                 | Lambda | Varies | Unknown)
+
+
+@dataclass(frozen=True)
+class ValueSet:
+    """The values an expression can have. Empty only for a binding that adds none (``x: int``)."""
+
+    items: frozenset[AbstractValue] = frozenset()
+
+    @staticmethod
+    def of(*values: AbstractValue) -> ValueSet:
+        return ValueSet(frozenset(values))
+
+    @staticmethod
+    def union(sets: Iterable[ValueSet]) -> ValueSet:
+        found: set[AbstractValue] = set()
+        for s in sets:
+            found |= s.items
+        return ValueSet(frozenset(found))
+
+    def __iter__(self) -> Iterator[AbstractValue]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __or__(self, other: ValueSet) -> ValueSet:
+        return ValueSet(self.items | other.items)
+
+    @property
+    def known(self) -> bool:
+        """Every value is known statically (no ``Unknown``, no ``Varies``)."""
+        return bool(self.items) and not any(isinstance(v, (Unknown, Varies)) for v in self.items)
+
+    @property
+    def varies(self) -> bool:
+        return any(isinstance(v, Varies) for v in self.items)
+
+    def constants(self) -> list[object]:
+        """The literal values, in a stable order."""
+        return [v.value for v in sorted((v for v in self.items if isinstance(v, Const)), key=Const._key)]
+
+    def single_constant(self) -> tuple[bool, object]:
+        """(True, literal) when the expression can only be one literal, else (False, None)."""
+        if len(self.items) == 1:
+            (only,) = self.items
+            if isinstance(only, Const):
+                return True, only.value
+        return False, None
+
+    def kernels(self) -> list[KernelRef]:
+        return sorted((v for v in self.items if isinstance(v, KernelRef)), key=lambda k: (k.path, k.index))
+
+    def reasons(self) -> list[str]:
+        return sorted({v.reason for v in self.items if v.reason})

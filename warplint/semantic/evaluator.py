@@ -309,10 +309,10 @@ class Evaluator:
         return result
 
     def _global_uncached(self, ref: str, depth: int) -> ValueSet:
-        if ref.startswith("warp.") or ref == "warp":
-            return ValueSet.of(Unknown(f"the Warp object {ref}"))
         owner = self.project.owner_of(ref)
         if owner is None:
+            if ref.startswith("warp.") or ref == "warp":
+                return ValueSet.of(Unknown(f"the Warp object {ref}"))
             return ValueSet.of(Unknown(f"{ref} is not in the project"))
         if ref == owner.module:
             return ValueSet.of(PythonModule(owner.module, "an imported module"))
@@ -494,7 +494,7 @@ class Evaluator:
 
     def _call(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
         ref = value.ref
-        if ref is not None and ref.startswith("warp."):
+        if ref is not None and ref.startswith("warp.") and self.project.owner_of(ref) is None:
             return self._warp_call(file, value, scope, site, depth)
         if ref == "functools.partial" and value.args:
             return self.values(file, value.args[0], scope, site, depth)

@@ -1,0 +1,136 @@
+"""The semantic layer: the issue's shapes end to end, their look-alikes, and the evaluator's answers.
+
+Each directory of tests/fixtures/semantic/ is linted as one project with every default rule;
+the expected findings are the inline `# WCnnn` comments, and every other line must stay clean
+for every rule (so a look-alike that starts firing fails here).
+"""
+
+import os
+
+import pytest
+
+from warplint.config import Config
+from warplint.engine import Session
+from warplint.registry import all_rules
+from warplint.semantic.values import Const, KernelRef, Varies
+from warplint.testing import fixture_results
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "semantic")
+DEFAULT_CODES = tuple(code for code, rule in all_rules().items()
+                      if rule.default_enabled and not rule.runtime_only and code != "WC000")
+
+
+@pytest.mark.parametrize("name", sorted(os.listdir(FIXTURES)))
+def test_shape(name):
+    expected, actual = fixture_results(os.path.join(FIXTURES, name), DEFAULT_CODES)
+    assert expected or name == "look_alikes", f"{name}: a shape fixture needs expectations"
+    assert sorted(expected - actual) == [], "missing"
+    assert sorted(actual - expected) == [], "unexpected"
+
+
+def _project(tmp_path, files):
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    session = Session(Config(root=str(tmp_path), select=("ALL",)))
+    session.configure_cache(False)
+    session.lint_paths([str(tmp_path)])
+    return session.project()
+
+
+def _file(project, suffix):
+    return next(f for f in project.files if f.path.endswith(suffix))
+
+
+def test_one_answer_for_a_module_name_in_a_variable(tmp_path):
+    # The drift the layer removes: three evaluators used to give three answers here.
+    project = _project(tmp_path, {
+        "app/__init__.py": "",
+        "app/solver.py": (
+            "import warp as wp\nname = 'app.solver'\nwp.set_module_options({'fast_math': True}, module=name)\n"
+            "@wp.kernel(module=name)\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+        ),
+    })
+    from warplint.module_options import module_of, option_changes
+
+    file = _file(project, "solver.py")
+    kernel = file.kernels[0]
+    (change,) = option_changes(file, project)
+    assert change.module == "app.solver"
+    assert project.kernel_module(file, kernel) == "app.solver"
+    assert module_of(project, file, kernel.module_value) == "app.solver"
+    assert project.constant(file, kernel.module_value) == (True, "app.solver")
+
+
+def test_values_follow_bindings_parameters_and_returns(tmp_path):
+    project = _project(tmp_path, {
+        "m.py": (
+            "import warp as wp\n"
+            "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+            "def pick(flag):\n    return k\n"
+            "def size(n):\n    return 64 if n < 8 else 128\n"
+            "def run(a, n):\n"
+            "    first, second = 32, size(n)\n"
+            "    wp.launch(pick(True), dim=1, inputs=[a], block_dim=second)\n"
+            "    wp.launch(k, dim=1, inputs=[a], block_dim=first)\n"
+            "    wp.launch(k, dim=1, inputs=[a], block_dim=a.shape[0])\n"
+        ),
+    })
+    file = _file(project, "m.py")
+    launches = [c for c in file.calls if c.callee == "warp.launch"]
+    evaluator = project.evaluator
+    kernels = evaluator.values(file, launches[0].bound("kernel"), "run")
+    assert [type(v) for v in kernels] == [KernelRef]
+    assert sorted(evaluator.values(file, launches[0].bound("block_dim"), "run").constants()) == [64, 128]
+    assert evaluator.values(file, launches[1].bound("block_dim"), "run") == evaluator.values(
+        file, launches[1].bound("block_dim"), "run")
+    assert evaluator.constant(file, launches[1].bound("block_dim"), "run") == (True, 32)
+    third = evaluator.values(file, launches[2].bound("block_dim"), "run")
+    assert third.varies and not third.known
+    assert all(v.reason for v in third)
+
+
+def test_parameters_are_bound_per_call_site(tmp_path):
+    project = _project(tmp_path, {
+        "w.py": (
+            "import warp as wp\n"
+            "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+            "def _run(kernel, a, threads=256):\n    wp.launch(kernel, dim=1, inputs=[a], block_dim=threads)\n"
+            "def main(a):\n    _run(k, a)\n    _run(k, a, threads=128)\n    _run(k, a, 64)\n"
+        ),
+    })
+    sizes = sorted(launch.block_dims.single_constant()[1] for launch in project.all_launches())
+    assert sizes == [64, 128, 256]
+    origins = sorted(launch.origin[1].span.line for launch in project.all_launches())
+    assert origins == [8, 9, 10]  # each at the call of the wrapper
+
+
+def test_class_attributes_and_annotated_config(tmp_path):
+    project = _project(tmp_path, {
+        "c.py": (
+            "import warp as wp\nfrom dataclasses import dataclass, field\n"
+            "@dataclass\nclass Inner:\n    contact: int = 64\n"
+            "@dataclass\nclass Settings:\n    inner: Inner = field(default_factory=Inner)\n"
+            "class Solver:\n    block = 32\n    def __init__(self, threads=128):\n        self.threads = threads\n"
+            "def use(settings: Settings, solver: Solver):\n"
+            "    x = settings.inner.contact\n    y = solver.threads\n    z = solver.block\n"
+        ),
+    })
+    file = _file(project, "c.py")
+    evaluator = project.evaluator
+    values = {a.target.text: evaluator.values(file, a.value, "use") for a in file.assignments if a.ctx.scope == "use"}
+    assert values["x"].constants() == [64]
+    assert values["y"].constants() == [128]
+    assert values["z"].constants() == [32]
+
+
+def test_cycles_and_bounds_end(tmp_path):
+    project = _project(tmp_path, {
+        "r.py": "import warp as wp\ndef f(n):\n    return g(n)\ndef g(n):\n    return f(n)\nx = f(1)\ny = x + 1\n",
+    })
+    file = _file(project, "r.py")
+    y = next(a for a in file.assignments if a.target.text == "y")
+    result = project.evaluator.values(file, y.value, "")
+    assert not result.known  # a cycle adds no value: the sum is not a constant
+    assert Const(2) not in result.items and not any(isinstance(v, Varies) and not v.reason for v in result)

@@ -143,6 +143,27 @@ def kernel_options_off(project: Project, file: FileModel, kernel: Kernel, anywhe
     return set(config) | off.modules.get(project.canonical_module(module), set()) | off.modules.get(module, set())
 
 
+def kernel_options_given(project: Project, file: FileModel, kernel: Kernel) -> set[str]:
+    """Option keys the project sets explicitly (to any value) for the module ``kernel`` joins: a unique
+    kernel's ``module_options``, set_module_options / ``wp.get_module(m).options`` for its module,
+    and ``wp.config.<key> = ...`` anywhere."""
+    given = set(project.cached(("semantic.differentiation", "config_given"), lambda: {
+        (a.target.ref or "")[len("warp.config."):] for f in project.files for a in f.assignments
+        if a.target.kind == "attr" and (a.target.ref or "").startswith("warp.config.")
+    }))
+    if kernel.is_unique:
+        items = dict_items(project, file, kernel.options.get("module_options"), kernel.ctx.scope) or ()
+        return given | {k.const for k, _ in items if k.kind == "const" and isinstance(k.const, str)}
+    module = project.kernel_module(file, kernel)
+    for f in project.files:
+        for change in option_changes(f, project):
+            if change.module is not None and module is not None and (
+                change.module == module or project.canonical_module(change.module) == project.canonical_module(module)
+            ):
+                given |= set(change.values or ())
+    return given
+
+
 # ---------------------------------------------------------------------------------------- differentiation
 def differentiation_sites(project: Project) -> list[tuple[FileModel, Call]]:
     """Calls that show the project differentiates: ``wp.Tape(...)``, a launch whose ``adjoint`` is not

@@ -101,27 +101,34 @@ class ModuleMultipleBlockDims(Rule):
                 continue
             reference = _reference(values, entries)
             reference_launch = next(launch for launch, v in entries if v == reference)
+            # The first launch of each odd value; odd values first launched at one place (a wrapper call
+            # passing a variable that can be 64 or 128) are one finding there.
+            by_origin: dict[tuple[str, int, int], list[tuple[BlockDim, Launch]]] = {}
             for odd in sorted((v for v in values if v != reference), key=_sort_key):
                 launch = next(launch for launch, v in entries if v == odd)
+                by_origin.setdefault(_order(launch), []).append((odd, launch))
+            ref_file, ref_call = reference_launch.origin
+            shown_all = [_shown(v) for v in sorted(values, key=_sort_key)]
+            for odds in by_origin.values():
+                launch = odds[0][1]
                 origin_file, origin_call = launch.origin
                 if origin_file is not file:
                     continue
-                ref_file, ref_call = reference_launch.origin
                 related = [Related(ref_file.path, ref_call.span,
                                    f"{reference_launch.kernel.name} launched at block_dim {_shown(reference)}")]
                 if launch.site is not None:
                     related.append(Related(launch.file.path, launch.call.span, "the launch inside the wrapper"))
-                others = ", ".join(_shown(v) for v in sorted(values, key=_sort_key))
+                here = " or ".join(_phrase(v) for v, _ in odds)
                 yield self.report(
                     origin_call.span,
-                    f"Warp module '{module}' is launched here at {_phrase(odd)}, and at {_phrase(reference)} "
-                    f"elsewhere (values: {others}): on CUDA the whole module compiles once per block_dim; give the "
-                    "kernels that need another block size their own module or launch the module at one block_dim.",
+                    f"Warp module '{module}' is launched here at {here}, and at {_phrase(reference)} elsewhere "
+                    f"(values: {', '.join(shown_all)}): on CUDA the whole module compiles once per block_dim; give "
+                    "the kernels that need another block size their own module or launch the module at one block_dim.",
                     related=tuple(related),
                     module=module,
                     kernel=launch.kernel.name,
-                    block_dim=_shown(odd),
-                    block_dims=[_shown(v) for v in sorted(values, key=_sort_key)],
+                    block_dim=", ".join(_shown(v) for v, _ in odds),
+                    block_dims=shown_all,
                     function=origin_call.ctx.scope,
                 )
 

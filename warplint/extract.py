@@ -363,8 +363,10 @@ class Extractor(cst.CSTVisitor):
         decorators: list[str] = []
         kernel_options: dict[str, Value] | None = None
         warp_body = outer.warp_body
+        decorator_values: list[Value] = []
         for dec in node.decorators:
             expr = dec.decorator
+            decorator_values.append(self.value(expr))
             call = expr if isinstance(expr, cst.Call) else None
             dotted = dotted_name(call.func if call else expr)
             resolved = self.resolve(dotted)[0] if dotted else ""
@@ -391,6 +393,7 @@ class Extractor(cst.CSTVisitor):
             class_name=class_name,
             is_warp=warp_body,
             generic=generic,
+            decorator_values=decorator_values,
         )
         self._span_of(fn, "span", node.name)
         self.model.functions[qualname] = fn

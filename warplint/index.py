@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from .model import Assignment, Call, FileModel, Function, Kernel, Value
 from .names import is_warp
 from .semantic.evaluator import MAX_SITE_CHAIN, MAX_SITES, Evaluator, Site
+from .semantic.kernels import add_decorated_kernels
 from .semantic.values import Const, ValueSet
 
 LAUNCH_CALLS = ("launch", "launch_tiled")
@@ -128,6 +129,9 @@ class Project:
         self.memo: dict = {}  # derived facts rules share within one run (keyed by the asker)
         self.by_path = {f.path: f for f in self.files}
         self.evaluator = Evaluator(self)
+        add_decorated_kernels(self)
+        self.evaluator = Evaluator(self)  # answers given while the decorators were read may predate those kernels
+        self.memo.clear()
 
     # ------------------------------------------------------------------ lookup
     def module(self, name: str, external: bool = False) -> FileModel | None:

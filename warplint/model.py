@@ -190,6 +190,7 @@ class Function:
     warp_calls: set[str] = field(default_factory=set)  # resolved callees inside a Warp body
     returns: list[Value] = field(default_factory=list)
     generic: bool = False  # annotations mention Any
+    decorator_values: list[Value] = field(default_factory=list)  # each decorator expression (`@make(k=1)`)
     # Warp bodies only (filled by the extractor's Warp-body call visit):
     # parameter -> ("array" | "tile", resolved dtype name) from its annotation ("" dtype: not a plain name)
     param_dtypes: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -213,6 +214,7 @@ class Kernel:
     static_captured: set[str] = field(default_factory=set)  # ... of those, read inside wp.static()
     warp_calls: set[str] = field(default_factory=set)
     generic: bool = False
+    derived: bool = False  # made by the project index from a project decorator that wraps wp.kernel
 
     @property
     def module_value(self) -> Value | None:

@@ -5,8 +5,8 @@ from collections.abc import Iterator
 
 from warplint.index import Project
 from warplint.model import Call, FileModel
-from warplint.names import is_warp
 from warplint.rule import Report, Rule
+from warplint.semantic.events import events
 
 # Function names that say "this is a maintenance command", not the run path.
 _MAINTENANCE = re.compile(r"clear|clean|purge|reset|wipe|rebuild|flush|invalidate", re.I)
@@ -54,14 +54,13 @@ class KernelCacheCleared(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        for call in file.calls:
-            if not is_warp(call.callee, "clear_kernel_cache", "clear_lto_cache"):
-                continue
+        for operation in events(project, file).cache_operations:
+            call = operation.call
             if self._gated(call):
                 continue
             if call.ctx.scope and self._maintenance_function(file, call.ctx.scope, project):
                 continue
-            what = "kernel" if call.callee.endswith("kernel_cache") else "MathDx LTO"
+            what = "kernel" if operation.operation == "clear_kernel_cache" else "MathDx LTO"
             yield self.report(
                 call.span,
                 f"{call.callee.rpartition('.')[2]}() deletes the compiled {what} cache on every run, so every "

@@ -71,11 +71,8 @@ class ModuleMultipleBlockDims(Rule):
         "def step(x):\n    wp.launch(a, dim=8, inputs=[x])\n    wp.launch(b, dim=8, inputs=[x], block_dim=BLOCK)\n",
     )
 
-    def _launches_by_module(self, project: Project) -> dict[str, list[tuple[Launch, BlockDim]]]:
-        return project.cached((self.code, "launches"), lambda: self._build(project))
-
     @staticmethod
-    def _build(project: Project) -> dict[str, list[tuple[Launch, BlockDim]]]:
+    def _launches_by_module(project: Project) -> dict[str, list[tuple[Launch, BlockDim]]]:
         by_module: dict[str, list[tuple[Launch, BlockDim]]] = {}
         for launch in project.all_launches():
             if launch.module.startswith("unique:") or launch.call.has_star_args:
@@ -94,7 +91,7 @@ class ModuleMultipleBlockDims(Rule):
             entries.sort(key=lambda e: (*_order(e[0]), _sort_key(e[1])))
         return by_module
 
-    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+    def check_project(self, project: Project) -> Iterator[tuple[FileModel, Report]]:
         for module, entries in sorted(self._launches_by_module(project).items()):
             values = Counter(v for _, v in entries)
             if len(values) < 2 or len(project.kernels_of_module(module)) < 2:
@@ -112,14 +109,12 @@ class ModuleMultipleBlockDims(Rule):
             for odds in by_origin.values():
                 launch = odds[0][1]
                 origin_file, origin_call = launch.origin
-                if origin_file is not file:
-                    continue
                 related = [Related(ref_file.path, ref_call.span,
                                    f"{reference_launch.kernel.name} launched at block_dim {_shown(reference)}")]
                 if launch.site is not None:
                     related.append(Related(launch.file.path, launch.call.span, "the launch inside the wrapper"))
                 here = " or ".join(_phrase(v) for v, _ in odds)
-                yield self.report(
+                yield origin_file, self.report(
                     origin_call.span,
                     f"Warp module '{module}' is launched here at {here}, and at {_phrase(reference)} elsewhere "
                     f"(values: {', '.join(shown_all)}): on CUDA the whole module compiles once per block_dim; give "

@@ -491,12 +491,25 @@ class Session:
                         continue
                     for report in rule.check(model, project):
                         diagnostics.append(self._diagnostic(rule, model.path, report))
+                    for report in self._project_reports(rule, project).get(model.path, ()):
+                        diagnostics.append(self._diagnostic(rule, model.path, report))
         suppressions = find_suppressions(text)
         kept = [d for d in diagnostics if d.code in codes and not suppressions.suppressed(d.code, d.span.line)]
         unique: dict[tuple, Diagnostic] = {}
         for d in kept:
             unique.setdefault((d.path, d.span, d.code, d.message), d)
         return _bounded_per_line(sorted(unique.values(), key=Diagnostic.sort_key))
+
+    @staticmethod
+    def _project_reports(rule: Rule, project: Project) -> dict[str, list[Report]]:
+        """``rule.check_project`` once per project, grouped by file path."""
+        def compute() -> dict[str, list[Report]]:
+            grouped: dict[str, list[Report]] = {}
+            for file, report in rule.check_project(project):
+                grouped.setdefault(file.path, []).append(report)
+            return grouped
+
+        return project.cached(("project reports", rule.code), compute)
 
     def keeps(self, diagnostic: Diagnostic) -> bool:
         """Whether ignore / per-file-ignores / noqa let a finding made elsewhere (--confirm) through."""

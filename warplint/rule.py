@@ -62,6 +62,11 @@ class Rule:
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         return iter(())
 
+    def check_project(self, project: Project) -> Iterator[tuple[FileModel, Report]]:
+        """Optional, for project-wide rules: run once per project (not once per file), yielding each
+        report with the file it belongs to. The engine hands each file its own reports."""
+        return iter(())
+
     # -- helpers for rule authors
     def report(self, span: Span, message: str, fix: Fix | None = None, related: tuple[Related, ...] = (),
                **data: Any) -> Report:

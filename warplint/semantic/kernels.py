@@ -52,7 +52,7 @@ def _kernel_options(project: Project, file: FileModel, fn: Function, decorator: 
             found = project.function(value.fqname)
             if found is None:
                 continue
-            maker_file, maker = found
+            _, maker = found
             first = maker.params[0].name if maker.params else None
             for returned in maker.returns:
                 options = _wraps_kernel(returned, first)

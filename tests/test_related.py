@@ -11,8 +11,8 @@ KERNELS = (
 )
 RUN = (
     "import warp as wp\nfrom kernels import a, b\n\n"
-    "def run(x):\n    wp.launch(a, dim=1, inputs=[x], block_dim=64)\n"
-    "    wp.launch(b, dim=1, inputs=[x], block_dim=128)\n"
+    "def go(k, x, threads=256):\n    wp.launch(k, dim=1, inputs=[x], block_dim=threads)\n\n"
+    "def run(x):\n    go(a, x)\n    go(b, x, 128)\n"
 )
 
 
@@ -27,17 +27,18 @@ def test_related_locations_in_every_format(tmp_path, run_cli):
     code, out, _ = run_cli(".", "--no-cache", "--format", "json")
     (finding,) = json.loads(out)
     assert code == 1 and finding["code"] == "WC303" and "run.py:" not in finding["message"]
+    assert finding["line"] == 9
     assert [(r["path"], r["line"], r["message"]) for r in finding["related"]] == [
-        ("run.py", 5, "a launched at block_dim 64"), ("run.py", 6, "b launched at block_dim 128")]
+        ("run.py", 8, "a launched at block_dim 256"), ("run.py", 5, "the launch inside the wrapper")]
 
     _, out, _ = run_cli(".", "--no-cache", "--format", "sarif")
     (result,) = json.loads(out)["runs"][0]["results"]
     related = result["relatedLocations"]
     assert [r["id"] for r in related] == [0, 1]
     assert related[0]["physicalLocation"]["artifactLocation"]["uri"] == "run.py"
-    assert related[0]["physicalLocation"]["region"]["startLine"] == 5
-    assert related[1]["message"]["text"] == "b launched at block_dim 128"
+    assert related[0]["physicalLocation"]["region"]["startLine"] == 8
+    assert related[1]["message"]["text"] == "the launch inside the wrapper"
 
     _, out, _ = run_cli(".", "--no-cache")
-    assert "  note: a launched at block_dim 64 at run.py:5:5\n" in out
-    assert "  note: b launched at block_dim 128 at run.py:6:5\n" in out
+    assert "  note: a launched at block_dim 256 at run.py:8:5\n" in out
+    assert "  note: the launch inside the wrapper at run.py:5:5\n" in out

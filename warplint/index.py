@@ -390,8 +390,27 @@ class Project:
                 for call in f.calls:
                     if call.callee.startswith("warp."):
                         continue
-                    self._callers.setdefault(self.canonical_function(call.callee), []).append((f, call))
+                    callee = self._method_of_instance(f, call) or call.callee
+                    self._callers.setdefault(self.canonical_function(callee), []).append((f, call))
         return self._callers.get(self.canonical_function(fqname), [])
+
+    def callee_of(self, file: FileModel, call: Call) -> str:
+        """The function a call calls, methods of locally constructed instances included."""
+        return self._method_of_instance(file, call) or call.callee
+
+    def _method_of_instance(self, file: FileModel, call: Call) -> str | None:
+        """``s.step()`` where the local ``s`` is bound to ``Solver(...)``: ``pkg.mod.Solver.step``."""
+        head, _, rest = call.callee.partition(".")
+        if not rest or "." in rest:
+            return None
+        fn = file.functions.get(call.ctx.scope)
+        if call.ctx.scope and (fn is None or head not in fn.locals):
+            return None
+        for assignment in self.name_assignments(file, call.ctx.scope, head):
+            value = assignment.value
+            if value.kind == "call" and value.ref and self.is_class(value.ref):
+                return f"{value.ref}.{rest}"
+        return None
 
     def canonical_function(self, fqname: str) -> str:
         table = self.memo.setdefault("canonical_function", {})
@@ -423,7 +442,7 @@ class Project:
                     for m in self.modules_loaded_by(f, call):
                         result.setdefault(m, call)
                 elif not call.callee.startswith("warp."):
-                    for m in self.modules_launched_by(call.callee, _depth + 1):
+                    for m in self.modules_launched_by(self.callee_of(f, call), _depth + 1):
                         result.setdefault(m, call)
         self._launch_cache[fqname] = result
         return result
@@ -498,7 +517,7 @@ class Project:
             elif is_warp(call.callee, *LOAD_CALLS):
                 events.extend((call.ctx.order, m, call) for m in self.modules_loaded_by(file, call))
             elif not call.callee.startswith("warp."):
-                events.extend((call.ctx.order, m, call) for m in self.modules_launched_by(call.callee))
+                events.extend((call.ctx.order, m, call) for m in self.modules_launched_by(self.callee_of(file, call)))
         events.sort(key=lambda e: e[0])
         return events
 
@@ -539,7 +558,7 @@ class Project:
         for level in range(1, depth + 1):
             next_frontier = []
             for target in frontier:
-                for f, call in self.callers(target):
+                for f, call in self.call_sites(target):
                     found.append((f, call, level))
                     caller = self.fqname(f, call.ctx.scope)
                     if call.ctx.scope and caller not in seen:

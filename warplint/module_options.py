@@ -101,6 +101,6 @@ def option_changes_by(project: Project, fqname: str, _depth: int = 0) -> list[Op
         result = [c for c in option_changes(file, project) if c.ctx.scope == function.qualname]
         for call in project.calls_in(file, function.qualname):
             if not call.callee.startswith("warp."):
-                result.extend(option_changes_by(project, call.callee, _depth + 1))
+                result.extend(option_changes_by(project, project.callee_of(file, call), _depth + 1))
     project.memo[key] = result
     return result

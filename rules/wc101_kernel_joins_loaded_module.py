@@ -88,10 +88,14 @@ class KernelJoinsLoadedModule(Rule):
                 where, launch, launch_file, related = evidence
                 related = (Related(launch_file.path, launch.span, f"module {module} launched here first"), *related)
                 total = len(project.kernels_of_module(module))
+                factory = file.functions.get(scope)
+                memo = ""
+                if factory is not None and project.evaluator.is_memoized(factory):
+                    memo = f" The cache on {factory.name}() only saves repeats: each new argument still makes a new kernel."
                 yield self.report(
                     kernel.span,
                     f"kernel `{kernel.name}` is created when {where} runs, after Warp module {module} was already "
-                    f"launched: the whole module ({total} kernels) builds again. "
+                    f"launched: the whole module ({total} kernels) builds again.{memo} "
                     "Define it at module level, before the first launch, or in its own module.",
                     related=related, module=module, kernel=kernel.name, function=scope,
                 )

@@ -285,9 +285,13 @@ class Evaluator:
             return ValueSet.of(Unknown(f"`{name}` is bound in a way not followed"))
         return None
 
+    @staticmethod
+    def is_memoized(fn: Function) -> bool:
+        """``@functools.cache`` / ``@lru_cache(...)``: one result per distinct argument tuple."""
+        return any(d in MEMOIZING_DECORATORS for d in fn.decorators)
+
     def _function_ref(self, file: FileModel, fn: Function) -> FunctionRef:
-        memoized = any(d in MEMOIZING_DECORATORS for d in fn.decorators)
-        return FunctionRef(self.project.fqname(file, fn.qualname), memoized, f"function {fn.qualname}")
+        return FunctionRef(self.project.fqname(file, fn.qualname), self.is_memoized(fn), f"function {fn.qualname}")
 
     def _global(self, ref: str, depth: int) -> ValueSet:
         """A dotted name outside any function: a module, or a name in one (across files)."""
@@ -617,6 +621,128 @@ class Evaluator:
                 results.append(ValueSet.of(Unknown("an item of an iterable not followed")))
         return ValueSet.union(results) if results else _UNKNOWN
 
+    # ------------------------------------------------------------------ where a value comes from
+    def sources(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None
+                ) -> list[Source]:
+        """The expressions ``value`` takes its value from, for questions about an expression's *shape*
+        that no abstract value carries (which call made an array and with which ``dtype=``; that a path
+        is ``wp.config.kernel_cache_dir``; that it was made by ``tempfile.mkdtemp()``).
+
+        Names are followed through the bindings ``values`` follows: locals (and enclosing functions'
+        locals), parameters (at ``site``, else at every call site, else the default), module-level names
+        across files and re-exports; ``a if c else b`` gives both branches; a call of a project
+        function gives what it returns (bound at that call). Every other expression is its own source:
+        a literal, a call or a name outside the project, an f-string, arithmetic. A name that cannot be
+        followed is its own source too; ``Source.attrs`` are the attributes read off a source
+        (``d.name`` of ``d = TemporaryDirectory()``). Bounded like ``values``."""
+        found: list[Source] = []
+        if value is not None:
+            self._sources(file, value, scope, site, (), 0, found, set())
+        return found
+
+    def _sources(self, file: FileModel, value: Value, scope: str, site: Site | None, attrs: tuple[str, ...],
+                 depth: int, found: list[Source], seen: set[tuple]) -> None:
+        key = (id(file), id(value), scope, id(site), attrs)
+        if key in seen:
+            return
+        seen.add(key)
+        if depth > MAX_DEPTH or len(found) > MAX_VALUES:
+            found.append(Source(file, value, scope, site, attrs, complete=False))
+            return
+        kind = value.kind
+        if kind == "ifexp":
+            for item in value.items:
+                if isinstance(item, Value):
+                    self._sources(file, item, scope, site, attrs, depth + 1, found, seen)
+            return
+        if kind in ("name", "attr") and value.text != "__name__" and not (value.base is not None and not value.ref):
+            if value.local:
+                head, _, rest = value.text.partition(".")
+                more = (*rest.split("."), *attrs) if rest else attrs
+                if self._source_local(file, head, scope, site, more, depth, found, seen):
+                    return
+            elif value.ref:
+                ref = f"{file.module}.{value.ref}" if "." not in value.ref and value.ref == value.text else value.ref
+                if self._source_global(ref, attrs, depth, found, seen):
+                    return
+        elif kind == "call" and value.ref is not None and not (
+                value.ref.startswith("warp.") and self.project.owner_of(value.ref) is None):
+            ref = value.ref
+            callees = (self._local(file, ref, scope, site, depth)
+                       if "." not in ref and ref not in file.toplevel and not value.base else self._global(ref, depth))
+            functions = [c for c in callees if isinstance(c, FunctionRef)]
+            if functions and len(functions) == len(callees):
+                for callee in functions:
+                    target = self.project.function(callee.fqname)
+                    if target is None or not target[1].returns:
+                        continue
+                    at = self.site(file, scope, value, self.project.canonical_function(callee.fqname), site) \
+                        if (site is None or site.depth < MAX_SITE_CHAIN) else None
+                    for returned in target[1].returns:
+                        self._sources(target[0], returned, target[1].qualname, at, attrs, depth + 1, found, seen)
+                return
+        found.append(Source(file, value, scope, site, attrs))
+
+    def _source_local(self, file: FileModel, name: str, scope: str, site: Site | None, attrs: tuple[str, ...],
+                      depth: int, found: list[Source], seen: set[tuple]) -> bool:
+        """Follow a name read in ``scope`` to its bindings; False when it has none that can be followed."""
+        current = scope
+        while current:
+            fn = file.functions.get(current)
+            if fn is None:
+                break
+            bindings = self.project.name_assignments(file, current, name)
+            param = next((p for p in fn.params if p.name == name), None)
+            if bindings or param is not None:
+                for a in bindings:
+                    self._sources(file, a.value, current, site, attrs, depth + 1, found, seen)
+                if param is not None:
+                    self._source_parameter(file, fn, name, site, attrs, depth, found, seen)
+                return True
+            if name in fn.locals:
+                return False
+            current = fn.ctx.scope
+        return self._source_global(f"{file.module}.{name}", attrs, depth, found, seen)
+
+    def _source_parameter(self, file: FileModel, fn: Function, name: str, site: Site | None,
+                          attrs: tuple[str, ...], depth: int, found: list[Source], seen: set[tuple]) -> None:
+        fq = self.project.fqname(file, fn.qualname)
+        if site is not None and site.function == fq:
+            sites = [site]
+        else:
+            sites = [self.site(cf, call.ctx.scope, call, fq, None) for cf, call in self.project.call_sites(fq)]
+        param = next(p for p in fn.params if p.name == name)
+        if not sites and param.default is not None:
+            self._sources(file, param.default, fn.ctx.scope, None, attrs, depth + 1, found, seen)
+        for at in sites[:MAX_SITES]:
+            argument = self.bind(fn, name, at)
+            if argument is _DEFAULT and param.default is not None:
+                self._sources(file, param.default, fn.ctx.scope, None, attrs, depth + 1, found, seen)
+            elif isinstance(argument, Value):
+                self._sources(at.file, argument, at.scope, at.parent, attrs, depth + 1, found, seen)
+
+    def _source_global(self, ref: str, attrs: tuple[str, ...], depth: int, found: list[Source],
+                       seen: set[tuple]) -> bool:
+        """Follow a module-level name (``pkg.mod.NAME.attr``) to its bindings; False when not in the project."""
+        owner = self.project.owner_of(ref)
+        if owner is None or ref == owner.module or depth > MAX_DEPTH:
+            return False
+        name, *rest = ref[len(owner.module) + 1:].split(".")
+        more = (*rest, *attrs)
+        bindings = self.project.name_assignments(owner, "", name)
+        if bindings:
+            for a in bindings:
+                self._sources(owner, a.value, "", None, more, depth + 1, found, seen)
+            return True
+        for imp in owner.imports:  # a re-export: `from .config import CACHE` in a package __init__
+            if imp.ctx.scope:
+                continue
+            for imported, alias in imp.names:
+                if alias == name:
+                    target = f"{imp.module}.{imported}" if imp.module else imported
+                    return self._source_global(".".join((target, *rest)), attrs, depth + 1, found, seen)
+        return False
+
 
 def _item(base: AbstractValue, key: AbstractValue) -> ValueSet:
     if isinstance(base, Varies) or isinstance(key, Varies):
@@ -639,3 +765,17 @@ def _product(sets: list[ValueSet]) -> list[tuple[object, ...]]:
     for s in sets:
         combos = [(*c, v.value) for c in combos for v in s if isinstance(v, Const)][:MAX_VALUES + 1]
     return combos
+
+
+@dataclass(frozen=True, eq=False)
+class Source:
+    """An expression a value comes from (``Evaluator.sources``): ``value``, written in ``scope`` of
+    ``file``, its parameters bound at ``site``; ``attrs`` the attributes read off it; ``complete`` False
+    when the bounds cut the following short here (the expression may come from further back)."""
+
+    file: FileModel
+    value: Value
+    scope: str
+    site: Site | None = None
+    attrs: tuple[str, ...] = ()
+    complete: bool = True

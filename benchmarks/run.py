@@ -4,6 +4,12 @@
     python benchmarks/run.py                      # warp-lang, 3 repetitions
     python benchmarks/run.py --repeat 5 --corpus warp-lang newton mujoco-warp
     python benchmarks/run.py --jobs 2 --markdown  # table ready for docs/performance.md
+    python benchmarks/run.py --site before=/tmp/old-site --site after=/tmp/new-site   # two versions, interleaved
+
+``--site LABEL=DIR`` times the warplint installed in DIR (``pip install --no-deps --target DIR
+<checkout>``) instead of this checkout's; given several times, every version runs each case in
+the same repetition, so the comparison is side by side. The size of each version's cache after
+the cold run is printed too.
 
 Fetches the corpora with scripts/fetch_corpora.py (into the ignored .cache/corpora/),
 copies each to a temporary directory (the "touched one file" case edits the copy), and
@@ -71,10 +77,11 @@ else:
 """
 
 
-def run_timed(cmd: list[str], cwd: str | None = None) -> tuple[float, float, float, int]:
+def run_timed(cmd: list[str], cwd: str | None = None, env: dict[str, str] | None = None
+              ) -> tuple[float, float, float, int]:
     """(wall s, cpu s, peak RSS MiB, exit code) of ``cmd`` and its descendants."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -146,8 +153,12 @@ def bench_corpus(name: str, args) -> list[dict]:
     size = sum(os.path.getsize(p) for p in python_files(tree))
     print(f"\n{name}: {n_files} files, {size / 1e6:.1f} MB  ({tree})", flush=True)
 
-    def fresh_cache(_i: int) -> None:
-        shutil.rmtree(cache, ignore_errors=True)
+    sites: list[tuple[str, dict[str, str] | None]] = [("", None)]
+    if args.site:
+        sites = []
+        for spec in args.site:
+            label, _, directory = spec.partition("=")
+            sites.append((f"[{label}] ", {**os.environ, "PYTHONPATH": os.path.abspath(directory)}))
 
     touched = pick_file_to_touch(tree)
 
@@ -160,35 +171,47 @@ def bench_corpus(name: str, args) -> list[dict]:
     workers = jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
     # (label, prepare, command): one repetition runs every case in this order (the warm
     # cases need the cache the case before them wrote), so load spikes hit all cases alike.
-    cases: list[tuple[str, Callable[[int], None] | None, list[str]]] = [
-        ("bare parse (serial)", None, [sys.executable, "-c", BARE_PARSE, tree, "1"]),
+    Case = tuple[str, Callable[[int], None] | None, list[str], dict[str, str] | None]
+    cases: list[Case] = [
+        ("bare parse (serial)", None, [sys.executable, "-c", BARE_PARSE, tree, "1"], None),
     ]
     if workers > 1:
-        cases.append((f"bare parse (x{workers})", None, [sys.executable, "-c", BARE_PARSE, tree, str(workers)]))
-    cases += [
-        ("warplint cold --no-cache", None, [*warplint, "--no-cache", tree]),
-        ("warplint cold, writes cache", fresh_cache, [*warplint, "--cache-dir", cache, tree]),
-        ("warplint warm", None, [*warplint, "--cache-dir", cache, tree]),
-        ("warplint touched 1 file", touch, [*warplint, "--cache-dir", cache, tree]),
-        ("warplint warm, 1 file arg", None, [*warplint, "--cache-dir", cache, touched]),
-    ]
+        cases.append((f"bare parse (x{workers})", None, [sys.executable, "-c", BARE_PARSE, tree, str(workers)], None))
+    caches: dict[str, str] = {}
+    for label, env in sites:
+        site_cache = caches[label] = f"{cache}-{len(caches)}"
+
+        def fresh_cache(_i: int, directory: str = site_cache) -> None:
+            shutil.rmtree(directory, ignore_errors=True)
+
+        cases += [
+            (f"{label}warplint cold --no-cache", None, [*warplint, "--no-cache", tree], env),
+            (f"{label}warplint cold, writes cache", fresh_cache, [*warplint, "--cache-dir", site_cache, tree], env),
+            (f"{label}warplint warm", None, [*warplint, "--cache-dir", site_cache, tree], env),
+            (f"{label}warplint touched 1 file", touch, [*warplint, "--cache-dir", site_cache, tree], env),
+            (f"{label}warplint warm, 1 file arg", None, [*warplint, "--cache-dir", site_cache, touched], env),
+        ]
     if tool_available("flake8"):
         # warplint's own flake8 plugin is excluded (E/F/W/C90 only): a plain-flake8 reference.
         cases.append(("flake8 (E,F,W,C90)", None,
-                      [sys.executable, "-m", "flake8", "--select", "E,F,W,C90", "--exit-zero", tree]))
+                      [sys.executable, "-m", "flake8", "--select", "E,F,W,C90", "--exit-zero", tree], None))
     ruff_path = shutil.which("ruff")
     if ruff_path or tool_available("ruff"):
         ruff = [ruff_path] if ruff_path else [sys.executable, "-m", "ruff"]
-        cases.append(("ruff check (no cache)", None, [*ruff, "check", "--no-cache", "--exit-zero", "--quiet", tree]))
-    rows: dict[str, list] = {label: [] for label, _, _ in cases}
+        cases.append(("ruff check (no cache)", None,
+                      [*ruff, "check", "--no-cache", "--exit-zero", "--quiet", tree], None))
+    rows: dict[str, list] = {label: [] for label, _, _, _ in cases}
     for i in range(args.repeat):
-        for label, prepare, cmd in cases:
+        for label, prepare, cmd, env in cases:
             if prepare is not None:
                 prepare(i)
-            rows[label].append(run_timed(cmd))
+            rows[label].append(run_timed(cmd, env=env))
             print(f"  [{i + 1}/{args.repeat}] {label:28} {rows[label][-1][0]:8.2f} s", flush=True)
+    for label, directory in caches.items():
+        size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(directory) for f in fs)
+        print(f"  {label}cache size after the runs: {size / 1e6:.1f} MB")
     shutil.rmtree(work, ignore_errors=True)
-    results = [summarise(label, rows[label]) for label, _, _ in cases]
+    results = [summarise(label, rows[label]) for label, _, _, _ in cases]
     base = results[0]["median"]
     for row in results:
         row["ratio"] = row["median"] / base if base else float("nan")
@@ -244,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--jobs", type=int, default=None, help="warplint --jobs (default: warplint's default, the cores)")
     p.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
+    p.add_argument("--site", action="append", metavar="LABEL=DIR",
+                   help="time the warplint installed in DIR (repeatable: versions side by side)")
     args = p.parse_args(argv)
     print("machine:", machine())
     for name in args.corpus:

@@ -3,9 +3,10 @@
 - where a statement is a deliberate maintenance path (flag-gated, a clear-cache
   command, a cold-compile benchmark) or test code, which these rules skip;
 - what an environment variable is set to (`os.environ[...]`, `setdefault`,
-  `update`, `os.putenv`);
-- whether a path value is a fresh temporary or timestamped directory, following
-  local variables, module constants and project helper returns.
+  `update`, `os.putenv`; the variable's name asked of the evaluator).
+
+Whether a path is a fresh temporary or timestamped directory is a semantic fact:
+`warplint.semantic.facts_paths`.
 """
 
 from __future__ import annotations
@@ -31,17 +32,6 @@ _MAINTENANCE_FUNCTION = re.compile(
 _CHOICE_HEADS = {"args", "arguments", "opts", "options", "flags", "FLAGS", "cli", "config", "cfg", "settings", "params"}
 _ENV_READS = ("os.environ", "os.getenv", "os.environ.get")
 
-# Calls whose result is a new directory (or a name unique to this run) each time.
-FRESH_DIR_CALLS = frozenset({"tempfile.mkdtemp", "tempfile.TemporaryDirectory"})
-UNIQUE_PART_CALLS = frozenset(
-    {
-        "time.time", "time.time_ns", "time.strftime", "time.monotonic", "time.perf_counter", "time.localtime",
-        "datetime.now", "datetime.utcnow", "datetime.today", "datetime.datetime.now", "datetime.datetime.utcnow",
-        "datetime.datetime.today", "datetime.date.today", "uuid.uuid1", "uuid.uuid4", "os.getpid",
-        "secrets.token_hex", "secrets.token_urlsafe", "random.random", "random.randint", "tempfile.mktemp",
-    }
-)
-_MAX_FOLLOW = 6
 
 
 def _is_choice(name: str, params: set[str]) -> bool:
@@ -85,20 +75,25 @@ def _split_names(ctx: Context) -> list[tuple[str, ...]]:
     return [ctx.condition_names] * len(ctx.conditions)
 
 
-def env_writes(file: FileModel, variable: str) -> Iterator[tuple[Value, Context, Span]]:
-    """(value, ctx, span) for every write of ``variable`` into the process environment."""
+def env_writes(file: FileModel, variable: str, project: Project) -> Iterator[tuple[Value, Context, Span]]:
+    """(value, ctx, span) for every write of ``variable`` into the process environment (the variable's
+    name may be a constant: ``os.environ[KEY] = ...``)."""
+
+    def names(key: Value | None, ctx: Context) -> bool:
+        return key is not None and project.constant(file, key, ctx.scope) == (True, variable)
+
     for a in file.assignments:
         t = a.target
         if (
             t.kind == "subscript" and t.base is not None and t.base.ref == "os.environ"
-            and t.key is not None and t.key.const == variable
+            and names(t.key, a.ctx)
         ):
             yield a.value, a.ctx, a.span
     for call in file.calls:
         if call.callee in ("os.environ.setdefault", "os.putenv"):
             key = call.arg(0, "key")
             value = call.arg(1, "value")
-            if key is not None and key.const == variable and value is not None:
+            if value is not None and names(key, call.ctx):
                 yield value, call.ctx, call.span
         elif call.callee == "os.environ.update":
             if variable in call.kwargs:
@@ -106,71 +101,8 @@ def env_writes(file: FileModel, variable: str) -> Iterator[tuple[Value, Context,
             mapping = call.arg(0)
             if mapping is not None and mapping.kind == "dict":
                 for key, value in mapping.items:
-                    if isinstance(key, Value) and key.const == variable:
+                    if isinstance(key, Value) and names(key, call.ctx):
                         yield value, call.ctx, call.span
-
-
-def _assigned_values(file: FileModel, name: str, scope: str) -> list[Value]:
-    return [
-        a.value for a in file.assignments
-        if a.target.kind == "name" and a.target.text == name and a.ctx.scope == scope and not a.augmented
-    ]
-
-
-def fresh_dir_reason(
-    value: Value | None, file: FileModel, scope: str, project: Project | None, depth: int = 0
-) -> str | None:
-    """Why ``value`` is a directory that is new on every run (temp or timestamped), or None."""
-    if value is None or depth > _MAX_FOLLOW:
-        return None
-    kind = value.kind
-    if kind == "call":
-        ref = value.ref or ""
-        if ref in FRESH_DIR_CALLS:
-            return f"{ref.rpartition('.')[2]}()"
-        if ref in UNIQUE_PART_CALLS or ref.endswith((".now", ".utcnow", ".uuid4", ".uuid1")):
-            return f"{ref}()"
-        if project is not None and ref and not ref.startswith(("warp.", "os.", "tempfile.")):
-            found = project.function(ref)
-            if found is not None:
-                hf, fn = found
-                for returned in fn.returns:
-                    why = fresh_dir_reason(returned, hf, fn.qualname, project, depth + 1)
-                    if why:
-                        return f"{why} returned by {fn.name}()"
-        parts = [*value.args, *value.kwargs.values()]
-        if value.base is not None:
-            parts.append(value.base)
-        # os.path.join / Path / str.format / f-strings: a fresh part makes the whole path fresh,
-        # but `tempfile.gettempdir()` alone is a fixed directory.
-        for part in parts:
-            why = fresh_dir_reason(part, file, scope, project, depth + 1)
-            if why:
-                return why
-        return None
-    if kind in ("fstring", "binop", "seq", "ifexp"):
-        for part in value.items:
-            why = fresh_dir_reason(part, file, scope, project, depth + 1) if isinstance(part, Value) else None
-            if why:
-                return why
-        return None
-    if kind == "attr" and value.base is not None:
-        # tempfile.TemporaryDirectory().name
-        return fresh_dir_reason(value.base, file, scope, project, depth + 1)
-    if kind in ("name", "attr") and value.text:
-        head = value.text.partition(".")[0]
-        if value.local:
-            for assigned in _assigned_values(file, head, scope):
-                why = fresh_dir_reason(assigned, file, scope, project, depth + 1)
-                if why:
-                    return why
-            return None
-        if value.ref and value.ref.startswith(file.module + ".") and "." not in value.text:
-            for assigned in _assigned_values(file, head, ""):
-                why = fresh_dir_reason(assigned, file, "", project, depth + 1)
-                if why:
-                    return why
-    return None
 
 
 def calls_named(file: FileModel, *callees: str) -> Iterator[Call]:

@@ -5,8 +5,9 @@ from collections.abc import Iterator
 from warplint.index import Project, is_test_file
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
+from warplint.semantic.facts_paths import fresh_dir_reason
 
-from ._cache_common import env_writes, fresh_dir_reason, gate_reason
+from ._cache_common import env_writes, gate_reason
 
 
 class TemporaryKernelCacheDir(Rule):
@@ -26,9 +27,10 @@ class TemporaryKernelCacheDir(Rule):
     experiments with a fixed path per configuration, not per run.
 
     ## Limits
-    The value is followed through local variables, module constants and the
-    return values of project helper functions (`tempfile.gettempdir()` alone is a
-    fixed directory and is not reported). Paths from configuration, environment
+    The value is followed through local variables, parameters (the arguments of
+    every call in the project), module constants (across files) and the return
+    values of project helper functions (`tempfile.gettempdir()` alone is a fixed
+    directory and is not reported). Paths from configuration, environment
     or arguments are not reported. Deliberate maintenance paths (a condition
     reading a flag, option, argument, environment variable or parameter; functions
     named for cache maintenance or cold runs; functions only called from such
@@ -64,9 +66,9 @@ class TemporaryKernelCacheDir(Rule):
             for a in file.assignments
             if a.target.ref == "warp.config.kernel_cache_dir" and not a.augmented
         ]
-        sites += [(v, c, s, "WARP_CACHE_PATH") for v, c, s in env_writes(file, "WARP_CACHE_PATH")]
+        sites += [(v, c, s, "WARP_CACHE_PATH") for v, c, s in env_writes(file, "WARP_CACHE_PATH", project)]
         for value, ctx, span, what in sites:
-            why = fresh_dir_reason(value, file, ctx.scope, project)
+            why = fresh_dir_reason(project, file, value, ctx.scope)
             if why is None or gate_reason(file, ctx, project):
                 continue
             yield self.report(

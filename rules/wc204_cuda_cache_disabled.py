@@ -55,7 +55,7 @@ class CudaCacheDisabled(Rule):
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         if is_test_file(file):
             return
-        for value, ctx, span in env_writes(file, "CUDA_CACHE_DISABLE"):
+        for value, ctx, span in env_writes(file, "CUDA_CACHE_DISABLE", project):
             if value.kind != "const" or value.const is None:
                 continue
             if str(value.const).strip().lower() in _OFF_VALUES or value.const is False:

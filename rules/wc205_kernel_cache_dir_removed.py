@@ -12,13 +12,13 @@ _RMTREE = "shutil.rmtree"
 _CACHE_READS = ("warp.config.kernel_cache_dir",)
 
 
-def _cache_dir_names(file: FileModel) -> dict[str, str]:
+def _cache_dir_names(file: FileModel, project: Project) -> dict[str, str]:
     """Dotted refs of values assigned to the kernel cache dir in this file -> what they were assigned to."""
     names: dict[str, str] = {}
     for a in file.assignments:
         if a.target.ref == "warp.config.kernel_cache_dir" and a.value.kind in ("name", "attr") and a.value.ref:
             names[a.value.ref] = "wp.config.kernel_cache_dir"
-    for value, _, _ in env_writes(file, "WARP_CACHE_PATH"):
+    for value, _, _ in env_writes(file, "WARP_CACHE_PATH", project):
         if value.kind in ("name", "attr") and value.ref:
             names[value.ref] = "WARP_CACHE_PATH"
     for a in file.assignments:
@@ -100,7 +100,7 @@ class KernelCacheDirRemoved(Rule):
             what = _reads_cache_dir(target)
             if what is None and target.kind in ("name", "attr") and target.ref:
                 if cache_names is None:
-                    cache_names = _cache_dir_names(file)
+                    cache_names = _cache_dir_names(file, project)
                 what = cache_names.get(target.ref)
             if what is None or gate_reason(file, call.ctx, project):
                 continue

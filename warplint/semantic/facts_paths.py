@@ -1,0 +1,88 @@
+"""Facts about directory paths, built on ``Evaluator.sources``: whether a path is new on every run
+(a temporary or timestamped directory), and whether it is Warp's kernel cache directory."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from warplint.model import FileModel, Value
+
+if TYPE_CHECKING:
+    from warplint.index import Project
+
+    from .evaluator import Site
+
+# Calls whose result is a new directory (or a name unique to this run) each time.
+FRESH_DIR_CALLS = frozenset({"tempfile.mkdtemp", "tempfile.TemporaryDirectory"})
+UNIQUE_PART_CALLS = frozenset(
+    {
+        "time.time", "time.time_ns", "time.strftime", "time.monotonic", "time.perf_counter", "time.localtime",
+        "datetime.now", "datetime.utcnow", "datetime.today", "datetime.datetime.now", "datetime.datetime.utcnow",
+        "datetime.datetime.today", "datetime.date.today", "uuid.uuid1", "uuid.uuid4", "os.getpid",
+        "secrets.token_hex", "secrets.token_urlsafe", "random.random", "random.randint", "tempfile.mktemp",
+    }
+)
+_MAX_PARTS = 6  # nested parts of one expression (os.path.join(f"{...}", str(...)))
+
+
+def fresh_dir_reason(project: Project, file: FileModel, value: Value | None, scope: str = "",
+                     site: Site | None = None, _depth: int = 0) -> str | None:
+    """Why ``value`` is a directory that is new on every run, or None: it comes from
+    ``tempfile.mkdtemp()``/``TemporaryDirectory()`` or a path with a timestamp, UUID, pid or random part
+    in it (``os.path.join``, ``Path``, f-strings, ``+``, ``str()`` of one). ``tempfile.gettempdir()``
+    alone is a fixed directory."""
+    if value is None or _depth > _MAX_PARTS:
+        return None
+    for source in project.evaluator.sources(file, value, scope, site):
+        why = _fresh_part(project, source.file, source.value, source.scope, source.site, _depth)
+        if why:
+            return why
+    return None
+
+
+def _fresh_part(project: Project, file: FileModel, value: Value, scope: str, site: Site | None,
+                depth: int) -> str | None:
+    kind = value.kind
+    parts: list[Value] = []
+    if kind == "call":
+        ref = value.ref or ""
+        if ref in FRESH_DIR_CALLS:
+            return f"{ref.rpartition('.')[2]}()"
+        if ref in UNIQUE_PART_CALLS or ref.endswith((".now", ".utcnow", ".uuid4", ".uuid1")):
+            return f"{ref}()"
+        # os.path.join / Path / str.format / str(): a fresh part makes the whole path fresh
+        parts = [*value.args, *value.kwargs.values()]
+        if value.base is not None:
+            parts.append(value.base)
+    elif kind in ("fstring", "binop", "seq"):
+        parts = [p for p in value.items if isinstance(p, Value)]
+    elif kind == "attr" and value.base is not None:
+        parts = [value.base]  # tempfile.TemporaryDirectory().name
+    for part in parts:
+        why = fresh_dir_reason(project, file, part, scope, site, depth + 1)
+        if why:
+            return why
+    return None
+
+
+def cache_dir_read(project: Project, file: FileModel, value: Value | None, scope: str = "",
+                   site: Site | None = None) -> str | None:
+    """What ``value`` reads Warp's kernel cache directory from (``"wp.config.kernel_cache_dir"`` or
+    ``"WARP_CACHE_PATH"``: ``os.environ[...]``, ``os.environ.get``, ``os.getenv``), followed through
+    names, parameters and returns; None when no source of it is one."""
+    for source in project.evaluator.sources(file, value, scope, site):
+        v = source.value
+        if source.attrs:
+            continue
+        if v.kind == "attr" and v.ref == "warp.config.kernel_cache_dir":
+            return "wp.config.kernel_cache_dir"
+        key: Value | None = None
+        if v.kind == "subscript" and v.base is not None and v.base.ref == "os.environ":
+            key = v.key
+        elif v.kind == "call" and v.ref in ("os.environ.get", "os.getenv") and v.args:
+            key = v.args[0]
+        if key is not None:
+            found, name = project.evaluator.constant(source.file, key, source.scope, source.site)
+            if found and name == "WARP_CACHE_PATH":
+                return "WARP_CACHE_PATH"
+    return None

@@ -5,45 +5,29 @@ from collections.abc import Iterator
 from warplint.index import Project, is_test_file
 from warplint.model import Call, FileModel, Value
 from warplint.rule import Report, Rule
+from warplint.semantic.facts_paths import cache_dir_read
 
 from ._cache_common import env_writes, gate_reason
 
 _RMTREE = "shutil.rmtree"
-_CACHE_READS = ("warp.config.kernel_cache_dir",)
 
 
-def _cache_dir_names(file: FileModel, project: Project) -> dict[str, str]:
-    """Dotted refs of values assigned to the kernel cache dir in this file -> what they were assigned to."""
-    names: dict[str, str] = {}
-    for a in file.assignments:
-        if a.target.ref == "warp.config.kernel_cache_dir" and a.value.kind in ("name", "attr") and a.value.ref:
-            names[a.value.ref] = "wp.config.kernel_cache_dir"
-    for value, _, _ in env_writes(file, "WARP_CACHE_PATH", project):
-        if value.kind in ("name", "attr") and value.ref:
-            names[value.ref] = "WARP_CACHE_PATH"
-    for a in file.assignments:
-        # `d = wp.config.kernel_cache_dir` / `d = os.environ["WARP_CACHE_PATH"]`: d names the cache too.
-        if a.target.kind == "name" and a.target.ref and _reads_cache_dir(a.value):
-            names[a.target.ref] = _reads_cache_dir(a.value) or ""
-    return names
-
-
-def _reads_cache_dir(value: Value | None) -> str | None:
-    if value is None:
-        return None
-    if value.kind == "attr" and value.ref in _CACHE_READS:
-        return "wp.config.kernel_cache_dir"
-    if (
-        value.kind == "subscript" and value.base is not None and value.base.ref == "os.environ"
-        and value.key is not None and value.key.const == "WARP_CACHE_PATH"
-    ):
-        return "WARP_CACHE_PATH"
-    if (
-        value.kind == "call" and value.ref in ("os.environ.get", "os.getenv") and value.args
-        and value.args[0].const == "WARP_CACHE_PATH"
-    ):
-        return "WARP_CACHE_PATH"
-    return None
+def _cache_dirs(file: FileModel, project: Project) -> tuple[dict[int, str], dict[tuple[str, str], str]]:
+    """What this file sets the kernel cache dir to, by name: the expressions those names come from
+    (``id`` of each source -> what it was assigned to), and the (scope, name) pairs themselves (for names
+    whose source is not known, such as a parameter nobody passes)."""
+    sources: dict[int, str] = {}
+    names: dict[tuple[str, str], str] = {}
+    written = [(a.value, a.ctx, "wp.config.kernel_cache_dir") for a in file.assignments
+               if a.target.ref == "warp.config.kernel_cache_dir"]
+    written += [(value, ctx, "WARP_CACHE_PATH") for value, ctx, _ in env_writes(file, "WARP_CACHE_PATH", project)]
+    for value, ctx, what in written:
+        if value.kind not in ("name", "attr") or not value.ref:
+            continue
+        names[(ctx.scope if value.local else "", value.ref)] = what
+        for source in project.evaluator.sources(file, value, ctx.scope):
+            sources.setdefault(id(source.value), what)
+    return sources, names
 
 
 class KernelCacheDirRemoved(Rule):
@@ -63,7 +47,9 @@ class KernelCacheDirRemoved(Rule):
     ## Limits
     The removed path must be `wp.config.kernel_cache_dir` itself, the
     `WARP_CACHE_PATH` environment variable, or a name that this file assigns to
-    either (or reads from either). Deliberate maintenance paths (a condition reading
+    either (or that reads from either), followed through local variables,
+    parameters, module constants across files and helper return values. A path
+    spelled out again as the same literal is not matched. Deliberate maintenance paths (a condition reading
     a flag, option, argument, environment variable or parameter; functions named for
     cache maintenance or cold runs; functions only called from such paths) and test
     code (`test_*.py`, `*_test.py`, `conftest.py`, modules of a `tests` package) are
@@ -92,16 +78,19 @@ class KernelCacheDirRemoved(Rule):
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         if is_test_file(file):
             return
-        cache_names = None
+        cache_dirs = None
         for call in file.calls:
             target = self._removed_path(call)
             if target is None:
                 continue
-            what = _reads_cache_dir(target)
+            what = cache_dir_read(project, file, target, call.ctx.scope)
             if what is None and target.kind in ("name", "attr") and target.ref:
-                if cache_names is None:
-                    cache_names = _cache_dir_names(file, project)
-                what = cache_names.get(target.ref)
+                if cache_dirs is None:
+                    cache_dirs = _cache_dirs(file, project)
+                sources, names = cache_dirs
+                what = names.get((call.ctx.scope if target.local else "", target.ref)) or next(
+                    (sources[id(s.value)] for s in project.evaluator.sources(file, target, call.ctx.scope)
+                     if id(s.value) in sources), None)
             if what is None or gate_reason(file, call.ctx, project):
                 continue
             when = "at exit" if call.callee == "atexit.register" else "here"

@@ -7,6 +7,7 @@ from warplint.index import Launch, Project
 from warplint.model import FileModel, Kernel, Value
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
+from warplint.semantic.evaluator import Site, Source
 
 # Warp calls that create an array whose dtype is their `dtype=` argument (or the given positional one).
 _ARRAY_MAKERS = {"array": 1, "zeros": 1, "ones": 1, "empty": 1, "full": 2, "from_numpy": 1}
@@ -44,11 +45,15 @@ class LateGenericInstance(Rule):
     `wp.overload(scale, [wp.array(dtype=wp.float32), wp.float32])`, one line per type.
 
     ## Limits
-    Types are read only where they are visible: arrays created in the same function by
+    Types are read only where they are visible: arrays created by
     `wp.array/zeros/ones/empty/full/from_numpy(..., dtype=...)` (or `*_like` of such an
     array), scalars built with `wp.float64(...)` etc., and Python `int`/`float`
-    literals, passed through `inputs=[...]`/`outputs=[...]` of launches the project
-    can resolve. Arguments whose type is unknown never count as different. Any
+    literals, passed through `inputs=[...]`/`outputs=[...]` (or a name bound to such a
+    list) of launches the project can resolve. Arguments and `dtype=` values are
+    followed through local variables, parameters (per wrapper call), module constants
+    and helper return values; one that can come from expressions of different or
+    unknown types has no type. Arguments whose type is unknown never count as
+    different. Any
     `wp.overload` registration of the kernel anywhere in the project silences the
     rule, even one made after the first launch.
     """
@@ -97,10 +102,19 @@ class LateGenericInstance(Rule):
         return launches, overloaded
 
     # ------------------------------------------------------------------ type inference
-    def _type_of(
-        self, project: Project, file: FileModel, scope: str, value: Value | None, depth: int = 0
-    ) -> str | None:
+    def _type_of(self, project: Project, file: FileModel, scope: str, value: Value | None,
+                 site: Site | None = None, depth: int = 0) -> str | None:
+        """The type an argument has, when every expression it can come from (``Evaluator.sources``) tells
+        the same one."""
         if value is None or depth > 6:
+            return None
+        kinds = {self._source_type(project, source, depth) for source in project.evaluator.sources(file, value, scope,
+                                                                                                   site)}
+        return kinds.pop() if len(kinds) == 1 else None
+
+    def _source_type(self, project: Project, source: Source, depth: int) -> str | None:
+        value = source.value
+        if source.attrs or not source.complete:
             return None
         if value.kind == "const":
             if isinstance(value.const, bool):
@@ -110,55 +124,59 @@ class LateGenericInstance(Rule):
             if isinstance(value.const, float):
                 return "warp.float32"
             return None
-        if value.kind == "name" and value.local:
-            bound = [
-                a for a in file.assignments
-                if a.ctx.scope == scope and a.target.kind == "name" and a.target.text == value.text
-            ]
-            if len(bound) != 1 or bound[0].augmented or bound[0].ctx.in_loop:
-                return None
-            return self._type_of(project, file, scope, bound[0].value, depth + 1)
         if value.kind != "call" or not value.ref or not is_warp(value.ref):
             return None
         short = value.ref[len("warp."):]
         if short in _SCALAR_TYPES:
             return value.ref
         if short in _ARRAY_MAKERS:
-            dtype = self._dtype(project, file, scope, value.kwargs.get("dtype") or (
+            dtype = self._dtype(project, source, value.kwargs.get("dtype") or (
                 value.args[_ARRAY_MAKERS[short]] if len(value.args) > _ARRAY_MAKERS[short] else None
             ))
             return f"array[{dtype}]" if dtype else None
         if short in _LIKE_MAKERS and value.args:
             if "dtype" in value.kwargs:
-                dtype = self._dtype(project, file, scope, value.kwargs["dtype"])
+                dtype = self._dtype(project, source, value.kwargs["dtype"])
                 return f"array[{dtype}]" if dtype else None
-            return self._type_of(project, file, scope, value.args[0], depth + 1)
+            return self._type_of(project, source.file, source.scope, value.args[0], source.site, depth + 1)
         return None
 
     @staticmethod
-    def _dtype(project: Project, file: FileModel, scope: str, value: Value | None) -> str | None:
-        if value is None or value.kind not in ("name", "attr") or not value.ref or value.local:
+    def _dtype(project: Project, where: Source, value: Value | None) -> str | None:
+        """The scalar type a ``dtype=`` argument names (followed through names like any value)."""
+        if value is None:
             return None
-        if value.ref in _PYTHON_SCALARS:
-            return _PYTHON_SCALARS[value.ref]
-        if is_warp(value.ref) and value.ref[len("warp."):] in _SCALAR_TYPES:
-            return value.ref
-        return None
+        found = set()
+        for source in project.evaluator.sources(where.file, value, where.scope, where.site):
+            v = source.value
+            if source.attrs or v.kind not in ("name", "attr") or not v.ref or v.local:
+                return None
+            if v.ref in _PYTHON_SCALARS:
+                found.add(_PYTHON_SCALARS[v.ref])
+            elif is_warp(v.ref) and v.ref[len("warp."):] in _SCALAR_TYPES:
+                found.add(v.ref)
+            else:
+                return None
+        return found.pop() if len(found) == 1 else None
 
     def _signature(self, project: Project, launch: Launch, generic_positions: list[int]) -> dict[int, str]:
         call = launch.call
-        args: list[Value] = []
+        args: list[Source] = []
         for keyword in ("inputs", "outputs"):
             listed = call.bound(keyword)
             if listed is None:
                 continue
-            if listed.kind != "seq":
+            # `inputs=[...]`, or a name bound to one list literal
+            lists = project.evaluator.sources(launch.file, listed, call.ctx.scope, launch.site)
+            if len(lists) != 1 or lists[0].value.kind != "seq" or lists[0].attrs:
                 return {}
-            args.extend(listed.items)
+            where = lists[0]
+            args.extend(Source(where.file, item, where.scope, where.site) for item in where.value.items)
         found = {}
         for position in generic_positions:
             if position < len(args):
-                kind = self._type_of(project, launch.file, call.ctx.scope, args[position])
+                arg = args[position]
+                kind = self._type_of(project, arg.file, arg.scope, arg.value, arg.site)
                 if kind is not None:
                     found[position] = kind
         return found

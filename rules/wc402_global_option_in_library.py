@@ -64,7 +64,9 @@ class GlobalOptionInLibrary(Rule):
     belongs to a package (its directory has `__init__.py`), has no `__main__` block, and
     neither it nor a parent directory looks like tests, examples, benchmarks, scripts,
     tools or docs. `set_module_options` is reported only when its `module=` names a
-    module (a string or an imported Python module) outside the file's top-level package.
+    module (a string, an imported Python module or `wp.get_module(...)`, followed through
+    names and constants; one module, not a choice of several) outside the file's
+    top-level package.
     """
 
     code = "WC402"
@@ -126,19 +128,18 @@ class GlobalOptionInLibrary(Rule):
 
     @staticmethod
     def _target(project: Project, file: FileModel, value: Value | None) -> str | None:
+        """The one Warp module ``module=`` names (the evaluator's answer); an imported module outside the
+        project, which the evaluator does not model, is the name the import binds."""
         if value is None:
             return None
-        found, const = project.constant(file, value)
-        if found:
-            return const if isinstance(const, str) else None
-        if value.kind in ("name", "attr") and value.ref and not value.local:
+        names, complete = project.evaluator.module_names(file, value)
+        if names:
+            return next(iter(names)) if complete and len(names) == 1 else None
+        if value.kind in ("name", "attr") and value.ref and not value.local and project.owner_of(value.ref) is None:
             imported = {imp.module for imp in file.imports} | {
                 f"{imp.module}.{name}" for imp in file.imports for name, _ in imp.names
             }
             return value.ref if value.ref in imported else None
-        if value.kind == "call" and is_warp(value.ref, "get_module") and value.args:
-            found, const = project.constant(file, value.args[0])
-            return const if found and isinstance(const, str) else None
         return None
 
     @staticmethod

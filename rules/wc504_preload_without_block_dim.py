@@ -8,6 +8,7 @@ from warplint.index import Launch, Project
 from warplint.model import Call, FileModel, Value
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
+from warplint.semantic.values import WarpModule
 
 _PRELOADS = ("force_load", "load_module")
 _MAX_SITES = 3
@@ -31,7 +32,9 @@ class PreloadWithoutBlockDim(Rule):
     ## Limits
     Only modules the preload names statically are checked (`load_module("name")`,
     `load_module(pkg.mod)`, `load_module()` for the file's own module,
-    `force_load(modules=[wp.get_module("name"), kernel.module])`). Launches are those the
+    `force_load(modules=[wp.get_module("name"), kernel.module])`; module names and
+    modules in the list are followed through names and constants, and so is the
+    `module=` of `set_module_options({"block_dim": N})`). Launches are those the
     project index resolves, with a `block_dim` that resolves to a literal; CPU-only
     preloads and launches are left out (CPU ignores `block_dim`). Reported only when
     **no** launch of the module uses the preloaded variant: when some do, the preload
@@ -81,7 +84,7 @@ class PreloadWithoutBlockDim(Rule):
                     continue
                 for key, value in opts.items:
                     if key.kind == "const" and key.const == "block_dim":
-                        target = self._option_target(f, call.bound("module"))
+                        target = self._option_target(project, f, call.bound("module"), call.ctx.scope)
                         found, block_dim = project.constant(f, value, call.ctx.scope)
                         if target is not None:
                             first = target not in options
@@ -92,14 +95,12 @@ class PreloadWithoutBlockDim(Rule):
         return launches, options
 
     @staticmethod
-    def _option_target(file: FileModel, value: Value | None) -> str | None:
-        if value is None or (value.kind == "const" and value.const is None):
+    def _option_target(project: Project, file: FileModel, value: Value | None, scope: str) -> str | None:
+        """The one Warp module ``set_module_options(..., module=)`` changes (None/absent: the file's own)."""
+        if value is None or project.evaluator.constant(file, value, scope) == (True, None):
             return file.module
-        if value.kind == "const" and isinstance(value.const, str):
-            return value.const
-        if value.kind == "name" and value.text == "__name__":
-            return file.module
-        return None
+        names, complete = project.evaluator.module_names(file, value, scope)
+        return project.canonical_module(next(iter(names))) if complete and len(names) == 1 else None
 
     def _preloaded(self, project: Project, file: FileModel, call: Call, short: str) -> list[str]:
         if short == "load_module":
@@ -109,9 +110,7 @@ class PreloadWithoutBlockDim(Rule):
             return []
         names = []
         for item in modules.items:
-            if item.kind == "call" and is_warp(item.ref, "get_module") and item.args and item.args[0].kind == "const":
-                names.append(item.args[0].const)
-            elif item.kind == "attr" and item.ref and item.ref.endswith(".module"):
+            if item.kind == "attr" and item.ref and item.ref.endswith(".module"):
                 # `kernel.module`: the Warp module that kernel joined
                 kernel_ref = Value("name", text=item.text.rpartition(".")[0], ref=item.ref[: -len(".module")])
                 found = project.find_kernel(file, call.ctx.scope, kernel_ref)
@@ -119,6 +118,10 @@ class PreloadWithoutBlockDim(Rule):
                     module = project.kernel_module(*found)
                     if module and module != "unique":
                         names.append(module)
+            else:  # wp.get_module("name"), or a name bound to one
+                values = project.evaluator.values(file, item, call.ctx.scope)
+                if values.known and all(isinstance(v, WarpModule) for v in values):
+                    names += [project.canonical_module(v.name) for v in values if isinstance(v, WarpModule)]
         return [n for n in names if isinstance(n, str)]
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from warplint.index import Project
-from warplint.model import FileModel
+from warplint.model import FileModel, Value
 from warplint.names import dotted_name, is_warp
 from warplint.rule import Report, Rule
 
@@ -75,13 +75,15 @@ class LoadModuleWithoutKernels(Rule):
         loads = [
             c for c in file.calls
             if is_warp(c.callee, "load_module") and not c.has_star_args
-            and self._targets_own_module(c.bound("module"))
+            and self._absent(project, file, c.bound("module"), c.ctx.scope)
         ]
         if not loads or self._defines_warp_code(file):
             return
         registered = any(
-            (is_warp(c.callee, *_REGISTERS_OWN_MODULE) and self._targets_own_module(c.bound("module"), file))
-            or (is_warp(c.callee, "get_module") and self._names_own_module(c.bound("name"), file))
+            (is_warp(c.callee, *_REGISTERS_OWN_MODULE) and (
+                self._absent(project, file, c.bound("module"), c.ctx.scope)
+                or self._names_own_module(project, file, c.bound("module"), c.ctx.scope)))
+            or (is_warp(c.callee, "get_module") and self._names_own_module(project, file, c.bound("name"), c.ctx.scope))
             for c in file.calls
         )
         for call in loads:
@@ -99,18 +101,17 @@ class LoadModuleWithoutKernels(Rule):
             yield self.report(call.span, message, module=file.module, function=call.ctx.scope)
 
     @staticmethod
-    def _targets_own_module(value, file: FileModel | None = None) -> bool:
-        if value is None or (value.kind == "const" and value.const is None):
-            return True
-        return file is not None and LoadModuleWithoutKernels._names_own_module(value, file)
+    def _absent(project: Project, file: FileModel, value: Value | None, scope: str) -> bool:
+        """No module given: absent, or a value that can only be None."""
+        return value is None or project.evaluator.constant(file, value, scope) == (True, None)
 
     @staticmethod
-    def _names_own_module(value, file: FileModel) -> bool:
+    def _names_own_module(project: Project, file: FileModel, value: Value | None, scope: str) -> bool:
+        """The value designates this file's module and nothing else (a string, ``__name__``, followed)."""
         if value is None:
             return False
-        if value.kind == "const":
-            return value.const == file.module
-        return value.kind == "name" and value.text == "__name__"
+        names, complete = project.evaluator.module_names(file, value, scope)
+        return complete and names == {file.module}
 
     @staticmethod
     def _defines_warp_code(file: FileModel) -> bool:

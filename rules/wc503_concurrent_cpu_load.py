@@ -32,7 +32,8 @@ class ConcurrentCpuLoad(Rule):
     ## Limits
     A call is reported only when two CPU loads can overlap: `force_load` without
     `modules` (every registered module) or with a literal list of two or more (also
-    through a variable assigned once), or `load_module(..., recursive=True)`. Module
+    through names: locals, parameters, module constants, helper returns; every
+    binding must be such a list), or `load_module(..., recursive=True)`. Module
     lists built at run time are not guessed.
     Devices held in variables (`device=dev`) are not guessed; `max_workers` must resolve
     to a literal (constants are followed across files).
@@ -101,17 +102,12 @@ class ConcurrentCpuLoad(Rule):
         modules = call.bound("modules")
         if modules is None or (modules.kind == "const" and modules.const is None):
             return True  # every registered module, Warp's own included
-        if modules.kind == "name" and modules.local:
-            bound = [
-                a for a in file.assignments
-                if a.ctx.scope == call.ctx.scope and a.target.kind == "name" and a.target.text == modules.text
-            ]
-            modules = bound[0].value if len(bound) == 1 else None
-        elif modules.kind == "name" and modules.ref:
-            owner = project.by_module.get(modules.ref.rpartition(".")[0])
-            modules = owner.constants.get(modules.ref.rpartition(".")[2]) if owner is not None else None
-        # A list of unknown length may hold one module (serial): not guessed.
-        return modules is not None and modules.kind == "seq" and len(modules.items) > 1
+        # A list literal (or a name bound to list literals, followed by the evaluator) of several modules;
+        # a list of unknown length may hold one module (serial): not guessed.
+        sources = project.evaluator.sources(file, modules, call.ctx.scope)
+        return bool(sources) and all(
+            s.complete and not s.attrs and s.value.kind == "seq" and len(s.value.items) > 1 for s in sources
+        )
 
     def _can_be_cpu(self, project: Project, file: FileModel, scope: str, device: Value | None) -> bool:
         if device is None:

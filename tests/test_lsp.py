@@ -287,12 +287,13 @@ async def test_related_locations_become_related_information(client: LanguageClie
     text = (
         "import warp as wp\n\n@wp.kernel\ndef a(x: wp.array(dtype=float)):\n    x[0] = 1.0\n\n"
         "@wp.kernel\ndef b(x: wp.array(dtype=float)):\n    x[0] = 2.0\n\n"
-        "def run(x):\n    wp.launch(a, dim=1, inputs=[x], block_dim=64)\n"
-        "    wp.launch(b, dim=1, inputs=[x], block_dim=128)\n"
+        "def go(k, x, threads=256):\n    wp.launch(k, dim=1, inputs=[x], block_dim=threads)\n\n"
+        "def run(x):\n    go(a, x)\n    go(b, x, 128)\n"
     )
     (workspace / "blocks.py").write_text(text)
     uri = await open_doc(client, workspace / "blocks.py", text)
     (finding,) = [d for d in client.diagnostics[uri] if d.code == "WC303"]
+    assert finding.range.start.line == 15  # the call of the wrapper that passes 128
     related = finding.related_information
     assert [(r.location.uri, r.location.range.start.line, r.message) for r in related] == [
-        (uri, 11, "a launched at block_dim 64"), (uri, 12, "b launched at block_dim 128")]
+        (uri, 14, "a launched at block_dim 256"), (uri, 11, "the launch inside the wrapper")]

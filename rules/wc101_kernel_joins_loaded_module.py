@@ -23,7 +23,13 @@ class KernelJoinsLoadedModule(Rule):
     Reported when the index shows it can happen: a launch of the module comes before
     the call that creates the kernel (in the same function, or in a caller, across
     files), or the kernel's content varies per call and the module is launched by the
-    factory or its callers while other kernels share the module.
+    factory or its callers while other kernels share the module. Test methods have no
+    static caller: they run in the test runner's order (a unittest `TestCase`'s methods
+    sorted by name, pytest's functions in source order), so a kernel defined in a test
+    after an earlier test launched the shared test module counts as created after the
+    launch. Kernels are followed through factories (also `functools.cache`d ones, which
+    still make a kernel per new argument), kernels stored as `self.kernel`, and project
+    decorators that wrap `wp.kernel`.
 
     ## Fix
     Define the kernel at module level; or create all variants before the first

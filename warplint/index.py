@@ -530,7 +530,17 @@ class Project:
         methods of a class sorted by name; pytest runs plain test functions and ``Test*`` class
         methods in source order. Empty when ``scope`` is not a test."""
         fn = file.functions.get(scope)
-        if fn is None or not fn.name.startswith("test"):
+        if fn is None:
+            return []
+        registered = self._registered_tests(file)
+        if scope in registered:
+            # `add_function_test(TestX, "test_name", impl, devices=...)`: a TestCase method named
+            # "test_name_<device>", run in sorted order with the class's other methods
+            owner = registered[scope][0]
+            ordered_names = sorted((name + "_cpu", qual) for qual, (cls, name) in registered.items() if cls == owner)
+            quals = [qual for _, qual in ordered_names]
+            return list(reversed(quals[:quals.index(scope)]))
+        if not fn.name.startswith("test"):
             return []
         if fn.class_name is not None:
             bases = file.classes.get(fn.class_name, ())
@@ -549,6 +559,23 @@ class Project:
         ordered = sorted(siblings, key=key)
         index = ordered.index(fn)
         return [f.qualname for f in reversed(ordered[:index])]
+
+    def _registered_tests(self, file: FileModel) -> dict[str, tuple[str, str]]:
+        """Functions registered as test methods by a call that passes a class, a "test..." name and the
+        function (Warp's ``add_function_test`` and similar helpers): qualname -> (class, test name)."""
+        def compute() -> dict[str, tuple[str, str]]:
+            found: dict[str, tuple[str, str]] = {}
+            for call in file.calls:
+                if call.ctx.scope or len(call.args) < 3:
+                    continue
+                cls, name, function = call.args[:3]
+                if (cls.kind in ("name", "attr") and name.kind == "const" and isinstance(name.const, str)
+                        and name.const.startswith("test") and function.kind == "name"
+                        and function.text in file.functions and not file.functions[function.text].ctx.scope):
+                    found.setdefault(function.text, (cls.ref or cls.text, name.const))
+            return found
+
+        return self.cached(("registered tests", id(file)), compute)
 
     def caller_scopes(self, fqname: str, depth: int = 3) -> list[tuple[FileModel, Call, int]]:
         """Calls that (transitively, up to ``depth`` levels) lead to ``fqname``: (file, call, level)."""

@@ -632,7 +632,9 @@ class Evaluator:
         locals), parameters (at ``site``, else at every call site, else the default), module-level names
         across files and re-exports; ``a if c else b`` gives both branches; a call of a project
         function gives what it returns (bound at that call). Every other expression is its own source:
-        a literal, a call or a name outside the project, an f-string, arithmetic. A name that cannot be
+        a literal, a call or a name outside the project or of Warp's API (also when Warp itself is the
+        project: ``wp.zeros(...)`` and ``wp.float32`` are the shapes asked about), an f-string,
+        arithmetic. A name that cannot be
         followed is its own source too; ``Source.attrs`` are the attributes read off a source
         (``d.name`` of ``d = TemporaryDirectory()``). Bounded like ``values``."""
         found: list[Source] = []
@@ -661,12 +663,11 @@ class Evaluator:
                 more = (*rest.split("."), *attrs) if rest else attrs
                 if self._source_local(file, head, scope, site, more, depth, found, seen):
                     return
-            elif value.ref:
+            elif value.ref and not _warp_api(value.ref):
                 ref = f"{file.module}.{value.ref}" if "." not in value.ref and value.ref == value.text else value.ref
                 if self._source_global(ref, attrs, depth, found, seen):
                     return
-        elif kind == "call" and value.ref is not None and not (
-                value.ref.startswith("warp.") and self.project.owner_of(value.ref) is None):
+        elif kind == "call" and value.ref is not None and not _warp_api(value.ref):
             ref = value.ref
             callees = (self._local(file, ref, scope, site, depth)
                        if "." not in ref and ref not in file.toplevel and not value.base else self._global(ref, depth))
@@ -779,3 +780,8 @@ class Source:
     site: Site | None = None
     attrs: tuple[str, ...] = ()
     complete: bool = True
+
+
+def _warp_api(ref: str) -> bool:
+    """A name of Warp's API (``warp.zeros``, ``warp.config.x``); Warp's own tests are project code."""
+    return ref.startswith("warp.") and not ref.startswith("warp.tests.")

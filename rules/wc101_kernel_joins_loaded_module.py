@@ -97,7 +97,8 @@ class KernelJoinsLoadedModule(Rule):
                 factory = file.functions.get(scope)
                 memo = ""
                 if factory is not None and project.evaluator.is_memoized(factory):
-                    memo = f" The cache on {factory.name}() only saves repeats: each new argument still makes a new kernel."
+                    memo = (f" The cache on {factory.name}() only saves repeats: each new argument still makes a "
+                            "new kernel.")
                 yield self.report(
                     kernel.span,
                     f"kernel `{kernel.name}` is created when {where} runs, after Warp module {module} was already "

@@ -160,7 +160,19 @@ class Project:
             module = module.rpartition(".")[0]
         return None
 
+    def canonical_ref(self, ref: str) -> str:
+        """``ref`` with its module part spelled as the owning file's module name: a namespace-package
+        import ``newton._src.solvers.x.k`` of the file named ``solvers.x`` becomes ``solvers.x.k``."""
+        module = ref
+        while module:
+            found = self.by_module.get(module)
+            if found is not None:
+                return found.module + ref[len(module):]
+            module = module.rpartition(".")[0]
+        return ref
+
     def is_class(self, fqname: str) -> bool:
+        fqname = self.canonical_ref(fqname)
         owner = self.owner_of(fqname)
         return owner is not None and fqname[len(owner.module) + 1:] in owner.classes
 

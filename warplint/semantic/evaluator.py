@@ -313,6 +313,7 @@ class Evaluator:
         return result
 
     def _global_uncached(self, ref: str, depth: int) -> ValueSet:
+        ref = self.project.canonical_ref(ref)
         owner = self.project.owner_of(ref)
         if owner is None:
             if ref.startswith("warp.") or ref == "warp":
@@ -389,6 +390,7 @@ class Evaluator:
         found = self._memo.get(key)
         if found is not None:
             return found
+        cls = self.project.canonical_ref(cls)
         owner = self.project.owner_of(cls)
         if owner is None or cls in _seen:
             return ValueSet.of(Unknown(f"class {cls} is not in the project"))
@@ -725,6 +727,7 @@ class Evaluator:
     def _source_global(self, ref: str, attrs: tuple[str, ...], depth: int, found: list[Source],
                        seen: set[tuple]) -> bool:
         """Follow a module-level name (``pkg.mod.NAME.attr``) to its bindings; False when not in the project."""
+        ref = self.project.canonical_ref(ref)
         owner = self.project.owner_of(ref)
         if owner is None or ref == owner.module or depth > MAX_DEPTH:
             return False

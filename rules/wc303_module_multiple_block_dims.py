@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 from warplint.diagnostic import Related
 from warplint.facts import DEFAULT_CUDA_BLOCK_DIM
-from warplint.index import Launch, Project
+from warplint.index import Launch, Project, is_test_file
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
 from warplint.semantic.values import Const, Unknown
@@ -37,7 +37,7 @@ class ModuleMultipleBlockDims(Rule):
     ## Limits
     The reference size is the launch default 256 when any launch of the module uses it,
     else the most common value; each other value is reported once, at its first launch
-    (by path and line; through a wrapper, at the call of the wrapper). Launches whose
+    (by path and line, test files last; through a wrapper, at the call of the wrapper). Launches whose
     `block_dim` is not known statically (a parameter no project code passes, an external
     call) and launches on `device="cpu"` are left out. A module holding a single kernel is
     not reported: the extra build is that kernel's own cost, not the module's.
@@ -100,7 +100,7 @@ class ModuleMultipleBlockDims(Rule):
             reference_launch = next(launch for launch, v in entries if v == reference)
             # The first launch of each odd value; odd values first launched at one place (a wrapper call
             # passing a variable that can be 64 or 128) are one finding there.
-            by_origin: dict[tuple[str, int, int], list[tuple[BlockDim, Launch]]] = {}
+            by_origin: dict[tuple[bool, str, int, int], list[tuple[BlockDim, Launch]]] = {}
             for odd in sorted((v for v in values if v != reference), key=_sort_key):
                 launch = next(launch for launch, v in entries if v == odd)
                 by_origin.setdefault(_order(launch), []).append((odd, launch))
@@ -136,9 +136,11 @@ RUN_TIME = _RunTime()
 BlockDim = int | _RunTime
 
 
-def _order(launch: Launch) -> tuple[str, int, int]:
+def _order(launch: Launch) -> tuple[bool, str, int, int]:
+    """Library and application code first, tests last: a wrapper that tests also call is reported
+    where the product calls it."""
     file, call = launch.origin
-    return file.path, call.span.line, call.span.col
+    return is_test_file(file), file.path, call.span.line, call.span.col
 
 
 def _sort_key(value: BlockDim) -> tuple[int, int]:

@@ -307,6 +307,8 @@ class Project:
             return [launch]
         fq = self.fqname(launch.file, fn.qualname)
         sites = self.call_sites(fq)
+        if not is_test_file(launch.file):  # a library wrapper is judged by its product's calls
+            sites = [(f, c) for f, c in sites if not is_test_file(f)]
         if not sites or len(sites) > MAX_SITES:
             return [launch]
         expanded: list[Launch] = []
@@ -335,13 +337,14 @@ class Project:
 
     @staticmethod
     def _depends_on_parameters(file: FileModel, fn: Function, call: Call) -> bool:
-        """Whether ``call``'s kernel / block_dim / device (or, for a wrapper call, any argument) reads a
-        parameter of ``fn``."""
+        """Whether ``call``'s kernel / block_dim (or, for a wrapper call, any argument) reads a parameter
+        of ``fn``."""
         params = {p.name for p in fn.params} - {"self", "cls"}
         if not params:
             return False
         if is_warp(call.callee, *LAUNCH_CALLS):
-            values = [call.bound(p) for p in ("kernel", "block_dim", "device")]
+            # the variant's identity: which kernel, which block size (the device set is followed anyway)
+            values = [call.bound(p) for p in ("kernel", "block_dim")]
         else:
             values = [*call.args, *call.kwargs.values()]
         return any(v is not None and any(n.partition(".")[0] in params for n in v.names()) for v in values)

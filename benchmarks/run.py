@@ -191,12 +191,12 @@ def bench_corpus(name: str, args) -> list[dict]:
             (f"{label}warplint touched 1 file", touch, [*warplint, "--cache-dir", site_cache, tree], env),
             (f"{label}warplint warm, 1 file arg", None, [*warplint, "--cache-dir", site_cache, touched], env),
         ]
-    if tool_available("flake8"):
+    if tool_available("flake8") and not args.no_tools:
         # warplint's own flake8 plugin is excluded (E/F/W/C90 only): a plain-flake8 reference.
         cases.append(("flake8 (E,F,W,C90)", None,
                       [sys.executable, "-m", "flake8", "--select", "E,F,W,C90", "--exit-zero", tree], None))
     ruff_path = shutil.which("ruff")
-    if ruff_path or tool_available("ruff"):
+    if (ruff_path or tool_available("ruff")) and not args.no_tools:
         ruff = [ruff_path] if ruff_path else [sys.executable, "-m", "ruff"]
         cases.append(("ruff check (no cache)", None,
                       [*ruff, "check", "--no-cache", "--exit-zero", "--quiet", tree], None))
@@ -267,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--jobs", type=int, default=None, help="warplint --jobs (default: warplint's default, the cores)")
     p.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
+    p.add_argument("--no-tools", action="store_true", help="leave out the flake8 and ruff reference points")
     p.add_argument("--site", action="append", metavar="LABEL=DIR",
                    help="time the warplint installed in DIR (repeatable: versions side by side)")
     args = p.parse_args(argv)

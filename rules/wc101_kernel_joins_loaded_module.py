@@ -41,7 +41,8 @@ class KernelJoinsLoadedModule(Rule):
     only at module level (import time) before launches; identical content re-defined
     with no launch before it (Warp deduplicates it by hash). Which call runs first at
     run time is approximated by source order and the call graph; `--confirm` shows the
-    hashes really built.
+    hashes really built. A launch in a branch that ends with `return`, `raise` or
+    `sys.exit()` does not count as running before the code after that branch.
     """
 
     code = "WC101"
@@ -124,8 +125,8 @@ class KernelJoinsLoadedModule(Rule):
         """A launch of ``module`` that runs before the kernel is created, if the index shows one."""
         scope = kernel.ctx.scope
         # In the defining function itself, before the definition.
-        for order, launched, call in project.launch_timeline(file, scope):
-            if order < kernel.ctx.order and launched in (module, "*"):
+        for _order, launched, call in project.launch_timeline(file, scope):
+            if call.ctx.runs_before(kernel.ctx.order) and launched in (module, "*"):
                 return f"{scope}()", call, file, ()
         # A test the runner runs earlier in the same process (tests have no static caller).
         for earlier in project.runner_predecessors(file, scope):
@@ -135,8 +136,8 @@ class KernelJoinsLoadedModule(Rule):
                     return f"{scope.rpartition('.')[2]}() (the test runner runs {name}() first)", call, file, ()
         # In a caller: a launch before the call that leads to the definition.
         for caller_file, call, _level in project.caller_scopes(project.fqname(file, scope)):
-            for order, launched, launch in project.launch_timeline(caller_file, call.ctx.scope):
-                if order < call.ctx.order and launched in (module, "*"):
+            for _order, launched, launch in project.launch_timeline(caller_file, call.ctx.scope):
+                if launch.ctx.runs_before(call.ctx.order) and launched in (module, "*"):
                     name = call.callee.rpartition(".")[2]
                     called = Related(caller_file.path, call.span, f"{name}() called here, after the launch")
                     return f"{name}()", launch, caller_file, (called,)

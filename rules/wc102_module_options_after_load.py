@@ -103,7 +103,7 @@ class ModuleOptionsAfterLoad(Rule):
             if change.module is None or change.ctx.in_finally or (via is not None and via.ctx.in_finally):
                 continue  # restoring options in `finally:` after a temporary change is deliberate
             module = project.canonical_module(change.module)
-            earlier = [(o, m, call) for o, m, call in timeline if o < order and m in (module, "*")]
+            earlier = [(o, m, call) for o, m, call in timeline if call.ctx.runs_before(order) and m in (module, "*")]
             previous = seen_values.setdefault(module, {})
             harmless = change.values is not None and all(
                 previous.get(k, _DEFAULTS.get(k, object())) == v for k, v in change.values.items()

@@ -12,6 +12,7 @@ from warplint.locate import PositionedVisitor
 from warplint.model import Context, FileModel, Value
 from warplint.names import canonical, dotted_name, is_warp
 from warplint.rule import Report, Rule
+from warplint.semantic.values import WarpModule
 
 from ._expected_errors import ExpectedErrorBlocks, inside
 
@@ -151,12 +152,12 @@ class UnknownModuleOption(Rule):
 
         for call in file.calls:
             if is_warp(call.callee, "set_module_options"):
-                for key, span in self._keys(file, call.bound("options"), call.ctx, call.span):
+                for key, span in self._keys(project, file, call.bound("options"), call.ctx, call.span):
                     yield from report(key, span, call.ctx.scope, "set_module_options()")
             elif call.callee.endswith(".options.update"):
                 owner = call.callee[: -len(".options.update")].removeprefix(file.module + ".")
-                if "." not in owner and self._is_module(file, owner, call.ctx):
-                    for key, span in self._keys(file, call.arg(0), call.ctx, call.span):
+                if "." not in owner and self._is_module(project, file, owner, call.ctx):
+                    for key, span in self._keys(project, file, call.arg(0), call.ctx, call.span):
                         yield from report(key, span, call.ctx.scope, "Module.options.update()")
                     for key in call.kwargs:
                         yield from report(key, call.span, call.ctx.scope, "Module.options.update()")
@@ -166,7 +167,7 @@ class UnknownModuleOption(Rule):
             options = kernel.options.get("module_options")
             if options is not None and not inside(expected_errors, kernel.span.line):
                 where = options.span if options.span.line else kernel.span
-                for key, span in self._keys(file, options, kernel.ctx, where):
+                for key, span in self._keys(project, file, options, kernel.ctx, where):
                     yield from report(
                         key, span, kernel.ctx.scope, f"module_options of kernel {kernel.name}", raises=True
                     )
@@ -174,7 +175,7 @@ class UnknownModuleOption(Rule):
             t = a.target
             if (
                 t.kind == "subscript" and t.key is not None and t.key.kind == "const"
-                and self._is_options(file, t.base, a.ctx)
+                and self._is_options(project, file, t.base, a.ctx)
             ):
                 yield from report(t.key.const, a.span, a.ctx.scope, "Module.options")
         for inner, keys, span in facts.get("updates", ()):
@@ -183,7 +184,8 @@ class UnknownModuleOption(Rule):
                     yield from report(key, span, "", "Module.options.update()")
 
     # -- what a value or target is
-    def _keys(self, file: FileModel, value: Value | None, ctx: Context, span: Span) -> list[tuple[object, Span]]:
+    def _keys(self, project: Project, file: FileModel, value: Value | None, ctx: Context, span: Span
+              ) -> list[tuple[object, Span]]:
         """Constant keys of an options mapping, with the span to report each at."""
         if value is None:
             return []
@@ -192,32 +194,23 @@ class UnknownModuleOption(Rule):
         if value.kind == "call" and value.ref == "dict":
             return [(k, span) for k in value.kwargs]
         if value.kind == "name" and value.local:
+            # the mapping's bindings in this scope (the span of each), then the keys written into it
             found: list[tuple[object, Span]] = []
-            for a in file.assignments:
-                if a.ctx.scope != ctx.scope:
-                    continue
-                t = a.target
-                if t.kind == "name" and t.text == value.text and a.value.kind in ("dict", "call"):
-                    found += [(k, a.span) for k, _ in self._keys(file, a.value, ctx, a.span)]
-                elif (
-                    t.kind == "subscript" and t.base is not None and t.base.text == value.text
-                    and t.key is not None and t.key.kind == "const"
-                ):
-                    found.append((t.key.const, a.span))
+            for a in project.name_assignments(file, ctx.scope, value.text):
+                found += [(k, a.span) for k, _ in self._keys(project, file, a.value, ctx, a.span)]
+            for a in project.subscript_assignments(file, ctx.scope, value.text):
+                if a.target.key is not None and a.target.key.kind == "const":
+                    found.append((a.target.key.const, a.span))
             return found
         return []
 
-    def _is_module(self, file: FileModel, name: str, ctx: Context) -> bool:
-        """``name`` is a local/global bound to ``wp.get_module(...)``."""
-        for a in file.assignments:
-            if (
-                a.target.kind == "name" and a.target.text == name and a.ctx.scope in (ctx.scope, "")
-                and a.value.kind == "call" and is_warp(a.value.ref, "get_module")
-            ):
-                return True
-        return False
+    @staticmethod
+    def _is_module(project: Project, file: FileModel, name: str, ctx: Context) -> bool:
+        """``name`` can be a ``wp.Module`` (``m = wp.get_module(...)``), as the evaluator follows it."""
+        holder = Value("name", text=name, ref=name, local=True)
+        return any(isinstance(v, WarpModule) for v in project.evaluator.values(file, holder, ctx.scope))
 
-    def _is_options(self, file: FileModel, base: Value | None, ctx: Context) -> bool:
+    def _is_options(self, project: Project, file: FileModel, base: Value | None, ctx: Context) -> bool:
         """``base`` is a live Module.options dict."""
         if base is None:
             return False
@@ -228,16 +221,17 @@ class UnknownModuleOption(Rule):
             if owner is not None and owner.kind == "call" and is_warp(owner.ref, "get_module"):
                 return True
             head = base.text[: -len(".options")]
-            return "." not in head and self._is_module(file, head, ctx)
+            return "." not in head and self._is_module(project, file, head, ctx)
         if base.kind == "name":
-            for a in file.assignments:
-                if a.target.kind == "name" and a.target.text == base.text and a.ctx.scope in (ctx.scope, ""):
-                    v = a.value
-                    if v.kind == "call" and is_warp(v.ref, "get_module_options"):
-                        return True
-                    if (
-                        v.kind == "attr" and v.text.endswith(".options") and v.base is not None
-                        and is_warp(v.base.ref, "get_module")
-                    ):
-                        return True
+            bindings = [*project.name_assignments(file, ctx.scope, base.text), *project.name_assignments(
+                file, "", base.text)] if ctx.scope else project.name_assignments(file, "", base.text)
+            for a in bindings:
+                v = a.value
+                if v.kind == "call" and is_warp(v.ref, "get_module_options"):
+                    return True
+                if (
+                    v.kind == "attr" and v.text.endswith(".options") and v.base is not None
+                    and is_warp(v.base.ref, "get_module")
+                ):
+                    return True
         return False

@@ -19,6 +19,7 @@ from .model import (
     Assignment,
     Call,
     Context,
+    ExitBranch,
     FileModel,
     Function,
     Handler,
@@ -50,6 +51,7 @@ class _Frame:
     tries: list[int] = field(default_factory=list)
     handlers: int = 0
     finals: int = 0
+    exits: list[ExitBranch | None] = field(default_factory=list)  # None: a branch that falls through
 
 
 # Builtins never resolve to a project function or to Warp: their calls are not recorded as
@@ -57,6 +59,23 @@ class _Frame:
 # which rules read as calls.
 _RECORDED_BUILTINS = frozenset({"setattr", "getattr", "dict"})
 _BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_")) - _RECORDED_BUILTINS
+
+
+_EXIT_CALLS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
+
+
+def _leaves_scope(block: cst.BaseSuite) -> bool:
+    """The block ends with ``return``, ``raise`` or ``sys.exit()``: code after its ``if`` never runs after it."""
+    statements = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    if not statements:
+        return False
+    last = statements[-1]
+    small = last.body[-1] if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and last.body \
+        else None
+    if isinstance(small, (cst.Return, cst.Raise)):
+        return True
+    return (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+            and dotted_name(small.value.func) in _EXIT_CALLS)
 
 
 class Extractor(cst.CSTVisitor):
@@ -129,8 +148,10 @@ class Extractor(cst.CSTVisitor):
         tries: list[int] = []
         handlers = 0
         finals = 0
+        exits: list[ExitBranch] = []
         # Control flow counts within the enclosing function only (frames of classes add theirs).
         for frame in self.frames[self.frames.index(ff):]:
+            exits.extend(branch for branch in frame.exits if branch is not None)
             for text, cond_names in frame.conditions:
                 conditions.append(text)
                 names.extend(cond_names)
@@ -148,6 +169,7 @@ class Extractor(cst.CSTVisitor):
             in_handler=handlers > 0,
             in_finally=finals > 0,
             in_main_guard=self.main_guard > 0,
+            exit_branch=exits[-1] if exits else None,
         )
 
     def value(self, node: cst.BaseExpression | None, depth: int = 0, span: bool = False) -> Value:
@@ -479,6 +501,7 @@ class Extractor(cst.CSTVisitor):
     def visit_If_body(self, node: cst.If) -> None:
         if self.frame.warp_body:
             return
+        self.frame.exits.append(ExitBranch() if _leaves_scope(node.body) else None)
         text, names = self._condition(node.test)
         if text.replace("'", '"') in ('__name__ == "__main__"', '"__main__" == __name__'):
             self.model.has_main_guard = True
@@ -488,6 +511,7 @@ class Extractor(cst.CSTVisitor):
     def leave_If_body(self, node: cst.If) -> None:
         if self.frame.warp_body:
             return
+        self._close_exit_branch()
         text, _ = self.frame.conditions.pop()
         if text.replace("'", '"') in ('__name__ == "__main__"', '"__main__" == __name__'):
             self.main_guard -= 1
@@ -495,13 +519,21 @@ class Extractor(cst.CSTVisitor):
     def visit_If_orelse(self, node: cst.If) -> None:
         if self.frame.warp_body or node.orelse is None:
             return
+        body = node.orelse.body if isinstance(node.orelse, cst.Else) else None
+        self.frame.exits.append(ExitBranch() if body is not None and _leaves_scope(body) else None)
         text, names = self._condition(node.test)
         self.frame.conditions.append((f"not ({text})", names))
 
     def leave_If_orelse(self, node: cst.If) -> None:
         if self.frame.warp_body or node.orelse is None:
             return
+        self._close_exit_branch()
         self.frame.conditions.pop()
+
+    def _close_exit_branch(self) -> None:
+        branch = self.frame.exits.pop()
+        if branch is not None:
+            branch.end = self.order
 
     def visit_While(self, node: cst.While) -> None:
         self._tick()

@@ -392,6 +392,18 @@ class Project:
 
         return self.cached(("names_by_scope", id(file)), by_scope_and_name).get((scope, name), [])
 
+    def subscript_assignments(self, file: FileModel, scope: str, name: str) -> list:
+        """Assignments ``name[key] = ...`` written directly in ``scope``."""
+        def by_scope_and_name() -> dict[tuple[str, str], list]:
+            table: dict[tuple[str, str], list] = {}
+            for a in file.assignments:
+                base = a.target.base
+                if a.target.kind == "subscript" and base is not None and base.kind == "name":
+                    table.setdefault((a.ctx.scope, base.text), []).append(a)
+            return table
+
+        return self.cached(("subscripts_by_scope", id(file)), by_scope_and_name).get((scope, name), [])
+
     # ------------------------------------------------------------------ constants
     def constant(self, file: FileModel, value: Value | None, scope: str = "") -> tuple[bool, object]:
         """(True, literal) when ``value`` can only be one literal (the evaluator's answer), else (False, None)."""

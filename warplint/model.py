@@ -108,6 +108,15 @@ class Value(Compact):
 
 
 @dataclass
+class ExitBranch:
+    """An ``if``/``else`` body that leaves its function or program at its end (``return``, ``raise``,
+    ``sys.exit()``): nothing in it runs before the statements after it. ``end`` is the source order
+    of its last statement."""
+
+    end: int = 0
+
+
+@dataclass
 class Context(Compact):
     """Where a statement sits inside its function: the control flow around it."""
 
@@ -120,6 +129,11 @@ class Context(Compact):
     in_handler: bool = False  # inside an except handler
     in_finally: bool = False  # inside a finally block
     in_main_guard: bool = False  # under `if __name__ == "__main__":`
+    exit_branch: ExitBranch | None = None  # the innermost enclosing branch that leaves the scope
+
+    def runs_before(self, order: int) -> bool:
+        """Whether this statement can run before the statement at ``order`` of the same scope."""
+        return self.order < order and (self.exit_branch is None or order <= self.exit_branch.end)
 
 
 @dataclass

@@ -302,6 +302,7 @@ class Session:
         self.enabled = config.enabled_codes(self.rules)
         self.discovery = Discovery(config)
         self.models: dict[str, FileModel] = {}  # absolute path -> model
+        self._project: Project | None = None  # the index over self.models while they are unchanged
         self.texts: dict[str, str] = {}
         self._external: dict[str, FileModel | None] = {}
         self.jobs = jobs if jobs is not None and jobs > 0 else default_jobs()
@@ -441,6 +442,8 @@ class Session:
         done = [m for m in models if m is not None]  # all of them: each None was in todo
         for (path, _, _), model in zip(files, done, strict=True):
             self.models[os.path.abspath(path)] = model
+        if done:
+            self._project = None
         return done
 
     def _parse_importers(self) -> None:
@@ -468,9 +471,14 @@ class Session:
                  for a in chosen]
         for absolute, model in zip(chosen, self._analyze_all(items), strict=True):
             self.models[absolute] = model
+            self._project = None
 
     def project(self) -> Project:
-        return Project(self.models.values(), self.load_external)
+        """The project index over the current models; built once until a model changes (flake8 and the
+        editor check file after file against the same index, and its project-wide facts are not cheap)."""
+        if self._project is None:
+            self._project = Project(self.models.values(), self.load_external)
+        return self._project
 
     # ------------------------------------------------------------------ checking
     def check_model(self, model: FileModel, project: Project) -> list[Diagnostic]:
@@ -601,6 +609,11 @@ class Session:
 
     def check_text(self, path: str, text: str) -> list[Diagnostic]:
         """Re-check one (possibly unsaved) file against the project index (LSP, flake8)."""
+        absolute = os.path.abspath(path)
+        known = self.models.get(absolute)
+        if (known is not None and self.texts.get(absolute) == text and known.error is None
+                and not known.rule_facts.get("unparsed")):
+            return self.check_model(known, self.project())  # unchanged since it was indexed: reuse both
         model = self.add_file(path, text)
         if model.rule_facts.get("unparsed") and model.error is None:
             self._parse_importers()

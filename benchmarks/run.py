@@ -194,7 +194,9 @@ def bench_corpus(name: str, args) -> list[dict]:
     if tool_available("flake8") and not args.no_tools:
         # warplint's own flake8 plugin is excluded (E/F/W/C90 only): a plain-flake8 reference.
         cases.append(("flake8 (E,F,W,C90)", None,
-                      [sys.executable, "-m", "flake8", "--select", "E,F,W,C90", "--exit-zero", tree], None))
+                      # W1..W6, not W: flake8's "W" also selects warplint's own WC codes
+                      [sys.executable, "-m", "flake8", "--select", "E,F,W1,W2,W3,W5,W6,C90", "--exit-zero", tree],
+                      None))
     ruff_path = shutil.which("ruff")
     if (ruff_path or tool_available("ruff")) and not args.no_tools:
         ruff = [ruff_path] if ruff_path else [sys.executable, "-m", "ruff"]

@@ -404,6 +404,20 @@ class Project:
 
         return self.cached(("subscripts_by_scope", id(file)), by_scope_and_name).get((scope, name), [])
 
+    def item_assignments(self, ref: str) -> list[tuple[FileModel, Assignment]]:
+        """``NAME[key] = value`` anywhere in the project, where ``NAME`` is the module-level ``ref``."""
+        def by_ref() -> dict[str, list[tuple[FileModel, Assignment]]]:
+            table: dict[str, list[tuple[FileModel, Assignment]]] = {}
+            for f in self.files:
+                for a in f.assignments:
+                    base = a.target.base
+                    if a.target.kind == "subscript" and base is not None and base.kind == "name" and base.ref \
+                            and not base.local:
+                        table.setdefault(self.canonical_ref(base.ref), []).append((f, a))
+            return table
+
+        return self.cached("item_assignments", by_ref).get(ref, [])
+
     # ------------------------------------------------------------------ constants
     def constant(self, file: FileModel, value: Value | None, scope: str = "") -> tuple[bool, object]:
         """(True, literal) when ``value`` can only be one literal (the evaluator's answer), else (False, None)."""

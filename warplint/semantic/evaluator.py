@@ -598,7 +598,27 @@ class Evaluator:
         for b in base:
             for k in keys:
                 results.append(_item(b, k))
+        stored = self._stored_items(file, value.base, scope, site, depth)
+        if stored is not None:
+            # a dict filled by `CACHE[key] = make(...)` (a memoizing factory): what was stored, plus the
+            # literal's own items when the key names one
+            known = [r for r in results if r.known]
+            return ValueSet.union([stored, *known])
         return ValueSet.union(results) if results else _UNKNOWN
+
+    def _stored_items(self, file: FileModel, base: Value, scope: str, site: Site | None, depth: int
+                      ) -> ValueSet | None:
+        """The values written into the container ``base`` names by ``base[key] = value``; None when none are."""
+        if base.kind != "name" or not base.ref:
+            return None
+        if base.local:
+            writes = [(file, a) for a in self.project.subscript_assignments(file, scope, base.text)]
+        else:
+            writes = self.project.item_assignments(self.project.canonical_ref(base.ref))
+        if not writes:
+            return None
+        return ValueSet.union(self.values(f, a.value, a.ctx.scope, site if f is file and a.ctx.scope == scope
+                                          else None, depth) for f, a in writes)
 
     def _elements(self, iterable: ValueSet, file: FileModel, source: Value, scope: str, site: Site | None,
                   depth: int) -> ValueSet:

@@ -171,12 +171,18 @@ def test_index_built_once_per_process(project, monkeypatch):
     monkeypatch.setattr(Session, "index_root", lambda self: (calls.append(self.config.root), real(self))[1])
     monkeypatch.setattr(flake8_plugin, "_SESSIONS", {})
     monkeypatch.setattr(flake8_plugin, "_CONFIGS", {})
+    from warplint.index import Project
+
+    built = []
+    real_project = Project.__init__
+    monkeypatch.setattr(Project, "__init__", lambda self, *a, **k: (built.append(1), real_project(self, *a, **k))[1])
     monkeypatch.chdir(project)
     app = Application()
     app.run(["--select", "WC", "--jobs", "1", "--output-file", str(project / "out.txt"), "a.py", "b.py", "c.py"])
     assert app.result_count == 9
     assert calls == [str(project)]
-    ((session, _),) = flake8_plugin._SESSIONS.values()
+    assert len(built) == 1  # one project index for all three files: unchanged files reuse it
+    (session,) = flake8_plugin._SESSIONS.values()
     # every file under the root is in the index, including ones flake8 was not asked to check
     assert str(project / "pkg" / "unlinted.py") in session.models
 

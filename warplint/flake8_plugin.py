@@ -27,10 +27,9 @@ from . import __version__
 
 if TYPE_CHECKING:
     from .engine import Session
-    from .index import Project
 
 # (config root, codes to run) -> the indexed Session and its Project (the index does not change during a run)
-_SESSIONS: dict[tuple[str, frozenset[str]], tuple[Session, Project]] = {}
+_SESSIONS: dict[tuple[str, frozenset[str]], Session] = {}
 _CONFIGS: dict[str, Any] = {}  # directory -> Config or the config error message
 
 
@@ -104,18 +103,16 @@ def codes_to_run(config: Any, rules: dict, options: Any) -> frozenset[str]:
     return frozenset(chosen)
 
 
-def _session_for(config: Any, codes: frozenset[str]) -> tuple[Session, Project]:
+def _session_for(config: Any, codes: frozenset[str]) -> Session:
     key = (config.root, codes)
-    indexed = _SESSIONS.get(key)
-    if indexed is None:
+    session = _SESSIONS.get(key)
+    if session is None:
         from .engine import Session
 
-        # select = exactly the codes to run (opt-in codes included by name);
-        # per-file-ignores and excludes stay as configured.
         session = Session(config.with_overrides(select=tuple(sorted(codes)), extend_select=(), ignore=()))
         session.index_root()
-        indexed = _SESSIONS[key] = (session, session.project())
-    return indexed
+        _SESSIONS[key] = session
+    return session
 
 
 def check_file(filename: str, text: str) -> list[tuple[int, int, str, str]]:
@@ -129,10 +126,7 @@ def check_file(filename: str, text: str) -> list[tuple[int, int, str, str]]:
     codes = codes_to_run(config, all_rules(), WarplintChecker._options)
     if not codes:
         return []
-    session, project = _session_for(config, codes)
-    model = session.models.get(path)
-    if model is not None and session.texts.get(path) == text:  # indexed as is: no second parse
-        diagnostics = session.check_model(model, project)
-    else:  # stdin, a file outside the root, or changed since it was indexed
-        diagnostics = session.check_text(path, text)
+    session = _session_for(config, codes)
+    # an indexed, unchanged file is checked against the session's index as is (no second parse)
+    diagnostics = session.check_text(path, text)
     return [(d.span.line, d.span.col, d.code, d.message) for d in diagnostics]

@@ -148,28 +148,27 @@ class Project:
             found = next((f for f in self._external.values() if f is not None and f.path == path), None)
         return found
 
-    def owner_of(self, ref: str) -> FileModel | None:
-        """The project file whose module is the longest prefix of the dotted name ``ref``."""
+    def _owner_prefix(self, ref: str) -> tuple[FileModel, str] | None:
+        """The project file owning the dotted name ``ref``, and the prefix of ``ref`` that names it (a
+        namespace-package spelling ``newton._src.x`` of the file named ``x`` included)."""
         module = ref
         while module:
             found = self.by_module.get(module)
-            if found is not None and (ref == found.module or ref.startswith(found.module + ".")):
-                return found
             if found is not None:
-                return found if ref == module or ref.startswith(module + ".") else None
+                return found, module
             module = module.rpartition(".")[0]
         return None
+
+    def owner_of(self, ref: str) -> FileModel | None:
+        """The project file whose module is the longest prefix of the dotted name ``ref``."""
+        found = self._owner_prefix(ref)
+        return found[0] if found is not None else None
 
     def canonical_ref(self, ref: str) -> str:
         """``ref`` with its module part spelled as the owning file's module name: a namespace-package
         import ``newton._src.solvers.x.k`` of the file named ``solvers.x`` becomes ``solvers.x.k``."""
-        module = ref
-        while module:
-            found = self.by_module.get(module)
-            if found is not None:
-                return found.module + ref[len(module):]
-            module = module.rpartition(".")[0]
-        return ref
+        found = self._owner_prefix(ref)
+        return found[0].module + ref[len(found[1]):] if found is not None else ref
 
     def is_class(self, fqname: str) -> bool:
         fqname = self.canonical_ref(fqname)

@@ -27,6 +27,17 @@ def is_warp(dotted: str | None, *names: str) -> bool:
     return not names or dotted[5:] in names
 
 
+_WARP_PROJECT_PACKAGES = ("warp.tests.", "warp.examples.")
+
+
+def is_warp_api(dotted: str | None) -> bool:
+    """A name of Warp's API (``warp.zeros``, ``warp.config.x``); Warp's own tests and examples are
+    project code when Warp's source tree is what is linted."""
+    if not dotted or not (dotted == "warp" or dotted.startswith("warp.")):
+        return False
+    return not dotted.startswith(_WARP_PROJECT_PACKAGES)
+
+
 def module_name_for_path(path: str) -> tuple[str, bool]:
     """The dotted module name a file is imported as, and whether it is a package __init__.
 

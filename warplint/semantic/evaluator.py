@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from warplint.facts import DEFAULT_CUDA_BLOCK_DIM
 from warplint.model import Call, FileModel, Function, Kernel, Value
-from warplint.names import is_warp
+from warplint.names import is_warp, is_warp_api
 
 from .values import (
     AbstractValue,
@@ -313,11 +313,11 @@ class Evaluator:
         return result
 
     def _global_uncached(self, ref: str, depth: int) -> ValueSet:
+        if is_warp_api(ref):
+            return ValueSet.of(Unknown(f"the Warp object {ref}"))
         ref = self.project.canonical_ref(ref)
         owner = self.project.owner_of(ref)
         if owner is None:
-            if ref.startswith("warp.") or ref == "warp":
-                return ValueSet.of(Unknown(f"the Warp object {ref}"))
             return ValueSet.of(Unknown(f"{ref} is not in the project"))
         if ref == owner.module:
             return ValueSet.of(PythonModule(owner.module, "an imported module"))
@@ -500,7 +500,7 @@ class Evaluator:
 
     def _call(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
         ref = value.ref
-        if ref is not None and ref.startswith("warp.") and self.project.owner_of(ref) is None:
+        if is_warp_api(ref):
             return self._warp_call(file, value, scope, site, depth)
         if ref == "functools.partial" and value.args:
             return self.values(file, value.args[0], scope, site, depth)
@@ -685,11 +685,11 @@ class Evaluator:
                 more = (*rest.split("."), *attrs) if rest else attrs
                 if self._source_local(file, head, scope, site, more, depth, found, seen):
                     return
-            elif value.ref and not _warp_api(value.ref):
+            elif value.ref and not is_warp_api(value.ref):
                 ref = f"{file.module}.{value.ref}" if "." not in value.ref and value.ref == value.text else value.ref
                 if self._source_global(ref, attrs, depth, found, seen):
                     return
-        elif kind == "call" and value.ref is not None and not _warp_api(value.ref):
+        elif kind == "call" and value.ref is not None and not is_warp_api(value.ref):
             ref = value.ref
             callees = (self._local(file, ref, scope, site, depth)
                        if "." not in ref and ref not in file.toplevel and not value.base else self._global(ref, depth))
@@ -804,7 +804,3 @@ class Source:
     attrs: tuple[str, ...] = ()
     complete: bool = True
 
-
-def _warp_api(ref: str) -> bool:
-    """A name of Warp's API (``warp.zeros``, ``warp.config.x``); Warp's own tests are project code."""
-    return ref.startswith("warp.") and not ref.startswith("warp.tests.")

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from .model import Assignment, Call, FileModel, Function, Kernel, Value
-from .names import is_warp
+from .names import is_warp, is_warp_api
 from .semantic.evaluator import MAX_SITE_CHAIN, MAX_SITES, Evaluator, Site
 from .semantic.kernels import add_decorated_kernels
 from .semantic.values import Const, ValueSet
@@ -158,6 +158,15 @@ class Project:
                 return found, module
             module = module.rpartition(".")[0]
         return None
+
+    def is_warp_api(self, ref: str | None) -> bool:
+        """A name of Warp's API. Linting Warp's own tree, only what the ``warp`` package itself exports
+        is API; ``warp._src.optim.linear.X`` is then code of the project (names.is_warp_api: tests and
+        examples are project code always)."""
+        if not is_warp_api(ref):
+            return False
+        owner = self.owner_of(ref or "")
+        return owner is None or owner.module == "warp"
 
     def owner_of(self, ref: str) -> FileModel | None:
         """The project file whose module is the longest prefix of the dotted name ``ref``."""

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from warplint.facts import DEFAULT_CUDA_BLOCK_DIM
 from warplint.model import Call, FileModel, Function, Kernel, Value
-from warplint.names import is_warp, is_warp_api
+from warplint.names import is_warp
 
 from .values import (
     AbstractValue,
@@ -313,7 +313,7 @@ class Evaluator:
         return result
 
     def _global_uncached(self, ref: str, depth: int) -> ValueSet:
-        if is_warp_api(ref):
+        if self.project.is_warp_api(ref):
             return ValueSet.of(Unknown(f"the Warp object {ref}"))
         ref = self.project.canonical_ref(ref)
         owner = self.project.owner_of(ref)
@@ -500,7 +500,7 @@ class Evaluator:
 
     def _call(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
         ref = value.ref
-        if is_warp_api(ref):
+        if self.project.is_warp_api(ref):
             return self._warp_call(file, value, scope, site, depth)
         if ref == "functools.partial" and value.args:
             return self.values(file, value.args[0], scope, site, depth)
@@ -685,11 +685,11 @@ class Evaluator:
                 more = (*rest.split("."), *attrs) if rest else attrs
                 if self._source_local(file, head, scope, site, more, depth, found, seen):
                     return
-            elif value.ref and not is_warp_api(value.ref):
+            elif value.ref and not self.project.is_warp_api(value.ref):
                 ref = f"{file.module}.{value.ref}" if "." not in value.ref and value.ref == value.text else value.ref
                 if self._source_global(ref, attrs, depth, found, seen):
                     return
-        elif kind == "call" and value.ref is not None and not is_warp_api(value.ref):
+        elif kind == "call" and value.ref is not None and not self.project.is_warp_api(value.ref):
             ref = value.ref
             callees = (self._local(file, ref, scope, site, depth)
                        if "." not in ref and ref not in file.toplevel and not value.base else self._global(ref, depth))

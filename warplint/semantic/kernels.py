@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from warplint.model import FileModel, Function, Kernel, Value
-from warplint.names import is_warp, is_warp_api
+from warplint.names import is_warp
 from warplint.semantic.values import FunctionRef, Lambda
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def add_decorated_kernels(project: Project) -> None:
             if fn.is_warp or not fn.decorator_values:
                 continue
             for decorator in fn.decorator_values:
-                if decorator.kind not in ("name", "attr", "call") or is_warp_api(decorator.ref):
+                if decorator.kind not in ("name", "attr", "call") or project.is_warp_api(decorator.ref):
                     continue
                 if id(decorator) not in makers:
                     makers[id(decorator)] = _kernel_options(project, file, fn, decorator)

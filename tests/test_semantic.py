@@ -132,3 +132,22 @@ def test_cycles_and_bounds_end(tmp_path):
     result = project.evaluator.values(file, y.value, "")
     assert not result.known  # a cycle adds no value: the sum is not a constant
     assert Const(2) not in result.items and not any(isinstance(v, Varies) and not v.reason for v in result)
+
+
+def test_namespace_package_folders_are_part_of_module_names(tmp_path):
+    # `_src` has no __init__.py: Python names the file sim._src.solvers.contact, and so does Warp.
+    project = _project(tmp_path, {
+        "pyproject.toml": "",
+        "sim/__init__.py": "",
+        "sim/_src/solvers/__init__.py": "",
+        "sim/_src/solvers/contact.py": "import warp as wp\n@wp.kernel\ndef k(a: wp.array(dtype=int)):\n    a[0] = 1\n",
+        "sim/_src/run.py": ("import warp as wp\nfrom .solvers.contact import k\n"
+                            "def run(a):\n    wp.launch(k, dim=1, inputs=[a])\n"),
+        "scripts/tool.py": "import warp as wp\n",  # a folder with no package above it: a top-level name
+    })
+    contact = _file(project, "contact.py")
+    assert contact.module == "sim._src.solvers.contact"
+    assert project.kernel_module(contact, contact.kernels[0]) == "sim._src.solvers.contact"
+    (launch,) = project.launches(_file(project, "run.py"))
+    assert launch.module == "sim._src.solvers.contact"
+    assert _file(project, "tool.py").module == "tool"

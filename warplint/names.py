@@ -38,22 +38,51 @@ def is_warp_api(dotted: str | None) -> bool:
     return not dotted.startswith(_WARP_PROJECT_PACKAGES)
 
 
-def module_name_for_path(path: str) -> tuple[str, bool]:
-    """The dotted module name a file is imported as, and whether it is a package __init__.
+# Folders without ``__init__.py`` followed upwards to a regular package above them (namespace portions).
+_MAX_NAMESPACE_GAP = 3
+_PROJECT_ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
-    Walks up while the directory is a package (has ``__init__.py``).
+
+def module_name_for_path(path: str) -> tuple[str, bool]:
+    """The dotted module name a file is imported as (its ``__name__``, which is what Warp names the
+    file's module), and whether it is a package __init__.
+
+    Walks up while the directory is a package (has ``__init__.py``). A folder without one inside
+    a regular package is a namespace package and part of the name (``newton/_src/solvers/x.py``
+    under ``newton/__init__.py`` is ``newton._src.solvers.x``): up to three such folders in a row
+    are followed to a package above them, never past a project root (``pyproject.toml``, ``.git``).
     """
     path = os.path.abspath(path)
     directory, filename = os.path.split(path)
     stem = filename[:-3] if filename.endswith(".py") else filename
     is_package = stem == "__init__"
     parts: list[str] = [] if is_package else [stem]
-    while os.path.isfile(os.path.join(directory, "__init__.py")):
-        directory, package = os.path.split(directory)
-        parts.insert(0, package)
-        if not package:
+    while True:
+        gap = _namespace_gap(directory)
+        if gap is None:
             break
+        for _ in range(gap + 1):
+            directory, package = os.path.split(directory)
+            if not package:
+                return ".".join(p for p in parts if p) or stem, is_package
+            parts.insert(0, package)
     return ".".join(p for p in parts if p) or stem, is_package
+
+
+def _namespace_gap(directory: str) -> int | None:
+    """How many folders without ``__init__.py`` lead from ``directory`` up to a regular package (0:
+    ``directory`` is one); None when none does within the bound."""
+    probe = directory
+    for gap in range(_MAX_NAMESPACE_GAP + 1):
+        if os.path.isfile(os.path.join(probe, "__init__.py")):
+            return gap
+        if any(os.path.exists(os.path.join(probe, marker)) for marker in _PROJECT_ROOT_MARKERS):
+            return None
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return None
+        probe = parent
+    return None
 
 
 def resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:

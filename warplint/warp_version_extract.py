@@ -1,0 +1,362 @@
+"""Read the facts warplint depends on out of a Warp release's Python sources (text only, never imported).
+
+Used by ``scripts/build_warp_facts.py`` on each released wheel to generate ``warplint/warp_versions_data.py``,
+and by the tests on small snippets shaped like each release. Every function takes source text and returns
+plain data; a shape it does not recognise raises ``ExtractError`` (a table built from a misread is worse
+than no table).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+
+class ExtractError(Exception):
+    """The source does not have the shape the extractor knows (a new Warp layout to teach it)."""
+
+
+def config_version(config_source: str) -> str:
+    """``version = "X.Y.Z"`` (annotated or not) at module level of ``warp/config.py``."""
+    for name, value in _module_assignments(ast.parse(config_source)):
+        if name == "version" and isinstance(value, ast.Constant) and isinstance(value.value, str):
+            return value.value
+    raise ExtractError("no module-level `version = \"...\"` in config.py")
+
+
+def config_names(config_source: str) -> frozenset[str]:
+    """Every name ``warp/config.py`` binds at module level (assignments, annotated or not)."""
+    names = frozenset(name for name, _ in _module_assignments(ast.parse(config_source)))
+    if "version" not in names or "enable_backward" not in names:
+        raise ExtractError("config.py binds neither `version` nor `enable_backward`: not Warp's config module")
+    return names
+
+
+def _module_assignments(tree: ast.Module) -> Iterable[tuple[str, ast.expr | None]]:
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    yield target.id, node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            yield node.target.id, node.value
+
+
+@dataclass(frozen=True)
+class ModuleOptionTable:
+    """``self.options = {...}`` in ``Module.__init__``: the valid keys, which of them copy a ``wp.config``
+    value when the module is created (key -> config name), and the constant defaults of the others."""
+
+    keys: frozenset[str]
+    snapshot: dict[str, str]
+    constants: dict[str, object] = field(default_factory=dict)
+
+
+def module_options(context_source: str) -> ModuleOptionTable:
+    """The option table of ``class Module`` in ``warp/_src/context.py`` (``warp/context.py`` before the move)."""
+    tree = ast.parse(context_source)
+    init = _method(_class(tree, "Module"), "__init__")
+    for node in ast.walk(init):
+        if (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and _is_self_attr(node.targets[0], "options")
+            and isinstance(node.value, ast.Dict)
+        ):
+            keys: set[str] = set()
+            snapshot: dict[str, str] = {}
+            constants: dict[str, object] = {}
+            for key, value in zip(node.value.keys, node.value.values, strict=True):
+                if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                    raise ExtractError("Module.options has a key that is not a string literal")
+                keys.add(key.value)
+                config_name = _config_read(value)
+                if config_name is not None:
+                    snapshot[key.value] = config_name
+                elif isinstance(value, ast.Constant):
+                    constants[key.value] = value.value
+            return ModuleOptionTable(frozenset(keys), snapshot, constants)
+    raise ExtractError("Module.__init__ assigns no `self.options = {...}` dict")
+
+
+def _config_read(value: ast.expr) -> str | None:
+    """``warp.config.X`` / ``warp._src.config.X`` / ``config.X`` -> ``X``."""
+    if isinstance(value, ast.Attribute):
+        owner = value.value
+        if (isinstance(owner, ast.Name) and owner.id == "config") or (
+            isinstance(owner, ast.Attribute) and owner.attr == "config"
+        ):
+            return value.attr
+    return None
+
+
+def _class(tree: ast.Module, name: str) -> ast.ClassDef:
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return node
+    raise ExtractError(f"no class {name}")
+
+
+def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef:
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node
+    raise ExtractError(f"no {cls.name}.{name}")
+
+
+def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node
+    return None
+
+
+def _is_self_attr(node: ast.expr, attr: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name) \
+        and node.value.id == "self"
+
+
+def module_options_validated(context_source: str) -> bool:
+    """``@wp.kernel(module_options=...)`` rejects unknown keys (``ValueError: ... unknown module_options``)."""
+    for node in ast.walk(ast.parse(context_source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "unknown module_options" in node.value:
+            return True
+    return False
+
+
+def launch_block_dim_default(context_source: str) -> int:
+    """The CUDA block size of a ``wp.launch`` without ``block_dim``: the signature's default, or (where the
+    signature says ``None``) the CUDA side of ``default = 1 if device.is_cpu else N`` in the resolver."""
+    tree = ast.parse(context_source)
+    launch = _function(tree, "launch")
+    if launch is None:
+        raise ExtractError("no module-level def launch")
+    default = _parameter_default(launch, "block_dim")
+    if isinstance(default, ast.Constant) and isinstance(default.value, int) and not isinstance(default.value, bool):
+        return default.value
+    resolver = _function(tree, "_resolve_launch_block_dim")
+    if resolver is not None:
+        for node in ast.walk(resolver):
+            if (
+                isinstance(node, ast.IfExp) and isinstance(node.test, ast.Attribute) and node.test.attr == "is_cpu"
+                and isinstance(node.orelse, ast.Constant) and isinstance(node.orelse.value, int)
+            ):
+                return node.orelse.value
+    raise ExtractError("cannot tell wp.launch's default block_dim")
+
+
+def _parameter_default(fn: ast.FunctionDef, name: str) -> ast.expr | None:
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True):
+        if arg.arg == name:
+            return default
+    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        if arg.arg == name:
+            return kw_default
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- MathDx
+
+
+@dataclass(frozen=True)
+class MathDxOp:
+    """A builtin declared with ``lto_dispatch_func=``: whether its CUDA dispatch builds an LTO at all, whether
+    it builds more under the module's ``enable_backward``, and the option that turns its MathDx path off."""
+
+    name: str
+    builds_lto: bool
+    backward_lto: bool
+    option: str | None
+
+
+def mathdx_ops(builtins_source: str) -> dict[str, MathDxOp]:
+    """Every ``add_builtin("name", ..., lto_dispatch_func=F)`` of ``builtins.py``, with what ``F`` builds.
+
+    ``F`` is followed as Warp calls it: a module function, a ``functools.partial`` of one (its keywords
+    bound), or a wrapper that calls ``_impl(True, *args, **kwargs)`` (its leading constants bound). Inside,
+    constant conditions (``if inplace:``) are folded, statements after a ``return`` are unreachable, and a
+    ``*.build_lto_*(...)`` call inside an ``if`` that tests ``enable_backward`` is a backward LTO."""
+    tree = ast.parse(builtins_source)
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    ops: dict[str, MathDxOp] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "add_builtin"):
+            continue
+        dispatch = next((k.value for k in node.keywords if k.arg == "lto_dispatch_func"), None)
+        if dispatch is None or not node.args:
+            continue
+        name_node = node.args[0]
+        if not (isinstance(name_node, ast.Constant) and isinstance(name_node.value, str)):
+            raise ExtractError("add_builtin with lto_dispatch_func= and a name that is not a literal")
+        target, bindings = _dispatch_target(dispatch)
+        if target not in functions:
+            raise ExtractError(f"{name_node.value}: lto_dispatch_func {target!r} is not a module-level function")
+        scan = _Scan(functions)
+        scan.function(functions[target], bindings, backward=False, depth=0)
+        op = MathDxOp(name_node.value, scan.forward or scan.backward, scan.backward, scan.option)
+        previous = ops.get(op.name)
+        if previous is not None and previous != op:  # overloads must agree; else the table cannot say one thing
+            raise ExtractError(f"{op.name}: overloads dispatch differently")
+        ops[op.name] = op
+    return ops
+
+
+def _dispatch_target(node: ast.expr) -> tuple[str, dict[str, object]]:
+    if isinstance(node, ast.Name):
+        return node.id, {}
+    if (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "partial"
+        and node.args and isinstance(node.args[0], ast.Name)
+    ):
+        bound = {k.arg: k.value.value for k in node.keywords if k.arg and isinstance(k.value, ast.Constant)}
+        return node.args[0].id, bound
+    raise ExtractError(f"unknown lto_dispatch_func shape: {ast.dump(node)[:80]}")
+
+
+_UNKNOWN = object()
+
+
+class _Scan:
+    """What one dispatch function builds, reachable paths only."""
+
+    MAX_DEPTH = 3
+
+    def __init__(self, functions: dict[str, ast.FunctionDef]) -> None:
+        self.functions = functions
+        self.forward = False
+        self.backward = False
+        self.option: str | None = None
+
+    def function(self, fn: ast.FunctionDef, bindings: dict[str, object], backward: bool, depth: int) -> None:
+        self.block(fn.body, bindings, backward, depth)
+
+    def block(self, body: list[ast.stmt], env: dict[str, object], backward: bool, depth: int) -> bool:
+        """Scan statements in order; True when the block always leaves (return/raise) before its end."""
+        for stmt in body:
+            if isinstance(stmt, ast.If):
+                condition = _evaluate(stmt.test, env)
+                self.expressions([stmt.test], env, backward, depth)
+                inner_backward = backward or _mentions(stmt.test, "enable_backward")
+                if condition is True:
+                    leaves = self.block(stmt.body, env, inner_backward, depth)
+                elif condition is False:
+                    leaves = self.block(stmt.orelse, env, backward, depth)
+                else:
+                    taken = self.block(stmt.body, env, inner_backward, depth)
+                    other = self.block(stmt.orelse, env, backward, depth)
+                    leaves = taken and other
+                if leaves:
+                    return True
+            elif isinstance(stmt, (ast.Return, ast.Raise)):
+                self.expressions([n for n in ast.iter_child_nodes(stmt) if isinstance(n, ast.expr)], env,
+                                 backward, depth)
+                return True
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue  # a local helper: scanned where it is called only if it is a module function
+            elif isinstance(stmt, (ast.For, ast.While, ast.With, ast.Try)):
+                self.expressions([n for n in ast.iter_child_nodes(stmt) if isinstance(n, ast.expr)], env,
+                                 backward, depth)
+                for part in ("body", "orelse", "finalbody"):
+                    self.block(getattr(stmt, part, []) or [], env, backward, depth)
+                for handler in getattr(stmt, "handlers", []) or []:
+                    self.block(handler.body, env, backward, depth)
+            else:
+                self.expressions([stmt], env, backward, depth)
+        return False
+
+    def expressions(self, nodes: list, env: dict[str, object], backward: bool, depth: int) -> None:
+        for root in nodes:
+            for node in ast.walk(root):
+                if isinstance(node, (ast.Subscript, ast.Call)):
+                    self._note_option(node)
+                if not isinstance(node, ast.Call):
+                    continue
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr.startswith("build_lto"):
+                    if backward:
+                        self.backward = True
+                    else:
+                        self.forward = True
+                elif isinstance(func, ast.Name) and func.id in self.functions and depth < self.MAX_DEPTH:
+                    callee = self.functions[func.id]
+                    self.function(callee, _bind(callee, node, env), backward, depth + 1)
+
+    def _note_option(self, node: ast.expr) -> None:
+        """``options["enable_mathdx_X"]`` / ``options.get("enable_mathdx_X", ...)``: the op's MathDx switch."""
+        key: ast.expr | None = None
+        if isinstance(node, ast.Subscript):
+            key = node.slice
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                and node.args:
+            key = node.args[0]
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.startswith("enable_mathdx_"):
+            self.option = key.value
+
+
+def _bind(callee: ast.FunctionDef, call: ast.Call, env: dict[str, object]) -> dict[str, object]:
+    """Parameters of ``callee`` bound to the constant (or already bound) arguments of ``call``."""
+    bound: dict[str, object] = {}
+    params = [*callee.args.posonlyargs, *callee.args.args]
+    for param, arg in zip(params, call.args, strict=False):
+        if isinstance(arg, ast.Starred):
+            break
+        value = _evaluate(arg, env)
+        if value is not _UNKNOWN:
+            bound[param.arg] = value
+    for keyword in call.keywords:
+        if keyword.arg is not None:
+            value = _evaluate(keyword.value, env)
+            if value is not _UNKNOWN:
+                bound[keyword.arg] = value
+    return bound
+
+
+def _evaluate(node: ast.expr, env: dict[str, object]) -> object:
+    """A constant, a bound name, ``not``/``and``/``or``/``==`` of those; else _UNKNOWN."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return env.get(node.id, _UNKNOWN)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        value = _evaluate(node.operand, env)
+        return _UNKNOWN if value is _UNKNOWN else not value
+    if isinstance(node, ast.BoolOp):
+        values = [_evaluate(v, env) for v in node.values]
+        if isinstance(node.op, ast.And):
+            if any(v is not _UNKNOWN and not v for v in values):
+                return False
+            return True if all(v is not _UNKNOWN for v in values) else _UNKNOWN
+        if any(v is not _UNKNOWN and v for v in values):
+            return True
+        return False if all(v is not _UNKNOWN for v in values) else _UNKNOWN
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+        left, right = _evaluate(node.left, env), _evaluate(node.comparators[0], env)
+        if left is _UNKNOWN or right is _UNKNOWN:
+            return _UNKNOWN
+        return (left == right) if isinstance(node.ops[0], ast.Eq) else (left != right)
+    return _UNKNOWN
+
+
+def _mentions(node: ast.expr, text: str) -> bool:
+    return any(
+        (isinstance(n, ast.Constant) and n.value == text) or (isinstance(n, ast.Attribute) and n.attr == text)
+        for n in ast.walk(node)
+    )
+
+
+# ---------------------------------------------------------------------------------------------- modules
+
+
+def public_modules(wheel_names: Iterable[str]) -> frozenset[str]:
+    """Importable ``warp.X`` modules of a wheel (``warp/X.py`` or ``warp/X/__init__.py``), by dotted name."""
+    found: set[str] = set()
+    for name in wheel_names:
+        parts = name.split("/")
+        if parts[0] != "warp" or len(parts) < 2:
+            continue
+        if len(parts) == 2 and parts[1].endswith(".py") and parts[1] != "__init__.py":
+            found.add(f"warp.{parts[1][:-3]}")
+        elif len(parts) == 3 and parts[2] == "__init__.py" and not parts[1].startswith("_"):
+            found.add(f"warp.{parts[1]}")
+    return frozenset(found)

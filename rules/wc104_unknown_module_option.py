@@ -5,11 +5,12 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from warplint.diagnostic import Span
+from warplint.diagnostic import Fix, Span
+from warplint.edits import nearest_name, replace, string_content
 from warplint.facts import installed_module_options
 from warplint.index import Project, is_test_file
 from warplint.locate import PositionedVisitor
-from warplint.model import Context, FileModel, Value
+from warplint.model import NO_SPAN, Context, FileModel, Value
 from warplint.names import canonical, dotted_name, is_warp
 from warplint.rule import Report, Rule
 from warplint.semantic.values import WarpModule
@@ -98,6 +99,11 @@ class UnknownModuleOption(Rule):
     read from the installed Warp's `Module` option table when Warp is installed,
     else from a table pinned to Warp 1.19; the message says which.
 
+    Automatic fix (safe): when exactly one valid name is a single edit away
+    (`max_unrol` -> `max_unroll`, `fastmath` -> `fast_math`), `--fix` rewrites a
+    key written as a string literal (in a dict or `options["..."]`) to it. Keys
+    passed as `dict(key=...)` and farther typos are left to you.
+
     ## Limits
     Only constant string keys are checked: dict literals, `dict(key=...)`, and a
     local dict variable built in the same function (`opts = {...}; opts["k"] = v`)
@@ -132,7 +138,8 @@ class UnknownModuleOption(Rule):
         valid, source = installed_module_options()
         seen: set[tuple[int, int, str]] = set()
 
-        def report(key: object, span: Span, ctx_scope: str, where: str, raises: bool = False) -> Iterator[Report]:
+        def report(key: object, span: Span, ctx_scope: str, where: str, raises: bool = False,
+                   literal: Span = NO_SPAN) -> Iterator[Report]:
             if not isinstance(key, str) or key in valid or (span.line, span.col, key) in seen:
                 return
             seen.add((span.line, span.col, key))
@@ -146,19 +153,20 @@ class UnknownModuleOption(Rule):
             yield self.report(
                 span,
                 f"'{key}' is not a module option ({source}) in {where}: {effect}; {hint}",
+                fix=self._fix(key, literal, valid),
                 function=ctx_scope,
                 option=key,
             )
 
         for call in file.calls:
             if is_warp(call.callee, "set_module_options"):
-                for key, span in self._keys(project, file, call.bound("options"), call.ctx, call.span):
-                    yield from report(key, span, call.ctx.scope, "set_module_options()")
+                for key, span, literal in self._keys(project, file, call.bound("options"), call.ctx, call.span):
+                    yield from report(key, span, call.ctx.scope, "set_module_options()", literal=literal)
             elif call.callee.endswith(".options.update"):
                 owner = call.callee[: -len(".options.update")].removeprefix(file.module + ".")
                 if "." not in owner and self._is_module(project, file, owner, call.ctx):
-                    for key, span in self._keys(project, file, call.arg(0), call.ctx, call.span):
-                        yield from report(key, span, call.ctx.scope, "Module.options.update()")
+                    for key, span, literal in self._keys(project, file, call.arg(0), call.ctx, call.span):
+                        yield from report(key, span, call.ctx.scope, "Module.options.update()", literal=literal)
                     for key in call.kwargs:
                         yield from report(key, call.span, call.ctx.scope, "Module.options.update()")
         facts = file.rule_facts.get(self.code) or {}
@@ -167,9 +175,10 @@ class UnknownModuleOption(Rule):
             options = kernel.options.get("module_options")
             if options is not None and not inside(expected_errors, kernel.span.line):
                 where = options.span if options.span.line else kernel.span
-                for key, span in self._keys(project, file, options, kernel.ctx, where):
+                for key, span, literal in self._keys(project, file, options, kernel.ctx, where):
                     yield from report(
-                        key, span, kernel.ctx.scope, f"module_options of kernel {kernel.name}", raises=True
+                        key, span, kernel.ctx.scope, f"module_options of kernel {kernel.name}", raises=True,
+                        literal=literal,
                     )
         for a in file.assignments:
             t = a.target
@@ -177,30 +186,37 @@ class UnknownModuleOption(Rule):
                 t.kind == "subscript" and t.key is not None and t.key.kind == "const"
                 and self._is_options(project, file, t.base, a.ctx)
             ):
-                yield from report(t.key.const, a.span, a.ctx.scope, "Module.options")
+                yield from report(t.key.const, a.span, a.ctx.scope, "Module.options", literal=t.key.span)
         for inner, keys, span in facts.get("updates", ()):
             if is_warp(_resolve_head(file, inner), "get_module", "get_module_options"):
                 for key in keys:
                     yield from report(key, span, "", "Module.options.update()")
 
+    @staticmethod
+    def _fix(key: str, literal: Span, valid: frozenset[str]) -> Fix | None:
+        """The key rewritten to the one valid name a single edit away (safe: no other name is as near)."""
+        name = nearest_name(key, valid)
+        edit = replace(string_content(literal, key), name, expected=key) if name else None
+        return Fix(f"Replace '{key}' with '{name}'", (edit,)) if edit is not None else None
+
     # -- what a value or target is
     def _keys(self, project: Project, file: FileModel, value: Value | None, ctx: Context, span: Span
-              ) -> list[tuple[object, Span]]:
-        """Constant keys of an options mapping, with the span to report each at."""
+              ) -> list[tuple[object, Span, Span]]:
+        """Constant keys of an options mapping, with the span to report each at and that of the key literal."""
         if value is None:
             return []
         if value.kind == "dict":
-            return [(k.const, span) for k, _ in value.items if isinstance(k, Value) and k.kind == "const"]
+            return [(k.const, span, k.span) for k, _ in value.items if isinstance(k, Value) and k.kind == "const"]
         if value.kind == "call" and value.ref == "dict":
-            return [(k, span) for k in value.kwargs]
+            return [(k, span, NO_SPAN) for k in value.kwargs]
         if value.kind == "name" and value.local:
             # the mapping's bindings in this scope (the span of each), then the keys written into it
-            found: list[tuple[object, Span]] = []
+            found: list[tuple[object, Span, Span]] = []
             for a in project.name_assignments(file, ctx.scope, value.text):
-                found += [(k, a.span) for k, _ in self._keys(project, file, a.value, ctx, a.span)]
+                found += [(k, a.span, at) for k, _, at in self._keys(project, file, a.value, ctx, a.span)]
             for a in project.subscript_assignments(file, ctx.scope, value.text):
                 if a.target.key is not None and a.target.key.kind == "const":
-                    found.append((a.target.key.const, a.span))
+                    found.append((a.target.key.const, a.span, a.target.key.span))
             return found
         return []
 

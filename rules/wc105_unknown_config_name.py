@@ -3,6 +3,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
+from warplint.diagnostic import Fix, Span
+from warplint.edits import attribute_name, nearest_name, replace, string_content
 from warplint.facts import installed_config_names, installed_module_options
 from warplint.index import Project
 from warplint.model import FileModel
@@ -29,6 +31,11 @@ class UnknownConfigName(Rule):
     (or `module_options=` with `module="unique"`). The valid names are read from
     the installed `warp/config.py` (as text, never imported) when Warp is
     installed, else from a table pinned to Warp 1.19; the message says which.
+
+    Automatic fix (safe): when exactly one config name is a single edit away
+    (`enable_backwards` -> `enable_backward`, `mode_` -> `mode`), `--fix`
+    renames the assigned attribute (or the string of `setattr(wp.config, ...)`)
+    to it. `verbose`/`quiet` and module options are left to you.
 
     ## Limits
     Covers `wp.config.X = ...`, `warp.config.X`, `import warp.config as cfg`,
@@ -57,12 +64,24 @@ class UnknownConfigName(Rule):
         for a in file.assignments:
             ref = a.target.ref or ""
             if a.target.kind == "attr" and ref.startswith("warp.config.") and ref.count(".") == 2:
-                sites.append((ref[len("warp.config."):], a.span, a.ctx.scope))
-        for name, span, scope in sites:
+                # the name as written: the end of `wp.config.name`, or the literal of setattr(wp.config, "name", v)
+                name = ref[len("warp.config."):]
+                written = string_content(a.target.span, name) if a.target.span.line else attribute_name(a.span, name)
+                sites.append((name, a.span, a.ctx.scope, written))
+        for name, span, scope, written in sites:
             if name in names or name.startswith("__"):
                 continue
             yield self.report(span, f"wp.config.{name} does not exist ({source}): {self._advice(name, names)}",
-                              function=scope, option=name)
+                              fix=self._fix(name, written, names), function=scope, option=name)
+
+    @staticmethod
+    def _fix(name: str, written: Span | None, names: frozenset[str]) -> Fix | None:
+        """The name rewritten to the one config name a single edit away (safe: no other is as near)."""
+        if name in _REMOVED:
+            return None
+        nearest = nearest_name(name, frozenset(n for n in names if not n.startswith("_")))
+        edit = replace(written, nearest, expected=name) if nearest else None
+        return Fix(f"Replace '{name}' with '{nearest}'", (edit,)) if edit is not None else None
 
     @staticmethod
     def _advice(name: str, names: frozenset[str]) -> str:

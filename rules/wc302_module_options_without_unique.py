@@ -4,8 +4,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from warplint.diagnostic import Applicability, Edit, Fix
 from warplint.index import UNIQUE, Project
-from warplint.model import FileModel
+from warplint.model import FileModel, Kernel, Value
 from warplint.rule import Report, Rule
 
 from ._expected_errors import ExpectedErrorBlocks, inside
@@ -27,6 +28,12 @@ class ModuleOptionsWithoutUnique(Rule):
     Either add `module="unique"` (the kernel gets a private module carrying those
     options), or drop `module_options=` and set the options on the shared module
     with `wp.set_module_options({...})` (module scope, before the first launch).
+
+    Automatic fix: without `module=`, `--fix` adds `module="unique"` after
+    `module_options=...` (safe: the kernel could not be created at all before).
+    When a module is named (`module="physics"`), replacing it with `"unique"` is
+    unsafe (the kernel leaves the module it shared with others) and is applied
+    only with `--unsafe-fixes`.
 
     ## Limits
     `module=` given as a variable is resolved through constants and parameter
@@ -74,6 +81,22 @@ class ModuleOptionsWithoutUnique(Rule):
                 options.span if options.span.line else kernel.span,
                 f"module_options= on kernel {kernel.name} in {where} raises ValueError at import in Warp 1.19 "
                 '(it requires module="unique"); add module="unique" or set the options with wp.set_module_options().',
+                fix=self._fix(kernel, options),
                 kernel=kernel.name,
                 module=module,
             )
+
+    @staticmethod
+    def _fix(kernel: Kernel, options: Value) -> Fix | None:
+        """`module="unique"` added after `module_options=...` (safe: the kernel raised at import, and now
+        gets the private module those options need), or put in place of the module named (unsafe: the
+        kernel leaves that module)."""
+        if kernel.derived or kernel.form not in ("decorator", "call") or not options.span.line:
+            return None
+        named = kernel.module_value
+        if named is None:
+            at = options.span
+            return Fix('Add module="unique"', (Edit.insert(at.end_line, at.end_col, ', module="unique"'),))
+        if not named.span.line:
+            return None
+        return Fix('Replace the module with module="unique"', (Edit(named.span, '"unique"'),), Applicability.UNSAFE)

@@ -2,8 +2,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from warplint.index import Project
-from warplint.model import FileModel
+from warplint.diagnostic import Applicability, Fix
+from warplint.edits import add_argument, replace
+from warplint.index import UNIQUE, Project
+from warplint.model import Call, FileModel
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
 
@@ -22,6 +24,12 @@ class ForceLoadAllModules(Rule):
     Pass the modules you launch: `wp.force_load(device="cuda:0",
     modules=[wp.get_module("app.kernels")])` (items must be `wp.Module` objects),
     or `wp.load_module("app.kernels", device=...)`.
+
+    Automatic fix (unsafe, only with `--unsafe-fixes`): `--fix` passes
+    `modules=[wp.get_module("..."), ...]` listing every module the project's
+    launches use (as the project index resolves them). Unsafe because a module
+    launched by code the index does not follow is no longer preloaded. Offered when
+    the file has `import warp` (or `import warp as wp`) and some launch resolves.
 
     ## Limits
     Graph capture with `force_module_load=True` calls `force_load()` internally;
@@ -54,5 +62,21 @@ class ForceLoadAllModules(Rule):
                     "force_load() without modules= builds every registered Warp module (Warp's own, every "
                     "unique module, every imported library's); "
                     "pass modules=[wp.get_module(...)] for the ones you launch.",
+                    fix=self._fix(file, project, call),
                     function=call.ctx.scope,
                 )
+
+    @staticmethod
+    def _fix(file: FileModel, project: Project, call: Call) -> Fix | None:
+        """`modules=[wp.get_module(...), ...]` with every module the project launches (unsafe: modules
+        loaded only by code the index cannot follow are no longer preloaded)."""
+        warp = file.bound_name("warp")
+        launched = sorted({launch.module for launch in project.all_launches() if launch.module != UNIQUE})
+        if warp is None or not launched:
+            return None
+        listed = "[" + ", ".join(f'{warp}.get_module("{name}")' for name in launched) + "]"
+        given = call.bound("modules")
+        edit = replace(given.span, listed) if given is not None else add_argument(call, f"modules={listed}")
+        if edit is None:
+            return None
+        return Fix("Preload only the launched modules: modules=[...]", (edit,), Applicability.UNSAFE)

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from warplint.diagnostic import Fix
+from warplint.edits import replace
 from warplint.index import Project
 from warplint.model import FileModel, Value
 from warplint.names import is_warp
@@ -28,6 +30,10 @@ class ConcurrentCpuLoad(Rule):
     Preload CUDA devices only in parallel (`device="cuda:0"` or a list of CUDA devices),
     and load CPU modules serially (`max_workers=0`, the default of
     `wp.config.load_module_max_workers`).
+
+    Automatic fix (safe): on a `force_load`/`load_module` call, `--fix` replaces the
+    `max_workers` argument with `0`: the same modules are built, one after the
+    other. A `wp.config.load_module_max_workers` assignment is left to you.
 
     ## Limits
     A call is reported only when two CPU loads can overlap: `force_load` without
@@ -71,11 +77,15 @@ class ConcurrentCpuLoad(Rule):
                 continue
             all_devices = device is None or (device.kind == "const" and device.const is None)
             where = "every device, the CPU included" if all_devices else "the CPU"
+            # Safe: the same modules are built, one after the other (Warp loads serially for max_workers <= 1).
+            given = call.bound("max_workers")
+            serial = replace(given.span, "0") if given is not None else None
             yield self.report(
                 call.span,
                 f"{short}() builds modules on {workers} threads on {where}: concurrent first CPU loads can lose "
                 "kernels ('Failed to find module'); preload CUDA devices in parallel and the CPU serially "
                 "(max_workers=0).",
+                fix=Fix("Load serially: max_workers=0", (serial,)) if serial is not None else None,
                 function=call.ctx.scope,
             )
         for assignment in file.assignments:

@@ -67,6 +67,10 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--confirm", action="store_true", help="run the program after `--` to confirm findings")
     p.add_argument("--confirm-timeout", type=_seconds, default=None, help="seconds per --confirm run (default 300)")
     p.add_argument("--keep-artifacts", metavar="DIR", help="keep --confirm's JSON artifact and logs in DIR")
+    p.add_argument("--fix", action="store_true", help="apply the safe fixes (stdin: print the fixed code)")
+    p.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff, apply the unsafe fixes too")
+    p.add_argument("--diff", action="store_true", help="print the diff --fix would apply; change nothing")
+    p.add_argument("--show-fixes", action="store_true", help="list the fixes applied (or, without --fix, available)")
     p.add_argument("--version", action="version", version=f"warplint {__version__}")
     return p
 
@@ -152,20 +156,34 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
                          "or [tool.warplint.confirm] command = ...")
     if command is not None and not args.confirm:
         raise UsageError("a command after `--` is only used with --confirm")
+    if args.confirm and (args.fix or args.diff):
+        raise UsageError("--fix and --diff do not combine with --confirm (it runs the code as it is)")
     confirm_plan = _confirm_plan(args, config, command) if args.confirm else None  # bad settings fail before the lint
 
     from .engine import Session
 
     session = Session(config)
     stdin = None
+    stdin_bytes: list[bytes] = []
     if "-" in paths:
-        stdin = (args.stdin_filename, _read_stdin())
+        stdin = (args.stdin_filename, _read_stdin(stdin_bytes))
     result = session.lint_paths(paths, stdin=stdin, **_engine_options(args))
     for message in result.notes:
         err.write(f"warplint: note: {message}\n")
     for message in result.errors:
         err.write(f"warplint: error: {message}\n")
     diagnostics = result.diagnostics
+    fixes = None
+    if args.diff or args.fix:
+        from . import fixes as _fixes
+
+        fixes = _fixes.fix_session(session, result, unsafe=args.unsafe_fixes)
+        if args.diff:
+            return _write_diff(fixes, out, err)
+        diagnostics = result.diagnostics = _write_fixes(fixes, stdin, stdin_bytes, out, err, result.errors)
+        result.fixed = fixes.fixed_count
+        if stdin is not None:
+            out = err  # stdout holds the fixed code; the findings left go to stderr (as ruff)
 
     status = EXIT_ERROR if result.errors else EXIT_CLEAN
     confirm_result = None
@@ -193,6 +211,12 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
             WRITERS[args.format](diagnostics, stream, sources=source, root=config.root)
         if args.statistics:
             write_statistics(diagnostics, stream)
+        if args.show_fixes:
+            from . import fixes as _fixes
+
+            listing = _fixes.fix_summary(fixes.fixed) if fixes is not None else _fixes.available_summary(
+                diagnostics, args.unsafe_fixes)
+            (stream if args.format in ("text", "concise") else err).write(listing)
         if confirm_result is not None and args.format in ("text", "concise"):
             from .confirm import render_summary
 
@@ -217,9 +241,54 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     return status
 
 
-def _read_stdin() -> str:
+def _write_diff(fixes, out: TextIO, err: TextIO) -> int:
+    """``--diff``: the unified diff of every file --fix would change; exit 1 when there is one."""
+    from .fixes import unified_diff
+
+    for message in fixes.notes:
+        err.write(f"warplint: note: {message}\n")
+    for path, (original, fixed) in sorted(fixes.texts.items()):
+        out.write(unified_diff(path, original, fixed))
+    if fixes.texts:
+        err.write(f"warplint: would fix {fixes.fixed_count} finding{'s' if fixes.fixed_count != 1 else ''} "
+                  f"in {len(fixes.texts)} file{'s' if len(fixes.texts) != 1 else ''}\n")
+    return EXIT_FINDINGS if fixes.texts else EXIT_CLEAN
+
+
+def _write_fixes(fixes, stdin: tuple[str, str] | None, stdin_bytes: list[bytes], out: TextIO, err: TextIO,
+                 errors: list[str]) -> list:
+    """``--fix``: write each changed file (stdin: print the code, fixed or not); the findings left. A file
+    that cannot be written is an error (appended to ``errors``: exit 2)."""
+    from .fixes import encode_like, write_fixed
+
+    for message in fixes.notes:
+        err.write(f"warplint: note: {message}\n")
+    for path, (original, fixed) in sorted(fixes.texts.items()):
+        if stdin is not None and path == stdin[0]:
+            continue
+        problem = write_fixed(path, original, fixed)
+        if problem is not None:
+            errors.append(f"not fixed: {shown_path(path)}: {problem}")
+            err.write(f"warplint: error: {errors[-1]}\n")
+    if stdin is not None:
+        original, fixed = fixes.texts.get(stdin[0], (stdin[1], stdin[1]))
+        buffer = getattr(out, "buffer", None)
+        if buffer is not None and stdin_bytes:
+            out.flush()
+            try:
+                buffer.write(encode_like(stdin_bytes[0], original, fixed))
+            except ValueError as exc:
+                err.write(f"warplint: error: not fixed: stdin: {exc}\n")
+                buffer.write(stdin_bytes[0])
+            buffer.flush()
+        else:
+            out.write(fixed)
+    return fixes.diagnostics
+
+
+def _read_stdin(raw: list[bytes] | None = None) -> str:
     """stdin decoded as a file is (a PEP 263 coding line, a BOM); a text-only stdin (an
-    embedding program's StringIO) as it is."""
+    embedding program's StringIO) as it is. Its bytes are appended to ``raw`` (for --fix)."""
     from .engine import decode
 
     if sys.stdin is None:
@@ -228,7 +297,10 @@ def _read_stdin() -> str:
     try:
         if buffer is None:
             return sys.stdin.read()
-        return decode(buffer.read())
+        data = buffer.read()
+        if raw is not None:
+            raw.append(data)
+        return decode(data)
     except OSError as exc:
         raise UsageError(f"cannot read stdin: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, LookupError) as exc:

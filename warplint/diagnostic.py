@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 
@@ -20,18 +21,40 @@ class Span:
         return Span, (self.line, self.col, self.end_line, self.end_col)
 
 
+class Applicability(Enum):
+    """How far a fix can be trusted (ruff's tiers). ``SAFE``: the meaning of the code is kept, and
+    ``--fix`` applies it; ``UNSAFE``: behaviour may change, applied only with ``--unsafe-fixes``."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
 @dataclass(frozen=True)
 class Edit:
-    """Replace ``span`` of the file with ``text``."""
+    """Replace ``span`` of the file with ``text`` (an empty span inserts). Columns count code points, as
+    every Span does; a ``\n`` in ``text`` is written as the line ending of the line it lands on."""
 
     span: Span
     text: str
+    expected: str | None = None  # what the span holds when the fix was made: checked before applying
+
+    @staticmethod
+    def insert(line: int, col: int, text: str) -> Edit:
+        return Edit(Span(line, col, line, col), text)
 
 
 @dataclass(frozen=True)
 class Fix:
-    description: str
+    """An automatic fix: ``message`` says what it does ("Replace 'max_unrol' with 'max_unroll'"), its
+    edits must not overlap, and all of them apply or none."""
+
+    message: str
     edits: tuple[Edit, ...]
+    applicability: Applicability = Applicability.SAFE
+
+    @property
+    def is_safe(self) -> bool:
+        return self.applicability is Applicability.SAFE
 
 
 @dataclass(frozen=True)

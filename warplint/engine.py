@@ -44,6 +44,12 @@ class LintResult:
     errors: list[str] = field(default_factory=list)  # fatal, one-line (exit 2)
     notes: list[str] = field(default_factory=list)  # one-line remarks for stderr (a skipped FIFO, ...), not fatal
     cached: bool = False  # findings came from the result cache (no file was parsed, ``models`` is empty)
+    paths: list[str] = field(default_factory=list)  # the files checked, as shown (what --fix re-lints)
+    fixed: int = 0  # findings whose fix --fix applied (they are no longer in ``diagnostics``)
+
+    def fixable(self, unsafe: bool = False) -> int:
+        """Findings ``--fix`` would fix (with ``--unsafe-fixes`` when ``unsafe``)."""
+        return sum(1 for d in self.diagnostics if d.fix is not None and (unsafe or d.fix.is_safe))
 
 
 def decode(data: bytes) -> str:
@@ -575,6 +581,7 @@ class Session:
             name, text = stdin
             files.append((name, text, None))
             targets.append(os.path.abspath(name))
+        result.paths = [path for path, _, _ in files]
         run_key = None
         if self._results is not None:
             run_key = self._run_key(files)
@@ -606,6 +613,21 @@ class Session:
                 "diagnostics": list(result.diagnostics), "externals": externals, "missing": missing,
             })
         return result
+
+    def recheck(self, paths: list[str], changed: dict[str, str]) -> list[Diagnostic]:
+        """The findings of ``paths`` once the files in ``changed`` hold their new text (in memory only):
+        how fixes are linted again before anything is written."""
+        files: list[tuple[str, str | None, str | None]] = [(path, text, None) for path, text in changed.items()]
+        for path in paths:
+            absolute = os.path.abspath(path)
+            if path not in changed and absolute not in self.models:  # a result-cache hit models nothing
+                known = self.texts.get(absolute)
+                files.append((path, known, None) if known is not None else (path, *self.read(path)))
+        self.add_files(files)
+        self._parse_importers()
+        project = self.project()
+        found = [d for path in paths for d in self.check_model(self.models[os.path.abspath(path)], project)]
+        return sorted(found, key=Diagnostic.sort_key)
 
     def check_text(self, path: str, text: str) -> list[Diagnostic]:
         """Re-check one (possibly unsaved) file against the project index (LSP, flake8)."""

@@ -245,7 +245,10 @@ class Extractor(cst.CSTVisitor):
             pairs = []
             for el in dict_elements[:_MAX_ITEMS]:
                 if isinstance(el, cst.DictElement):
-                    pairs.append((self._value(el.key, depth + 1), self._value(el.value, depth + 1)))
+                    key_value = self._value(el.key, depth + 1)
+                    if type(el.key) is cst.SimpleString:
+                        self._span_of(key_value, "span", el.key)  # a literal key: where a fix rewrites it
+                    pairs.append((key_value, self._value(el.value, depth + 1)))
             const = None
             if len(pairs) == len(dict_elements) and all(k.kind == "const" and v.is_const for k, v in pairs):
                 const = {k.const: v.const for k, v in pairs}
@@ -701,6 +704,9 @@ class Extractor(cst.CSTVisitor):
                        ref=f"{self.model.module}.{frame.class_name}.{target.value}")
         else:
             tv = self.value(target)
+            if tv.key is not None and type(target) is cst.Subscript and type(
+                    key := target.slice[0].slice) is cst.Index and type(key.value) is cst.SimpleString:
+                self._span_of(tv.key, "span", key.value)  # NAME["key"] = ...: where a fix rewrites the key
         if tv.kind == "name" and frame.qualname == "" and not augmented:
             self.model.constants[tv.text] = value
         assignment = Assignment(tv, value, None, self.ctx(), augmented, annotation)  # type: ignore[arg-type]
@@ -819,9 +825,12 @@ class Extractor(cst.CSTVisitor):
         if callee in _BUILTINS:
             return  # print(), len(), ...: never a project function, never Warp
         args, kwargs = self._args(node.args, 1)
+        in_order = iter(args)
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in kwargs:
                 self._span_of(kwargs[arg.keyword.value], "span", arg.value)
+            elif arg.keyword is None and not arg.star:  # every argument's place: fixes insert after the last
+                self._span_of(next(in_order), "span", arg.value)
         if inner_kernel_call is not None:
             _, inner_kwargs = self._args(inner_kernel_call.args, 1)
             kwargs = {**inner_kwargs, **kwargs}
@@ -853,6 +862,9 @@ class Extractor(cst.CSTVisitor):
         if obj.kind not in ("name", "attr") or name.kind != "const" or not isinstance(name.const, str):
             return
         target = Value("attr", text=f"{obj.text}.{name.const}", ref=f"{obj.ref}.{name.const}" if obj.ref else None)
+        named = [a for a in node.args if a.keyword is None and not a.star]
+        if len(named) >= 2:
+            self._span_of(target, "span", named[1].value)  # the literal naming the attribute (what a fix rewrites)
         assignment = Assignment(target, value, None, self.ctx())  # type: ignore[arg-type]
         self._span_of(assignment, "span", node)
         self.model.assignments.append(assignment)

@@ -335,7 +335,7 @@ def create_server(debounce: float = DEBOUNCE_S):
                 ]
                 actions.append(
                     types.CodeAction(
-                        title=f"{d.fix.description} ({d.code})",
+                        title=f"{d.fix.message} ({d.code})",
                         kind=types.CodeActionKind.QuickFix,
                         diagnostics=[lsp_diagnostic],
                         is_preferred=True,

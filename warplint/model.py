@@ -289,3 +289,12 @@ class FileModel:
     def module_kernels(self) -> list[Kernel]:
         """Kernels created at import time (module scope)."""
         return [k for k in self.kernels if k.ctx.scope == ""]
+
+    def bound_name(self, module: str) -> str | None:
+        """The name a module-level ``import MODULE`` (or ``import MODULE as NAME``) binds here: what code a
+        fix writes calls it by (``wp`` for ``import warp as wp``); None without such an import."""
+        for imp in self.imports:
+            if imp.module == module and not imp.names and imp.ctx.scope == "" and imp.alias is not None and (
+                    imp.alias != module.partition(".")[0] or imp.alias == module):
+                return imp.alias
+        return None

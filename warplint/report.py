@@ -120,11 +120,13 @@ def to_json_objects(diagnostics: Iterable[Diagnostic]) -> list[dict]:
         }
         if d.fix is not None:
             obj["fix"] = {
-                "description": d.fix.description,
+                "applicability": d.fix.applicability.value,
+                "message": d.fix.message,
                 "edits": [
                     {
-                        "line": e.span.line, "column": e.span.col + 1,
-                        "end_line": e.span.end_line, "end_column": e.span.end_col + 1, "content": e.text,
+                        "location": {"row": e.span.line, "column": e.span.col + 1},
+                        "end_location": {"row": e.span.end_line, "column": e.span.end_col + 1},
+                        "content": e.text,
                     }
                     for e in d.fix.edits
                 ],
@@ -211,6 +213,20 @@ def to_sarif(diagnostics: list[Diagnostic], root: str) -> dict:
                 {"id": i, "physicalLocation": physical(r.path, r.span), "message": {"text": r.message}}
                 for i, r in enumerate(d.related)
             ]
+        if d.fix is not None:
+            # SARIF's fix: one artifactChange per file, a replacement per edit (deletedRegion + insertedContent)
+            uri = physical(d.path, d.span)["artifactLocation"]
+            result["fixes"] = [{
+                "description": {"text": d.fix.message},
+                "artifactChanges": [{
+                    "artifactLocation": uri,
+                    "replacements": [
+                        {"deletedRegion": physical(d.path, e.span)["region"], "insertedContent": {"text": e.text}}
+                        for e in d.fix.edits
+                    ],
+                }],
+            }]
+            result["properties"]["fixApplicability"] = d.fix.applicability.value
         if d.code in index:
             result["ruleIndex"] = index[d.code]
         if d.confirm is not None:

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from warplint.diagnostic import Applicability, Fix, Span
+from warplint.edits import replace
 from warplint.index import Project
 from warplint.model import FileModel, Function
 from warplint.rule import Report, Rule
@@ -23,6 +25,10 @@ class UniqueModuleFactoryDefault(Rule):
     descriptive name) and let the callers that really need per-variant isolation
     (runtime specialisations, generic kernels, odd `block_dim`s) pass
     `module="unique"` explicitly.
+
+    Automatic fix (unsafe, only with `--unsafe-fixes`): `--fix` changes the default
+    to `None`. Unsafe because callers that pass nothing now share one module: a
+    variant that needed isolation must then pass `module="unique"` itself.
 
     ## Limits
     Only parameters that reach `module=` of a kernel created in the same function are
@@ -78,8 +84,16 @@ class UniqueModuleFactoryDefault(Rule):
                         f'{function.name}() defaults {param.name}="unique", so every kernel it makes '
                         f"(`{kernel.name}`) gets its own Warp module and its own build; default to a shared "
                         'module and let callers that need isolation pass module="unique".',
+                        fix=self._fix(param.default.span, param.name),
                         function=function.qualname, kernel=kernel.name,
                     )
+
+    @staticmethod
+    def _fix(default: Span, name: str) -> Fix | None:
+        """The default becomes None, the factory's file module (unsafe: callers that pass nothing now share
+        one module, and a variant that relied on isolation may need module="unique" passed)."""
+        edit = replace(default, "None")
+        return Fix(f"Default {name}=None (a shared module)", (edit,), Applicability.UNSAFE) if edit else None
 
     @staticmethod
     def _owner(file: FileModel, scope: str, name: str) -> Function | None:

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from warplint.diagnostic import Applicability, Fix
+from warplint.edits import replace
 from warplint.facts import DEFAULT_CUDA_BLOCK_DIM
 from warplint.index import Project
 from warplint.model import FileModel, Kernel
@@ -35,6 +37,10 @@ class UniqueModuleStableKernel(Rule):
     ## Fix
     Drop `module="unique"` so the kernel joins its file's module, or group related
     kernels into one named module (`module="app.solver"`).
+
+    Automatic fix (unsafe, only with `--unsafe-fixes`): `--fix` writes `module=None`
+    (the file's module, as if `module=` were not given). Unsafe because the kernel
+    then shares builds, options and rebuilds with the file's other kernels.
 
     ## Limits
     Opt-in: isolation is often deliberate (to keep one kernel's rebuilds or MathDx links
@@ -77,6 +83,15 @@ class UniqueModuleStableKernel(Rule):
                 f"kernel '{kernel.name}' is defined once at import time but gets its own module (module=\"unique\"): "
                 "each such kernel pays a separate build, compiler call and load; let it share its file's module "
                 "unless it is isolated on purpose.",
+                fix=self._fix(kernel),
                 kernel=kernel.name,
                 module="unique",
             )
+
+    @staticmethod
+    def _fix(kernel: Kernel) -> Fix | None:
+        """`module=None`: the file's module, as without `module=` (unsafe: the kernel now shares its
+        module's builds, options and rebuilds with the file's other kernels)."""
+        value = kernel.module_value
+        edit = replace(value.span, "None") if value is not None and not kernel.derived else None
+        return Fix("Share the file's module: module=None", (edit,), Applicability.UNSAFE) if edit else None

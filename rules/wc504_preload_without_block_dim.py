@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from warplint.diagnostic import Related
+from warplint.diagnostic import Fix, Related
+from warplint.edits import add_argument, replace
 from warplint.facts import DEFAULT_CUDA_BLOCK_DIM
 from warplint.index import Launch, Project
 from warplint.model import Call, FileModel, Value
@@ -28,6 +29,10 @@ class PreloadWithoutBlockDim(Rule):
     ## Fix
     Pass the block size the launches use: `wp.load_module("app.kernels",
     device="cuda:0", block_dim=128)` (one preload per block size if there are several).
+
+    Automatic fix (safe): when the preload names one module and all its launches use
+    one block size, `--fix` passes `block_dim=` with it (or replaces `block_dim=None`).
+    With several block sizes, or several modules in one `force_load`, it is left to you.
 
     ## Limits
     Only modules the preload names statically are checked (`load_module("name")`,
@@ -124,6 +129,15 @@ class PreloadWithoutBlockDim(Rule):
                     names += [project.canonical_module(v.name) for v in values if isinstance(v, WarpModule)]
         return [n for n in names if isinstance(n, str)]
 
+    @staticmethod
+    def _fix(call: Call, given: Value | None, used: list[int]) -> Fix | None:
+        """`block_dim=N` when every launch of the one module preloaded uses N (safe: the preload builds
+        the variant those launches load, and nothing else changes)."""
+        if len(used) != 1:
+            return None
+        edit = replace(given.span, str(used[0])) if given is not None else add_argument(call, f"block_dim={used[0]}")
+        return Fix(f"Preload the launched variant: block_dim={used[0]}", (edit,)) if edit is not None else None
+
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         launches, options = self._index(project)
         for call in file.calls:
@@ -136,7 +150,8 @@ class PreloadWithoutBlockDim(Rule):
             found, device = project.constant(file, call.bound("device"), call.ctx.scope)
             if found and isinstance(device, str) and device.startswith("cpu"):
                 continue
-            for module in self._preloaded(project, file, call, short):
+            preloaded = self._preloaded(project, file, call, short)
+            for module in preloaded:
                 if module not in launches:
                     continue
                 if module in options and options[module] is None:
@@ -155,6 +170,7 @@ class PreloadWithoutBlockDim(Rule):
                     f"use {', '.join(map(str, values))}: on CUDA the first launch builds the module again; "
                     "pass block_dim= to the preload.",
                     related=related,
+                    fix=self._fix(call, block_dim, values) if len(preloaded) == 1 else None,
                     module=module,
                     block_dims=[variant, *values],
                     function=call.ctx.scope,

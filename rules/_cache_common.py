@@ -1,7 +1,9 @@
-"""Shared by the CS-2 (cache not reused) rules WC202-WC205 (and WC104 for test detection): not a rule itself.
+"""Shared by the CS-2 (cache not reused) rules WC201-WC205: not a rule itself.
 
 - where a statement is a deliberate maintenance path (flag-gated, a clear-cache
-  command, a cold-compile benchmark) or test code, which these rules skip;
+  command), which these rules skip;
+- where it is test or benchmark code, which clears caches and builds cold on purpose:
+  those findings are *deliberate* (reported only with `report-deliberate`);
 - what an environment variable is set to (`os.environ[...]`, `setdefault`,
   `update`, `os.putenv`; the variable's name asked of the evaluator).
 
@@ -68,6 +70,12 @@ def gate_reason(file: FileModel, ctx: Context, project: Project | None = None, _
         if callers and all(gate_reason(cf, call.ctx, project, _depth + 1) for cf, call in callers):
             return f"{fn.name}() is only called on gated paths"
     return None
+
+
+def deliberate_reason(project: Project, file: FileModel, ctx: Context) -> str | None:
+    """Why a cold start written at ``ctx`` is deliberate (test or benchmark code), or None."""
+    context = project.context_of(file, ctx.scope)
+    return f"in {context.phrase}" if context.builds_cold_on_purpose else None
 
 
 def _split_names(ctx: Context) -> list[tuple[str, ...]]:

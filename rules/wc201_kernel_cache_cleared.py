@@ -8,6 +8,8 @@ from warplint.model import Call, FileModel
 from warplint.rule import Report, Rule
 from warplint.semantic.events import events
 
+from ._cache_common import deliberate_reason
+
 # Function names that say "this is a maintenance command", not the run path.
 _MAINTENANCE = re.compile(r"clear|clean|purge|reset|wipe|rebuild|flush|invalidate", re.I)
 
@@ -35,7 +37,10 @@ class KernelCacheCleared(Rule):
     are taken as flag-gated and not reported, as are calls inside functions whose name
     says they are maintenance commands (`clear`, `clean`, `purge`, `reset`, `wipe`,
     `rebuild`, `flush`, `invalidate`) or that are only called under a condition.
-    Benchmarks that measure cold compiles on purpose should say so with `# noqa`.
+    Test code and benchmark code (`Project.context_of`: `test_*.py`, a `tests`
+    package, a `benchmarks`/`asv`/`bench*` folder, the methods of an asv benchmark class) build
+    cold on purpose: findings there are reported only with `report-deliberate = true` in
+    `[tool.warplint]` (or `--report-deliberate`).
     """
 
     code = "WC201"
@@ -67,6 +72,7 @@ class KernelCacheCleared(Rule):
                 "module compiles from scratch (for this and every other Warp program of this user); remove it or "
                 "put it behind an explicit option.",
                 function=call.ctx.scope,
+                deliberate=deliberate_reason(project, file, call.ctx),
             )
 
     @staticmethod

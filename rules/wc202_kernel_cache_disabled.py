@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from warplint.index import Project, is_test_file
+from warplint.index import Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
 
-from ._cache_common import gate_reason
+from ._cache_common import deliberate_reason, gate_reason
 
 
 class KernelCacheDisabled(Rule):
@@ -29,10 +29,11 @@ class KernelCacheDisabled(Rule):
     reads a CLI argument, option, flag or environment variable, or a parameter of
     the enclosing function (`if args.no_cache:`), inside a function named for cache
     maintenance or cold runs (`clear_cache`, `rebuild`, `bench_cold`), or in a
-    function every project caller of which is gated that way. Test code
-    (`test_*.py`, `*_test.py`, `conftest.py`, modules of a `tests` package) is skipped too: test suites
-    turn the cache off on purpose to exercise the compiler. Assigning a non-constant
-    value is not reported.
+    function every project caller of which is gated that way. Assigning a non-constant
+    value is not reported. Test code and benchmark code (`Project.context_of`: `test_*.py`, `*_test.py`,
+    `conftest.py`, a `tests` package, a `benchmarks`/`asv`/`bench*` folder, the methods of an
+    asv benchmark class) turn the cache off on purpose (to exercise the compiler): findings there are reported only with
+    `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).
     """
 
     code = "WC202"
@@ -52,8 +53,6 @@ class KernelCacheDisabled(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        if is_test_file(file):
-            return
         for a in file.assignments:
             if a.target.ref != "warp.config.cache_kernels" or a.value.kind != "const" or a.value.const:
                 continue
@@ -67,4 +66,5 @@ class KernelCacheDisabled(Rule):
                 "binaries already on disk; remove the assignment, or gate a one-off rebuild behind a flag.",
                 function=a.ctx.scope,
                 option="cache_kernels",
+                deliberate=deliberate_reason(project, file, a.ctx),
             )

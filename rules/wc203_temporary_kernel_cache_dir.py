@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from warplint.index import Project, is_test_file
+from warplint.index import Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
 from warplint.semantic.facts_paths import fresh_dir_reason
 
-from ._cache_common import env_writes, gate_reason
+from ._cache_common import deliberate_reason, env_writes, gate_reason
 
 
 class TemporaryKernelCacheDir(Rule):
@@ -34,9 +34,11 @@ class TemporaryKernelCacheDir(Rule):
     or arguments are not reported. Deliberate maintenance paths (a condition
     reading a flag, option, argument, environment variable or parameter; functions
     named for cache maintenance or cold runs; functions only called from such
-    paths) and test code (`test_*.py`, `*_test.py`, `conftest.py`, modules of a
-    `tests` package: isolating the cache per test run is deliberate) are skipped.
-    Environment dictionaries passed to subprocesses (`env=...`) are not followed.
+    paths) are skipped. Environment dictionaries passed to subprocesses (`env=...`) are not
+    followed. Test code and benchmark code (`Project.context_of`: `test_*.py`, `*_test.py`,
+    `conftest.py`, a `tests` package, a `benchmarks`/`asv`/`bench*` folder, the methods of an
+    asv benchmark class) isolate the cache per run on purpose: findings there are reported only with
+    `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).
     """
 
     code = "WC203"
@@ -59,8 +61,6 @@ class TemporaryKernelCacheDir(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        if is_test_file(file):
-            return
         sites = [
             (a.value, a.ctx, a.span, "wp.config.kernel_cache_dir")
             for a in file.assignments
@@ -77,4 +77,5 @@ class TemporaryKernelCacheDir(Rule):
                 "is found, so every module compiles cold each time; use a stable directory.",
                 function=ctx.scope,
                 option=what,
+                deliberate=deliberate_reason(project, file, ctx),
             )

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from warplint.index import Project, is_test_file
+from warplint.index import Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
 
-from ._cache_common import env_writes, gate_reason
+from ._cache_common import deliberate_reason, env_writes, gate_reason
 
 # CUDA reads CUDA_CACHE_DISABLE as an integer flag: these values leave the cache on.
 _OFF_VALUES = {"", "0", "false", "no", "off"}
@@ -34,7 +34,11 @@ class CudaCacheDisabled(Rule):
     other than `"0"`/`""`/`"false"`; environments built for subprocesses are not.
     Deliberate maintenance paths (a condition reading a flag, option, argument,
     environment variable or parameter; functions named for cache maintenance or
-    cold runs) and test code are skipped.
+    cold runs) are skipped, and so is a project whose every launch and load runs on the
+    CPU (`device="cpu"`, `wp.ScopedDevice("cpu")`, `wp.set_device("cpu")`, followed by the
+    semantic layer): the driver's JIT cache is a CUDA one. Test code and benchmark code
+    (`Project.context_of`) set it on purpose: findings there are reported only with
+    `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).
     """
 
     code = "WC204"
@@ -53,7 +57,7 @@ class CudaCacheDisabled(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        if is_test_file(file):
+        if not project.may_use_cuda():
             return
         for value, ctx, span in env_writes(file, "CUDA_CACHE_DISABLE", project):
             if value.kind != "const" or value.const is None:
@@ -68,4 +72,5 @@ class CudaCacheDisabled(Rule):
                 "module again even when Warp's kernel cache is warm; do not set it (use CUDA_CACHE_PATH to isolate).",
                 function=ctx.scope,
                 option="CUDA_CACHE_DISABLE",
+                deliberate=deliberate_reason(project, file, ctx),
             )

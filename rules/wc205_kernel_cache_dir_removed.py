@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from warplint.index import Project, is_test_file
+from warplint.index import Project
 from warplint.model import Call, FileModel, Value
 from warplint.rule import Report, Rule
 from warplint.semantic.facts_paths import cache_dir_read
 
-from ._cache_common import env_writes, gate_reason
+from ._cache_common import deliberate_reason, env_writes, gate_reason
 
 _RMTREE = "shutil.rmtree"
 
@@ -51,9 +51,11 @@ class KernelCacheDirRemoved(Rule):
     parameters, module constants across files and helper return values. A path
     spelled out again as the same literal is not matched. Deliberate maintenance paths (a condition reading
     a flag, option, argument, environment variable or parameter; functions named for
-    cache maintenance or cold runs; functions only called from such paths) and test
-    code (`test_*.py`, `*_test.py`, `conftest.py`, modules of a `tests` package) are
-    skipped.
+    cache maintenance or cold runs; functions only called from such paths) are skipped.
+    Test code and benchmark code (`Project.context_of`: `test_*.py`, `*_test.py`,
+    `conftest.py`, a `tests` package, a `benchmarks`/`asv`/`bench*` folder, the methods of an
+    asv benchmark class) build cold on purpose: findings there are reported only with
+    `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).
     """
 
     code = "WC205"
@@ -76,8 +78,6 @@ class KernelCacheDirRemoved(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        if is_test_file(file):
-            return
         cache_dirs = None
         for call in file.calls:
             target = self._removed_path(call)
@@ -100,6 +100,7 @@ class KernelCacheDirRemoved(Rule):
                 "every module cold; keep the cache, or delete it only behind an explicit rebuild flag.",
                 function=call.ctx.scope,
                 option=what,
+                deliberate=deliberate_reason(project, file, call.ctx),
             )
 
     @staticmethod

@@ -8,17 +8,19 @@ from warplint.facts import DEFAULT_CUDA_BLOCK_DIM
 from warplint.index import Project
 from warplint.model import FileModel, Kernel
 from warplint.rule import Report, Rule
+from warplint.semantic.values import Const
 
 
 def explicit_block_dims(project: Project, kernel_file: FileModel, kernel: Kernel) -> set[object]:
-    """Block sizes the project's launches pass explicitly to this kernel ("?" for unresolved ones)."""
+    """Block sizes the project's launches that can run on CUDA pass explicitly to this kernel ("?" for
+    unresolved ones)."""
     found: set[object] = set()
     for f in project.files:
         for launch in project.launches(f):
-            if launch.kernel is not kernel or launch.block_dim is None:
+            if launch.kernel is not kernel or launch.block_dim is None or not project.can_run_on_cuda(launch):
                 continue
-            known, value = project.constant(f, launch.block_dim, launch.call.ctx.scope)
-            found.add(value if known else "?")
+            for value in launch.block_dims:
+                found.add(value.value if isinstance(value, Const) else "?")
     return found
 
 

@@ -9,6 +9,7 @@ from warplint.index import Launch, Project
 from warplint.model import Call, FileModel, Value
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
+from warplint.semantic.devices import Device
 from warplint.semantic.values import WarpModule
 
 _PRELOADS = ("force_load", "load_module")
@@ -41,7 +42,9 @@ class PreloadWithoutBlockDim(Rule):
     modules in the list are followed through names and constants, and so is the
     `module=` of `set_module_options({"block_dim": N})`). Launches are those the
     project index resolves, with a `block_dim` that resolves to a literal; CPU-only
-    preloads and launches are left out (CPU ignores `block_dim`). Reported only when
+    preloads and launches are left out (CPU ignores `block_dim`): the devices are the
+    semantic layer's (`device=` followed like any value, `wp.ScopedDevice`, `wp.set_device`,
+    the callers' default device; a launch or `load_module` with no device may run on CUDA). Reported only when
     **no** launch of the module uses the preloaded variant: when some do, the preload
     saves their build and the others are WC303's concern.
     """
@@ -147,9 +150,8 @@ class PreloadWithoutBlockDim(Rule):
             block_dim = call.bound("block_dim")
             if block_dim is not None and not (block_dim.kind == "const" and block_dim.const is None):
                 continue
-            found, device = project.constant(file, call.bound("device"), call.ctx.scope)
-            if found and isinstance(device, str) and device.startswith("cpu"):
-                continue
+            if Device.CUDA not in project.call_devices(file, call, absent_means_all=short == "force_load"):
+                continue  # a CPU-only preload: the CPU ignores block_dim
             preloaded = self._preloaded(project, file, call, short)
             for module in preloaded:
                 if module not in launches:

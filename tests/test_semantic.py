@@ -151,3 +151,77 @@ def test_namespace_package_folders_are_part_of_module_names(tmp_path):
     (launch,) = project.launches(_file(project, "run.py"))
     assert launch.module == "sim._src.solvers.contact"
     assert _file(project, "tool.py").module == "tool"
+
+
+def _lint(path, **config):
+    session = Session(Config(root=path, select=DEFAULT_CODES, **config))
+    session.configure_cache(False)
+    return session.lint_paths([path]).diagnostics, session.project()
+
+
+def test_code_contexts():
+    from warplint.semantic.context import CodeContext
+
+    _, project = _lint(os.path.join(FIXTURES, "deliberate"))
+    assert project.context_of(_file(project, "bench_compile.py")) is CodeContext.BENCHMARK
+    assert project.context_of(_file(project, "test_build.py"), "TestBuild.setUp") is CodeContext.TEST
+    suite = _file(project, "suite.py")
+    assert project.context_of(suite, "LoadSuite.setup") is CodeContext.BENCHMARK  # an asv class
+    assert project.context_of(suite, "Warmup.setup") is CodeContext.LIBRARY  # setup() alone is not asv
+    assert project.context_of(suite) is CodeContext.LIBRARY
+    assert project.context_of(_file(project, "main.py"), "main") is CodeContext.LIBRARY
+
+
+def test_deliberate_cold_starts_are_reported_on_request():
+    path = os.path.join(FIXTURES, "deliberate")
+    default, _ = _lint(path)
+    assert all("deliberate" not in d.data for d in default)
+    found, _ = _lint(path, report_deliberate=True)
+    extra = sorted((os.path.relpath(d.path, path), d.span.line, d.code, d.data["deliberate"])
+                   for d in found if "deliberate" in d.data)
+    assert extra == [
+        ("benchmarks/bench_compile.py", 5, "WC201", "in benchmark code"),
+        ("benchmarks/bench_compile.py", 6, "WC202", "in benchmark code"),
+        ("perf/suite.py", 14, "WC201", "in benchmark code"),
+        ("perf/suite.py", 15, "WC204", "in benchmark code"),
+        ("tests/test_build.py", 10, "WC201", "in test code"),
+        ("tests/test_build.py", 18, "WC201", "in test code"),
+    ]
+    assert len(found) == len(default) + len(extra)
+
+
+def test_report_deliberate_setting(tmp_path):
+    from warplint.config import ConfigError, load_config
+    from warplint.testing import known_codes
+
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\nreport-deliberate = true\n")
+    assert load_config(str(tmp_path), known_codes()).report_deliberate is True
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\nreport-deliberate = 'yes'\n")
+    with pytest.raises(ConfigError, match="report-deliberate"):
+        load_config(str(tmp_path), known_codes())
+
+
+def test_devices_a_launch_can_run_on():
+    from warplint.semantic.devices import Device
+
+    _, project = _lint(os.path.join(FIXTURES, "cpu_only"))
+    host = {ln.call.span.line: ln for ln in project.launches(_file(project, "host.py"))}
+    for line in (12, 13, 19, 25, 31):  # device bound at the wrapper's call, ScopedDevice, set_device, a param
+        assert project.call_devices(host[line].file, host[line].call) == (
+            {Device.CPU, Device.CUDA} if line == 25 else {Device.CPU}), line
+    assert host[25].block_dims.constants() == [256]  # `256 if device.is_cuda else 1`: 1 is the CPU's
+    for launch in project.launches(_file(project, "device.py")):  # no device: the default, CUDA if present
+        assert project.can_run_on_cuda(launch)
+
+
+def test_cuda_cache_disabled_in_a_cpu_only_project(tmp_path):
+    launch = "def run(a):\n    wp.launch(k, dim=1, inputs=[a], device='cpu')\n"
+    files = {"app.py": ("import os\nos.environ['CUDA_CACHE_DISABLE'] = '1'\nimport warp as wp\n"
+                        "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n" + launch)}
+    project = _project(tmp_path, files)
+    assert not project.may_use_cuda()
+    diagnostics, _ = _lint(str(tmp_path))
+    assert [d.code for d in diagnostics] == []
+    (tmp_path / "app.py").write_text(files["app.py"].replace(", device='cpu'", ""))
+    diagnostics, _ = _lint(str(tmp_path))
+    assert [d.code for d in diagnostics] == ["WC204"]

@@ -85,6 +85,8 @@ def rule_command(argv: Sequence[str], out: TextIO) -> int:
     if args.all:
         if args.format == "json":
             import json
+    p.add_argument("--report-deliberate", action="store_true", default=None,
+                   help="also report deliberate cold starts (cache clears in tests and benchmarks)")
 
             json.dump([_rule_json(r) for r in rules.values()], out, indent=2)
             out.write("\n")
@@ -252,6 +254,7 @@ def _write_diff(fixes, out: TextIO, err: TextIO) -> int:
     if fixes.texts:
         err.write(f"warplint: would fix {fixes.fixed_count} finding{'s' if fixes.fixed_count != 1 else ''} "
                   f"in {len(fixes.texts)} file{'s' if len(fixes.texts) != 1 else ''}\n")
+        report_deliberate=args.report_deliberate,
     return EXIT_FINDINGS if fixes.texts else EXIT_CLEAN
 
 

@@ -23,7 +23,7 @@ class ConfigError(Exception):
 
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude", "confirm", "cache-dir",
-    "max-file-size", "file-timeout", "file-memory",
+    "max-file-size", "file-timeout", "file-memory", "report-deliberate",
 }
 # Bounds on the work one file may cost (see docs/robustness.md): larger files get one WC000.
 DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes
@@ -52,6 +52,7 @@ class Config:
 
     def with_overrides(self, **changes: Any) -> Config:
         data = {**self.__dict__, **{k: v for k, v in changes.items() if v is not None}}
+    report_deliberate: bool = False  # also report deliberate cold starts (cache clears in tests, benchmarks)
         return Config(**data)
 
     # ------------------------------------------------------------------ selection

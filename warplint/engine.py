@@ -503,10 +503,10 @@ class Session:
                     rule = self.rules[code]
                     if any(code.startswith(i) for i in ignored):
                         continue
-                    for report in rule.check(model, project):
-                        diagnostics.append(self._diagnostic(rule, model.path, report))
-                    for report in self._project_reports(rule, project).get(model.path, ()):
-                        diagnostics.append(self._diagnostic(rule, model.path, report))
+                    reports = (*rule.check(model, project), *self._project_reports(rule, project).get(model.path, ()))
+                    for report in reports:
+                        if report.deliberate is None or self.config.report_deliberate:  # opt-in (config.py)
+                            diagnostics.append(self._diagnostic(rule, model.path, report))
         suppressions = find_suppressions(text)
         kept = [d for d in diagnostics if d.code in codes and not suppressions.suppressed(d.code, d.span.line)]
         unique: dict[tuple, Diagnostic] = {}
@@ -540,7 +540,8 @@ class Session:
     def _diagnostic(rule: Rule, path: str, report: Report) -> Diagnostic:
         return Diagnostic(
             path=path, span=report.span, code=rule.code, name=rule.name, mechanism=rule.mechanism,
-            message=report.message, confidence=rule.confidence, fix=report.fix, data=dict(report.data),
+            message=report.message, confidence=rule.confidence, fix=report.fix,
+            data={**report.data, **({"deliberate": report.deliberate} if report.deliberate else {})},
             related=report.related,
         )
 

@@ -28,6 +28,7 @@ from .model import (
     Param,
     Try,
     Value,
+    WithBlock,
 )
 from .names import canonical, dotted_name, is_warp, resolve_relative
 
@@ -86,6 +87,7 @@ class Extractor(cst.CSTVisitor):
         self.frames: list[_Frame] = [_Frame("")]
         self.order = 0
         self.main_guard = 0
+        self.open_withs: list[WithBlock | None] = []  # None: a `with` inside a Warp function body
         self._span_targets: list[tuple[Any, str, cst.CSTNode]] = []
         self._pending_kernels: list[tuple[Kernel, str, str]] = []  # kernel, enclosing scope, function name
         self._not_variables: set[int] = set()  # ids of Name nodes that are attributes or keywords
@@ -577,6 +579,14 @@ class Extractor(cst.CSTVisitor):
                     assignment = Assignment(target, self.value(item.item), None, self.ctx())  # type: ignore[arg-type]
                     self._span_of(assignment, "span", item)
                     self.model.assignments.append(assignment)
+        managers = None if self.frame.warp_body else tuple(self.value(i.item) for i in node.items)
+        self.open_withs.append(None if managers is None else WithBlock(managers, self.ctx()))
+
+    def leave_With(self, node: cst.With) -> None:
+        block = self.open_withs.pop()
+        if block is not None:
+            block.end = self.order  # the last statement of the body
+            self.model.with_blocks.append(block)
 
     def visit_Try(self, node: cst.Try) -> None:
         self._tick()

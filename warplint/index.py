@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from .model import Assignment, Call, FileModel, Function, Kernel, Value
 from .names import is_warp, is_warp_api
+from .semantic import devices
+from .semantic.context import CodeContext, context_of, is_test_file
 from .semantic.evaluator import MAX_SITE_CHAIN, MAX_SITES, Evaluator, Site
 from .semantic.kernels import add_decorated_kernels
 from .semantic.values import Const, ValueSet
@@ -36,7 +38,7 @@ class Launch:
     kernel_file: FileModel
     kernel: Kernel
     module: str  # the Warp module name the launched kernel belongs to
-    block_dims: ValueSet = EMPTY  # the CUDA block sizes (256 for an absent block_dim)
+    block_dims: ValueSet = EMPTY  # the CUDA block sizes (256 for an absent block_dim; CPU-only values left out)
     site: Site | None = None
 
     @property
@@ -51,16 +53,6 @@ class Launch:
             if outer.call is not None:
                 return outer.file, outer.call
         return self.file, self.call
-
-
-def is_test_file(file: FileModel) -> bool:
-    """Test code: ``test_*.py``, ``*_test.py``, ``conftest.py``, or a module inside a
-    ``tests``/``test`` package (judged by the dotted module name, so a loose fixture directory
-    is not test code)."""
-    name = os.path.basename(file.path)
-    if name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
-        return True
-    return any(p in ("tests", "test", "testing") for p in file.module.split(".")[:-1])
 
 
 def locate_installed(module: str) -> str | None:
@@ -181,6 +173,11 @@ class Project:
 
     def is_class(self, fqname: str) -> bool:
         fqname = self.canonical_ref(fqname)
+    def context_of(self, file: FileModel, scope: str = "") -> CodeContext:
+        """What kind of code ``scope`` of ``file`` is: library, application, test, benchmark or example
+        (``warplint.semantic.context``)."""
+        return context_of(self, file, scope)
+
         owner = self.owner_of(fqname)
         return owner is not None and fqname[len(owner.module) + 1:] in owner.classes
 
@@ -277,7 +274,7 @@ class Project:
         for call in file.calls:
             if not is_warp(call.callee, *LAUNCH_CALLS) or (scope is not None and call.ctx.scope != scope):
                 continue
-            block_dims = self.evaluator.block_dims(file, call.bound("block_dim"), call.ctx.scope, site)
+            block_dims = devices.cuda_block_dims(self, file, call, site)
             for kf, kernel in self.find_kernels(file, call.ctx.scope, call.bound("kernel"), site):
                 module = self.kernel_module(kf, kernel)
                 if module is None:
@@ -363,12 +360,21 @@ class Project:
         return value if found and isinstance(value, int) else None
 
     def launch_on_cpu(self, launch: Launch) -> bool:
-        """Every device the launch can use is the CPU (``device="cpu"``, followed like any value)."""
-        device = launch.call.bound("device")
-        if device is None:
-            return False
-        values = self.evaluator.values(launch.file, device, launch.call.ctx.scope, launch.site)
-        return values.known and all(isinstance(v, Const) and v.value == "cpu" for v in values)
+        """Every device the launch can use is the CPU (``warplint.semantic.devices``)."""
+        return not devices.can_run_on_cuda(self, launch)
+
+    def can_run_on_cuda(self, launch: Launch) -> bool:
+        """Some device the launch can use is a CUDA device: its ``device=`` (followed like any value), or the
+        default device where it runs (``wp.ScopedDevice``, ``wp.set_device``, its callers'; CUDA when none)."""
+        return devices.can_run_on_cuda(self, launch)
+
+    def may_use_cuda(self) -> bool:
+        """Some launch or load of the project can run on CUDA (also when it has none to tell by)."""
+        return devices.project_may_use_cuda(self)
+
+    def call_devices(self, file: FileModel, call: Call, absent_means_all: bool = False) -> frozenset[devices.Device]:
+        """The devices a launch or load call can run on (``force_load`` without a device: every device)."""
+        return devices.call_devices(self, file, call, None, absent_means_all)
 
     def cached(self, key, compute):
         """``compute()`` once per project: for facts the index and rules derive from the

@@ -264,6 +264,19 @@ class Try:
 
 
 @dataclass
+class WithBlock(Compact):
+    """A ``with`` statement: its context managers (``wp.ScopedDevice("cpu")``) and the statements
+    of its body, those of ``ctx.scope`` whose order is in ``(ctx.order, end]``."""
+
+    items: tuple[Value, ...]
+    ctx: Context
+    end: int = 0
+
+    def holds(self, ctx: Context) -> bool:
+        return ctx.scope == self.ctx.scope and self.ctx.order < ctx.order <= self.end
+
+
+@dataclass
 class FileModel:
     path: str
     module: str  # dotted Python module name ("app.filters"); the file stem for loose scripts
@@ -277,6 +290,7 @@ class FileModel:
     functions: dict[str, Function] = field(default_factory=dict)
     kernels: list[Kernel] = field(default_factory=list)
     tries: list[Try] = field(default_factory=list)
+    with_blocks: list[WithBlock] = field(default_factory=list)
     constants: dict[str, Value] = field(default_factory=dict)  # module-level NAME = value
     toplevel: set[str] = field(default_factory=set)  # names bound at module level
     classes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class qualname -> resolved bases

@@ -33,6 +33,9 @@ class Report:
     data: dict[str, Any] = field(default_factory=dict)
     fix: Fix | None = None
     related: tuple[Related, ...] = ()
+    # Why the defect is deliberate where it is written (a cache clear in test code): such reports are
+    # kept only with ``report-deliberate`` (the engine decides; the rule only says why).
+    deliberate: str | None = None
 
 
 class Rule:
@@ -69,8 +72,8 @@ class Rule:
 
     # -- helpers for rule authors
     def report(self, span: Span, message: str, fix: Fix | None = None, related: tuple[Related, ...] = (),
-               **data: Any) -> Report:
-        return Report(span, message, data, fix, tuple(related))
+               deliberate: str | None = None, **data: Any) -> Report:
+        return Report(span, message, data, fix, tuple(related), deliberate)
 
     @classmethod
     def doc(cls) -> str:

@@ -1,0 +1,115 @@
+"""What kind of code a file (or a function in it) is: library, application, test, benchmark or example.
+
+Rules ask ``Project.context_of(file, scope)``. Test code and benchmark code clear caches and build
+cold on purpose (a test checks that a rebuild happens, a benchmark measures the cold compile), so the
+cache rules mark their findings there *deliberate* (reported only with ``report-deliberate``).
+
+- **test**: pytest's and unittest's conventions: ``test_*.py``, ``*_test.py``, ``conftest.py``, or
+  a module inside a ``tests``/``test``/``testing`` package (judged by the dotted module name, so a
+  loose fixture folder is not test code).
+- **benchmark**: a file under a ``benchmarks``/``benchmark``/``asv``/``bench*`` folder (a package
+  of that name, or the folder a loose script sits in), and the methods of an asv benchmark class
+  anywhere: a class with a ``time_``/``timeraw_``/``mem_``/``peakmem_``/``track_`` method and asv's
+  ``setup``/``setup_cache`` or one of its benchmark attributes (``params``, ``number``, ...).
+- **example**: a file under an ``examples``/``example`` folder, or named ``example_*.py``.
+- **application**: an entry point: ``__main__.py``, or a script outside any package that has an
+  ``if __name__ == "__main__":`` block.
+- **library**: everything else.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from typing import TYPE_CHECKING
+
+from warplint.model import FileModel
+
+if TYPE_CHECKING:
+    from warplint.index import Project
+
+
+class CodeContext(enum.Enum):
+    LIBRARY = "library"
+    APPLICATION = "application"
+    TEST = "test"
+    BENCHMARK = "benchmark"
+    EXAMPLE = "example"
+
+    @property
+    def builds_cold_on_purpose(self) -> bool:
+        """Tests and benchmarks clear caches and compile cold deliberately."""
+        return self in (CodeContext.TEST, CodeContext.BENCHMARK)
+
+    @property
+    def phrase(self) -> str:
+        return f"{self.value} code"
+
+
+_TEST_PACKAGES = frozenset({"tests", "test", "testing"})
+_BENCHMARK_FOLDERS = frozenset({"benchmarks", "benchmark", "asv"})
+_EXAMPLE_FOLDERS = frozenset({"examples", "example"})
+# asv's benchmark kinds (by name prefix) and the class attributes asv reads from a benchmark class.
+ASV_PREFIXES = ("time_", "timeraw_", "mem_", "peakmem_", "track_")
+ASV_SETUP = frozenset({"setup", "setup_cache", "teardown"})
+ASV_ATTRIBUTES = frozenset({"params", "param_names", "number", "repeat", "rounds", "timeout", "warmup_time",
+                            "sample_time", "min_run_count", "processes", "pretty_name", "unit"})
+
+
+def is_test_file(file: FileModel) -> bool:
+    """Test code by pytest's and unittest's conventions (see the module docstring)."""
+    name = os.path.basename(file.path)
+    if name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
+        return True
+    return any(p in _TEST_PACKAGES for p in file.module.split(".")[:-1])
+
+
+def _folders(file: FileModel) -> list[str]:
+    """The packages a file is in, outermost first, after the folder its top-level package (or the
+    file itself, for a loose script) sits in."""
+    parts = file.module.split(".")
+    inner = parts if file.is_package else parts[:-1]
+    directory = os.path.dirname(os.path.abspath(file.path))
+    for _ in range(len(inner)):
+        directory = os.path.dirname(directory)
+    return [os.path.basename(directory), *inner]
+
+
+def file_context(file: FileModel) -> CodeContext:
+    if is_test_file(file):
+        return CodeContext.TEST
+    folders = [f.lower() for f in _folders(file)]
+    if any(f in _BENCHMARK_FOLDERS or f.startswith("bench") for f in folders):
+        return CodeContext.BENCHMARK
+    name = os.path.basename(file.path)
+    if any(f in _EXAMPLE_FOLDERS for f in folders) or name.startswith("example_"):
+        return CodeContext.EXAMPLE
+    if name == "__main__.py" or ("." not in file.module and file.has_main_guard):
+        return CodeContext.APPLICATION
+    return CodeContext.LIBRARY
+
+
+def is_asv_class(file: FileModel, qualname: str) -> bool:
+    """An asv benchmark class: a benchmark method, and asv's setup or one of its benchmark attributes."""
+    methods = {f.name for f in file.functions.values() if f.class_name == qualname and f.ctx.scope == ""}
+    if not any(m.startswith(ASV_PREFIXES) for m in methods):
+        return False
+    if methods & ASV_SETUP:
+        return True
+    prefix = f"{file.module}.{qualname}."
+    return any(a.target.kind == "attr" and (a.target.ref or "").startswith(prefix)
+               and (a.target.ref or "")[len(prefix):] in ASV_ATTRIBUTES for a in file.assignments)
+
+
+def context_of(project: Project, file: FileModel, scope: str = "") -> CodeContext:
+    """The kind of code ``scope`` (a function's qualname, "" for module level) of ``file`` is."""
+    found = project.cached(("file context", id(file)), lambda: file_context(file))
+    if found.builds_cold_on_purpose or not scope:
+        return found
+    fn = file.functions.get(scope)
+    while fn is not None and fn.class_name is None and fn.ctx.scope:
+        fn = file.functions.get(fn.ctx.scope)  # a function nested in a method is that method's code
+    if fn is not None and fn.class_name is not None and project.cached(
+            ("asv class", id(file), fn.class_name), lambda: is_asv_class(file, fn.class_name or "")):
+        return CodeContext.BENCHMARK
+    return found

@@ -49,10 +49,10 @@ class Config:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     file_timeout: float = DEFAULT_FILE_TIMEOUT
     file_memory: int = DEFAULT_FILE_MEMORY
+    report_deliberate: bool = False  # also report deliberate cold starts (cache clears in tests, benchmarks)
 
     def with_overrides(self, **changes: Any) -> Config:
         data = {**self.__dict__, **{k: v for k, v in changes.items() if v is not None}}
-    report_deliberate: bool = False  # also report deliberate cold starts (cache clears in tests, benchmarks)
         return Config(**data)
 
     # ------------------------------------------------------------------ selection
@@ -234,6 +234,11 @@ def parse_section(section: dict, root: str, source: str | None, known_codes: set
                                  ("file-memory", "file_memory", int)):
         if key in section:
             kwargs[attribute] = _positive(key, section[key], kind)
+    if "report-deliberate" in section:
+        if not isinstance(section["report-deliberate"], bool):
+            raise ConfigError("[tool.warplint] 'report-deliberate' must be true or false, got "
+                              f"{section['report-deliberate']!r}")
+        kwargs["report_deliberate"] = section["report-deliberate"]
     if "confirm" in section:
         confirm = section["confirm"]
         if not isinstance(confirm, dict):
@@ -243,22 +248,6 @@ def parse_section(section: dict, root: str, source: str | None, known_codes: set
             raise ConfigError(f"unknown key 'confirm.{bad[0]}' in [tool.warplint] ({source})")
         command = confirm.get("command")
         if command is not None and not (
-    if "force-exclude" in section:
-        if not isinstance(section["force-exclude"], bool):
-            raise ConfigError("[tool.warplint] 'force-exclude' must be true or false, got "
-                              f"{section['force-exclude']!r}")
-        kwargs["force_exclude"] = section["force-exclude"]
-    if "report-deliberate" in section:
-        if not isinstance(section["report-deliberate"], bool):
-            raise ConfigError("[tool.warplint] 'report-deliberate' must be true or false, got "
-                              f"{section['report-deliberate']!r}")
-        kwargs["report_deliberate"] = section["report-deliberate"]
-    if "warp-version" in section:
-        try:
-            kwargs["warp_version"] = check_requested(section["warp-version"], "[tool.warplint] 'warp-version'")
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
-        kwargs["warp_version_source"] = "warp-version in [tool.warplint]"
             isinstance(command, str) or (isinstance(command, list) and all(isinstance(c, str) for c in command))
         ):
             raise ConfigError("[tool.warplint] 'confirm.command' must be a string or a list of strings")

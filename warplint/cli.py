@@ -62,6 +62,8 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="path to a pyproject.toml to read [tool.warplint] from")
     p.add_argument("--stdin-filename", help="read stdin, reported under this name (as ruff: implies '-')")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    p.add_argument("--report-deliberate", action="store_true", default=None,
+                   help="also report deliberate cold starts (cache clears in tests and benchmarks)")
     p.add_argument("--cache-dir", help="cache directory (default: .warplint_cache next to the config)")
     p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: number of cores)")
     p.add_argument("--confirm", action="store_true", help="run the program after `--` to confirm findings")
@@ -85,8 +87,6 @@ def rule_command(argv: Sequence[str], out: TextIO) -> int:
     if args.all:
         if args.format == "json":
             import json
-    p.add_argument("--report-deliberate", action="store_true", default=None,
-                   help="also report deliberate cold starts (cache clears in tests and benchmarks)")
 
             json.dump([_rule_json(r) for r in rules.values()], out, indent=2)
             out.write("\n")
@@ -152,6 +152,7 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
                        + tuple(validate_selectors("--extend-select", args.extend_select, known))),
         ignore=tuple(config.ignore) + tuple(validate_selectors("--ignore", args.ignore, known)),
         cache_dir=args.cache_dir,
+        report_deliberate=args.report_deliberate,
     )
     if args.confirm and not command and not config.confirm.get("command"):
         raise UsageError("--confirm needs a command: `warplint PATH --confirm -- python -m app`, "
@@ -254,7 +255,6 @@ def _write_diff(fixes, out: TextIO, err: TextIO) -> int:
     if fixes.texts:
         err.write(f"warplint: would fix {fixes.fixed_count} finding{'s' if fixes.fixed_count != 1 else ''} "
                   f"in {len(fixes.texts)} file{'s' if len(fixes.texts) != 1 else ''}\n")
-        report_deliberate=args.report_deliberate,
     return EXIT_FINDINGS if fixes.texts else EXIT_CLEAN
 
 

@@ -19,7 +19,7 @@ from .semantic import devices
 from .semantic.context import CodeContext, context_of, is_test_file
 from .semantic.evaluator import MAX_SITE_CHAIN, MAX_SITES, Evaluator, Site
 from .semantic.kernels import add_decorated_kernels
-from .semantic.values import Const, ValueSet
+from .semantic.values import ValueSet
 
 LAUNCH_CALLS = ("launch", "launch_tiled")
 EMPTY = ValueSet()
@@ -151,6 +151,11 @@ class Project:
             module = module.rpartition(".")[0]
         return None
 
+    def context_of(self, file: FileModel, scope: str = "") -> CodeContext:
+        """What kind of code ``scope`` of ``file`` is: library, application, test, benchmark or example
+        (``warplint.semantic.context``)."""
+        return context_of(self, file, scope)
+
     def is_warp_api(self, ref: str | None) -> bool:
         """A name of Warp's API. Linting Warp's own tree, only what the ``warp`` package itself exports
         is API; ``warp._src.optim.linear.X`` is then code of the project (names.is_warp_api: tests and
@@ -173,11 +178,6 @@ class Project:
 
     def is_class(self, fqname: str) -> bool:
         fqname = self.canonical_ref(fqname)
-    def context_of(self, file: FileModel, scope: str = "") -> CodeContext:
-        """What kind of code ``scope`` of ``file`` is: library, application, test, benchmark or example
-        (``warplint.semantic.context``)."""
-        return context_of(self, file, scope)
-
         owner = self.owner_of(fqname)
         return owner is not None and fqname[len(owner.module) + 1:] in owner.classes
 

@@ -11,6 +11,7 @@ tabs), or not at all.
 from __future__ import annotations
 
 import ast
+import bisect
 import codecs
 import difflib
 import io
@@ -21,11 +22,11 @@ import stat
 import tempfile
 import tokenize
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .diagnostic import Diagnostic, Fix
+from .diagnostic import Diagnostic, Fix, Span
 
 if TYPE_CHECKING:
     from .engine import LintResult, Session
@@ -54,6 +55,10 @@ class _Lines:
         end = self.starts[line] if line < len(self.starts) else len(self.text)
         body = self.text[start:end].rstrip("\r\n")
         return start + col if 0 <= col <= len(body) else None
+
+    def position(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self.starts, offset)
+        return line, offset - self.starts[line - 1]
 
     def line_ending(self, line: int) -> str:
         if line < len(self.starts):
@@ -367,3 +372,40 @@ def available_summary(diagnostics: Sequence[Diagnostic], unsafe: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+
+
+# ---------------------------------------------------------------------- one document (the editor's "fix all")
+def fix_text(text: str, diagnostics: Sequence[Diagnostic], relint: Callable[[str], list[Diagnostic]], *,
+             unsafe: bool = False, max_rounds: int = MAX_ROUNDS) -> tuple[str, int]:
+    """``text`` with its fixes applied round after round (``relint(text)`` gives the findings of a text),
+    and the number of fixes applied; fixes whose result does not parse are left out."""
+    fixed = 0
+    for _ in range(max_rounds):
+        found = [d for d in diagnostics if applicable(d, unsafe)]
+        found.sort(key=lambda d: (min(((e.span.line, e.span.col) for e in d.fix.edits), default=(0, 0))
+                                  if d.fix else (0, 0), d.code))
+        fixes = [d.fix for d in found if d.fix is not None]
+        done = apply_fixes(text, fixes)
+        if done.applied and not parses(done.text) and parses(text):
+            keep = [fixes[i] for i in done.applied if parses(apply_fixes(text, [fixes[i]]).text)]
+            done = apply_fixes(text, keep)
+            if not parses(done.text):
+                break
+        if not done.applied or done.text == text:
+            break
+        text, fixed = done.text, fixed + len(done.applied)
+        diagnostics = relint(text)
+    return text, fixed
+
+
+def changed_region(original: str, new: str) -> tuple[Span, str]:
+    """The one range of ``original`` (as a Span) that, replaced by the returned text, gives ``new``."""
+    start = 0
+    limit = min(len(original), len(new))
+    while start < limit and original[start] == new[start]:
+        start += 1
+    end_old, end_new = len(original), len(new)
+    while end_old > start and end_new > start and original[end_old - 1] == new[end_new - 1]:
+        end_old, end_new = end_old - 1, end_new - 1
+    lines = _Lines(original)
+    return Span(*lines.position(start), *lines.position(end_old)), new[start:end_new]

@@ -162,6 +162,16 @@ def create_server(debounce: float = DEBOUNCE_S):
         def lint(self, path: str, text: str) -> list:
             return self.session_for(*self.config_for(path)).check_text(path, text)
 
+        def fix_all(self, path: str, text: str, found: list) -> tuple[str, int]:
+            """``text`` with every safe fix applied, re-linted round after round; the session is left
+            indexing ``text`` again (the editor applies the edit, or not, and tells us with didChange)."""
+            from .fixes import fix_text
+
+            try:
+                return fix_text(text, found, lambda new: self.lint(path, new))
+            finally:
+                self.lint(path, text)
+
         def forget(self, path: str) -> None:
             """After didClose: the project index goes back to the file on disk."""
             found = self.configs.get(os.path.dirname(path))
@@ -309,15 +319,34 @@ def create_server(debounce: float = DEBOUNCE_S):
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]),
     )
-    def code_action(ls: WarplintServer, params: types.CodeActionParams) -> list:
+    async def code_action(ls: WarplintServer, params: types.CodeActionParams) -> list:
         uri = params.text_document.uri
         found = ls.results.get(uri)
         if not found:
             return []
         document = ls.workspace.get_text_document(uri)
+        only = params.context.only
+        actions = quick_fixes(ls, params, document, found) if _wanted(types.CodeActionKind.QuickFix, only) else []
+        path = to_fs_path(uri)
+        if path and _wanted(FIX_ALL, only) and any(d.fix is not None and d.fix.is_safe for d in found):
+            text = document.source
+            fixed, count = await asyncio.get_running_loop().run_in_executor(ls.executor, ls.fix_all, path, text, found)
+            if count:
+                from .fixes import changed_region
+
+                span, new_text = changed_region(text, fixed)
+                rng = ls.to_range(document, span.line, span.col, span.end_line, span.end_col)
+                actions.append(types.CodeAction(
+                    title=f"Fix all safe warplint findings ({count})", kind=FIX_ALL,
+                    edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=rng, new_text=new_text)]}),
+                ))
+        return actions
+
+    def quick_fixes(ls: WarplintServer, params: types.CodeActionParams, document, found: list) -> list:
         lines = document.lines
+        uri = params.text_document.uri
         asked = {str(d.code) for d in params.context.diagnostics if d.source == "warplint"}
         actions = []
         for d in found:
@@ -335,10 +364,10 @@ def create_server(debounce: float = DEBOUNCE_S):
                 ]
                 actions.append(
                     types.CodeAction(
-                        title=f"{d.fix.message} ({d.code})",
+                        title=f"{d.fix.message} ({d.code})" + ("" if d.fix.is_safe else " (unsafe)"),
                         kind=types.CodeActionKind.QuickFix,
                         diagnostics=[lsp_diagnostic],
-                        is_preferred=True,
+                        is_preferred=d.fix.is_safe,
                         edit=types.WorkspaceEdit(changes={uri: edits}),
                     )
                 )
@@ -372,6 +401,17 @@ def create_server(debounce: float = DEBOUNCE_S):
         ls.executor.shutdown(wait=False, cancel_futures=True)
 
     return server
+
+
+FIX_ALL = "source.fixAll.warplint"
+
+
+def _wanted(kind: Any, only: Sequence | None) -> bool:
+    """Whether a code action of ``kind`` answers a request for the kinds ``only`` (None: any); kinds are
+    hierarchical: asking for ``source.fixAll`` or ``source`` gets ``source.fixAll.warplint``."""
+    name = str(getattr(kind, "value", kind))
+    asked = [str(getattr(o, "value", o)) for o in only or ()]
+    return not asked or any(name == o or name.startswith(f"{o}.") for o in asked)
 
 
 def _overlaps(a, b) -> bool:

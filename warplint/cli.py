@@ -69,6 +69,7 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--confirm", action="store_true", help="run the program after `--` to confirm findings")
     p.add_argument("--confirm-timeout", type=_seconds, default=None, help="seconds per --confirm run (default 300)")
     p.add_argument("--keep-artifacts", metavar="DIR", help="keep --confirm's JSON artifact and logs in DIR")
+    _confirm_profiling_options(p)
     p.add_argument("--fix", action="store_true", help="apply the safe fixes (stdin: print the fixed code)")
     p.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff, apply the unsafe fixes too")
     p.add_argument("--diff", action="store_true", help="print the diff --fix would apply; change nothing")
@@ -162,6 +163,9 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     if args.confirm and (args.fix or args.diff):
         raise UsageError("--fix and --diff do not combine with --confirm (it runs the code as it is)")
     confirm_plan = _confirm_plan(args, config, command) if args.confirm else None  # bad settings fail before the lint
+    profiling = _confirm_profiling(args)
+    if profiling and not args.confirm:
+        raise UsageError(f"{', '.join(sorted(profiling))} only work with --confirm")
 
     from .engine import Session
 
@@ -375,7 +379,24 @@ def _run_confirm(args, plan: tuple[list[str], float], diagnostics):
     from .confirm import run_confirm
 
     command, timeout = plan
-    return run_confirm(diagnostics, command, cwd=os.getcwd(), timeout=timeout, keep_artifacts=args.keep_artifacts)
+    return run_confirm(diagnostics, command, cwd=os.getcwd(), timeout=timeout, keep_artifacts=args.keep_artifacts,
+                       **_confirm_profiling(args))
+
+
+def _confirm_profiling_options(p: argparse.ArgumentParser) -> None:
+    from .confirm.cli_options import add_options
+
+    add_options(p)
+
+
+def _confirm_profiling(args) -> dict:
+    """--what-if / --samples / --what-if-jobs, checked (a bad value is a UsageError before anything runs)."""
+    from .confirm.cli_options import ProfilingOptionError, options_of
+
+    try:
+        return options_of(args)
+    except ProfilingOptionError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -389,6 +410,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
             from .lsp import serve
 
             return serve(argv[1:])
+        if argv and argv[0] == "compare":
+            from .confirm.compare import command as compare_command
+
+            return compare_command(argv[1:], out, err)
         if argv and argv[0] == "check":
             argv = argv[1:]
         return check_command(argv, out, err)

@@ -13,7 +13,7 @@ import dataclasses
 import json
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,9 @@ from warplint.diagnostic import Diagnostic
 
 from .events import RunData, short
 from .judge import CONFIRMED, INCONCLUSIVE, NOT_EXERCISED, NOT_REPRODUCED, Finding, Judge
+from .profile import Profile, render_profile
 from .runner import CannotRun, PassResult, Workspace, run_pass
+from .whatif import Sample, WhatIf, auto_candidates, measure, parse_whatifs, render_whatifs, run_candidates
 
 __all__ = [
     "run_confirm",
@@ -40,6 +42,12 @@ RUNTIME_CODES = {
     "WC902": "cache-not-reused",
     "WC903": "option-never-arrived",
     "WC904": "identity-differs-between-runs",
+    "WC905": "module-built-per-block-dim",
+    "WC906": "link-dominated-build",
+    "WC907": "backward-never-used",
+    "WC908": "lto-rebuilt-after-clear",
+    "WC909": "modules-built-serially",
+    "WC910": "fragmented-modules-built",
 }
 
 
@@ -52,6 +60,7 @@ class ConfirmResult:
     last_output: list[str] = field(default_factory=list)
     command: list[str] = field(default_factory=list)
     passes: tuple = field(default=(), repr=False)  # (cold PassResult, warm PassResult | None), not serialised
+    what_if: list[dict[str, Any]] = field(default_factory=list)  # WhatIfResult.to_json(), best saving first
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -61,6 +70,7 @@ class ConfirmResult:
             "summary": self.summary,
             "findings": [_diag_json(d) for d in self.diagnostics],
             "runtime_findings": [_diag_json(d) for d in self.runtime_findings],
+            "what_if": list(self.what_if),
             "last_output": list(self.last_output),
         }
 
@@ -139,6 +149,9 @@ def run_confirm(
     echo: Callable[[str], None] | None = None,
     warm: bool = True,
     line_probes: str = "auto",
+    what_if: Sequence[str] = (),
+    samples: int = 1,
+    what_if_jobs: int = 1,
 ) -> ConfirmResult:
     """Run ``command`` cold then warm on private caches and annotate ``diagnostics`` in place.
 
@@ -154,6 +167,9 @@ def run_confirm(
     """
     if not command:
         raise ValueError("--confirm needs a command to run")
+    candidates, auto = parse_whatifs(what_if)  # a bad --what-if fails before anything runs
+    if not (isinstance(samples, int) and samples >= 1):
+        raise ValueError(f"--samples must be a whole number >= 1, got {samples!r}")
     if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
         raise ValueError(f"the --confirm timeout must be a finite number of seconds > 0, got {timeout!r}")
     cwd = os.path.abspath(cwd)
@@ -175,11 +191,56 @@ def run_confirm(
         ws.cleanup()
     result = analyze(diagnostics, cold_p, warm_p, cwd=cwd, command=command, failed=failed, findings=findings)
     result.summary["workspace"] = ws.root
+    if cold_p is not None and failed is None and warm_p is not None:
+        baseline = [Sample.of(cold_p, warm_p, cwd)]
+        if samples > 1:
+            baseline += measure(command, cwd=cwd, timeout=timeout, env=env, samples=samples - 1)
+        result.summary["samples"] = [s.to_json() for s in baseline]
+    if cold_p is not None and failed is None and warm_p is not None and (candidates or auto):
+        todo: list[tuple[WhatIf, list[str]]] = [(w, []) for w in candidates]
+        if auto:
+            clears = any(not c.get("internal") for c in RunData.from_events("cold", cold_p.events, cwd).clears)
+            codes = {d.code for d in result.runtime_findings}
+            for w, why in auto_candidates(result.summary.get("profile") or {}, codes, clears):
+                have = next((t for t in todo if t[0] == w), None)
+                if have is None:
+                    todo.append((w, [why]))
+                else:
+                    have[1].append(why)
+        whatifs = run_candidates(command, baseline, todo, cwd=cwd, timeout=timeout, env=env, samples=samples,
+                                 jobs=what_if_jobs, echo=echo)
+        result.what_if = [r.to_json() for r in whatifs]
+        _credit_measured_savings(result)
     if keep_artifacts:
         os.makedirs(keep_artifacts, exist_ok=True)
         with open(os.path.join(keep_artifacts, "confirm.json"), "w", encoding="utf-8") as fh:
             json.dump(result.to_json(), fh, indent=2, default=repr)
     return result
+
+
+# what-if changes that remove the cost of a mechanism, so a measured saving becomes the finding's cost
+_FIX_FOR = {"CS-10": ("enable_backward=False",), "CS-2": ("no-clear-cache", "no-clear-lto-cache",
+                                                           "no-clear-kernel-cache"),
+            "CS-13": ("parallel-preload",), "CS-7": ("enable_mathdx_gemm=False",)}
+
+
+def _credit_measured_savings(result: ConfirmResult) -> None:
+    """A confirmed finding whose fix a what-if measured as an improvement gets that saving as its cost."""
+    improved = {r["what_if"]: r for r in result.what_if if r["verdict"] == "improved" and r.get("saving_s")}
+    for d in list(result.diagnostics) + list(result.runtime_findings):
+        c = d.confirm or {}
+        if c.get("verdict") != CONFIRMED:
+            continue
+        for spec in _FIX_FOR.get((d.mechanism or "").upper(), ()):
+            r = improved.get(spec)
+            if r is None:
+                continue
+            ms = r["saving_s"] * 1000.0
+            c["cost_ms"] = round(ms, 1)
+            c["measured_by"] = spec
+            c["evidence"] = (f"{c.get('evidence')}; measured: --what-if {spec} saved {r['saving_s']:.2f} s "
+                             f"{r['primary_metric']} (band {r['band_s']:.2f} s)")
+            break
 
 
 def analyze(
@@ -199,7 +260,8 @@ def analyze(
 
     cold = RunData.from_events("cold", cold_p.events if cold_p else [], cwd)
     warm_rd = RunData.from_events("warm", warm_p.events, cwd) if warm_p is not None else None
-    judge = Judge(cold, warm_rd, cwd, run_failed=failed)
+    profile = Profile(cold, cold_p.sources if cold_p else None)
+    judge = Judge(cold, warm_rd, cwd, run_failed=failed, profile=profile)
     for f in findings:
         f.diag.confirm = judge.judge(f)
     runtime = judge.runtime_findings() if cold.recorder_started else []
@@ -234,6 +296,10 @@ def analyze(
         "cold": _pass_summary(cold_p, cold),
         "warm": _pass_summary(warm_p, warm_rd),
         "modules": _modules_table(cold, warm_rd),
+        "compile_elapsed_s": _compile_elapsed(cold_p, warm_p),
+        "profile": profile.to_json(),
+        "output_digest": {"cold": cold_p.output_digest if cold_p else None,
+                          "warm": warm_p.output_digest if warm_p else None},
     }
     last = (warm_p if (warm_p is not None and failed and failed.startswith("warm")) else cold_p)
     result = ConfirmResult(
@@ -246,6 +312,13 @@ def analyze(
         passes=(cold_p, warm_p),
     )
     return result
+
+
+def _compile_elapsed(cold: PassResult | None, warm: PassResult | None) -> float | None:
+    """Cold wall - warm wall: the seconds the cold start cost (the probe's "compile elapsed")."""
+    if cold is None or warm is None:
+        return None
+    return round(cold.wall_s - warm.wall_s, 3)
 
 
 def _failure(p: PassResult, label: str) -> str | None:
@@ -287,13 +360,10 @@ def render_summary(result: ConfirmResult, *, width: int = 100, max_rows: int = 1
     if not s.get("recorder_ok"):
         out.append("  recorder: FAILED (" + "; ".join(s.get("recorder_errors") or ["unknown"])[:200] + ")")
     v = s.get("verdicts") or {}
-    out.append(
-        "  verdicts: "
-        + ", ".join(f"{n} {k}" for k, n in v.items() if n)
-        + (f"; {len(result.runtime_findings)} runtime-only finding(s)" if result.runtime_findings else "")
-        if any(v.values()) or result.runtime_findings
-        else "  no findings to confirm"
-    )
+    counts = [f"{n} {k}" for k, n in v.items() if n]
+    if result.runtime_findings:
+        counts.append(f"{len(result.runtime_findings)} runtime-only finding(s)")
+    out.append("  verdicts: " + ", ".join(counts) if counts else "  no findings to confirm")
     rows = []
     for d in list(result.diagnostics) + list(result.runtime_findings):
         c = d.confirm or {}
@@ -309,8 +379,12 @@ def render_summary(result: ConfirmResult, *, width: int = 100, max_rows: int = 1
             out.append(line if len(line) <= width else line[: width - 3] + "...")
         if len(rows) > max_rows:
             out.append(f"  ... {len(rows) - max_rows} more (see --keep-artifacts / JSON output)")
+    table = render_profile(s.get("profile") or {}, compile_elapsed_s=s.get("compile_elapsed_s"), width=width)
     mods = s.get("modules") or []
-    if mods:
+    out += render_whatifs(result.what_if, width=width)
+    if table:
+        out += table
+    elif mods:
         out.append("  modules by build time:")
         for m in mods[:5]:
             ids = m["identities"]

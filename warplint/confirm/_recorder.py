@@ -110,6 +110,8 @@ class _Recorder:
         self.seen_execs = set()  # id(ModuleExec) recorded (ModuleExec objects stay in Module.execs)
         self.last_hash = {}  # (module id, device, block_dim) -> hash hex
         self.last_state = {}  # (module id, device, block_dim) -> (kernel content hashes, resolved options)
+        self.topology = {}  # launch key -> [count, taped count]
+        self.whatif = _read_whatif()
 
     # -- output -----------------------------------------------------------------------------
     def emit(self, ev, **data):
@@ -170,11 +172,15 @@ class _Recorder:
         except Exception as e:
             errors.append(f"context: {e}")
         hooks = []
+        applied = self._apply_whatif_config(warp, errors)
         if ctx is not None:
             for name, fn in (
                 ("Module.__init__", self._hook_module_init),
                 ("Module.load", self._hook_load),
                 ("Module._compile", self._hook_compile),
+                ("Module._run_codegen", self._hook_codegen),
+                ("build", self._hook_build),
+                ("launch", self._hook_launch),
                 ("Kernel.__init__", self._hook_kernel_init),
                 ("Kernel._add_normalized_overload", self._hook_overload),
                 ("set_module_options", self._hook_set_module_options),
@@ -207,8 +213,34 @@ class _Recorder:
             hooks=hooks,
             errors=errors,
             config=cfg,
+            whatif=applied,
             site=self.user_site(2),
         )
+        try:
+            import atexit
+
+            atexit.register(self._emit_topology_counts)
+        except Exception:
+            pass
+
+    def _apply_whatif_config(self, warp, errors):
+        """Set the what-if ``wp.config`` values right after ``import warp``, before the program's own
+        modules exist (so the snapshot options reach them), and before the config hook records user
+        assignments."""
+        applied = {}
+        for name, value in (self.whatif.get("config") or {}).items():
+            try:
+                setattr(warp.config, name, value)
+                applied[name] = repr(value)
+            except Exception as e:
+                errors.append(f"what-if config {name}: {e}")
+        return applied or None
+
+    def _emit_topology_counts(self):
+        try:
+            self.emit("topology_counts", counts=[[i, c[0], c[1]] for i, c in enumerate(self.topology.values())])
+        except Exception:
+            pass
 
     def _config_snapshot(self, warp):
         out = {}
@@ -245,15 +277,166 @@ class _Recorder:
 
         def _compile(self, *args, **kwargs):
             t = rec.perf()
-            r = orig(self, *args, **kwargs)
+            outer = getattr(rec.tl, "phases", None)
+            phases = rec.tl.phases = _new_phases()
             try:
-                rec.tl.compile = (bool(r), (rec.perf() - t) * 1000.0)
+                r = orig(self, *args, **kwargs)
+            finally:
+                rec.tl.phases = outer
+            try:
+                rec.tl.compile = (bool(r), (rec.perf() - t) * 1000.0, phases)
             except Exception:
                 pass
             return r
 
         _stand_in(_compile, orig)
         Module._compile = _compile
+
+    def _hook_codegen(self, warp, ctx):
+        Module = ctx.Module
+        orig = Module._run_codegen
+        rec = self
+
+        def _run_codegen(self, *args, **kwargs):
+            ph = getattr(rec.tl, "phases", None)
+            lto_before = ph["lto_ms"] if ph is not None else 0.0
+            t = rec.perf()
+            r = orig(self, *args, **kwargs)
+            try:
+                if ph is not None:  # codegen without the LTOs it built (those count as LTO time)
+                    ph["codegen_ms"] += (rec.perf() - t) * 1000.0 - (ph["lto_ms"] - lto_before)
+                    ph["source_bytes"] = len(r[0])
+            except Exception:
+                pass
+            return r
+
+        _stand_in(_run_codegen, orig)
+        Module._run_codegen = _run_codegen
+
+    def _hook_build(self, warp, ctx):
+        """Time the native compiler (``build_cpu``/``build_cuda``) and every LTO Warp builds or fetches
+        (``_build_lto_base``: MathDx GEMM/FFT/solver LTOs, built during codegen on CUDA)."""
+        build = warp._src.build
+        rec = self
+        for fname in ("build_cpu", "build_cuda"):
+            orig = getattr(build, fname)
+
+            def make(orig):
+                def native(*args, **kwargs):
+                    t = rec.perf()
+                    try:
+                        return orig(*args, **kwargs)
+                    finally:
+                        ph = getattr(rec.tl, "phases", None)
+                        if ph is not None:
+                            ph["native_ms"] += (rec.perf() - t) * 1000.0
+
+                return _stand_in(native, orig)
+
+            setattr(build, fname, make(orig))
+        orig_lto = build._build_lto_base
+
+        def _build_lto_base(lto_symbol, compile_func, builder, extra_files=None):
+            built = []
+
+            def timed_compile(paths):
+                t0 = rec.perf()
+                try:
+                    return compile_func(paths)
+                finally:
+                    built.append((rec.perf() - t0) * 1000.0)
+
+            t = rec.perf()
+            r = orig_lto(lto_symbol, timed_compile, builder, extra_files)
+            try:
+                ms = (rec.perf() - t) * 1000.0
+                ph = getattr(rec.tl, "phases", None)
+                if ph is not None:
+                    ph["lto_ms"] += ms
+                    ph["lto_built" if built else "lto_cached"] += 1
+                import hashlib
+
+                module = getattr(getattr(builder, "module", None), "name", None)
+                rec.emit(
+                    "lto",
+                    key=hashlib.sha256(str(lto_symbol).encode()).hexdigest()[:16],
+                    symbol=str(lto_symbol)[:120],
+                    module=module,
+                    built=bool(built),
+                    ms=round(ms, 3),
+                    build_ms=round(sum(built), 3),
+                    ok=bool(r[0]) if isinstance(r, tuple) and r else None,
+                )
+            except Exception as e:
+                rec.fail("lto", e)
+            return r
+
+        _stand_in(_build_lto_base, orig_lto)
+        build._build_lto_base = _build_lto_base
+
+    def _hook_launch(self, warp, ctx):
+        """Record the launch topology: each distinct (kernel, module, dim, argument dtypes, device,
+        block_dim, adjoint) once, with counts at exit, and whether a ``wp.Tape`` recorded it."""
+        import inspect
+
+        orig = ctx.launch
+        rec = self
+        names = list(inspect.signature(orig).parameters)[2:]
+        topology = self.topology
+        tl = self.tl
+        runtime = ctx
+
+        def launch(kernel, dim, *args, **kwargs):
+            tl.exec = None
+            r = orig(kernel, dim, *args, **kwargs)
+            try:
+                kw = dict(zip(names, args, strict=False)) if args else kwargs
+                if args and kwargs:
+                    kw.update(kwargs)
+                ex = tl.exec
+                adjoint = bool(kw.get("adjoint"))
+                taped = runtime.runtime.tape is not None and kw.get("record_tape", True)
+                inputs = kw.get("inputs") or ()
+                outputs = kw.get("outputs") or ()
+                key = (kernel, dim if type(dim) is int else tuple(dim), ex, adjoint,
+                       tuple([getattr(a, "dtype", None) or type(a) for a in inputs]),
+                       tuple([getattr(a, "dtype", None) or type(a) for a in outputs]))
+                entry = topology.get(key)
+                if entry is None:
+                    entry = topology[key] = [0, 0]
+                    rec._topology_entry(kernel, key, ex, kw)
+                entry[0] += 1
+                if taped:
+                    entry[1] += 1
+            except Exception as e:
+                rec.fail("launch_topology", e)
+            return r
+
+        _stand_in(launch, orig)
+        launch.__doc__ = orig.__doc__
+        launch.__name__ = orig.__name__
+        ctx.launch = launch
+        if getattr(warp, "launch", None) is orig:
+            warp.launch = launch
+
+    def _topology_entry(self, kernel, key, ex, kw):
+        def tname(t):
+            return getattr(t, "__name__", None) or repr(t)
+
+        module = getattr(getattr(kernel, "module", None), "name", None)
+        self.emit(
+            "topology",
+            index=len(self.topology) - 1,
+            kernel=getattr(kernel, "key", repr(kernel)),
+            module=module,
+            dim=list(key[1]) if isinstance(key[1], tuple) else key[1],
+            device=str(ex.device) if ex is not None else str(kw.get("device")),
+            block_dim=getattr(ex, "block_dim", None),
+            adjoint=key[3],
+            inputs=[tname(t) for t in key[4]],
+            outputs=[tname(t) for t in key[5]],
+            site=self.user_site(3),
+        )
 
     def _hook_load(self, warp, ctx):
         Module = ctx.Module
@@ -264,7 +447,11 @@ class _Recorder:
         seen = self.seen_execs
         sites = self.launch_sites
 
+        pending = rec.whatif_pending(ctx)
+
         def load(self, device, block_dim=None, *args, **kwargs):
+            if pending:
+                rec.whatif_before_load(ctx, self, device, pending)
             rec.tl.compile = None
             t = perf()
             try:
@@ -274,6 +461,7 @@ class _Recorder:
                 raise
             if r is None:
                 return r
+            rec.tl.exec = r
             if id(r) not in seen:
                 rec._load_done(self, r, (perf() - t) * 1000.0, args, kwargs)
             else:
@@ -294,6 +482,59 @@ class _Recorder:
 
         _stand_in(load, orig)
         Module.load = load
+
+    def whatif_pending(self, ctx):
+        """What the load hook still has to do for a what-if: module options and the preload."""
+        pending: dict = {}
+        if self.whatif.get("module_options"):
+            pending["module_options"] = dict(self.whatif["module_options"])
+        if self.whatif.get("preload"):
+            pending["preload"] = list(self.whatif["preload"])
+        return pending
+
+    def whatif_before_load(self, ctx, module, device, pending):
+        mo = pending.get("module_options")
+        if mo and module.name in mo:
+            opts = mo.pop(module.name)
+            try:
+                module.options.update(opts)
+                module.mark_modified()
+                self.emit("whatif", action="module_options", module=module.name,
+                          options={k: repr(v) for k, v in opts.items()})
+            except Exception as e:
+                self.fail("whatif module_options", e)
+            if not mo:
+                pending.pop("module_options", None)
+        plan = pending.get("preload")
+        if plan and not module.name.startswith("warp.") and not getattr(self.tl, "preloading", False):
+            pending.pop("preload", None)
+            self.tl.preloading = True
+            try:
+                self._preload(ctx, plan)
+            finally:
+                self.tl.preloading = False
+
+    def _preload(self, ctx, plan):
+        """The parallel-preload what-if: at the first load of a user module, build every module the
+        baseline built that exists by now, at the block_dims it was launched with, in one
+        ``force_load`` per (device, block_dim) with a thread per module."""
+        groups: dict = {}
+        missing = []
+        for item in plan:
+            m = ctx.user_modules.get(item["module"])
+            if m is None:
+                missing.append(item["module"])
+                continue
+            groups.setdefault((item["device"], item["block_dim"]), []).append(m)
+        t = self.perf()
+        workers = int(self.whatif.get("preload_workers") or 8)
+        for (dev, bd), mods in groups.items():
+            try:
+                ctx.force_load(device=dev, modules=mods, block_dim=bd, max_workers=workers)
+            except Exception as e:
+                self.fail("whatif preload", e)
+        self.emit("whatif", action="preload", modules=sorted({m.name for ms in groups.values() for m in ms}),
+                  missing=sorted(set(missing)), ms=round((self.perf() - t) * 1000.0, 3))
 
     def _launch(self, module, r, f):
         fn = f.f_code.co_filename
@@ -324,11 +565,13 @@ class _Recorder:
             self.seen_execs.add(id(r))
             comp = getattr(self.tl, "compile", None)
             self.tl.compile = None
+            phases = None
             if comp is None:
                 status, compile_ms = "cached", None
             else:
                 status = "compiled" if comp[0] else "cached"
                 compile_ms = round(comp[1], 3)
+                phases = {k: round(v, 3) if isinstance(v, float) else v for k, v in comp[2].items()}
             h = r.module_hash.hex() if r.module_hash else None
             bd = r.block_dim
             dev = str(r.device)
@@ -376,6 +619,10 @@ class _Recorder:
                 status=status,
                 ms=round(ms, 3),
                 compile_ms=compile_ms,
+                phases=phases,
+                ident=_identifier(module, bd),
+                enable_backward=repr(opts.get("enable_backward")),
+                references=sorted({getattr(m, "name", "?") for m in getattr(module, "references", ()) or ()}),
                 prev_hash=prev,
                 new_kernels=new_kernels,
                 changed_options=changed_options,
@@ -552,10 +799,13 @@ class _Recorder:
 
             def make(orig, fname):
                 def wrapper(*args, **kwargs):
+                    noop = fname in (rec.whatif.get("noop_clears") or ())
                     try:
-                        rec.emit("clear_cache", fn=fname, site=rec.user_site(2))
+                        rec.emit("clear_cache", fn=fname, site=rec.user_site(2), noop=noop)
                     except Exception:
                         pass
+                    if noop:  # the no-clear-cache what-if: the call does nothing
+                        return None
                     return orig(*args, **kwargs)
 
                 _stand_in(wrapper, orig)
@@ -613,6 +863,33 @@ class _Recorder:
 
         _stand_in(__setattr__, orig)
         cls.__setattr__ = __setattr__  # type: ignore[method-assign]  # the hook itself: warp's _ConfigModule
+
+
+def _new_phases():
+    return {"codegen_ms": 0.0, "native_ms": 0.0, "lto_ms": 0.0, "lto_built": 0, "lto_cached": 0, "source_bytes": None}
+
+
+def _identifier(module, block_dim):
+    """The module's cache directory name for this variant (``wp_<name>_<hash7>``), where its source lies."""
+    try:
+        return module.get_module_identifier(block_dim)
+    except Exception:
+        return None
+
+
+def _read_whatif():
+    """The what-if the harness asked for (``WARPLINT_CONFIRM_WHATIF``: a JSON file), or {}."""
+    path = os.environ.get("WARPLINT_CONFIRM_WHATIF")
+    if not path:
+        return {}
+    try:
+        import json
+
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        return data if isinstance(data, dict) else {}
+    except Exception:
+        return {}
 
 
 class _WarpFinder:

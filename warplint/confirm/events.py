@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from warplint.facts import SNAPSHOT_OPTIONS
+from warplint.warp_version import facts_of
 
 
 def norm_path(path: str | None, cwd: str | None = None) -> str | None:
@@ -29,6 +30,51 @@ def short(h: str | None) -> str:
 
 def is_warp_module(name: str | None) -> bool:
     return name is not None and (name == "warp" or name.startswith("warp."))
+
+
+@dataclass(frozen=True)
+class LaunchShape:
+    """One distinct launch: what the workload is, as far as compiling is concerned."""
+
+    kernel: str
+    module: str
+    dim: tuple
+    device: str
+    block_dim: int | None
+    adjoint: bool
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+    @classmethod
+    def of(cls, ev: dict) -> LaunchShape:
+        dim = ev.get("dim")
+        return cls(
+            kernel=str(ev.get("kernel")),
+            module=str(ev.get("module")),
+            dim=tuple(dim) if isinstance(dim, list) else (dim,),
+            device=str(ev.get("device")),
+            block_dim=ev.get("block_dim"),
+            adjoint=bool(ev.get("adjoint")),
+            inputs=tuple(ev.get("inputs") or ()),
+            outputs=tuple(ev.get("outputs") or ()),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kernel": self.kernel, "module": self.module, "dim": list(self.dim), "device": self.device,
+                "block_dim": self.block_dim, "adjoint": self.adjoint, "inputs": list(self.inputs),
+                "outputs": list(self.outputs)}
+
+    def describe(self) -> str:
+        dim = "x".join(str(d) for d in self.dim)
+        return (f"{self.module}.{self.kernel} dim {dim} on {self.device} block_dim {self.block_dim}"
+                f"{' adjoint' if self.adjoint else ''} ({', '.join(self.inputs + self.outputs)})")
+
+
+@dataclass(frozen=True)
+class LaunchCount:
+    launches: int | None
+    taped: int | None
+    site: tuple | None = None
 
 
 @dataclass
@@ -65,6 +111,10 @@ class RunData:
     rebuilds: list[Rebuild] = field(default_factory=list)
     reloads: list[dict] = field(default_factory=list)  # same identity loaded again after an unload
     module_files: dict = field(default_factory=dict)  # module name -> {normpath of kernel definitions}
+    ltos: list[dict] = field(default_factory=list)  # each LTO Warp built or fetched from its LTO cache
+    topology_events: list[dict] = field(default_factory=list)
+    topology_counts: dict = field(default_factory=dict)  # (pid, index) -> [launches, taped launches]
+    whatifs: list[dict] = field(default_factory=list)  # what the harness applied (module options, preload)
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
@@ -103,6 +153,15 @@ class RunData:
                 rd.launches.append(ev)
             elif kind == "overload":
                 rd.overloads.append(ev)
+            elif kind == "lto":
+                rd.ltos.append(ev)
+            elif kind == "topology":
+                rd.topology_events.append(ev)
+            elif kind == "topology_counts":
+                for index, launches, taped in ev.get("counts") or ():
+                    rd.topology_counts[(ev.get("pid"), index)] = [launches, taped]
+            elif kind == "whatif":
+                rd.whatifs.append(ev)
             elif kind == "line":
                 p = rd.norm(ev.get("file"))
                 if p:
@@ -199,6 +258,12 @@ class RunData:
     def warp_hooked(self) -> bool:
         return self.warp is not None and not (self.warp.get("errors") or [])
 
+    @property
+    def snapshot_options(self) -> frozenset[str]:
+        """The options copied from wp.config at module creation in the Warp the program ran with."""
+        version = (self.warp or {}).get("version")
+        return facts_of(version, "the program's warp", version).snapshot_options if version else SNAPSHOT_OPTIONS
+
     def builds(self) -> list[dict]:
         return [e for e in self.loads if e.get("status") in ("compiled", "cached")]
 
@@ -233,6 +298,23 @@ class RunData:
             ).append(e)
         return {k: v for k, v in out.items() if len(v) > 1}
 
+    def topology(self) -> dict[LaunchShape, LaunchCount]:
+        """The launch topology: each distinct launch shape with how often it ran (None when the program
+        ended before the recorder could count) and how often a ``wp.Tape`` recorded it."""
+        out: dict[LaunchShape, LaunchCount] = {}
+        for ev in self.topology_events:
+            shape = LaunchShape.of(ev)
+            count = self.topology_counts.get((ev.get("pid"), ev.get("index")))
+            have = out.get(shape)
+            launches = None if count is None else count[0]
+            taped = None if count is None else count[1]
+            if have is not None:
+                launches = None if have.launches is None or launches is None else have.launches + launches
+                taped = None if have.taped is None or taped is None else have.taped + taped
+            site = have.site if have is not None else ev.get("_site")
+            out[shape] = LaunchCount(launches, taped, site)
+        return out
+
     def lost_options(self) -> list[dict]:
         """Loads whose snapshot options differ from the wp.config value the program had set.
 
@@ -245,13 +327,14 @@ class RunData:
         for so in self.set_options:
             set_keys.setdefault((so.get("pid"), so.get("mid")), set()).update((so.get("options") or {}).keys())
         created = {(m.get("pid"), m.get("mid")): m for m in self.modules}
-        user_cfg = [c for c in self.configs if not c.get("internal") and c.get("name") in SNAPSHOT_OPTIONS]
+        snapshot = self.snapshot_options
+        user_cfg = [c for c in self.configs if not c.get("internal") and c.get("name") in snapshot]
         for ld in self.builds():
             if is_warp_module(ld.get("module")):
                 continue
             opts, cfg = ld.get("options") or {}, ld.get("config") or {}
             mev = created.get((ld.get("pid"), ld.get("mid")))
-            for key in SNAPSHOT_OPTIONS:
+            for key in snapshot:
                 if key not in opts or key not in cfg or opts[key] == cfg[key]:
                     continue
                 if key in set_keys.get((ld.get("pid"), ld.get("mid")), ()):

@@ -7,9 +7,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from warplint.diagnostic import Diagnostic, Span
+from warplint.diagnostic import Diagnostic, Related, Span
 
+from .costs import CostFinding, SiteNote, cost_findings
 from .events import SNAPSHOT_OPTIONS, Rebuild, RunData, is_warp_module, norm_path, short
+from .profile import Profile
 
 CONFIRMED = "confirmed"
 NOT_REPRODUCED = "not-reproduced"
@@ -18,7 +20,7 @@ INCONCLUSIVE = "inconclusive"
 
 UNIQUE_NAME = re.compile(r"_[0-9a-f]{8}$")
 MAX_PROBE_LINES = 40
-RUNTIME_CONFIDENCE = {"WC904": "medium"}  # mirrors rules/wc90x_*.py
+RUNTIME_CONFIDENCE = {"WC904": "medium", "WC907": "medium", "WC910": "medium"}  # mirrors rules/wc9xx_*.py
 CHURN_MECHS = ("CS-1", "CS-3", "CS-4", "CS-5", "CS-6", "CS-9")
 
 
@@ -85,8 +87,10 @@ def _rel(path: str | None, cwd: str) -> str:
 
 
 class Judge:
-    def __init__(self, cold: RunData, warm: RunData | None, cwd: str, run_failed: str | None = None):
+    def __init__(self, cold: RunData, warm: RunData | None, cwd: str, run_failed: str | None = None,
+                 profile: Profile | None = None):
         self.cold = cold
+        self.profile = profile if profile is not None else Profile(cold)
         self.warm = warm
         self.cwd = cwd
         self.run_failed = run_failed
@@ -189,6 +193,10 @@ class Judge:
                     return r
         if mech == "CS-2":
             return self.judge_cache(f, ran, ran_ev)
+        if mech == "CS-10":
+            return self.judge_backward(f, ran, ran_ev)
+        if mech == "CS-7":
+            return self.judge_link(f, ran, ran_ev)
         if mech == "CS-5" or (mech == "CS-13" and f.data.get("block_dims")):
             return self.judge_block_dim(f, ran, ran_ev)
         if mech in ("CS-4", "CS-9"):
@@ -273,9 +281,83 @@ class Judge:
         """Identities compiled again in the cold run after being built (e.g. after clear_kernel_cache)."""
         return [e for e in self.cold.reloads if e.get("status") == "compiled"]
 
+    def _lto_rebuilds_at(self, f: Finding) -> list[tuple[dict, dict, dict]]:
+        return [r for r in self.profile.lto_rebuilds() if f.site_in(r[1])]
+
+    def _identities_for(self, f: Finding) -> list:
+        """The identities of the modules the finding is about (its module, or the kernels defined in its span)."""
+        mods = self._modules_for(f)
+        out = []
+        for i in self.profile.identities:
+            ev = next((e for e in self.cold.loads if id(e) == i.event_id), {})
+            defined_here = any(
+                norm_path(k[0], self.cold.cwd) == f.path and (f.line <= int(k[1]) <= f.end_line
+                                                              or k[2] == f.data.get("kernel"))
+                for k in ev.get("kernels") or ()
+            )
+            if defined_here or (i.module in mods and not f.data.get("kernel")):
+                out.append(i)
+        return out
+
+    def judge_backward(self, f: Finding, ran: bool, ran_ev: str) -> dict[str, Any]:
+        ids = [i for i in self._identities_for(f) if i.status == "compiled"]
+        if not ids:
+            return self._v(NOT_EXERCISED if not ran else NOT_REPRODUCED,
+                           ran_ev if not ran else f"{ran_ev}; no module of this code was compiled in this run")
+        unused = [i for i in ids if i.enable_backward is True and not i.backward_used]
+        if not unused:
+            why = ("a wp.Tape recorded its launches" if any(i.backward_used for i in ids)
+                   else "it was built with backward off")
+            return self._v(NOT_REPRODUCED, f"module {ids[0].module}: {why}")
+        for i in unused:
+            self.explained.add(i.event_id)
+        adj = sum(i.adjoint_bytes or 0 for i in unused)
+        src = sum(i.source_bytes or 0 for i in unused)
+        ltos = sum(i.lto_built for i in unused)
+        share = f"adjoint {adj / src * 100:.0f}% of {src / 1024:.1f} KB generated" if src else "adjoint code generated"
+        return self._v(
+            CONFIRMED,
+            f"module {unused[0].module} built with backward on ({share}"
+            + (f", {ltos} LTO(s) built" if ltos else "")
+            + f", {sum(i.ms for i in unused):.0f} ms of builds); no wp.Tape recorded a launch of its kernels",
+        )
+
+    def judge_link(self, f: Finding, ran: bool, ran_ev: str) -> dict[str, Any]:
+        ids = [i for i in self._identities_for(f) if i.status == "compiled"]
+        if not ids:
+            return self._v(NOT_EXERCISED if not ran else NOT_REPRODUCED,
+                           ran_ev if not ran else f"{ran_ev}; no module of this code was compiled in this run")
+        with_lto = [i for i in ids if i.lto_built]
+        if not with_lto:
+            devices = {i.device for i in ids}
+            where = "on CPU no LTO is built" if all(d.startswith("cpu") for d in devices) else "no LTO was built"
+            return self._v(NOT_REPRODUCED, f"module {ids[0].module}: {where}")
+        for i in with_lto:
+            self.explained.add(i.event_id)
+        lto_ms = sum(i.lto_ms or 0.0 for i in with_lto)
+        total = sum(i.ms for i in with_lto)
+        return self._v(
+            CONFIRMED,
+            f"module {with_lto[0].module}: {sum(i.lto_built for i in with_lto)} LTO(s) built in {lto_ms:.0f} ms "
+            f"of a {total:.0f} ms build; +{lto_ms:.0f} ms",
+            lto_ms,
+        )
+
     def judge_cache(self, f: Finding, ran: bool, ran_ev: str) -> dict[str, Any]:
         if not ran:
             return self._v(NOT_EXERCISED, ran_ev)
+        lto_again = self._lto_rebuilds_at(f)
+        if lto_again:
+            for _, clear, _ in lto_again:
+                self.explained.add(id(clear))
+            cost = sum(float(again.get("build_ms") or again.get("ms") or 0) for _, _, again in lto_again)
+            mods = ", ".join(sorted({str(again.get("module")) for _, _, again in lto_again}))
+            return self._v(
+                CONFIRMED,
+                f"{ran_ev}; {len(lto_again)} LTO(s) built earlier in this run were built again after "
+                f"clear_lto_cache() (module(s) {mods}); +{cost:.0f} ms",
+                cost,
+            )
         same, _new = self._warm_not_reused()
         again = self._cold_recompiles()
         if same or again:
@@ -364,6 +446,9 @@ class Judge:
             if len(file_mods) >= 2:
                 chosen, scope = file_mods, f"kernels of {_rel(f.path, self.cwd)}"
         if len(chosen) >= 2:
+            for m in chosen:
+                for e in by_mod[m]:
+                    self.explained.add(id(e))
             ms = sorted((sum(float(e.get("ms") or 0) for e in by_mod[m]), m) for m in chosen)
             total = sum(x for x, _ in ms)
             cost = total - ms[-1][0]
@@ -464,10 +549,26 @@ class Judge:
         out += self._wc902()
         out += self._wc903()
         out += self._wc904()
+        for c in cost_findings(self.profile):
+            if c.code != "WC909" and c.event_ids & self.explained:
+                continue  # a static finding on the same cause was confirmed with these loads (serial builds
+                # are about scheduling, which no static finding on a load explains)
+            d = self._diag(c.site, c.code, c.name, c.mechanism, c.message, c.data, c.evidence, c.cost_ms,
+                           related=self._related(c))
+            if d:
+                out.append(d)
         return out
 
+    def _related(self, c: CostFinding) -> tuple[Related, ...]:
+        out = []
+        for note in c.related:
+            s: SiteNote = note
+            if s.site and s.site[0] and not str(s.site[0]).startswith("<"):
+                out.append(Related(_rel(s.site[0], self.cwd), Span(int(s.site[1]), 0, int(s.site[1]), 0), s.note))
+        return tuple(out)
+
     def _diag(self, site: tuple | None, code: str, name: str, mech: str, message: str, data: dict,
-              evidence: str, cost: float | None) -> Diagnostic | None:
+              evidence: str, cost: float | None, related: tuple[Related, ...] = ()) -> Diagnostic | None:
         if not site or not site[0] or site[0].startswith("<"):
             return None
         path = _rel(site[0], self.cwd)
@@ -481,6 +582,7 @@ class Judge:
             confidence=RUNTIME_CONFIDENCE.get(code, "high"),
             data=data,
             confirm={"verdict": CONFIRMED, "evidence": evidence, "cost_ms": None if cost is None else round(cost, 1)},
+            related=related,
         )
 
     def _wc901(self) -> list[Diagnostic]:

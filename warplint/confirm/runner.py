@@ -33,6 +33,8 @@ from typing import Any
 
 from warplint.interrupts import Terminated
 
+from .sources import output_digest, scan_cache
+
 RECORDER_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_recorder.py")
 TAIL_LINES = 40
 TOKEN_VARIABLE = "WARPLINT_CONFIRM_TOKEN"
@@ -58,6 +60,8 @@ class PassResult:
     output_tail: list[str]
     events: list[dict[str, Any]] = field(default_factory=list)
     events_text: str = ""
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)  # cache dir name -> generated source stats
+    output_digest: str | None = None  # of the program's own output, Warp's log lines left out
 
 
 class CannotRun(Exception):
@@ -67,7 +71,8 @@ class CannotRun(Exception):
 class Workspace:
     """The private temp directory: caches, the injected ``sitecustomize``, event logs, program output."""
 
-    def __init__(self, lines: dict[str, list[int]] | None = None, probes: str = "auto"):
+    def __init__(self, lines: dict[str, list[int]] | None = None, probes: str = "auto",
+                 whatif: dict[str, Any] | None = None):
         self.probes = probes
         self.root = tempfile.mkdtemp(prefix="warplint-confirm-")
         try:
@@ -83,6 +88,11 @@ class Workspace:
                 self.lines_file = os.path.join(self.root, "lines.json")
                 with open(self.lines_file, "w", encoding="utf-8") as fh:
                     json.dump(lines, fh)
+            self.whatif_file = None
+            if whatif:
+                self.whatif_file = os.path.join(self.root, "whatif.json")
+                with open(self.whatif_file, "w", encoding="utf-8") as fh:
+                    json.dump(whatif, fh)
         except BaseException:
             self.cleanup()
             raise
@@ -110,6 +120,10 @@ class Workspace:
         else:
             env.pop("WARPLINT_CONFIRM_LINES", None)
         env["WARPLINT_CONFIRM_PROBES"] = self.probes
+        if self.whatif_file:
+            env["WARPLINT_CONFIRM_WHATIF"] = self.whatif_file
+        else:
+            env.pop("WARPLINT_CONFIRM_WHATIF", None)
         env.setdefault("PYTHONUNBUFFERED", "1")
         return env
 
@@ -394,4 +408,6 @@ def run_pass(
         output_tail=list(output.tail),
         events=events,
         events_text=text,
+        sources=scan_cache(ws.warp_cache),
+        output_digest=output_digest(output_path),
     )

@@ -156,19 +156,16 @@ def test_jobs_and_stdin(project):
 
 
 def test_index_built_once_per_process(project, monkeypatch):
-    """Real flake8, in-process (one worker): the project index is built once for all files."""
+    """Real flake8, in-process (one worker): the project index is built once for all files, and a
+    second run with nothing changed is answered from the result cache without building one."""
     from flake8.main.application import Application
 
     from warplint import flake8_plugin
-    from warplint.engine import Session
 
     for name in ("a.py", "b.py", "c.py"):
         (project / name).write_text(BAD)
     (project / "pkg").mkdir()
     (project / "pkg" / "unlinted.py").write_text("import warp as wp\n")
-    calls = []
-    real = Session.index_root
-    monkeypatch.setattr(Session, "index_root", lambda self: (calls.append(self.config.root), real(self))[1])
     monkeypatch.setattr(flake8_plugin, "_SESSIONS", {})
     monkeypatch.setattr(flake8_plugin, "_CONFIGS", {})
     from warplint.index import Project
@@ -180,11 +177,18 @@ def test_index_built_once_per_process(project, monkeypatch):
     app = Application()
     app.run(["--select", "WC", "--jobs", "1", "--output-file", str(project / "out.txt"), "a.py", "b.py", "c.py"])
     assert app.result_count == 9
-    assert calls == [str(project)]
-    assert len(built) == 1  # one project index for all three files: unchanged files reuse it
+    assert len(built) == 1  # one project index for all three files
     (session,) = flake8_plugin._SESSIONS.values()
     # every file under the root is in the index, including ones flake8 was not asked to check
     assert str(project / "pkg" / "unlinted.py") in session.models
+    monkeypatch.setattr(flake8_plugin, "_SESSIONS", {})
+    again = Application()
+    again.run(["--select", "WC", "--jobs", "1", "--output-file", str(project / "out2.txt"), "a.py", "b.py", "c.py"])
+    assert again.result_count == 9
+    assert len(built) == 1  # nothing changed: the findings came from the result cache, no model was loaded
+    (fresh,) = flake8_plugin._SESSIONS.values()
+    assert fresh.models == {}
+    assert (project / "out.txt").read_text() == (project / "out2.txt").read_text()
 
 
 def test_opt_in_rules_need_their_exact_code():

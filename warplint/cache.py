@@ -1,8 +1,8 @@
-"""The on-disk caches in ``.warplint_cache/``: per-file models, and whole-run findings.
+"""The on-disk caches in ``.warplint_cache/``: per-file models, and per-project findings.
 
 ``ModelCache`` keeps the ``FileModel`` of every parsed file (the expensive part: LibCST
-parse + extraction). Findings are cached only per whole run (``ResultCache``: keyed by
-every file's path and digest and the effective config): when anything changed, the
+parse + extraction). Findings are cached only per project state (``ResultCache``: keyed by
+every indexed file's path and digest and the effective config): when anything changed, the
 rules run again over the whole project index, so a change in one file reaches every
 file whose findings depend on it (an importer of a module whose kernels changed) with
 no dependency tracking to get wrong.
@@ -41,8 +41,8 @@ from collections.abc import Iterable
 
 from .model import FileModel
 
-CACHE_FORMAT = 3
-MAGIC = b"warplint-cache-3\n"
+CACHE_FORMAT = 4
+MAGIC = b"warplint-cache-4\n"
 TAG_SIZE = 32
 SECRET_SIZE = 32
 DEFAULT_DIRNAME = ".warplint_cache"
@@ -323,12 +323,14 @@ def _write_atomic(path: str, content: str | bytes) -> None:
 
 
 class ResultCache:
-    """Whole-run results: the findings of one ``lint_paths`` run, by a key over every
-    input that can change them (see ``Session._run_key``), plus the installed-package
-    files the rules read (re-checked on use). A warm run with nothing changed needs
-    no models at all: read, hash, look up, report."""
+    """Project results: the findings of a project's files, per file, by a key over every input
+    that can change them (see ``Session._run_key``: every file the project indexes, the config),
+    plus the installed-package files the rules read (re-checked on use). An entry holds the
+    files checked so far under that key; a run that names other files adds theirs. A warm run
+    with nothing changed needs no models at all: read, hash, look up, report -- the CLI on the
+    tree or on one file, pre-commit and flake8 alike."""
 
-    KEEP = 16  # different file sets (a pre-commit subset, the whole tree, ...)
+    KEEP = 16  # different projects or configs (a select narrowed in flake8, ...)
 
     def __init__(self, directory: str, salt: str, secret: bytes) -> None:
         self.directory = os.path.abspath(directory)
@@ -371,16 +373,18 @@ class ResultCache:
 
 
 def _valid_result(entry: object) -> bool:
-    """A results entry as ``Session`` writes it: counts, Diagnostics, (path, digest) pairs, names."""
+    """A results entry as ``Session`` writes it: per absolute path (whether it was parsed, its
+    Diagnostics), the installed files read as (path, digest) pairs, the modules not found."""
     from .diagnostic import Diagnostic
 
     if not isinstance(entry, dict):
         return False
-    files, parsed = entry.get("files"), entry.get("parsed")
-    diagnostics, externals, missing = entry.get("diagnostics"), entry.get("externals"), entry.get("missing")
+    files, externals, missing = entry.get("files"), entry.get("externals"), entry.get("missing")
     return (
-        isinstance(files, int) and isinstance(parsed, int)
-        and isinstance(diagnostics, list) and all(isinstance(d, Diagnostic) for d in diagnostics)
+        isinstance(files, dict)
+        and all(isinstance(path, str) and isinstance(found, tuple) and len(found) == 2
+                and isinstance(found[0], bool) and isinstance(found[1], list)
+                and all(isinstance(d, Diagnostic) for d in found[1]) for path, found in files.items())
         and isinstance(externals, list)
         and all(isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], str) for e in externals)
         and isinstance(missing, list) and all(isinstance(m, str) for m in missing)

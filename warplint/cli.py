@@ -174,7 +174,8 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     stdin_bytes: list[bytes] = []
     if "-" in paths:
         stdin = (args.stdin_filename, _read_stdin(stdin_bytes))
-    result = session.lint_paths(paths, stdin=stdin, **_engine_options(args))
+    # every file with its project's cross-file facts, as flake8, pre-commit and the editor see it
+    result = session.lint_paths(paths, stdin=stdin, project_context=True, **_engine_options(args))
     for message in result.notes:
         err.write(f"warplint: note: {message}\n")
     for message in result.errors:

@@ -164,7 +164,10 @@ def load_config(start: str, known_codes: set[str], explicit: str | None = None) 
     """Read ``[tool.warplint]`` from ``explicit`` or the nearest pyproject.toml above ``start``."""
     path = explicit or find_pyproject(start)
     if path is None:
-        return Config(root=os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or "."))
+        # No pyproject.toml: the nearest project root (setup.py, setup.cfg, .git) is the root, as for
+        # the editor and flake8; else the directory started from.
+        directory = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+        return Config(root=find_project_root(directory) or directory)
     document = _read_toml(path)
     tool = document.get("tool", {})
     if not isinstance(tool, dict):

@@ -158,3 +158,62 @@ def _ancestors(directory: str, top: str) -> list[str]:
         result.insert(0, directory)
         directory = os.path.dirname(directory)
     return result
+
+
+class ProjectScope:
+    """The files a file is indexed with, so that its cross-file facts (a kernel's module set in another
+    file, the launches of its importers) are the same whichever front end checks it: the CLI on the
+    file or on its directory, stdin, pre-commit, flake8 and the editor.
+
+    - Where the config root is a project (a pyproject.toml was read, or the root holds a project
+      marker) and the file is one discovery finds under it: every file discovery finds under the root.
+    - Else the file's package: its directory, walked up while ``__init__.py`` exists.
+    - Else (a loose script) the ``.py`` files beside it, never the tree below: a script in ``/tmp`` or a
+      home directory must not index everything under it.
+
+    Listings are made once per scope and kept (a front end's session lives for one run, or for an
+    editor session, as its index does)."""
+
+    def __init__(self, config: Config, root_is_project: bool | None = None) -> None:
+        from .config import PROJECT_MARKERS
+
+        self.config = config
+        root = config.root
+        if root_is_project is None:
+            root_is_project = config.source is not None or any(
+                os.path.exists(os.path.join(root, marker)) for marker in PROJECT_MARKERS)
+        self.root_is_project = root_is_project
+        self._listings: dict[str, list[str]] = {}  # scope directory -> absolute paths
+        self._root_members: set[str] | None = None
+
+    def _listing(self, directory: str, recursive: bool) -> list[str]:
+        found = self._listings.get(directory)
+        if found is None:
+            if recursive:
+                found = [os.path.abspath(p) for p in Discovery(self.config).files([directory])]
+            else:
+                try:
+                    names = sorted(os.listdir(directory))
+                except OSError:
+                    names = []
+                found = [os.path.join(directory, n) for n in names
+                         if n.endswith(".py") and os.path.isfile(os.path.join(directory, n))]
+            self._listings[directory] = found
+        return found
+
+    def files_for(self, path: str) -> list[str]:
+        """Absolute paths of the files ``path`` is indexed with (``path`` itself included when on disk)."""
+        absolute = os.path.abspath(path)
+        root = os.path.abspath(self.config.root)
+        if self.root_is_project and absolute.startswith(root.rstrip(os.sep) + os.sep):
+            listing = self._listing(root, True)
+            if self._root_members is None:
+                self._root_members = set(listing)
+            if absolute in self._root_members or not os.path.exists(absolute):
+                return listing
+        directory = os.path.dirname(absolute)
+        if not os.path.isfile(os.path.join(directory, "__init__.py")):
+            return self._listing(directory, False)
+        while os.path.isfile(os.path.join(os.path.dirname(directory), "__init__.py")):
+            directory = os.path.dirname(directory)
+        return self._listing(directory, True)

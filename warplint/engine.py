@@ -24,7 +24,7 @@ from . import cache as _cache
 from . import parse_guard, workers
 from .config import Config
 from .diagnostic import Diagnostic, Span
-from .discovery import Discovery
+from .discovery import Discovery, ProjectScope
 from .extract import extract
 from .index import Project, locate_installed
 from .model import FileModel
@@ -286,6 +286,18 @@ def _bytes(n: int) -> str:
     return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n:,} bytes"
 
 
+def _absolute(diagnostic: Diagnostic) -> Diagnostic:
+    """``diagnostic`` with absolute paths (as the result cache keeps findings, for any working directory)."""
+    related = tuple(dataclasses.replace(r, path=os.path.abspath(r.path)) for r in diagnostic.related)
+    return dataclasses.replace(diagnostic, path=os.path.abspath(diagnostic.path), related=related)
+
+
+def _spelled(diagnostic: Diagnostic, spelled: dict[str, str]) -> Diagnostic:
+    """A cached finding with its paths spelled as this run names the files (``spelled``: absolute -> as given)."""
+    related = tuple(dataclasses.replace(r, path=spelled.get(r.path, r.path)) for r in diagnostic.related)
+    return dataclasses.replace(diagnostic, path=spelled.get(diagnostic.path, diagnostic.path), related=related)
+
+
 class Session:
     """One configuration, its rules, and the project index; reused across checks.
 
@@ -302,11 +314,16 @@ class Session:
         cache: bool = True,
         cache_dir: str | None = None,
         jobs: int | None = None,
+        root_is_project: bool | None = None,
     ) -> None:
         self.config = config
         self.rules = rules if rules is not None else all_rules()
         self.enabled = config.enabled_codes(self.rules)
         self.discovery = Discovery(config)
+        self.scope = ProjectScope(config, root_is_project)  # which files a checked file is indexed with
+        self._context_reads: dict[str, tuple[str | None, str | None]] = {}  # context files, read once a session
+        self._digests: dict[str, tuple[str, str]] = {}  # absolute path -> (text, its digest)
+        self._project_context = False  # a lint_paths run indexed its files with their projects
         self.models: dict[str, FileModel] = {}  # absolute path -> model
         self._project: Project | None = None  # the index over self.models while they are unchanged
         self.texts: dict[str, str] = {}
@@ -329,23 +346,35 @@ class Session:
             self._results = _cache.ResultCache(where, salt, secret)
 
     def _run_key(self, files: list[tuple[str, str | None, str | None]]) -> str:
-        """Everything a lint_paths run's findings depend on, besides installed packages
-        (checked separately): the files (path as given, content), the effective config
-        and rule selection, and the installed Warp's config names the rules consult."""
+        """Everything the findings of a project's files depend on, besides installed packages
+        (checked separately): the files (absolute path, content), the effective config and rule
+        selection, and the installed Warp's config names the rules consult. Front ends that index
+        the same files under the same config share a key (the CLI, pre-commit and flake8): the
+        findings are stored per file and spelled as each run names its paths."""
         import hashlib
 
         from .facts import installed_config_names
 
         h = hashlib.blake2b(digest_size=20)
-        config = {k: v for k, v in self.config.__dict__.items() if k != "cache_dir"}
+        # select/extend-select/ignore count through the enabled codes they leave (flake8 narrows them)
+        config = {k: v for k, v in self.config.__dict__.items()
+                  if k not in ("cache_dir", "select", "extend_select", "ignore")}
         h.update(repr((sorted(config.items(), key=lambda kv: kv[0]), sorted(self.enabled))).encode())
         names, source = installed_config_names()
         h.update(repr((sorted(names), source)).encode())  # sorted: set order varies between processes
-        for path, text, error in files:
-            h.update(b"\0" + os.path.abspath(path).encode("utf-8", "surrogatepass")
-                     + b"\0" + path.encode("utf-8", "surrogatepass"))
-            h.update(b"\1" + (_cache.digest(text) if text is not None else f"error:{error}").encode())
+        entries = sorted(((os.path.abspath(path), text, error) for path, text, error in files), key=lambda e: e[0])
+        for absolute, text, error in entries:
+            h.update(b"\0" + absolute.encode("utf-8", "surrogatepass"))
+            h.update(b"\1" + (self._digest(absolute, text) if text is not None else f"error:{error}").encode())
         return h.hexdigest()
+
+    def _digest(self, absolute: str, text: str) -> str:
+        known = self._digests.get(absolute)
+        if known is not None and known[0] is text:
+            return known[1]
+        value = _cache.digest(text)
+        self._digests[absolute] = (text, value)
+        return value
 
     @property
     def cache(self) -> _cache.ModelCache | None:
@@ -428,8 +457,14 @@ class Session:
         models: list[FileModel | None] = []
         todo: list[int] = []
         items: list[tuple[str, str, str, bool]] = []
+        changed = False
         for path, text, error in files:
             absolute = os.path.abspath(path)
+            known = self.models.get(absolute)
+            if known is not None and text is not None and known.path == path and self.texts.get(absolute) == text:
+                models.append(known)  # modelled already, from this text: keeps the index
+                continue
+            changed = True
             module, is_package = module_name_for_path(absolute)
             if text is None:
                 model = FileModel(path=path, module=module, is_package=is_package, error=error)
@@ -448,7 +483,7 @@ class Session:
         done = [m for m in models if m is not None]  # all of them: each None was in todo
         for (path, _, _), model in zip(files, done, strict=True):
             self.models[os.path.abspath(path)] = model
-        if done:
+        if changed:
             self._project = None
         return done
 
@@ -558,10 +593,16 @@ class Session:
         cache: bool | None = None,
         cache_dir: str | None = None,
         jobs: int | None = None,
+        project_context: bool = False,
+        check_context: bool = False,
     ) -> LintResult:
         """Lint files under ``paths``; ``stdin`` is (display filename, text) for ``-``.
 
         ``cache``/``cache_dir``/``jobs`` override the session's settings for this call.
+        ``project_context``: index each file with its project (``ProjectScope``), so that its
+        cross-file facts do not depend on which other files were named; only the named files are
+        reported. ``check_context``: check the project's other files too and keep their findings
+        in the result cache (flake8 asks file by file: the next files are answered from there).
         """
         if cache is not None or cache_dir is not None:
             self.configure_cache(cache if cache is not None else self._cache is not None, cache_dir)
@@ -583,37 +624,68 @@ class Session:
             files.append((name, text, None))
             targets.append(os.path.abspath(name))
         result.paths = [path for path, _, _ in files]
+        if project_context:
+            self._project_context = True
+            files += self._context_of(files)
+        spelled = {os.path.abspath(path): path for path, _, _ in files}
         run_key = None
+        hit = None
         if self._results is not None:
             run_key = self._run_key(files)
             hit = self._results.get(run_key)
-            if hit is not None and not any(locate_installed(name) for name in hit.get("missing", ())):
+            if hit is not None and any(locate_installed(name) for name in hit["missing"]):
+                hit = None
+            if hit is not None and all(a in hit["files"] for a in targets):
                 for path, text, _ in files:
                     if text is not None:
                         self.texts[os.path.abspath(path)] = text
-                result.files, result.parsed, result.cached = hit["files"], hit["parsed"], True
-                result.diagnostics = list(hit["diagnostics"])
+                for absolute in targets:
+                    parsed, diagnostics = hit["files"][absolute]
+                    result.files += 1
+                    result.parsed += parsed
+                    result.diagnostics.extend(_spelled(d, spelled) for d in diagnostics)
+                result.diagnostics.sort(key=Diagnostic.sort_key)
+                result.cached = True
                 return result
         self.add_files(files)
         self._parse_importers()
         project = self.project()
-        for absolute in targets:
+        checked: dict[str, tuple[bool, list[Diagnostic]]] = {}
+        for absolute in (list(spelled) if check_context and run_key is not None else targets):
             model = self.models[absolute]
+            checked[absolute] = (not model.rule_facts.get("unparsed"), self.check_model(model, project))
+        for absolute in targets:
+            parsed, diagnostics = checked[absolute]
             result.files += 1
-            if not model.rule_facts.get("unparsed"):
-                result.parsed += 1
-            result.diagnostics.extend(self.check_model(model, project))
+            result.parsed += parsed
+            result.diagnostics.extend(diagnostics)
         result.diagnostics.sort(key=Diagnostic.sort_key)
         self.save_cache()  # after the rules: installed packages they read are cached too
         if run_key is not None and self._results is not None:
             externals = [(m.path, _cache.file_digest(m.path)) for m in self._external.values() if m is not None]
             # Modules not found now are re-looked-up on use (one may have been installed since).
             missing = sorted(name for name, m in self._external.items() if m is None)
-            self._results.put(run_key, {
-                "files": result.files, "parsed": result.parsed,
-                "diagnostics": list(result.diagnostics), "externals": externals, "missing": missing,
-            })
+            stored = dict(hit["files"]) if hit is not None else {}  # the other files' findings stay valid
+            stored.update((a, (parsed, [_absolute(d) for d in found])) for a, (parsed, found) in checked.items())
+            self._results.put(run_key, {"files": stored, "externals": externals, "missing": missing})
         return result
+
+    def _context_of(self, files: list[tuple[str, str | None, str | None]]
+                    ) -> list[tuple[str, str | None, str | None]]:
+        """(path, text, error) of the files ``files`` are indexed with (``ProjectScope``) and that are not
+        among them; each read once per session (a flake8 run, an editor session)."""
+        named = {os.path.abspath(path) for path, _, _ in files}
+        context: list[tuple[str, str | None, str | None]] = []
+        for path, _, _ in files:
+            for absolute in self.scope.files_for(path):
+                if absolute in named:
+                    continue
+                named.add(absolute)
+                read = self._context_reads.get(absolute)
+                if read is None:
+                    read = self._context_reads[absolute] = self.read(absolute)
+                context.append((absolute, *read))
+        return context
 
     def recheck(self, paths: list[str], changed: dict[str, str]) -> list[Diagnostic]:
         """The findings of ``paths`` once the files in ``changed`` hold their new text (in memory only):
@@ -624,6 +696,8 @@ class Session:
             if path not in changed and absolute not in self.models:  # a result-cache hit models nothing
                 known = self.texts.get(absolute)
                 files.append((path, known, None) if known is not None else (path, *self.read(path)))
+        if self._project_context:  # the same index the run had
+            files += self._context_of(files)
         self.add_files(files)
         self._parse_importers()
         project = self.project()
@@ -631,7 +705,9 @@ class Session:
         return sorted(found, key=Diagnostic.sort_key)
 
     def check_text(self, path: str, text: str) -> list[Diagnostic]:
-        """Re-check one (possibly unsaved) file against the project index (LSP, flake8)."""
+        """Re-check one (possibly unsaved) file against the project index (the editor): the files it is
+        indexed with (``ProjectScope``, as the CLI indexes it) are modelled on first use."""
+        self.index_context(path)
         absolute = os.path.abspath(path)
         known = self.models.get(absolute)
         if (known is not None and self.texts.get(absolute) == text and known.error is None
@@ -642,6 +718,26 @@ class Session:
             self._parse_importers()
             model = self.models[os.path.abspath(path)]
         return self.check_model(model, self.project())
+
+    def unindexed(self, path: str) -> int:
+        """How many of the files ``path`` is indexed with are not modelled yet."""
+        absolute = os.path.abspath(path)
+        return sum(p not in self.models for p in self.scope.files_for(path) if p != absolute)
+
+    def check_alone(self, path: str, text: str) -> list[Diagnostic]:
+        """The findings of ``path`` from its own facts only, no other file indexed (what an editor shows
+        while the project index is built)."""
+        model = self.add_file(path, text)
+        return self.check_model(model, self.project())
+
+    def index_context(self, path: str) -> None:
+        """Model the files ``path`` is indexed with that are not modelled yet (read from disk)."""
+        context = [item for item in self._context_of([(path, None, None)])
+                   if os.path.abspath(item[0]) not in self.models]
+        if context:
+            self.add_files(context)
+            self._parse_importers()
+            self.save_cache()
 
     def index_root(self) -> None:
         """Model every file under the config root (for editors and flake8)."""

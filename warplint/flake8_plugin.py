@@ -11,14 +11,21 @@ anyway. A rule runs when flake8 would report its code and either
 ``per-file-ignores`` as the CLI) or flake8's ``--select``/``--extend-select``
 names its exact code (how opt-in rules are turned on from flake8).
 
-Cross-file facts. The project index (every file under the config root) is built
-once per flake8 process and reused for every file; with ``--jobs`` each worker
-process builds its own.
+Cross-file facts. Each file is checked with the files of its project, found as
+the CLI finds them (``discovery.ProjectScope``: the config root when it is a
+project, else the file's package, else the scripts beside it), so flake8 reports
+what ``warplint`` reports for the same file. Findings come from the result cache
+the CLI shares (keyed by every file of the project and the config): with nothing
+changed since the last run no model is loaded. Otherwise the models are loaded
+once per flake8 process (with ``--jobs``, per worker), every file of the project
+is checked, and those findings are kept, so the next files -- and the next run --
+are answered from the cache.
 """
 
 from __future__ import annotations
 
 import ast
+import gc
 import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -62,24 +69,17 @@ class WarplintChecker:
 
 # ---------------------------------------------------------------------- engine side
 def _config_for(path: str):
-    """The Config for ``path`` (nearest pyproject.toml; else the working directory)."""
-    from .config import Config, ConfigError, load_config
+    """The Config for ``path``, found as the CLI finds it (``load_config``: the nearest pyproject.toml,
+    else the nearest project root, else the file's directory); never the directory flake8 runs in."""
+    from .config import ConfigError, load_config
     from .registry import all_rules
 
     directory = os.path.dirname(path)
     if directory not in _CONFIGS:
         try:
-            config = load_config(directory, set(all_rules()))
+            _CONFIGS[directory] = load_config(directory, set(all_rules()))
         except ConfigError as exc:
             _CONFIGS[directory] = str(exc)
-            return _CONFIGS[directory]
-        if config.source is None:
-            # No pyproject.toml: index from the directory flake8 runs in (one index
-            # for the run), unless the file lies outside it.
-            cwd = os.getcwd()
-            if path.startswith(cwd.rstrip(os.sep) + os.sep):
-                config = Config(root=cwd)
-        _CONFIGS[directory] = config
     return _CONFIGS[directory]
 
 
@@ -110,7 +110,6 @@ def _session_for(config: Any, codes: frozenset[str]) -> Session:
         from .engine import Session
 
         session = Session(config.with_overrides(select=tuple(sorted(codes)), extend_select=(), ignore=()))
-        session.index_root()
         _SESSIONS[key] = session
     return session
 
@@ -127,6 +126,11 @@ def check_file(filename: str, text: str) -> list[tuple[int, int, str, str]]:
     if not codes:
         return []
     session = _session_for(config, codes)
-    # an indexed, unchanged file is checked against the session's index as is (no second parse)
-    diagnostics = session.check_text(path, text)
-    return [(d.span.line, d.span.col, d.code, d.message) for d in diagnostics]
+    loaded = bool(session.models)
+    # the file as flake8 read it, with its project; every file of the project is checked (and cached) at once
+    result = session.lint_paths([], stdin=(path, text), project_context=True, check_context=True)
+    if session.models and not loaded:
+        # The models stay for this flake8 process: keep the cyclic collector from scanning them again
+        # and again (they are acyclic; a collection over them once cost seconds).
+        gc.freeze()
+    return [(d.span.line, d.span.col, d.code, d.message) for d in result.diagnostics]

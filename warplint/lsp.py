@@ -100,23 +100,8 @@ def create_server(debounce: float = DEBOUNCE_S):
             self.unshown_errors: list[str] = []
 
         # -------------------------------------------------------------- config and sessions (worker thread)
-        def workspace_folders(self) -> list[str]:
-            try:
-                workspace = self.workspace
-            except RuntimeError:
-                return []
-            folders = [to_fs_path(uri) for uri in workspace.folders] + [workspace.root_path]
-            return [folder for folder in folders if folder]
-
-        def project_root(self, path: str) -> str | None:
-            """The directory indexed with ``path``: the innermost workspace folder holding it, else
-            the nearest project root above it; None for a file outside any project."""
-            holding = [f for f in self.workspace_folders() if path.startswith(f.rstrip(os.sep) + os.sep)]
-            return max(holding, key=len) if holding else find_project_root(os.path.dirname(path))
-
         def config_for(self, path: str) -> tuple[Any, bool]:
-            """(Config, whether to index its root). A stray file (``/x.py``) is linted alone:
-            indexing its directory would read the whole tree under it."""
+            """(Config, whether its root is a project: the cache lives there). Found as the CLI finds it."""
             directory = os.path.dirname(path)
             found = self.configs.get(directory)
             if found is None:
@@ -125,10 +110,9 @@ def create_server(debounce: float = DEBOUNCE_S):
                 except ConfigError as exc:
                     self.report_config_error(str(exc))
                     config = Config(root=directory)
-                indexed = True
-                if config.source is None:  # no pyproject.toml, or a broken one
-                    root = self.project_root(path)
-                    config, indexed = Config(root=root or directory), root is not None
+                # Indexed with its project as the CLI indexes it (discovery.ProjectScope); a cache only
+                # where the root is a project (none next to a stray file).
+                indexed = config.source is not None or find_project_root(config.root) == config.root
                 found = self.configs[directory] = (config, indexed)
             return found
 
@@ -154,8 +138,6 @@ def create_server(debounce: float = DEBOUNCE_S):
                 from .engine import Session
 
                 session = Session(config, cache=indexed)  # no cache directory next to a stray file
-                if indexed:
-                    session.index_root()  # once per config root, on the first check
                 self.sessions[config.root] = session
             return session
 
@@ -171,6 +153,34 @@ def create_server(debounce: float = DEBOUNCE_S):
                 return fix_text(text, found, lambda new: self.lint(path, new))
             finally:
                 self.lint(path, text)
+
+        def unindexed(self, path: str) -> int:
+            """How many files ``path`` is indexed with are not modelled yet (0: its index is ready)."""
+            return self.session_for(*self.config_for(path)).unindexed(path)
+
+        def lint_alone(self, path: str, text: str) -> list:
+            """The file's own findings, from its facts alone: shown while its project is indexed."""
+            from .engine import Session
+
+            config, indexed = self.config_for(path)
+            return Session(config, cache=indexed).check_alone(path, text)
+
+        def index(self, path: str, token: str | None, loop: asyncio.AbstractEventLoop) -> None:
+            """Model the files ``path`` is indexed with; ``$/progress`` reports under ``token`` (sent
+            from ``loop``, the server's event loop: this runs on the worker thread)."""
+            session = self.session_for(*self.config_for(path))
+
+            def report(done: int, total: int) -> None:
+                if token is not None and total:
+                    value = types.WorkDoneProgressReport(message=f"{done}/{total} files modelled",
+                                                         percentage=min(100, done * 100 // total))
+                    loop.call_soon_threadsafe(self.work_done_progress.report, token, value)
+
+            session.progress = report
+            try:
+                session.index_context(path)
+            finally:
+                session.progress = None
 
         def forget(self, path: str) -> None:
             """After didClose: the project index goes back to the file on disk."""
@@ -198,6 +208,9 @@ def create_server(debounce: float = DEBOUNCE_S):
             version, text = document.version, document.source
             loop = asyncio.get_running_loop()
             try:
+                pending = await loop.run_in_executor(self.executor, self.unindexed, path)
+                if pending:
+                    await self.index_project(uri, path, version, text, pending)
                 diagnostics = await loop.run_in_executor(self.executor, self.lint, path, text)
             except asyncio.CancelledError:
                 raise
@@ -209,15 +222,69 @@ def create_server(debounce: float = DEBOUNCE_S):
                 return
             finally:
                 self.show_config_errors()
+            if not self.publish(uri, version, diagnostics):
+                return  # a newer check is on its way
+            await self.republish_others(uri)
+
+        def publish(self, uri: str, version: int | None, diagnostics: list) -> bool:
+            """Publish ``diagnostics`` for ``version`` of the document; False when it has changed since."""
+            if uri not in self.workspace.text_documents:
+                return False
             current = self.workspace.get_text_document(uri)
             if current.version != version:
-                return  # a newer check is on its way
+                return False
             self.results[uri] = diagnostics
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(
                     uri=uri, version=version, diagnostics=[self.to_lsp(current, d) for d in diagnostics]
                 )
             )
+            return True
+
+        async def index_project(self, uri: str, path: str, version: int | None, text: str, pending: int) -> None:
+            """Index the files ``path`` is checked with, under a ``$/progress`` token when the client
+            takes one; the file's own findings are published first, so the editor is not blank meanwhile."""
+            import uuid
+
+            loop = asyncio.get_running_loop()
+            caps = self.client_capabilities
+            token: str | None = None
+            if caps.window is not None and caps.window.work_done_progress:
+                token = f"warplint-index-{uuid.uuid4().hex}"
+                try:
+                    await self.work_done_progress.create_async(token)
+                except Exception:  # noqa: BLE001 - a client that refuses the token gets no progress, still findings
+                    token = None
+            if token is not None:
+                self.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+                    title="warplint: indexing the project", message=f"{pending} files", percentage=0))
+            try:
+                if pending > 1:
+                    alone = await loop.run_in_executor(self.executor, self.lint_alone, path, text)
+                    self.publish(uri, version, alone)
+                await loop.run_in_executor(self.executor, self.index, path, token, loop)
+            finally:
+                if token is not None:
+                    self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="project indexed"))
+
+        async def republish_others(self, changed_uri: str) -> None:
+            """After a check, the other open documents whose findings changed (a fix in one file
+            ends a related finding in another) are published again."""
+            loop = asyncio.get_running_loop()
+            for uri in list(self.results):
+                if uri == changed_uri or uri not in self.workspace.text_documents:
+                    continue
+                task = self.pending.get(uri)
+                if task is not None and not task.done():
+                    continue  # its own check is on its way
+                document = self.workspace.get_text_document(uri)
+                path = to_fs_path(uri)
+                if path is None:
+                    continue
+                version = document.version
+                diagnostics = await loop.run_in_executor(self.executor, self.lint, path, document.source)
+                if _finding_keys(diagnostics) != _finding_keys(self.results.get(uri, [])):
+                    self.publish(uri, version, diagnostics)
 
         def schedule(self, uri: str, delay: float = 0.0) -> None:
             previous = self.pending.pop(uri, None)
@@ -401,6 +468,10 @@ def create_server(debounce: float = DEBOUNCE_S):
         ls.executor.shutdown(wait=False, cancel_futures=True)
 
     return server
+
+
+def _finding_keys(diagnostics: list) -> list[tuple]:
+    return [(d.code, d.span, d.message, d.related) for d in diagnostics]
 
 
 FIX_ALL = "source.fixAll.warplint"

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from warplint.diagnostic import Related
 from warplint.index import Project
-from warplint.model import FileModel, Kernel
+from warplint.model import FileModel, Kernel, Value
 from warplint.rule import Report, Rule
 
 
@@ -36,10 +37,20 @@ class KernelJoinsLoadedModule(Rule):
     launch (at import or in setup); or give each variant its own module
     (`module="unique"`, which Warp reuses by content hash, or a name per variant).
 
+    One defect, one finding: kernels one function creates for the same reason with no
+    launch of their module between them join it together and cost one build; they are
+    reported once, at the first, with the others as related locations.
+
     ## Limits
     Not reported: `module="unique"`; the only kernel of its module; factories called
     only at module level (import time) before launches; identical content re-defined
-    with no launch before it (Warp deduplicates it by hash). Which call runs first at
+    with no launch before it (Warp deduplicates it by hash); a captured name with one
+    literal value on every call (identical content each time); a call of a
+    `functools.cache`d factory with the literal arguments of a call made earlier (in the
+    same function, or at import) before the launch: the cache returns that call's kernel.
+    A preload (`load_module`/`force_load`) that built only variants no launch of the
+    module uses (a tiled module preloaded at the default block_dim 256 and launched at 64)
+    is not a load the kernel joins: the launched variant is built afterwards, with it. Which call runs first at
     run time is approximated by source order and the call graph; `--confirm` shows the
     hashes really built. A launch in a branch that ends with `return`, `raise` or
     `sys.exit()` does not count as running before the code after that branch.
@@ -77,6 +88,7 @@ class KernelJoinsLoadedModule(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        joined: list[_Joining] = []  # kernels that make their module build again, in source order
         for kernel in file.kernels:
             scope = kernel.ctx.scope
             if not scope:
@@ -92,52 +104,96 @@ class KernelJoinsLoadedModule(Rule):
                 continue  # the only kernel(s) of its module: nothing else to rebuild
             evidence = self._launched_before(file, kernel, module, project)
             if evidence is not None:
-                where, launch, launch_file, related = evidence
-                related = (Related(launch_file.path, launch.span, f"module {module} launched here first"), *related)
-                total = len(project.kernels_of_module(module))
-                factory = file.functions.get(scope)
-                memo = ""
-                if factory is not None and project.evaluator.is_memoized(factory):
-                    memo = (f" The cache on {factory.name}() only saves repeats: each new argument still makes a "
-                            "new kernel.")
-                yield self.report(
-                    kernel.span,
-                    f"kernel `{kernel.name}` is created when {where} runs, after Warp module {module} was already "
-                    f"launched: the whole module ({total} kernels) builds again.{memo} "
-                    "Define it at module level, before the first launch, or in its own module.",
-                    related=related, module=module, kernel=kernel.name, function=scope,
-                )
+                joined.append(_Joining(kernel, module, evidence=evidence))
                 continue
-            varying = sorted(kernel.captured | kernel.static_captured)
+            varying = [name for name in sorted(kernel.captured | kernel.static_captured)
+                       if not self._never_varies(project, file, scope, name)]
             if varying:
                 runner = self._launched_by_factory_or_callers(file, kernel, module, project)
                 if runner is not None:
-                    yield self.report(
-                        kernel.span,
-                        f"kernel `{kernel.name}` captures {', '.join(varying)} from {scope}(), so each new value is "
-                        f"a new kernel in shared Warp module {module}, which {runner} launches: every new value "
-                        "rebuilds the whole module. Use module=\"unique\" (reused by content) or define the "
-                        "variants before the first launch.",
-                        module=module, kernel=kernel.name, function=scope,
-                    )
+                    joined.append(_Joining(kernel, module, varying=tuple(varying), runner=runner))
+        for group in self._batches(project, file, joined):
+            yield self._finding(project, file, group)
+
+    @staticmethod
+    def _batches(project: Project, file: FileModel, joined: list[_Joining]) -> list[list[_Joining]]:
+        """One defect per batch: kernels of one function and module, for the same reason, with no launch
+        of the module between their definitions, join it together and cost one build of it."""
+        batches: list[list[_Joining]] = []
+        for item in joined:
+            last = batches[-1][-1] if batches else None
+            if (last is not None and last.kernel.ctx.scope == item.kernel.ctx.scope and last.module == item.module
+                    and last.reason == item.reason and not any(
+                        last.kernel.ctx.order < order < item.kernel.ctx.order and launched in (item.module, "*")
+                        for order, launched, _ in project.launch_timeline(file, item.kernel.ctx.scope))):
+                batches[-1].append(item)
+            else:
+                batches.append([item])
+        return batches
+
+    def _finding(self, project: Project, file: FileModel, group: list[_Joining]) -> Report:
+        first = group[0]
+        kernel, module, scope = first.kernel, first.module, first.kernel.ctx.scope
+        names = _names([g.kernel.name for g in group])
+        also = tuple(Related(file.path, g.kernel.span, f"kernel `{g.kernel.name}` joins module {module} with it")
+                     for g in group[1:])
+        single = len(group) == 1
+        subject = f"kernel `{kernel.name}`" if single else f"kernels {names}"
+        if first.evidence is not None:
+            where, launch, launch_file, related = first.evidence
+            related = (Related(launch_file.path, launch.span, f"module {module} launched here first"), *related)
+            total = len(project.kernels_of_module(module))
+            factory = file.functions.get(scope)
+            memo = ""
+            if factory is not None and project.evaluator.is_memoized(factory):
+                memo = (f" The cache on {factory.name}() only saves repeats: each new argument still makes a "
+                        "new kernel.")
+            return self.report(
+                kernel.span,
+                f"{subject} {'is' if single else 'are'} created when {where} runs, after Warp module {module} "
+                f"was already launched: the whole module ({total} kernels) builds again.{memo} "
+                "Define it at module level, before the first launch, or in its own module.",
+                related=(*related, *also), module=module, kernel=kernel.name, function=scope,
+            )
+        varying = sorted({name for g in group for name in g.varying})
+        return self.report(
+            kernel.span,
+            f"{subject} {'captures' if single else 'capture'} {', '.join(varying)} from {scope}(), "
+            "so each new value is "
+            f"a new kernel in shared Warp module {module}, which {first.runner} launches: every new value "
+            "rebuilds the whole module. Use module=\"unique\" (reused by content) or define the "
+            "variants before the first launch.",
+            related=also, module=module, kernel=kernel.name, function=scope,
+        )
+
+    @staticmethod
+    def _never_varies(project: Project, file: FileModel, scope: str, name: str) -> bool:
+        """A captured name that has one literal value on every call (a constant local, or a parameter every
+        call site passes the same literal): each call re-defines identical content, which builds nothing."""
+        return project.evaluator.values(file, Value("name", text=name, ref=name, local=True), scope
+                                        ).single_constant()[0]
 
     def _launched_before(self, file: FileModel, kernel: Kernel, module: str, project: Project):
         """A launch of ``module`` that runs before the kernel is created, if the index shows one."""
         scope = kernel.ctx.scope
         # In the defining function itself, before the definition.
         for _order, launched, call in project.launch_timeline(file, scope):
-            if call.ctx.runs_before(kernel.ctx.order) and launched in (module, "*"):
+            if (call.ctx.runs_before(kernel.ctx.order) and launched in (module, "*")
+                    and not project.preload_unused(file, call, module)):
                 return f"{scope}()", call, file, ()
         # A test the runner runs earlier in the same process (tests have no static caller).
         for earlier in project.runner_predecessors(file, scope):
             for _order, launched, call in project.launch_timeline(file, earlier):
-                if launched in (module, "*"):
+                if launched in (module, "*") and not project.preload_unused(file, call, module):
                     name = earlier.rpartition(".")[2]
                     return f"{scope.rpartition('.')[2]}() (the test runner runs {name}() first)", call, file, ()
         # In a caller: a launch before the call that leads to the definition.
-        for caller_file, call, _level in project.caller_scopes(project.fqname(file, scope)):
+        factory = project.fqname(file, scope)
+        for caller_file, call, level in project.caller_scopes(factory):
             for _order, launched, launch in project.launch_timeline(caller_file, call.ctx.scope):
-                if launch.ctx.runs_before(call.ctx.order) and launched in (module, "*"):
+                if (launch.ctx.runs_before(call.ctx.order) and launched in (module, "*")
+                        and not project.preload_unused(caller_file, launch, module)
+                        and not (level == 1 and project.repeats_cached_call(caller_file, call, factory, launch))):
                     name = call.callee.rpartition(".")[2]
                     called = Related(caller_file.path, call.span, f"{name}() called here, after the launch")
                     return f"{name}()", launch, caller_file, (called,)
@@ -158,3 +214,24 @@ class KernelJoinsLoadedModule(Rule):
             if module in launched or "*" in launched:
                 return f"{call.ctx.scope or caller_file.module}()" if call.ctx.scope else f"module {caller_file.module}"
         return None
+
+
+@dataclass(frozen=True)
+class _Joining:
+    """A kernel whose creation builds its module again: after a launch (``evidence``), or once per new
+    value of what it captures (``varying``, the module launched by ``runner``)."""
+
+    kernel: Kernel
+    module: str
+    evidence: tuple | None = None
+    varying: tuple[str, ...] = ()
+    runner: str = ""
+
+    @property
+    def reason(self) -> tuple:
+        return ("after a launch", self.evidence[0]) if self.evidence is not None else ("varies", self.runner)
+
+
+def _names(names: list[str]) -> str:
+    quoted = [f"`{n}`" for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f" and {quoted[-1]}"

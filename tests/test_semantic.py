@@ -225,3 +225,22 @@ def test_cuda_cache_disabled_in_a_cpu_only_project(tmp_path):
     (tmp_path / "app.py").write_text(files["app.py"].replace(", device='cpu'", ""))
     diagnostics, _ = _lint(str(tmp_path))
     assert [d.code for d in diagnostics] == ["WC204"]
+
+
+def test_one_finding_per_batch_of_kernels_and_cached_repeats():
+    path = os.path.join(FIXTURES, "joins")
+    found, _ = _lint(path)
+    by_line = {(os.path.basename(d.path), d.span.line): d for d in found if d.code == "WC101"}
+    batch = by_line[("batch.py", 13)]
+    assert "kernels `mul`, `add` and `sub` are created" in batch.message
+    assert sorted(r.span.line for r in batch.related if "joins module" in r.message) == [17, 21]
+    fill = by_line[("cached.py", 16)]
+    # the call that makes a new kernel after the launch is new_value's, not same_again's cached repeat
+    assert [r.span.line for r in fill.related if "called here" in r.message] == [32]
+
+
+def test_cached_repeat_alone_is_clean(tmp_path):
+    text = open(os.path.join(FIXTURES, "joins", "cached.py")).read()
+    (tmp_path / "cached.py").write_text(text[:text.index("def new_value")].replace("  # WC101", ""))
+    found, _ = _lint(str(tmp_path))
+    assert [d.code for d in found] == []

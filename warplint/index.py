@@ -376,6 +376,42 @@ class Project:
         """The devices a launch or load call can run on (``force_load`` without a device: every device)."""
         return devices.call_devices(self, file, call, None, absent_means_all)
 
+    def preload_unused(self, file: FileModel, call: Call, module: str) -> bool:
+        """``call`` is a preload that built only variants of ``module`` no launch uses (``devices.preload_unused``)."""
+        return devices.preload_unused(self, file, call, module)
+
+    def repeats_cached_call(self, file: FileModel, call: Call, fqname: str, before: Call) -> bool:
+        """``call`` calls the memoised (``functools.cache``) function ``fqname`` with the literal arguments of
+        another call that runs before ``before``: earlier in the same scope, or at import (module level). The
+        cache returns what that call made, so this one defines nothing new."""
+        found = self.function(fqname)
+        if found is None or not self.evaluator.is_memoized(found[1]):
+            return False
+        key = self._literal_arguments(file, call)
+        if key is None:
+            return False
+        for other_file, other in self.call_sites(fqname):
+            if other is call:
+                continue
+            earlier = ((other_file is file and other.ctx.scope == before.ctx.scope
+                        and other.ctx.runs_before(before.ctx.order))
+                       or (not other.ctx.scope and not other.ctx.in_main_guard and not other.ctx.conditions))
+            if earlier and self._literal_arguments(other_file, other) == key:
+                return True
+        return False
+
+    def _literal_arguments(self, file: FileModel, call: Call) -> tuple | None:
+        """The literal values a call passes (positional, then keywords by name); None when one is not a literal."""
+        if call.has_star_args:
+            return None
+        found: list[object] = []
+        for value in (*call.args, *(call.kwargs[k] for k in sorted(call.kwargs))):
+            known, literal = self.evaluator.constant(file, value, call.ctx.scope)
+            if not known:
+                return None
+            found.append(repr(literal))
+        return (tuple(found[:len(call.args)]), tuple(zip(sorted(call.kwargs), found[len(call.args):], strict=True)))
+
     def cached(self, key, compute):
         """``compute()`` once per project: for facts the index and rules derive from the
         whole project and ask for again and again (the memo dies with the project, unlike

@@ -225,3 +225,64 @@ def project_may_use_cuda(project: Project) -> bool:
                        for f, c in loads))
 
     return bool(project.cached("project may use cuda", compute))
+
+
+# ---------------------------------------------------------------------------------------------- variants
+# A module variant: the device kind and the block size it is built for (1 on the CPU, which ignores block_dim).
+Variant = tuple[Device, int]
+
+
+def _variants(found: frozenset[Device], block_dims: ValueSet) -> frozenset[Variant] | None:
+    variants: set[Variant] = set()
+    for device in found:
+        if device is Device.CPU:
+            variants.add((Device.CPU, 1))
+            continue
+        for value in block_dims:
+            if not (isinstance(value, Const) and isinstance(value.value, int)):
+                return None
+            variants.add((Device.CUDA, value.value))
+    return frozenset(variants)
+
+
+def launch_variants(project: Project, launch: Launch) -> frozenset[Variant] | None:
+    """The module variants a launch loads; None when its block size on CUDA is not known statically."""
+    return _variants(launch_devices(project, launch), launch.block_dims)
+
+
+def load_variants(project: Project, file: FileModel, call: Call) -> frozenset[Variant] | None:
+    """The module variants a ``load_module``/``force_load`` builds (without ``block_dim``: the module's
+    default 256 on CUDA, 1 on the CPU); None when not known statically."""
+    found = call_devices(project, file, call, None, is_warp(call.callee, "force_load"))
+    block_dim = call.bound("block_dim")
+    if block_dim is None or (block_dim.kind == "const" and block_dim.const is None):
+        sizes = project.evaluator.block_dims(file, None, call.ctx.scope)
+    else:
+        sizes = project.evaluator.block_dims(file, block_dim, call.ctx.scope)
+    return _variants(found, sizes)
+
+
+def module_launch_variants(project: Project, module: str) -> frozenset[Variant] | None:
+    """Every variant the project's launches of ``module`` use; None when one of them is not known."""
+    def compute() -> frozenset[Variant] | None:
+        found: set[Variant] = set()
+        for launch in project.all_launches():
+            if launch.module != module:
+                continue
+            variants = launch_variants(project, launch)
+            if variants is None:
+                return None
+            found |= variants
+        return frozenset(found)
+
+    return project.cached(("module launch variants", module), compute)
+
+
+def preload_unused(project: Project, file: FileModel, call: Call, module: str) -> bool:
+    """A preload of ``module`` built only variants no launch of it uses (a tiled module preloaded at 256 and
+    launched at 64 and 128): a kernel joining after it joins no variant that was built."""
+    if not is_warp(call.callee, "load_module", "force_load"):
+        return False
+    loaded = load_variants(project, file, call)
+    used = module_launch_variants(project, module)
+    return loaded is not None and used is not None and bool(used) and not (loaded & used)

@@ -8,11 +8,15 @@
     python benchmarks/accuracy.py --markdown         # write the table into docs/precision.md
     python benchmarks/accuracy.py --held-out         # add the held-out split (totals per rule only)
     python benchmarks/accuracy.py --held-out --details
+    python benchmarks/accuracy.py --report-deliberate   # lint with report-deliberate = true
 
 The corpora are PyPI releases (scripts/fetch_corpora.py, into the ignored .cache/corpora/). Labels live
 in benchmarks/labels/<pypi-name>.toml, one [[label]] per (path, line, code) with a verdict: ``defect`` (a
 rule should report the line), ``harmless`` (a look-alike that must stay clean) or ``unsure``. A finding is
 matched to a label by (path, line, code); one with no label is *unjudged* and needs a verdict.
+A label with ``deliberate = true`` is a cold start made on purpose (a cache clear in a test or a benchmark):
+by default the rules keep it out, so it counts as a look-alike that must stay clean whatever its verdict;
+with ``--report-deliberate`` (warplint's ``report-deliberate = true``) its verdict counts.
 
 The held-out split (nvalchemi-toolkit-ops, mjlab) was chosen before the semantic-layer work started and
 is not looked at while rules are tuned: without ``--held-out`` it is neither linted nor read, and even
@@ -66,10 +70,15 @@ class Label:
     verdict: str
     context: str
     note: str
+    deliberate: bool = False  # a cold start on purpose: reported only with report-deliberate
 
     @property
     def key(self) -> tuple[str, int, str]:
         return (self.path, self.line, self.code)
+
+    def expected_verdict(self, report_deliberate: bool) -> str:
+        """The verdict this run is scored by: a deliberate one must stay clean unless asked for."""
+        return self.verdict if report_deliberate or not self.deliberate else "harmless"
 
 
 @dataclass(frozen=True)
@@ -107,10 +116,12 @@ def load_labels(corpus: str) -> tuple[dict, list[Label]]:
             problems.append(f"context {item.get('context')!r}")
         if not re.fullmatch(r"WC(\d{3}|\?\?\?)", str(item.get("code", ""))):
             problems.append(f"code {item.get('code')!r}")
+        if not isinstance(item.get("deliberate", False), bool):
+            problems.append(f"deliberate {item.get('deliberate')!r}")
         if problems:
             raise SystemExit(f"{where}: label {i}: missing or invalid: {', '.join(problems)}")
         label = Label(corpus, item["path"], int(item["line"]), item["code"], item["mechanism"], item["verdict"],
-                      item["context"], item["note"])
+                      item["context"], item["note"], item.get("deliberate", False))
         # Two WC??? defects may share a line (different mechanisms); two verdicts for one rule may not.
         if label.code != UNCOVERED and label.key in seen:
             raise SystemExit(f"{where}: label {i}: {label.path}:{label.line} {label.code} is labelled twice")
@@ -137,10 +148,11 @@ def warplint_digest() -> str:
     return h.hexdigest()
 
 
-def lint(corpus: str, all_rules: bool, digest: str, refresh: bool, jobs: int) -> list[Finding]:
+def lint(corpus: str, all_rules: bool, digest: str, refresh: bool, jobs: int, report_deliberate: bool = False
+         ) -> list[Finding]:
     """warplint's findings on one corpus, from .cache/accuracy/ when warplint has not changed since."""
     version = CORPORA[corpus].version
-    selection = "all" if all_rules else "default"
+    selection = ("all" if all_rules else "default") + ("-deliberate" if report_deliberate else "")
     cached = os.path.join(RESULTS, f"{corpus}-{version}-{selection}.json")
     if not refresh and os.path.exists(cached):
         with open(cached, encoding="utf-8") as fh:
@@ -153,7 +165,7 @@ def lint(corpus: str, all_rules: bool, digest: str, refresh: bool, jobs: int) ->
 
     src = fetch(corpus)
     base = os.path.dirname(src)  # label paths are relative to the directory holding the top-level package
-    config = Config(root=base, select=("ALL",) if all_rules else None)
+    config = Config(root=base, select=("ALL",) if all_rules else None, report_deliberate=report_deliberate)
     session = Session(config, cache_dir=os.path.join(RESULTS, "models", corpus), jobs=jobs)
     result = session.lint_paths([src])
     session.save_cache()
@@ -205,7 +217,8 @@ class Outcome:
     unjudged: list[Finding]
 
 
-def score(corpus: str, labels: list[Label], findings: list[Finding], enabled: set[str]) -> Outcome:
+def score(corpus: str, labels: list[Label], findings: list[Finding], enabled: set[str],
+          report_deliberate: bool = False) -> Outcome:
     by_key: dict[tuple, Label] = {lab.key: lab for lab in labels if lab.code != UNCOVERED}
     reported = {f.key for f in findings}
     scores: dict[str, Score] = collections.defaultdict(Score)
@@ -213,9 +226,10 @@ def score(corpus: str, labels: list[Label], findings: list[Finding], enabled: se
     for lab in labels:
         if lab.code != UNCOVERED and lab.code not in enabled:
             continue  # an opt-in rule's labels count only when that rule runs
-        if lab.verdict == "harmless":
+        verdict = lab.expected_verdict(report_deliberate)
+        if verdict == "harmless":
             scores[lab.code].lookalikes += 1
-        if lab.verdict != "defect":
+        if verdict != "defect":
             continue
         s = scores[lab.code]
         s.defects += 1
@@ -229,12 +243,13 @@ def score(corpus: str, labels: list[Label], findings: list[Finding], enabled: se
         s = scores[f.code]
         s.findings += 1
         label = by_key.get(f.key)
+        verdict = label.expected_verdict(report_deliberate) if label is not None else None
         if label is None:
             s.unjudged += 1
             unjudged.append(f)
-        elif label.verdict == "defect":
+        elif verdict == "defect":
             s.on_defect += 1
-        elif label.verdict == "harmless":
+        elif verdict == "harmless":
             s.on_harmless += 1
             harmful.append((f, label))
         else:
@@ -365,6 +380,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true",
                         help=f"write the dev table into {os.path.relpath(PAGE, ROOT)}")
     parser.add_argument("--refresh", action="store_true", help="lint again even if cached findings are current")
+    parser.add_argument("--report-deliberate", action="store_true",
+                        help="lint with report-deliberate = true: deliberate labels count by their verdict")
     parser.add_argument("--jobs", type=int, default=1, help="warplint worker processes (default 1)")
     parser.add_argument("corpora", nargs="*", help="dev corpora to score (default: all of the split)")
     args = parser.parse_args(argv)
@@ -396,14 +413,15 @@ def main(argv: list[str] | None = None) -> int:
         header, labels = load_labels(corpus)
         headers[corpus] = header
         labels_by_corpus[corpus] = labels
-        findings = lint(corpus, args.all_rules, digest, args.refresh, args.jobs)
+        findings = lint(corpus, args.all_rules, digest, args.refresh, args.jobs, args.report_deliberate)
         version = fetched_version(corpus)
         if header and header.get("version") != version:
             print(f"warning: {corpus} labels are for {header.get('version')}, the corpus is {version}: "
                   "line numbers may not match", file=sys.stderr)
-        outcomes[CORPORA[corpus].split].append(score(corpus, labels, findings, enabled))
+        outcomes[CORPORA[corpus].split].append(score(corpus, labels, findings, enabled, args.report_deliberate))
 
-    selection = "every rule" if args.all_rules else "default rules"
+    selection = ("every rule" if args.all_rules else "default rules") + (
+        ", report-deliberate" if args.report_deliberate else "")
     dev_table = rows(combine(outcomes["dev"]), names, enabled)
     print(f"dev split ({', '.join(dev)}), {selection}:")
     print(text_table(dev_table))

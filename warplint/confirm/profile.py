@@ -217,23 +217,24 @@ def render_profile(profile_json: dict[str, Any], *, compile_elapsed_s: float | N
     t = profile_json.get("totals") or {}
     head = (f"  where the cold start went: {_s(t.get('module_ms'))} s in module loads"
             + (f", compile elapsed {compile_elapsed_s:.2f} s (cold - warm wall)" if compile_elapsed_s is not None
-               else "")
-            + f"; native {_s(t.get('native_ms'))} s, LTO {_s(t.get('lto_ms'))} s ({t.get('lto_built', 0)} built),"
-            + f" codegen {_s(t.get('codegen_ms'))} s, other {_s(t.get('other_ms'))} s")
-    out = [head if len(head) <= width else head[: width - 3] + "..."]
-    out.append(f"    {'s':>6} {'native':>6} {'LTO':>9} {'cgen':>5} {'other':>5} {'src KB':>6} {'adj':>4} "
-               f"{'tape':>4}  identity (status): kernels")
+               else ""))
+    parts = (f"    native {_s(t.get('native_ms'))} s, LTO {_s(t.get('lto_ms'))} s ({t.get('lto_built', 0)} built, "
+             f"{t.get('lto_cached', 0)} cached), codegen {_s(t.get('codegen_ms'))} s, other {_s(t.get('other_ms'))} s")
+    out = [line if len(line) <= width else line[: width - 3] + "..." for line in (head, parts)]
+    out.append(f"    {'s':>6} {'native':>6} {'LTO/n':>8} {'cgen':>5} {'other':>5} {'srcKB':>5} {'adj':>4} "
+               f"{'tape':>4}  identity: kernels")
     for i in ids[:max_rows]:
         share = i.get("adjoint_share")
         lto = _s(i.get("lto_ms")) + (f"/{i['lto_built']}" if i.get("lto_built") else "")
         src = i.get("source_bytes")
         bd = "" if i.get("block_dim") in (None, 1) else f"@{i['block_dim']}"
         kernels = ", ".join(i.get("kernels") or [])
-        row = (f"    {_s(i.get('ms')):>6} {_s(i.get('native_ms')):>6} {lto:>9} {_s(i.get('codegen_ms')):>5} "
-               f"{_s(i.get('other_ms')):>5} {'-' if src is None else f'{src / 1024:.1f}':>6} "
+        status = "" if i.get("status") == "compiled" else f" ({i.get('status')})"
+        row = (f"    {_s(i.get('ms')):>6} {_s(i.get('native_ms')):>6} {lto:>8} {_s(i.get('codegen_ms')):>5} "
+               f"{_s(i.get('other_ms')):>5} {'-' if src is None else f'{src / 1024:.0f}':>5} "
                f"{'-' if share is None else f'{share * 100:.0f}%':>4} "
                f"{'yes' if i.get('backward_used') else 'no':>4}  "
-               f"{i.get('module')} {short(i.get('hash'))}{bd} on {i.get('device')} ({i.get('status')}): {kernels}")
+               f"{i.get('module')} {short(i.get('hash'))}{bd} {i.get('device')}{status}: {kernels}")
         out.append(row if len(row) <= width else row[: width - 3] + "...")
     if len(ids) > max_rows:
         out.append(f"    ... {len(ids) - max_rows} more identities (JSON: confirm.summary.profile)")

@@ -459,14 +459,19 @@ def run_candidates(command: list[str], baseline: list[Sample], whatifs: list[tup
             cand = measure(command, cwd=cwd, timeout=timeout, env=env, samples=samples, whatif=harness, echo=echo)
             results[w.spec] = judge_whatif(w.spec, baseline, cand, reasons=reasons)
     else:
-        measured = _parallel(command, [h for _, _, h in todo], cwd=cwd, timeout=timeout, env=env, samples=samples,
-                             jobs=jobs)
-        for (w, reasons, _), got in zip(todo, measured, strict=True):
+        # Builds running at once slow each other down: the baseline is measured again beside the candidates
+        # (first in the queue, so in the first wave), and they are judged against that, not the lone run.
+        measured = _parallel(command, [{}] + [h for _, _, h in todo], cwd=cwd, timeout=timeout, env=env,
+                             samples=samples, jobs=jobs)
+        beside = measured[0] if not isinstance(measured[0], str) else baseline
+        note = (f"measured {min(jobs, len(todo) + 1)} at once, against the baseline measured beside them"
+                if beside is not baseline else "measured in parallel; the baseline beside them failed: against "
+                "the baseline run alone")
+        for (w, reasons, _), got in zip(todo, measured[1:], strict=True):
             if isinstance(got, str):
                 results[w.spec] = WhatIfResult(w.spec, FAILED, None, {}, None, [], [], got, None, reasons)
             else:
-                results[w.spec] = judge_whatif(
-                    w.spec, baseline, got, note=f"measured {min(jobs, len(todo))} candidates at once", reasons=reasons)
+                results[w.spec] = judge_whatif(w.spec, beside, got, note=note, reasons=reasons)
     for w, _ in whatifs:
         r = results[w.spec]
         if w.module_options and r.samples and "module_options" not in r.samples[0].applied:
@@ -550,13 +555,16 @@ def render_whatifs(results: list[dict[str, Any]], width: int = 100) -> list[str]
         if r["verdict"] in (NOT_APPLICABLE, FAILED):
             line = f"    {r['what_if']} -> {r['verdict']}: {r.get('note') or ''}"
         else:
-            saving = "no saving claimed" if r["verdict"] == WORKLOAD_CHANGED or not m else (
-                f"{m['saving']:+.2f} s {metric} ({m['baseline_median']:.2f} -> {m['candidate_median']:.2f}, "
-                f"band {m['band']:.2f} s)")
-            work = "workload same" if r.get("workload_same") else "workload CHANGED"
-            src = r.get("source_bytes")
-            src_txt = f"; source {src[0] / 1024:.0f} -> {src[1] / 1024:.0f} KB" if src and src[0] != src[1] else ""
-            line = f"    {r['what_if']} -> {saving} -> {work}: {r['verdict']}{src_txt}"
+            short_metric = {"compile_elapsed_s": "elapsed", "warm_wall_s": "warm wall"}.get(metric or "", metric)
+            if r["verdict"] == WORKLOAD_CHANGED or not m:
+                saving = "no saving claimed"
+            else:
+                saving = (f"{'saves' if m['saving'] >= 0 else 'costs'} {abs(m['saving']):.2f} s "
+                          f"±{m['band']:.2f} ({m['baseline_median']:.2f}->{m['candidate_median']:.2f} s {short_metric})")
+            if r.get("workload_same"):
+                line = f"    {r['what_if']} -> {saving} -> workload same [{r['verdict']}]"
+            else:
+                line = f"    {r['what_if']} -> {saving} -> workload CHANGED"
             notes = [n for n in r.get("workload_notes") or () if not r.get("workload_same") or "not compared" in n]
             if notes:
                 line += f" ({notes[0]})"

@@ -559,8 +559,8 @@ def render_whatifs(results: list[dict[str, Any]], width: int = 100) -> list[str]
             if r["verdict"] == WORKLOAD_CHANGED or not m:
                 saving = "no saving claimed"
             else:
-                saving = (f"{'saves' if m['saving'] >= 0 else 'costs'} {abs(m['saving']):.2f} s "
-                          f"±{m['band']:.2f} ({m['baseline_median']:.2f}->{m['candidate_median']:.2f} s {short_metric})")
+                medians = f"{m['baseline_median']:.2f}->{m['candidate_median']:.2f} s {short_metric}"
+                saving = f"{'saves' if m['saving'] >= 0 else 'costs'} {abs(m['saving']):.2f} s ±{m['band']:.2f} ({medians})"
             if r.get("workload_same"):
                 line = f"    {r['what_if']} -> {saving} -> workload same [{r['verdict']}]"
             else:

@@ -215,11 +215,11 @@ def run_confirm(
         os.makedirs(keep_artifacts, exist_ok=True)
         with open(os.path.join(keep_artifacts, "confirm.json"), "w", encoding="utf-8") as fh:
             json.dump(result.to_json(), fh, indent=2, default=repr)
-        for n, w in enumerate(result.what_if, 1):
+        for n, measured in enumerate(result.what_if, 1):
             # each candidate as an artifact of its own: `warplint compare DIR/confirm.json DIR/what-if-1.json`
             with open(os.path.join(keep_artifacts, f"what-if-{n}.json"), "w", encoding="utf-8") as fh:
-                json.dump({"version": ARTIFACT_VERSION, "command": list(command), "what_if": w["what_if"],
-                           "failed": None, "summary": {"samples": w["samples"]}}, fh, indent=2, default=repr)
+                json.dump({"version": ARTIFACT_VERSION, "command": list(command), "what_if": measured["what_if"],
+                           "failed": None, "summary": {"samples": measured["samples"]}}, fh, indent=2, default=repr)
     return result
 
 

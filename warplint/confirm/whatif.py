@@ -560,7 +560,8 @@ def render_whatifs(results: list[dict[str, Any]], width: int = 100) -> list[str]
                 saving = "no saving claimed"
             else:
                 medians = f"{m['baseline_median']:.2f}->{m['candidate_median']:.2f} s {short_metric}"
-                saving = f"{'saves' if m['saving'] >= 0 else 'costs'} {abs(m['saving']):.2f} s ±{m['band']:.2f} ({medians})"
+                verb = "saves" if m["saving"] >= 0 else "costs"
+                saving = f"{verb} {abs(m['saving']):.2f} s ±{m['band']:.2f} ({medians})"
             if r.get("workload_same"):
                 line = f"    {r['what_if']} -> {saving} -> workload same [{r['verdict']}]"
             else:

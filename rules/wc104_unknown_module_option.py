@@ -7,7 +7,6 @@ import libcst as cst
 
 from warplint.diagnostic import Fix, Span
 from warplint.edits import nearest_name, replace, string_content
-from warplint.facts import installed_module_options
 from warplint.index import Project, is_test_file
 from warplint.locate import PositionedVisitor
 from warplint.model import NO_SPAN, Context, FileModel, Value
@@ -92,12 +91,13 @@ class UnknownModuleOption(Rule):
     gets a new identity (a new build and a new cache entry) while the option you
     meant (`fast_math`) stays off (warp-facts §2, E8). In
     `@wp.kernel(module="unique", module_options={...})` an unknown key raises
-    `ValueError` at import instead.
+    `ValueError` at import instead (since Warp 1.13; before, it is hashed too).
 
     ## Fix
     Use the valid name (the message suggests the closest one). The valid names are
-    read from the installed Warp's `Module` option table when Warp is installed,
-    else from a table pinned to Warp 1.19; the message says which.
+    those of the `Module` option table of the Warp the project runs against
+    (docs/warp-versions.md: `--warp-version`, `[tool.warplint]`, the project's
+    virtualenv, ...), read from each release 1.10-1.19; the message names it.
 
     Automatic fix (safe): when exactly one valid name is a single edit away
     (`max_unrol` -> `max_unroll`, `fastmath` -> `fast_math`), `--fix` rewrites a
@@ -135,7 +135,8 @@ class UnknownModuleOption(Rule):
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         if is_test_file(file):
             return  # tests set arbitrary keys on purpose to exercise Warp; a typo there builds nothing shipped
-        valid, source = installed_module_options()
+        warp = project.warp  # the facts of the Warp the project runs against
+        valid = warp.module_options
         seen: set[tuple[int, int, str]] = set()
 
         def report(key: object, span: Span, ctx_scope: str, where: str, raises: bool = False,
@@ -147,15 +148,16 @@ class UnknownModuleOption(Rule):
             hint = f"did you mean '{close[0]}'?" if close else f"valid options: {', '.join(sorted(valid))}."
             effect = (
                 "module_options= raises ValueError for it at import"
-                if raises
+                if raises and warp.module_options_validated
                 else "Warp accepts it silently and hashes it, so the module gets a new identity while nothing changes"
             )
             yield self.report(
                 span,
-                f"'{key}' is not a module option ({source}) in {where}: {effect}; {hint}",
+                f"'{key}' is not a module option in {warp.label} in {where}: {effect}; {hint}",
                 fix=self._fix(key, literal, valid),
                 function=ctx_scope,
                 option=key,
+                warp_version=warp.version,
             )
 
         for call in file.calls:

@@ -5,12 +5,11 @@ from collections.abc import Iterator
 
 from warplint.diagnostic import Fix, Span
 from warplint.edits import attribute_name, nearest_name, replace, string_content
-from warplint.facts import installed_config_names, installed_module_options
 from warplint.index import Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
 
-_REMOVED = {"verbose", "quiet"}  # deprecated in 1.14, gone in 1.19: log_level replaces both
+_REMOVED = {"verbose", "quiet"}  # deprecated in 1.14, gone in 1.18 (warp_versions_data): log_level replaces both
 
 
 class UnknownConfigName(Rule):
@@ -19,7 +18,7 @@ class UnknownConfigName(Rule):
     ## Why
     `warp.config` is a module: assigning an attribute it does not have just creates
     a new, unused attribute, with no warning. `wp.config.verbose` and
-    `wp.config.quiet` were removed (1.14 deprecated them in favour of `log_level`);
+    `wp.config.quiet` were removed in 1.18 (1.14 deprecated them in favour of `log_level`);
     `fast_math` and `block_dim` were never config values — they are module options;
     a typo (`enable_backwards`, `max_unrol`) silently leaves the real setting at
     its default. The program runs, and the option you meant never arrives.
@@ -28,9 +27,11 @@ class UnknownConfigName(Rule):
     Use the real name (the message suggests the closest). For `verbose`/`quiet` use
     `wp.config.log_level = wp.LOG_DEBUG` / `wp.LOG_WARNING`. For module options such
     as `fast_math` or `block_dim` use `wp.set_module_options({...}, module=...)`
-    (or `module_options=` with `module="unique"`). The valid names are read from
-    the installed `warp/config.py` (as text, never imported) when Warp is
-    installed, else from a table pinned to Warp 1.19; the message says which.
+    (or `module_options=` with `module="unique"`). The valid names are those of
+    the Warp the project runs against (`--warp-version`, `warp-version` in
+    `[tool.warplint]`, Warp's own tree, the project's virtualenv, warplint's own
+    Warp: docs/warp-versions.md), from tables read out of each release 1.10-1.19;
+    the message names the version.
 
     Automatic fix (safe): when exactly one config name is a single edit away
     (`enable_backwards` -> `enable_backward`, `mode_` -> `mode`), `--fix`
@@ -40,8 +41,9 @@ class UnknownConfigName(Rule):
     ## Limits
     Covers `wp.config.X = ...`, `warp.config.X`, `import warp.config as cfg`,
     `from warp import config` and `setattr(wp.config, "X", ...)` with a constant
-    name. Code written for an older Warp on purpose (`verbose` kept for 1.13
-    users) is still reported: the assignment does nothing on 1.19.
+    name. Code that supports several Warp versions is judged by the one found:
+    `wp.config.verbose` is fine for a project on 1.17 and reported on 1.18+, and
+    `load_module_max_workers` (new in 1.11) is reported on 1.10.
     """
 
     code = "WC105"
@@ -59,7 +61,8 @@ class UnknownConfigName(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        names, source = installed_config_names()
+        warp = project.warp  # the facts of the Warp the project runs against
+        names = warp.config_names
         sites = []
         for a in file.assignments:
             ref = a.target.ref or ""
@@ -71,8 +74,10 @@ class UnknownConfigName(Rule):
         for name, span, scope, written in sites:
             if name in names or name.startswith("__"):
                 continue
-            yield self.report(span, f"wp.config.{name} does not exist ({source}): {self._advice(name, names)}",
-                              fix=self._fix(name, written, names), function=scope, option=name)
+            advice = self._advice(name, names, warp.module_options)
+            yield self.report(span, f"wp.config.{name} does not exist in {warp.label}: {advice}",
+                              fix=self._fix(name, written, names), function=scope, option=name,
+                              warp_version=warp.version)
 
     @staticmethod
     def _fix(name: str, written: Span | None, names: frozenset[str]) -> Fix | None:
@@ -84,11 +89,10 @@ class UnknownConfigName(Rule):
         return Fix(f"Replace '{name}' with '{nearest}'", (edit,)) if edit is not None else None
 
     @staticmethod
-    def _advice(name: str, names: frozenset[str]) -> str:
+    def _advice(name: str, names: frozenset[str], module_options: frozenset[str]) -> str:
         if name in _REMOVED:
             return ("it was removed and assigning it does nothing; "
                     "use wp.config.log_level (wp.LOG_DEBUG / wp.LOG_WARNING).")
-        module_options, _ = installed_module_options()
         if name in module_options:
             return (f"assigning it does nothing; {name} is a module option: wp.set_module_options({{'{name}': ...}}, "
                     "module=...).")

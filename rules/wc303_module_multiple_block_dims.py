@@ -4,7 +4,6 @@ from collections import Counter
 from collections.abc import Iterator
 
 from warplint.diagnostic import Related
-from warplint.facts import DEFAULT_CUDA_BLOCK_DIM
 from warplint.index import Launch, Project, is_test_file
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
@@ -96,7 +95,7 @@ class ModuleMultipleBlockDims(Rule):
             values = Counter(v for _, v in entries)
             if len(values) < 2 or len(project.kernels_of_module(module)) < 2:
                 continue
-            reference = _reference(values, entries)
+            reference = _reference(values, entries, project.warp.launch_block_dim)
             reference_launch = next(launch for launch, v in entries if v == reference)
             # The first launch of each odd value; odd values first launched at one place (a wrapper call
             # passing a variable that can be 64 or 128) are one finding there.
@@ -155,11 +154,11 @@ def _phrase(value: BlockDim) -> str:
     return "a block_dim computed at run time" if isinstance(value, _RunTime) else f"block_dim {value}"
 
 
-def _reference(values: Counter, entries: list[tuple[Launch, BlockDim]]) -> BlockDim:
+def _reference(values: Counter, entries: list[tuple[Launch, BlockDim]], launch_default: int) -> BlockDim:
     """The launch default (256) when any launch of the module uses it, else the most common value
     (ties: the first launch's); a run-time value is never the reference."""
-    if DEFAULT_CUDA_BLOCK_DIM in values:
-        return DEFAULT_CUDA_BLOCK_DIM
+    if launch_default in values:
+        return launch_default
     first = entries[0][1]
     known = [v for v in values if not isinstance(v, _RunTime)] or list(values)
     return max(known, key=lambda v: (values[v], v == first))

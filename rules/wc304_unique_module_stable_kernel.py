@@ -4,7 +4,6 @@ from collections.abc import Iterator
 
 from warplint.diagnostic import Applicability, Fix
 from warplint.edits import replace
-from warplint.facts import DEFAULT_CUDA_BLOCK_DIM
 from warplint.index import Project
 from warplint.model import FileModel, Kernel
 from warplint.rule import Report, Rule
@@ -78,7 +77,7 @@ class UniqueModuleStableKernel(Rule):
             module_value = kernel.module_value
             if module_value is None or not kernel.is_unique or kernel.generic or "module_options" in kernel.options:
                 continue
-            if explicit_block_dims(project, file, kernel) - {DEFAULT_CUDA_BLOCK_DIM}:
+            if explicit_block_dims(project, file, kernel) - {project.warp.launch_block_dim}:
                 continue
             yield self.report(
                 module_value.span,

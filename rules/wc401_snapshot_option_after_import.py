@@ -3,7 +3,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from warplint.diagnostic import Related, Span
-from warplint.facts import SNAPSHOT_OPTIONS
 from warplint.index import Project
 from warplint.model import Context, FileModel, Import, Value
 from warplint.rule import Report, Rule
@@ -16,7 +15,8 @@ class SnapshotOptionAfterImport(Rule):
     Six options are copied from `wp.config` into a Warp module **when the module is
     created** — at its first `@wp.kernel`, i.e. at import time for module-level
     kernels — and never read again: `enable_backward`, `max_unroll`, `lineinfo`,
-    `deterministic`, `deterministic_max_records`, `compile_time_trace`. Setting one
+    `deterministic`, `deterministic_max_records`, `compile_time_trace` (the last but
+    one pair since Warp 1.15; the list is that of the project's Warp). Setting one
     after importing a library (or a project module) that defines kernels at module
     level changes nothing for those modules, silently: their hash does not move, the
     option never arrives (e.g. adjoint code is still generated and compiled with
@@ -55,7 +55,8 @@ class SnapshotOptionAfterImport(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        for option, value, span, ctx in self._snapshot_sets(file):
+        warp = project.warp  # which options are snapshots depends on the Warp version
+        for option, value, span, ctx in self._snapshot_sets(file, warp.snapshot_options):
             if ctx.scope and not self._entry_point(ctx.scope):
                 continue  # a function may set it on purpose for modules its callees create later
             if ctx.scope and self._restored(file, option, ctx):
@@ -68,16 +69,18 @@ class SnapshotOptionAfterImport(Rule):
             yield self.report(
                 span,
                 f"wp.config.{option} = {shown} comes after {where}, which already created Warp module "
-                f"{defining} at import time: that module keeps the old {option}. Set it before the import.",
+                f"{defining} at import time: that module keeps the old {option} ({warp.label} copies it when "
+                "the module is created). Set it before the import.",
                 related=(Related(file.path, site, f"Warp module {defining} is created here"),),
-                option=option, module=defining,
+                option=option, module=defining, warp_version=warp.version,
             )
 
     @staticmethod
-    def _snapshot_sets(file: FileModel) -> Iterator[tuple[str, Value | None, Span, Context]]:
+    def _snapshot_sets(file: FileModel, snapshot_options: frozenset[str]
+                       ) -> Iterator[tuple[str, Value | None, Span, Context]]:
         for a in file.assignments:
             ref = a.target.ref or ""
-            if a.target.kind == "attr" and ref.startswith("warp.config.") and ref[12:] in SNAPSHOT_OPTIONS:
+            if a.target.kind == "attr" and ref.startswith("warp.config.") and ref[12:] in snapshot_options:
                 yield ref[12:], a.value, a.span, a.ctx
 
     @staticmethod

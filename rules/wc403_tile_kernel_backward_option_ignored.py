@@ -2,38 +2,28 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from warplint.facts import MATHDX_TILE_OPS
 from warplint.index import Project
 from warplint.model import FileModel, Kernel
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
 from warplint.semantic.differentiation import false_keys, options_off
 
-# MathDx ops whose LTO dispatch adds adjoint LTOs when the module's enable_backward is on
-# (bi:18573, 19029, 19284/19316, 19836/19873); tile_cholesky_solve* and tile_upper_solve*
-# link one solver LTO whatever the option.
-_BACKWARD_LTO_OPS = MATHDX_TILE_OPS & frozenset(
-    {"tile_matmul", "tile_fft", "tile_ifft", "tile_cholesky", "tile_cholesky_inplace", "tile_lower_solve",
-     "tile_lower_solve_inplace"}
-)
-
-# The option that turns each op's MathDx path off (no LTO at all, so nothing to warn about).
-_MATHDX_OPTION = {
-    "tile_matmul": "enable_mathdx_gemm", "tile_fft": "enable_mathdx_fft", "tile_ifft": "enable_mathdx_fft",
-    "tile_cholesky": "enable_mathdx_solver", "tile_cholesky_inplace": "enable_mathdx_solver",
-    "tile_lower_solve": "enable_mathdx_solver", "tile_lower_solve_inplace": "enable_mathdx_solver",
-}
+# Which MathDx ops add adjoint LTOs under the module's enable_backward, and the option that turns each op's
+# MathDx path off, are facts of the project's Warp version (project.warp, read from each release's builtins).
 
 
 class TileKernelBackwardOptionIgnored(Rule):
     """`@wp.kernel(enable_backward=False)` on a MathDx tile kernel does not stop the adjoint LTO links.
 
     ## Why
-    MathDx tile builtins link LTOs on CUDA, and with backward on `tile_matmul`,
-    `tile_fft`/`tile_ifft`, `tile_cholesky`/`tile_cholesky_inplace` and
-    `tile_lower_solve`/`tile_lower_solve_inplace` also link adjoint GEMMs/FFTs/solvers
-    (two extra GEMMs per `tile_matmul`). `tile_cholesky_solve*` and `tile_upper_solve*`
-    link one solver LTO either way, so they are not reported.
+    MathDx tile builtins link LTOs on CUDA, and with backward on (Warp 1.19)
+    `tile_matmul`, `tile_fft`/`tile_ifft`, `tile_cholesky` and `tile_lower_solve`
+    also link adjoint GEMMs/FFTs/solvers (two extra GEMMs per `tile_matmul`). The
+    in-place `tile_cholesky_inplace`/`tile_lower_solve_inplace` return before any
+    backward LTO is built, and `tile_cholesky_solve*`/`tile_upper_solve*` link one
+    solver LTO either way, so they are not reported. The set depends on the
+    release and is that of the project's Warp: 1.10-1.11 `tile_matmul` only, FFTs
+    from 1.12, `tile_cholesky` from 1.13, `tile_lower_solve` from 1.16.
     Which LTOs are linked is decided by the **module's** `enable_backward` option, not
     the kernel's: a per-kernel `enable_backward=False` skips the adjoint code of the
     kernel, but the adjoint LTOs are still generated and linked, the slowest part of
@@ -87,13 +77,14 @@ class TileKernelBackwardOptionIgnored(Rule):
         return false_keys(project, file, items, scope)
 
     def _tile_ops(self, project: Project, kernel: Kernel) -> list[str]:
+        backward_ops = project.warp.mathdx_backward_lto_ops
         calls = set(kernel.warp_calls)
         for callee in list(calls):
             if not callee.startswith("warp."):
                 found = project.function(callee)
                 if found is not None and found[1].is_warp:
                     calls |= found[1].warp_calls
-        return sorted({c[len("warp."):] for c in calls if is_warp(c) and c[len("warp."):] in _BACKWARD_LTO_OPS})
+        return sorted({c[len("warp."):] for c in calls if is_warp(c) and c[len("warp."):] in backward_ops})
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         for kernel in file.kernels:
@@ -116,17 +107,19 @@ class TileKernelBackwardOptionIgnored(Rule):
             else:
                 off = global_off | modules_off.get(module or "", set())
             # Backward off for the module, or the MathDx path of every op off: no adjoint LTO is linked.
-            ops = [op for op in ops if _MATHDX_OPTION[op] not in off]
+            switches = project.warp.mathdx_options  # before 1.12-1.14 an op's MathDx path has no switch
+            ops = [op for op in ops if switches.get(op) not in off]
             if "enable_backward" in off or not ops:
                 continue
             shown = f"module '{module}'" if module and module != "unique" else "its unique module"
             yield self.report(
                 option.span,
                 f"enable_backward=False on kernel '{kernel.name}' does not reach the MathDx dispatch of "
-                f"{', '.join(ops)}: {shown} keeps enable_backward on, so the adjoint LTOs are still "
-                "built and linked; set it for the module (wp.set_module_options or module=\"unique\" with "
+                f"{', '.join(ops)}: {shown} keeps enable_backward on, so {project.warp.label} still builds and "
+                "links the adjoint LTOs; set it for the module (wp.set_module_options or module=\"unique\" with "
                 "module_options).",
                 kernel=kernel.name,
                 module=module,
                 option="enable_backward",
+                warp_version=project.warp.version,
             )

@@ -8,6 +8,13 @@ from warplint.index import Project
 from warplint.model import FileModel, Value
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
+from warplint.warp_version import CPU_PARALLEL_LOAD_FIXED_MINOR
+
+# The examples run against Warp 1.16 (the project's virtualenv says so): 1.17 fixed the race.
+_ON_WARP_1_16 = (
+    "# file: .venv/lib/python3.11/site-packages/warp_lang-1.16.0.dist-info/METADATA\n"
+    "Metadata-Version: 2.1\nName: warp-lang\nVersion: 1.16.0\n"
+)
 
 # (device, max_workers) positions: force_load(device, modules, block_dim, max_workers),
 # load_module(module, device, recursive, block_dim, max_workers).
@@ -21,15 +28,20 @@ class ConcurrentCpuLoad(Rule):
     `wp.force_load`/`wp.load_module` with `max_workers` > 1 build the (device, module)
     pairs on a thread pool. First loads of several CPU modules at once can lose kernels
     ("Failed to find module" at the next launch), so a warm-up meant to save time
-    makes the program fail intermittently. `device=None` (the default) means every
-    device, the CPU included. `wp.config.load_module_max_workers = N` (N > 1, or `None`,
+    makes the program fail intermittently (reproduced with Warp 1.16: 2 of 12 fresh
+    processes that force-load four CPU modules on four threads lost a kernel). Warp
+    1.17 fixed the race (its tests add the regression test
+    `test_force_load_parallel_cpu_cold_start_kernel_lookup`; the same program passed 12
+    of 12 runs), so nothing is reported when the project runs on Warp 1.17 or later
+    (docs/warp-versions.md says how the version is found). `device=None` (the default)
+    means every device, the CPU included. `wp.config.load_module_max_workers = N` (N > 1, or `None`,
     which means `min(os.cpu_count(), 4)`) turns parallel loading on for every later
     preload that does not pass `max_workers`, whatever its device.
 
     ## Fix
-    Preload CUDA devices only in parallel (`device="cuda:0"` or a list of CUDA devices),
-    and load CPU modules serially (`max_workers=0`, the default of
-    `wp.config.load_module_max_workers`).
+    Upgrade to Warp 1.17 or later. Or preload CUDA devices only in parallel
+    (`device="cuda:0"` or a list of CUDA devices), and load CPU modules serially
+    (`max_workers=0`, the default of `wp.config.load_module_max_workers`).
 
     Automatic fix (safe): on a `force_load`/`load_module` call, `--fix` replaces the
     `max_workers` argument with `0`: the same modules are built, one after the
@@ -53,16 +65,23 @@ class ConcurrentCpuLoad(Rule):
 
     invalid = (
         "import warp as wp\nimport app.a, app.b\n"
-        "wp.force_load(modules=[wp.get_module('app.a'), wp.get_module('app.b')], max_workers=4)\n",
-        "import warp as wp\nwp.config.load_module_max_workers = 8\n",
+        "wp.force_load(modules=[wp.get_module('app.a'), wp.get_module('app.b')], max_workers=4)\n"
+        + _ON_WARP_1_16,
+        "import warp as wp\nwp.config.load_module_max_workers = 8\n" + _ON_WARP_1_16,
     )
     valid = (
         "import warp as wp\nimport app.a, app.b\n"
-        "wp.force_load(device='cuda:0', modules=[wp.get_module('app.a'), wp.get_module('app.b')], max_workers=4)\n",
-        "import warp as wp\nwp.config.load_module_max_workers = 0\n",
+        "wp.force_load(device='cuda:0', modules=[wp.get_module('app.a'), wp.get_module('app.b')], max_workers=4)\n"
+        + _ON_WARP_1_16,
+        "import warp as wp\nwp.config.load_module_max_workers = 0\n" + _ON_WARP_1_16,
+        "import warp as wp\nwp.config.load_module_max_workers = 8\n" + _ON_WARP_1_16.replace("1.16", "1.17"),
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        warp = project.warp
+        if warp.cpu_parallel_load_fixed:
+            return  # the race is fixed in the Warp this project runs against
+        fixed = f"; fixed in Warp {CPU_PARALLEL_LOAD_FIXED_MINOR}, the project's is {warp.label}"
         for call in file.calls:
             if not is_warp(call.callee, *_LOADS) or call.has_star_args:
                 continue
@@ -83,10 +102,11 @@ class ConcurrentCpuLoad(Rule):
             yield self.report(
                 call.span,
                 f"{short}() builds modules on {workers} threads on {where}: concurrent first CPU loads can lose "
-                "kernels ('Failed to find module'); preload CUDA devices in parallel and the CPU serially "
-                "(max_workers=0).",
+                f"kernels ('Failed to find module'){fixed}; preload CUDA devices in parallel and the CPU "
+                "serially (max_workers=0).",
                 fix=Fix("Load serially: max_workers=0", (serial,)) if serial is not None else None,
                 function=call.ctx.scope,
+                warp_version=warp.version,
             )
         for assignment in file.assignments:
             if assignment.target.kind != "attr" or assignment.target.ref != "warp.config.load_module_max_workers":
@@ -99,9 +119,10 @@ class ConcurrentCpuLoad(Rule):
                 assignment.span,
                 f"load_module_max_workers = {shown} makes every later force_load()/load_module() without "
                 "max_workers build in parallel, CPU modules included, where concurrent first loads can lose "
-                "kernels; pass max_workers only to CUDA-only preloads.",
+                f"kernels{fixed}; pass max_workers only to CUDA-only preloads.",
                 function=assignment.ctx.scope,
                 option="load_module_max_workers",
+                warp_version=warp.version,
             )
 
     @staticmethod

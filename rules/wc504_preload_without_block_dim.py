@@ -4,7 +4,6 @@ from collections.abc import Iterator
 
 from warplint.diagnostic import Fix, Related
 from warplint.edits import add_argument, replace
-from warplint.facts import DEFAULT_CUDA_BLOCK_DIM
 from warplint.index import Launch, Project
 from warplint.model import Call, FileModel, Value
 from warplint.names import is_warp
@@ -158,7 +157,7 @@ class PreloadWithoutBlockDim(Rule):
                     continue
                 if module in options and options[module] is None:
                     continue  # the module's block_dim option is not a literal: the preloaded variant is unknown
-                variant = options.get(module, DEFAULT_CUDA_BLOCK_DIM)
+                variant = options.get(module, project.warp.default_block_dim)  # Module.options["block_dim"]
                 # Only a preload whose variant no launch uses is waste; a partial preload still saves a build.
                 if any(v == variant for _, v in launches[module]):
                     continue

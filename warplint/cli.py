@@ -66,6 +66,8 @@ def check_parser() -> argparse.ArgumentParser:
                    help="also report deliberate cold starts (cache clears in tests and benchmarks)")
     p.add_argument("--cache-dir", help="cache directory (default: .warplint_cache next to the config)")
     p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: number of cores)")
+    p.add_argument("--warp-version", type=_warp_version, metavar="X.Y[.Z]",
+                   help="the Warp the code runs against (default: found from the project, see docs/warp-versions.md)")
     p.add_argument("--confirm", action="store_true", help="run the program after `--` to confirm findings")
     p.add_argument("--confirm-timeout", type=_seconds, default=None, help="seconds per --confirm run (default 300)")
     p.add_argument("--keep-artifacts", metavar="DIR", help="keep --confirm's JSON artifact and logs in DIR")
@@ -111,7 +113,28 @@ def rule_command(argv: Sequence[str], out: TextIO) -> int:
         from .docs import rule_markdown
 
         out.write(rule_markdown(rule))
+        out.write(f"\nWarp facts used here: {_warp_facts_here()}\n")
     return EXIT_CLEAN
+
+
+def _warp_version(value: str) -> str:
+    from .warp_version import check_requested
+
+    try:
+        return check_requested(value, "--warp-version")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _warp_facts_here() -> str:
+    """Which Warp's facts a lint of the current directory would use (warplint/warp_version.py)."""
+    from .warp_version import environment
+
+    try:
+        config = load_config(os.getcwd(), set(all_rules()))
+    except ConfigError as exc:
+        return f"cannot tell ({exc})"
+    return environment(config.root, config.warp_version, config.warp_version_source).facts().describe()
 
 
 def _rule_json(rule) -> dict:
@@ -154,6 +177,7 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
         ignore=tuple(config.ignore) + tuple(validate_selectors("--ignore", args.ignore, known)),
         cache_dir=args.cache_dir,
         report_deliberate=args.report_deliberate,
+        warp_version=args.warp_version, warp_version_source="--warp-version" if args.warp_version else None,
     )
     if args.confirm and not command and not config.confirm.get("command"):
         raise UsageError("--confirm needs a command: `warplint PATH --confirm -- python -m app`, "

@@ -11,6 +11,8 @@ from typing import Any
 
 from pathspec.util import lookup_pattern
 
+from .warp_version import check_requested
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -23,7 +25,7 @@ class ConfigError(Exception):
 
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude", "confirm", "cache-dir",
-    "max-file-size", "file-timeout", "file-memory", "report-deliberate",
+    "max-file-size", "file-timeout", "file-memory", "report-deliberate", "warp-version",
 }
 # Bounds on the work one file may cost (see docs/robustness.md): larger files get one WC000.
 DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes
@@ -50,6 +52,8 @@ class Config:
     file_timeout: float = DEFAULT_FILE_TIMEOUT
     file_memory: int = DEFAULT_FILE_MEMORY
     report_deliberate: bool = False  # also report deliberate cold starts (cache clears in tests, benchmarks)
+    warp_version: str | None = None  # the Warp the project runs against, when given (warplint/warp_version.py)
+    warp_version_source: str | None = None  # where it was given: "--warp-version", "warp-version in [tool.warplint]"
 
     def with_overrides(self, **changes: Any) -> Config:
         data = {**self.__dict__, **{k: v for k, v in changes.items() if v is not None}}
@@ -242,6 +246,12 @@ def parse_section(section: dict, root: str, source: str | None, known_codes: set
             raise ConfigError("[tool.warplint] 'report-deliberate' must be true or false, got "
                               f"{section['report-deliberate']!r}")
         kwargs["report_deliberate"] = section["report-deliberate"]
+    if "warp-version" in section:
+        try:
+            kwargs["warp_version"] = check_requested(section["warp-version"], "[tool.warplint] 'warp-version'")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        kwargs["warp_version_source"] = "warp-version in [tool.warplint]"
     if "confirm" in section:
         confirm = section["confirm"]
         if not isinstance(confirm, dict):

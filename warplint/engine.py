@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import cache as _cache
-from . import parse_guard, workers
+from . import parse_guard, warp_version, workers
 from .config import Config
 from .diagnostic import Diagnostic, Span
 from .discovery import Discovery, ProjectScope
@@ -320,6 +320,8 @@ class Session:
         self.rules = rules if rules is not None else all_rules()
         self.enabled = config.enabled_codes(self.rules)
         self.discovery = Discovery(config)
+        # The Warp the project runs against (asked for, Warp's own tree, the project's venv, warplint's own)
+        self.warp_environment = warp_version.environment(config.root, config.warp_version, config.warp_version_source)
         self.scope = ProjectScope(config, root_is_project)  # which files a checked file is indexed with
         self._context_reads: dict[str, tuple[str | None, str | None]] = {}  # context files, read once a session
         self._digests: dict[str, tuple[str, str]] = {}  # absolute path -> (text, its digest)
@@ -348,20 +350,17 @@ class Session:
     def _run_key(self, files: list[tuple[str, str | None, str | None]]) -> str:
         """Everything the findings of a project's files depend on, besides installed packages
         (checked separately): the files (absolute path, content), the effective config and rule
-        selection, and the installed Warp's config names the rules consult. Front ends that index
+        selection, and what decides the Warp version whose facts the rules consult. Front ends that index
         the same files under the same config share a key (the CLI, pre-commit and flake8): the
         findings are stored per file and spelled as each run names its paths."""
         import hashlib
-
-        from .facts import installed_config_names
 
         h = hashlib.blake2b(digest_size=20)
         # select/extend-select/ignore count through the enabled codes they leave (flake8 narrows them)
         config = {k: v for k, v in self.config.__dict__.items()
                   if k not in ("cache_dir", "select", "extend_select", "ignore")}
         h.update(repr((sorted(config.items(), key=lambda kv: kv[0]), sorted(self.enabled))).encode())
-        names, source = installed_config_names()
-        h.update(repr((sorted(names), source)).encode())  # sorted: set order varies between processes
+        h.update(self.warp_environment.cache_key().encode())  # which Warp's facts the rules use
         entries = sorted(((os.path.abspath(path), text, error) for path, text, error in files), key=lambda e: e[0])
         for absolute, text, error in entries:
             h.update(b"\0" + absolute.encode("utf-8", "surrogatepass"))
@@ -518,7 +517,7 @@ class Session:
         """The project index over the current models; built once until a model changes (flake8 and the
         editor check file after file against the same index, and its project-wide facts are not cheap)."""
         if self._project is None:
-            self._project = Project(self.models.values(), self.load_external)
+            self._project = Project(self.models.values(), self.load_external, self.warp_environment)
         return self._project
 
     # ------------------------------------------------------------------ checking

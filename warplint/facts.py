@@ -1,15 +1,12 @@
-"""Warp 1.19 facts the rules depend on (see shared/warp-facts.md).
+"""Warp 1.19 facts (see shared/warp-facts.md), kept as module constants for code that has no project.
 
-Pinned tables, used as they are unless the installed Warp can be *read* (never
-imported) to confirm them: ``facts_source()`` says which, so messages can say it.
+The facts of the Warp a project runs against are ``project.warp`` (``warplint/warp_version.py``, tables per
+release in ``warplint/warp_versions_data.py``); rules ask that, not these constants.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib.machinery
-import os
-import re
+from .warp_version import default_facts
 
 WARP_FACTS_VERSION = "1.19.0"
 
@@ -60,52 +57,15 @@ MATHDX_TILE_OPS = frozenset(
 DEFAULT_CUDA_BLOCK_DIM = 256
 
 
-def _find_installed_warp_dir() -> str | None:
-    # Locate without importing: PathFinder only searches sys.path for a top-level name.
-    spec = importlib.machinery.PathFinder.find_spec("warp")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return next(iter(spec.submodule_search_locations))
-
-
-@functools.lru_cache(maxsize=1)
 def installed_config_names() -> tuple[frozenset[str], str]:
-    """Config names read from the installed warp/config.py (text only), or the pinned table."""
-    warp_dir = _find_installed_warp_dir()
-    if warp_dir:
-        path = os.path.join(warp_dir, "config.py")
-        try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-            names = set(re.findall(r"^([a-z_][a-z0-9_]*)\s*(?::[^=\n]+)?=", text, re.M))
-            version = re.search(r'^version\s*(?::[^=\n]+)?=\s*"([^"]+)"', text, re.M)
-            if names and "enable_backward" in names:
-                return frozenset(names), f"installed warp {version.group(1) if version else '?'}"
-        except OSError:
-            pass
-    return CONFIG_NAMES, f"pinned warp {WARP_FACTS_VERSION} table"
+    """Config names of the warp installed with warplint (else the newest table), and where they come from.
+
+    Kept for callers that have no project; rules ask ``project.warp.config_names`` (the project's Warp)."""
+    facts = default_facts()
+    return facts.config_names, facts.describe()
 
 
-# `self.options = {` ... `}` in Module.__init__ of warp/_src/context.py: the keys are the valid options.
-_MODULE_OPTIONS_BLOCK = re.compile(r"^\s+self\.options = \{\n(.*?)^\s+\}", re.M | re.S)
-_OPTION_KEY = re.compile(r'^\s*"([a-z_][a-z0-9_]*)"\s*:', re.M)
-
-
-@functools.lru_cache(maxsize=1)
 def installed_module_options() -> tuple[frozenset[str], str]:
-    """Module option keys read from the installed warp/_src/context.py (text only), or the pinned table."""
-    warp_dir = _find_installed_warp_dir()
-    if warp_dir:
-        try:
-            with open(os.path.join(warp_dir, "_src", "context.py"), encoding="utf-8") as fh:
-                text = fh.read()
-            with open(os.path.join(warp_dir, "config.py"), encoding="utf-8") as fh:
-                version = re.search(r'^version\s*(?::[^=\n]+)?=\s*"([^"]+)"', fh.read(), re.M)
-        except OSError:
-            text, version = "", None
-        for block in _MODULE_OPTIONS_BLOCK.finditer(text):
-            names = set(_OPTION_KEY.findall(block.group(1)))
-            # Sanity: the block must look like Module's option table, else trust the pinned one.
-            if {"block_dim", "enable_backward", "max_unroll"} <= names and len(names) >= 10:
-                return frozenset(names), f"installed warp {version.group(1) if version else '?'}"
-    return MODULE_OPTIONS, f"pinned warp {WARP_FACTS_VERSION} option table"
+    """Module option keys of the warp installed with warplint (else the newest table); see above."""
+    facts = default_facts()
+    return facts.module_options, facts.describe()

@@ -20,6 +20,7 @@ from .semantic.context import CodeContext, context_of, is_test_file
 from .semantic.evaluator import MAX_SITE_CHAIN, MAX_SITES, Evaluator, Site
 from .semantic.kernels import add_decorated_kernels
 from .semantic.values import ValueSet
+from .warp_version import Found, WarpEnvironment, WarpFacts, own_interpreter_version, version_in_config
 
 LAUNCH_CALLS = ("launch", "launch_tiled")
 EMPTY = ValueSet()
@@ -108,8 +109,11 @@ class Project:
         self,
         files: Iterable[FileModel],
         load_external: Callable[[str], FileModel | None] | None = None,
+        warp_environment: WarpEnvironment | None = None,
     ) -> None:
         self.files = [f for f in files if f.error is None]
+        self._warp_environment = warp_environment or WarpEnvironment(own_install=own_interpreter_version())
+        self._warp: WarpFacts | None = None
         self.by_module: dict[str, FileModel] = _ModuleTable()
         for f in self.files:
             self.by_module.setdefault(f.module, f)
@@ -124,6 +128,24 @@ class Project:
         add_decorated_kernels(self)
         self.evaluator = Evaluator(self)  # answers given while the decorators were read may predate those kernels
         self.memo.clear()
+
+    @property
+    def warp(self) -> WarpFacts:
+        """The facts of the Warp this project runs against (warplint/warp_version.py says how it is found):
+        ``warp.config_names``, ``warp.module_options`` (the valid names), ``warp.label`` for messages."""
+        if self._warp is None:
+            self._warp = self._warp_environment.facts(self._linted_warp_tree())
+        return self._warp
+
+    def _linted_warp_tree(self) -> Found | None:
+        """The linted files are Warp's own: the version in their ``warp/config.py``."""
+        for module in ("warp.config", "warp._src.config"):
+            owner = dict.get(self.by_module, module)  # exactly Warp's module, not a tolerant import-root match
+            if owner is not None:
+                version = version_in_config(owner.path)
+                if version:
+                    return Found(version, f"the linted Warp tree ({module.replace('.', '/')}.py)")
+        return None
 
     # ------------------------------------------------------------------ lookup
     def module(self, name: str, external: bool = False) -> FileModel | None:

@@ -209,7 +209,9 @@ def _dispatch_target(node: ast.expr) -> tuple[str, dict[str, object]]:
         isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "partial"
         and node.args and isinstance(node.args[0], ast.Name)
     ):
-        bound = {k.arg: k.value.value for k in node.keywords if k.arg and isinstance(k.value, ast.Constant)}
+        bound: dict[str, object] = {
+            k.arg: k.value.value for k in node.keywords if k.arg and isinstance(k.value, ast.Constant)
+        }
         return node.args[0].id, bound
     raise ExtractError(f"unknown lto_dispatch_func shape: {ast.dump(node)[:80]}")
 

@@ -2,20 +2,24 @@
 
 Read from each release's wheel (warp/config.py, warp/_src/context.py, warp/_src/builtins.py) by
 warplint/warp_version_extract.py; regenerate with `python scripts/build_warp_facts.py`, check with
-`--check`. Names and defaults only: no Warp source is copied. Wheels read:
-    warp_lang-1.10.1-py3-none-macosx_11_0_arm64.whl
-    warp_lang-1.11.1-py3-none-macosx_11_0_arm64.whl
-    warp_lang-1.12.1-py3-none-macosx_11_0_arm64.whl
-    warp_lang-1.13.0-py3-none-macosx_11_0_arm64.whl
-    warp_lang-1.14.0-py3-none-macosx_11_0_arm64.whl
-    warp_lang-1.15.0-py3-none-macosx_11_0_arm64.whl
-    warp_lang-1.16.0-py3-none-macosx_11_0_arm64.whl
-    warp_lang-1.17.0-py3-none-macosx_11_0_arm64.whl
-    warp_lang-1.18.0-py3-none-macosx_11_0_arm64.whl
-    warp_lang-1.19.0-py3-none-macosx_11_0_arm64.whl
+`--check`. Names and defaults only: no Warp source is copied.
 """
 
 from __future__ import annotations
+
+# The wheel each table was read from.
+WHEELS: dict[str, str] = {
+    "1.10.1": "warp_lang-1.10.1-py3-none-macosx_11_0_arm64.whl",
+    "1.11.1": "warp_lang-1.11.1-py3-none-macosx_11_0_arm64.whl",
+    "1.12.1": "warp_lang-1.12.1-py3-none-macosx_11_0_arm64.whl",
+    "1.13.0": "warp_lang-1.13.0-py3-none-macosx_11_0_arm64.whl",
+    "1.14.0": "warp_lang-1.14.0-py3-none-macosx_11_0_arm64.whl",
+    "1.15.0": "warp_lang-1.15.0-py3-none-macosx_11_0_arm64.whl",
+    "1.16.0": "warp_lang-1.16.0-py3-none-macosx_11_0_arm64.whl",
+    "1.17.0": "warp_lang-1.17.0-py3-none-macosx_11_0_arm64.whl",
+    "1.18.0": "warp_lang-1.18.0-py3-none-macosx_11_0_arm64.whl",
+    "1.19.0": "warp_lang-1.19.0-py3-none-macosx_11_0_arm64.whl",
+}
 
 # The first release carrying Warp's regression test for concurrent first CPU loads
 # (test_module_parallel_load.py: test_force_load_parallel_cpu_cold_start_kernel_lookup).

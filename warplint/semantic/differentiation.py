@@ -16,7 +16,6 @@ from __future__ import annotations
 import builtins
 from dataclasses import dataclass, field
 
-from warplint.facts import MATHDX_TILE_OPS
 from warplint.index import Project
 from warplint.model import Call, FileModel, Function, Kernel, Value
 from warplint.module_options import option_changes
@@ -216,11 +215,13 @@ def _helpers(project: Project, fn: Function) -> list[tuple[FileModel, Function] 
 
 
 def mathdx_ops(project: Project, file: FileModel, kernel: Kernel) -> frozenset[str]:
-    """The MathDx tile builtins (facts.MATHDX_TILE_OPS, without ``warp.``) a kernel calls, in its body
+    """The MathDx tile builtins (those that build an LTO in the project's Warp: ``project.warp.mathdx_lto_ops``,
+    without ``warp.``) a kernel calls, in its body
     or through the project's ``@wp.func``s (transitively)."""
     fn = _kernel_function(file, kernel)
     calls = fn.warp_calls if fn is not None else kernel.warp_calls
-    ops = {c[len("warp."):] for c in calls if is_warp(c) and c[len("warp."):] in MATHDX_TILE_OPS}
+    lto_ops = project.warp.mathdx_lto_ops
+    ops = {c[len("warp."):] for c in calls if is_warp(c) and c[len("warp."):] in lto_ops}
     if fn is not None:
         for helper in _helpers(project, fn):
             if helper is not None:
@@ -233,7 +234,8 @@ def _function_mathdx_ops(project: Project, file: FileModel, fn: Function, _depth
     if key in project.memo:
         return project.memo[key]
     project.memo[key] = frozenset()  # cycle guard
-    ops = {c[len("warp."):] for c in fn.warp_calls if is_warp(c) and c[len("warp."):] in MATHDX_TILE_OPS}
+    lto_ops = project.warp.mathdx_lto_ops
+    ops = {c[len("warp."):] for c in fn.warp_calls if is_warp(c) and c[len("warp."):] in lto_ops}
     if _depth < _MAX_DEPTH:
         for helper in _helpers(project, fn):
             if helper is not None:

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from warplint.facts import DEFAULT_CUDA_BLOCK_DIM
 from warplint.model import Call, FileModel, Function, Kernel, Value
 from warplint.names import is_warp
 
@@ -174,12 +173,13 @@ class Evaluator:
     def block_dims(self, file: FileModel, value: Value | None, scope: str, site: Site | None = None
                    ) -> ValueSet:
         """The CUDA block sizes a launch's ``block_dim`` argument gives (absent or None or <= 0: 256)."""
+        launch_default = self.project.warp.launch_block_dim  # 256 in every release 1.10-1.19
         if value is None:
-            return ValueSet.of(Const(DEFAULT_CUDA_BLOCK_DIM, "the launch default"))
+            return ValueSet.of(Const(launch_default, "the launch default"))
         result: set[AbstractValue] = set()
         for v in self.values(file, value, scope, site):
             if isinstance(v, Const) and (v.value is None or (isinstance(v.value, int) and v.value <= 0)):
-                result.add(Const(DEFAULT_CUDA_BLOCK_DIM, "the launch default"))
+                result.add(Const(launch_default, "the launch default"))
             elif isinstance(v, Const) and (not isinstance(v.value, int) or isinstance(v.value, bool)):
                 result.add(Unknown("not an integer"))
             else:

@@ -47,7 +47,7 @@ def test_text_format_shows_source_and_caret(tmp_path, run_cli):
 def test_concise_json_github_sarif(tmp_path, run_cli):
     write(tmp_path, "bad.py", BAD)
     _, out, _ = run_cli("bad.py", "--format", "concise")
-    assert out.startswith("bad.py:2:1: WC501 ") and out.count("\n") == 1
+    assert out.startswith("bad.py:2:1: WC501 ") and out.endswith("\nFound 1 finding.\n") and out.count("\n") == 2
     _, out, _ = run_cli("bad.py", "--format", "json")
     (item,) = json.loads(out)
     assert {k: item[k] for k in ("path", "line", "column", "end_line", "end_column", "code", "name",
@@ -89,7 +89,7 @@ def test_statistics(tmp_path, run_cli):
 def test_noqa_forms(tmp_path, run_cli):
     write(tmp_path, "a.py", "import warp as wp\nwp.force_load()  # noqa: WC501\nwp.force_load()  # noqa\n"
                             "wp.force_load()  # noqa: E501\nwp.force_load()  # NOQA:WC501,WC201\n")
-    _, out, _ = run_cli("a.py", "--format", "concise")
+    _, out, _ = run_cli("a.py", "--format", "concise", "-q")
     assert [line.split(":")[1] for line in out.splitlines()] == ["4"]
     write(tmp_path, "b.py", "import warp as wp\n# warplint: noqa\nwp.force_load()\n")
     write(tmp_path, "c.py", "import warp as wp\n# warplint: noqa: WC201\nwp.force_load()\n")
@@ -105,7 +105,7 @@ def test_config_from_pyproject(tmp_path, run_cli):
     write(tmp_path, "vendored/lib.py", BAD)
     _, out, _ = run_cli("--format", "concise")
     message = out.split(" WC501 ", 1)[1].splitlines()[0]
-    assert out.splitlines() == [f"{os.path.join('src', 'app.py')}:2:1: WC501 {message}"]
+    assert out.splitlines() == [f"{os.path.join('src', 'app.py')}:2:1: WC501 {message}", "Found 1 finding."]
 
 
 @pytest.mark.parametrize("section, key", [

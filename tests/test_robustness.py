@@ -85,7 +85,7 @@ def test_a_file_over_max_file_size_gets_one_finding(tmp_path, run_cli):
     (tmp_path / "pyproject.toml").write_text("[tool.warplint]\nmax-file-size = 1000\n")
     (tmp_path / "big.py").write_text("import warp as wp\n" + "x = 1\n" * 500)
     (tmp_path / "good.py").write_text("import warp as wp\nwp.force_load()\n")
-    code, out, err = run_cli(".", "--format", "concise", "--no-cache")
+    code, out, err = run_cli(".", "--format", "concise", "--no-cache", "-q")
     lines = sorted(out.splitlines())
     assert code == 1 and len(lines) == 2, (out, err)
     assert lines[0].startswith("big.py:1:1: WC000 ")

@@ -62,7 +62,7 @@ def test_a_codec_that_raises_gives_one_wc000_and_the_run_goes_on(tmp_path, run_c
     (tmp_path / "puny.py").write_text("# coding: punycode\nimport warp as wp\nwp.force_load()\n")
     (tmp_path / "undefined.py").write_text("# coding: undefined\nimport warp as wp\n")
     (tmp_path / "bad.py").write_text(BAD)
-    code, out, err = run_cli(".", "--format", "concise")
+    code, out, err = run_cli(".", "--format", "concise", "-q")
     assert code == 1 and err == ""
     lines = out.splitlines()
     assert [line.split(" ", 2)[:2] for line in lines] == [
@@ -177,7 +177,7 @@ def test_unreadable_directory_is_skipped_with_a_note():
             os.chmod(secret, 0o755)
     assert done.returncode == 1, done.stderr
     assert done.stderr == f"warplint: note: skipped directory {os.path.join('pkg', 'secret')}: Permission denied\n"
-    assert [line.split(" ")[0] for line in done.stdout.splitlines()] == ["bad.py:2:1:", "pkg/ok.py:2:1:"]
+    assert [line.split(" ")[0] for line in done.stdout.splitlines()] == ["bad.py:2:1:", "pkg/ok.py:2:1:", "Found"]
 
 
 # ---------------------------------------------------------------------- 8. stdin decoded as a file is
@@ -314,8 +314,8 @@ async def test_lsp_indexes_projects_but_lints_a_stray_file_alone(client: Languag
 # ---------------------------------------------------------------------- 12. --stdin-filename without '-'
 def test_stdin_filename_alone_reads_stdin_as_ruff_does(tmp_path, run_cli):
     (tmp_path / "bad.py").write_text(BAD)
-    code, out, err = run_cli("--stdin-filename", "pkg/mod.py", "--format", "concise", stdin=BAD)
+    code, out, err = run_cli("--stdin-filename", "pkg/mod.py", "--format", "concise", "-q", stdin=BAD)
     assert code == 1 and out.startswith("pkg/mod.py:2:1: WC501") and out.count("\n") == 1 and err == ""
-    code, out, err = run_cli("bad.py", "--stdin-filename", "pkg/mod.py", "--format", "concise", stdin=BAD)
+    code, out, err = run_cli("bad.py", "--stdin-filename", "pkg/mod.py", "--format", "concise", "-q", stdin=BAD)
     assert code == 1 and out.startswith("pkg/mod.py:2:1: WC501") and out.count("\n") == 1
     assert err == "warplint: note: ignoring bad.py in favour of stdin (--stdin-filename)\n"

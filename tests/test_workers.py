@@ -161,7 +161,7 @@ def test_a_long_chain_in_a_small_file_is_bounded_too(tmp_path, run_cli):
     (tmp_path / "pyproject.toml").write_text("[tool.warplint]\nfile-timeout = 1\n")
     (tmp_path / "chain.py").write_text("import warp as wp\nx = " + " + ".join(["a"] * 9_000) + "\n")
     (tmp_path / "good.py").write_text(GOOD)
-    code, out, _ = run_cli(".", "--no-cache", "--format", "concise", "-j", "1")
+    code, out, _ = run_cli(".", "--no-cache", "--format", "concise", "-j", "1", "-q")
     lines = sorted(out.splitlines())
     assert code == 1 and len(lines) == 2, out
     assert lines[0].startswith("chain.py:1:1: WC000 ") and "file-timeout (1 s)" in lines[0]

@@ -13,14 +13,18 @@ import os
 import shlex
 import shutil
 import sys
+import time
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
 from . import __version__, interrupts
 from .config import Config, ConfigError, _positive, load_config, validate_selectors
 from .interrupts import Terminated
+from .progress import ProgressBar, erase_progress
+from .progress import wanted as progress_wanted
 from .registry import all_rules
-from .report import FORMATS, WRITERS, shown_path, write_statistics
+from .report import COLORS, FORMATS, PLAIN, STATISTICS_FORMATS, WRITERS, shown_path, write_statistics
+from .rule import Rule
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -49,12 +53,31 @@ def _seconds(value: str) -> float:
     return seconds
 
 
+# The subcommands ``main`` dispatches on (name, what it does); listed by ``warplint --help``.
+COMMANDS = (
+    ("check", "lint PATHs (the default command: `warplint src/` is `warplint check src/`)"),
+    ("rule", "a rule's documentation, by code or name (`warplint rule WC101`); --all lists them"),
+    ("server", "the language server for editors, on stdio (needs the [lsp] extra)"),
+    ("compare", "compare two --confirm artifacts: BASELINE.json CANDIDATE.json (cold-start cost, same workload?)"),
+)
+
+
+def _commands_help() -> str:
+    width = max(len(name) for name, _ in COMMANDS)
+    return "commands:\n" + "".join(f"  warplint {name:{width}}  {text}\n" for name, text in COMMANDS)
+
+
 def check_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="warplint", description="Find code that makes NVIDIA Warp compile more than it must.")
+    p = _Parser(prog="warplint", description="Find code that makes NVIDIA Warp compile more than it must.",
+                epilog=_commands_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="*", help="files, directories or globs to check (default: .); '-' reads stdin")
-    p.add_argument("--select", type=_csv, help="rule codes or prefixes to enable (replaces the default set)")
-    p.add_argument("--extend-select", type=_csv, default=[], help="rule codes or prefixes to enable in addition")
-    p.add_argument("--ignore", type=_csv, default=[], help="rule codes or prefixes to disable")
+    # Repeatable and comma-separated: every occurrence adds to the list (as ruff).
+    p.add_argument("--select", type=_csv, action="extend", metavar="CODES",
+                   help="rule codes or prefixes to enable (replaces the default set)")
+    p.add_argument("--extend-select", type=_csv, action="extend", default=[], metavar="CODES",
+                   help="rule codes or prefixes to enable in addition")
+    p.add_argument("--ignore", type=_csv, action="extend", default=[], metavar="CODES",
+                   help="rule codes or prefixes to disable")
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     p.add_argument("--output-file", "-o", help="write the report here instead of stdout")
     p.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
@@ -76,13 +99,53 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff, apply the unsafe fixes too")
     p.add_argument("--diff", action="store_true", help="print the diff --fix would apply; change nothing")
     p.add_argument("--show-fixes", action="store_true", help="list the fixes applied (or, without --fix, available)")
+    files = p.add_argument_group("which files")
+    files.add_argument("--exclude", type=_csv, action="extend", metavar="PATTERNS",
+                       help="gitignore-style patterns to skip (replaces the config's `exclude`)")
+    files.add_argument("--extend-exclude", type=_csv, action="extend", metavar="PATTERNS",
+                       help="patterns to skip in addition to `exclude`")
+    files.add_argument("--force-exclude", action="store_true", default=None,
+                       help="apply the exclude patterns to paths named on the command line too (pre-commit)")
+    files.add_argument("--per-file-ignores", type=_per_file_ignores, action="extend", metavar="GLOB:CODES",
+                       help="`tests/*:WC201,WC501` (replaces the config's `per-file-ignores`)")
+    files.add_argument("--extend-per-file-ignores", type=_per_file_ignores, action="extend", metavar="GLOB:CODES",
+                       help="like --per-file-ignores, in addition to the config's")
+    shown = p.add_argument_group("output")
+    shown.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                       help="colour the text and concise output (auto: on a terminal, unless NO_COLOR is set; "
+                            "FORCE_COLOR forces it)")
+    shown.add_argument("-q", "--quiet", action="store_true", help="print the findings only (no summary, no notes)")
+    shown.add_argument("-v", "--verbose", action="store_true",
+                       help="say on stderr what was checked: files, cache use, time")
+    shown.add_argument("--show-settings", action="store_true",
+                       help="print the settings in effect, and where each comes from, then exit")
+    shown.add_argument("--show-files", action="store_true", help="print the files that would be checked, then exit")
+    shown.add_argument("--add-noqa", action="store_true",
+                       help="add `# noqa: CODE` to every line with a finding (a baseline for legacy code)")
     p.add_argument("--version", action="version", version=f"warplint {__version__}")
     return p
 
 
+def _per_file_ignores(value: str) -> list[tuple[str, str]]:
+    """``GLOB:CODES`` pairs, comma-separated: ``tests/*:WC201,WC501`` or ``a/*:WC201,b/*:WC501``
+    (a piece without a colon is one more code for the glob before it)."""
+    pairs: list[tuple[str, str]] = []
+    for piece in _csv(value):
+        glob, colon, code = piece.rpartition(":")
+        if colon:
+            pairs.append((glob.strip(), code.strip()))
+        elif pairs:
+            pairs.append((pairs[-1][0], piece))
+        else:
+            raise argparse.ArgumentTypeError(f"expected GLOB:CODES (e.g. 'tests/*:WC201'), got {value!r}")
+        if not pairs[-1][0] or not pairs[-1][1]:
+            raise argparse.ArgumentTypeError(f"expected GLOB:CODES (e.g. 'tests/*:WC201'), got {value!r}")
+    return pairs
+
+
 def rule_command(argv: Sequence[str], out: TextIO) -> int:
     p = _Parser(prog="warplint rule", description="Show a rule's documentation.")
-    p.add_argument("code", nargs="?", help="rule code, e.g. WC101")
+    p.add_argument("code", nargs="?", help="rule code or name, e.g. WC101 or kernel-joins-loaded-module")
     p.add_argument("--all", action="store_true", help="list every rule")
     p.add_argument("--format", choices=("text", "json"), default="text")
     args = p.parse_args(argv)
@@ -101,9 +164,7 @@ def rule_command(argv: Sequence[str], out: TextIO) -> int:
         return EXIT_CLEAN
     if not args.code:
         raise UsageError("give a rule code (e.g. `warplint rule WC101`) or --all")
-    rule = rules.get(args.code.upper())
-    if rule is None:
-        raise UsageError(f"unknown rule {args.code!r} (see `warplint rule --all`)")
+    rule = find_rule(args.code, rules)
     if args.format == "json":
         import json
 
@@ -137,6 +198,21 @@ def _warp_facts_here() -> str:
     return environment(config.root, config.warp_version, config.warp_version_source).facts().describe()
 
 
+def find_rule(wanted: str, rules: dict) -> Rule:
+    """The rule with code or kebab name ``wanted`` (any case; ``_`` for ``-`` too), else a
+    usage error with the closest codes and names."""
+    key = wanted.strip().lower().replace("_", "-")
+    for rule in rules.values():
+        if key in (rule.code.lower(), rule.name):
+            return rule
+    import difflib
+
+    names = [r.code for r in rules.values()] + [r.name for r in rules.values()]
+    close = difflib.get_close_matches(key.upper() if key.startswith("wc") else key, names, n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""
+    raise UsageError(f"unknown rule {wanted!r}{hint} (see `warplint rule --all`)")
+
+
 def _rule_json(rule) -> dict:
     return {
         "code": rule.code, "name": rule.name, "mechanism": rule.mechanism, "summary": rule.summary,
@@ -153,8 +229,10 @@ def _split_confirm_command(argv: list[str]) -> tuple[list[str], list[str] | None
 
 
 def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
+    started = time.monotonic()
     argv, command = _split_confirm_command(list(argv))
     args = check_parser().parse_args(argv)
+    _check_flags(args)
     rules = all_rules()
     known = set(rules)
     paths = args.paths or ["."]
@@ -179,6 +257,7 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
         report_deliberate=args.report_deliberate,
         warp_version=args.warp_version, warp_version_source="--warp-version" if args.warp_version else None,
     )
+    config = _file_overrides(config, args, known)
     if args.confirm and not command and not config.confirm.get("command"):
         raise UsageError("--confirm needs a command: `warplint PATH --confirm -- python -m app`, "
                          "or [tool.warplint.confirm] command = ...")
@@ -191,20 +270,33 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     if profiling and not args.confirm:
         raise UsageError(f"{', '.join(sorted(profiling))} only work with --confirm")
 
+    if args.show_settings:
+        return _show_settings(config, args, rules, out)
+
     from .engine import Session
 
     session = Session(config)
+    if args.show_files:
+        return _show_files(session, paths, out, err)
+    bar = ProgressBar(err) if progress_wanted(err) and not args.quiet else None
+    session.progress = bar
     stdin = None
     stdin_bytes: list[bytes] = []
     if "-" in paths:
         stdin = (args.stdin_filename, _read_stdin(stdin_bytes))
     # every file with its project's cross-file facts, as flake8, pre-commit and the editor see it
     result = session.lint_paths(paths, stdin=stdin, project_context=True, **_engine_options(args))
-    for message in result.notes:
+    if bar is not None:
+        bar.close()
+    for message in [] if args.quiet else result.notes:
         err.write(f"warplint: note: {message}\n")
     for message in result.errors:
         err.write(f"warplint: error: {message}\n")
+    if not result.files and stdin is None and not result.errors and not args.quiet:
+        err.write("warplint: warning: No Python files found under the given path(s)\n")
     diagnostics = result.diagnostics
+    if args.add_noqa:
+        return _add_noqa(session, diagnostics, err)
     fixes = None
     if args.diff or args.fix:
         from . import fixes as _fixes
@@ -229,6 +321,7 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
         return session.texts.get(os.path.abspath(path))
 
     stream = _open_output(args.output_file) if args.output_file else _lenient(out)
+    palette = COLORS if use_color(args.color, stream) and args.format in ("text", "concise") else PLAIN
     try:
         if confirm_result is not None and args.format == "json":
             # With --confirm the JSON document is an object: the findings plus the run summary.
@@ -239,10 +332,10 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
             json.dump({"findings": to_json_objects(diagnostics), "confirm": confirm_result.to_json()},
                       stream, indent=2, default=str)
             stream.write("\n")
+        elif args.statistics:  # the table instead of the findings, as ruff
+            write_statistics(diagnostics, stream, args.format, args.unsafe_fixes, palette)
         else:
-            WRITERS[args.format](diagnostics, stream, sources=source, root=config.root)
-        if args.statistics:
-            write_statistics(diagnostics, stream)
+            WRITERS[args.format](diagnostics, stream, sources=source, root=config.root, palette=palette)
         if args.show_fixes:
             from . import fixes as _fixes
 
@@ -254,6 +347,8 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
 
             summary = render_summary(confirm_result)
             stream.write(summary if summary.endswith("\n") else summary + "\n")
+        if args.format in ("text", "concise") and not args.quiet:
+            stream.write(summary_line(diagnostics, result, args.unsafe_fixes) + "\n")
         stream.flush()  # a full disk shows here, not at exit
     except BrokenPipeError:
         raise
@@ -270,6 +365,8 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
         return EXIT_ERROR
     if status == EXIT_CLEAN and diagnostics and not args.exit_zero:
         status = EXIT_FINDINGS
+    if args.verbose:
+        _write_verbose(session, result, time.monotonic() - started, err)
     return status
 
 
@@ -337,6 +434,195 @@ def _read_stdin(raw: list[bytes] | None = None) -> str:
         raise UsageError(f"cannot read stdin: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, LookupError) as exc:
         raise UsageError(f"cannot decode stdin: {exc}") from None
+
+
+def _check_flags(args) -> None:
+    """Combinations that cannot work, refused before anything runs."""
+    if args.quiet and args.verbose:
+        raise UsageError("--quiet and --verbose contradict each other")
+    if args.statistics and args.format not in STATISTICS_FORMATS:
+        raise UsageError(f"--statistics is not available with --format {args.format} (use text, concise or json)")
+    if args.add_noqa:
+        clash = [flag for flag, on in (("--fix", args.fix), ("--diff", args.diff), ("--confirm", args.confirm),
+                                       ("--statistics", args.statistics)) if on]
+        if clash:
+            raise UsageError(f"--add-noqa does not combine with {clash[0]}")
+        if args.stdin_filename or "-" in args.paths:
+            raise UsageError("--add-noqa writes files: it cannot read stdin")
+
+
+def _file_overrides(config: Config, args, known: set[str]) -> Config:
+    """The command line's excludes and per-file ignores over the config's (``--exclude`` and
+    ``--per-file-ignores`` replace, the ``--extend-`` forms add)."""
+    from .config import _globs
+
+    exclude = _globs("--exclude", args.exclude) if args.exclude is not None else None
+    extend_exclude = (tuple(config.extend_exclude) + _globs("--extend-exclude", args.extend_exclude)
+                      if args.extend_exclude else None)
+
+    def ignores(pairs: list[tuple[str, str]] | None, flag: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        grouped: dict[str, list[str]] = {}
+        for glob, code in pairs or ():
+            grouped.setdefault(glob, []).extend(validate_selectors(flag, [code], known))
+        return tuple((glob, tuple(codes)) for glob, codes in grouped.items())
+
+    per_file = None
+    if args.per_file_ignores is not None:
+        per_file = ignores(args.per_file_ignores, "--per-file-ignores")
+    if args.extend_per_file_ignores:
+        base = per_file if per_file is not None else config.per_file_ignores
+        per_file = tuple(base) + ignores(args.extend_per_file_ignores, "--extend-per-file-ignores")
+    return config.with_overrides(exclude=exclude, extend_exclude=extend_exclude, force_exclude=args.force_exclude,
+                                 per_file_ignores=per_file)
+
+
+def use_color(choice: str, stream: TextIO) -> bool:
+    """``--color``: ``auto`` colours a terminal, unless NO_COLOR is set; FORCE_COLOR colours anything."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR", "0") not in ("", "0"):
+        return True
+    try:
+        return stream.isatty() and os.environ.get("TERM", "") != "dumb"
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def summary_line(diagnostics: list, result, unsafe: bool) -> str:
+    """ruff's last line: "All checks passed!", "Found 5 findings (2 fixable).", after --fix
+    "Found 5 findings (3 fixed, 2 remaining)."."""
+    fixed = getattr(result, "fixed", 0)
+    if fixed:
+        return f"Found {_plural(fixed + len(diagnostics), 'finding')} ({fixed} fixed, {len(diagnostics)} remaining)."
+    if not diagnostics:
+        return "All checks passed!"
+    def fixable(with_unsafe: bool) -> int:
+        return sum(1 for d in diagnostics if d.fix is not None and (with_unsafe or d.fix.is_safe))
+
+    notes = []
+    if fixable(unsafe):
+        notes.append(f"{fixable(unsafe)} fixable with --fix")
+    hidden = 0 if unsafe else fixable(True) - fixable(False)
+    if hidden:
+        notes.append(f"{hidden} more with --unsafe-fixes")
+    return f"Found {_plural(len(diagnostics), 'finding')}" + (f" ({'; '.join(notes)})." if notes else ".")
+
+
+def _write_verbose(session, result, seconds: float, err: TextIO) -> None:
+    """-v: what the run did, on stderr."""
+    cache = session.cache
+    if result.cached:
+        how = "findings from the result cache (nothing changed)"
+    elif cache is not None:
+        how = f"models: {cache.hits} from the cache, {cache.misses} built"
+    else:
+        how = "cache off"
+    err.write(f"warplint: checked {_plural(result.files, 'file')} ({result.parsed} parsed), "
+              f"{_plural(len(result.diagnostics), 'finding')}; {how}; {session.jobs} jobs; {seconds:.2f} s\n")
+
+
+def _show_settings(config: Config, args, rules: dict, out: TextIO) -> int:
+    """--show-settings: every setting in effect, and where it comes from."""
+    import dataclasses
+    import json
+
+    from .discovery import DEFAULT_EXCLUDES
+
+    in_file: set[str] = set()
+    if config.source is not None:
+        from .config import _read_toml
+
+        section = _read_toml(config.source).get("tool", {}).get("warplint", {})
+        in_file = set(section) if isinstance(section, dict) else set()
+    defaults = Config(root=config.root)
+    out.write(f"# warplint {__version__}; config: {config.source or 'none (defaults)'}\n")
+    for field in dataclasses.fields(config):
+        if field.name in ("root", "source"):
+            continue
+        value = getattr(config, field.name)
+        key = field.name.replace("_", "-")
+        from_cli = getattr(args, field.name, None) not in (None, [], False) or (
+            field.name == "per_file_ignores" and bool(args.extend_per_file_ignores))
+        where = []
+        if key in in_file:
+            where.append(config.source)
+        if from_cli:
+            where.append("command line")
+        if not where:
+            where.append("default" if value == getattr(defaults, field.name) else "computed")
+        shown = {glob: list(codes) for glob, codes in value} if field.name == "per_file_ignores" else value
+        out.write(f"{key} = {json.dumps(shown, default=list)}  # {' + '.join(str(w) for w in where)}\n")
+    out.write(f"# root (patterns and the cache are relative to it): {config.root}\n")
+    out.write(f"# always excluded: {', '.join(DEFAULT_EXCLUDES)}\n")
+    enabled = sorted(config.enabled_codes(rules))
+    out.write(f"# rules enabled ({len(enabled)}): {', '.join(enabled)}\n")
+    return EXIT_CLEAN
+
+
+def _show_files(session, paths: list[str], out: TextIO, err: TextIO) -> int:
+    """--show-files: the files a run on ``paths`` would check, one a line; exit 2 for a missing path."""
+    status = EXIT_CLEAN
+    found = []
+    for path in session.discovery.files([p for p in paths if p != "-"]):
+        if os.path.lexists(path):
+            found.append(path)
+        else:
+            err.write(f"warplint: error: {shown_path(path)}: no such file or directory\n")
+            status = EXIT_ERROR
+    for message in session.discovery.notes:
+        err.write(f"warplint: note: {message}\n")
+    out.writelines(f"{shown_path(path)}\n" for path in sorted(found))
+    return status
+
+
+def _add_noqa(session, diagnostics: list, err: TextIO) -> int:
+    """--add-noqa: each reported line gets ``# noqa: CODES`` (merged into a noqa comment it has),
+    written in place, atomically; every other byte of the file stays as it was."""
+    from .engine import decode
+    from .noqa import add_noqa, ascii_compatible, write_atomically
+    from .registry import FileError, UnusedNoqa
+
+    by_file: dict[str, dict[int, set[str]]] = {}
+    for d in diagnostics:
+        if d.code not in (FileError.code, UnusedNoqa.code):  # a file that did not parse; a noqa for a noqa
+            by_file.setdefault(d.path, {}).setdefault(d.span.line, set()).add(d.code)
+    added = 0
+    status = EXIT_CLEAN
+    for path, codes in sorted(by_file.items()):
+        shown = shown_path(path)
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            text = decode(data)
+        except (OSError, UnicodeDecodeError, LookupError) as exc:
+            err.write(f"warplint: error: {shown}: cannot read it again: {getattr(exc, 'strerror', None) or exc}\n")
+            status = EXIT_ERROR
+            continue
+        if text != session.texts.get(os.path.abspath(path)):
+            err.write(f"warplint: note: {shown}: changed while it was checked; no noqa added\n")
+            continue
+        if not ascii_compatible(data):
+            err.write(f"warplint: note: {shown}: its encoding cannot take an ASCII comment; no noqa added\n")
+            continue
+        new, count, skipped = add_noqa(data, text, codes)
+        for skip in skipped:
+            err.write(f"warplint: note: {shown}:{skip.line}: no noqa added: {skip.reason}\n")
+        if count:
+            try:
+                write_atomically(path, new)
+            except OSError as exc:
+                err.write(f"warplint: error: {shown}: cannot write it: {exc.strerror or exc}\n")
+                status = EXIT_ERROR
+                continue
+            added += count
+    err.write(f"Added {_plural(added, 'noqa directive')}.\n")
+    return status
 
 
 def _open_output(path: str) -> TextIO:
@@ -446,6 +732,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         err.write(f"warplint: error: {exc}\n")
         return EXIT_ERROR
     except (KeyboardInterrupt, Terminated) as exc:
+        erase_progress()  # the progress line, if one is on the terminal
         err.write("warplint: interrupted\n" if isinstance(exc, KeyboardInterrupt) else "warplint: terminated\n")
         return interrupts.exit_code(exc)
     except BrokenPipeError:

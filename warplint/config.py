@@ -25,7 +25,8 @@ class ConfigError(Exception):
 
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude", "confirm", "cache-dir",
-    "max-file-size", "file-timeout", "file-memory", "report-deliberate", "warp-version",
+    "max-file-size", "file-timeout", "file-memory", "report-deliberate",
+    "force-exclude", "warp-version",
 }
 # Bounds on the work one file may cost (see docs/robustness.md): larger files get one WC000.
 DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes
@@ -52,6 +53,7 @@ class Config:
     file_timeout: float = DEFAULT_FILE_TIMEOUT
     file_memory: int = DEFAULT_FILE_MEMORY
     report_deliberate: bool = False  # also report deliberate cold starts (cache clears in tests, benchmarks)
+    force_exclude: bool = False  # exclude patterns apply to paths named on the command line too (pre-commit)
     warp_version: str | None = None  # the Warp the project runs against, when given (warplint/warp_version.py)
     warp_version_source: str | None = None  # where it was given: "--warp-version", "warp-version in [tool.warplint]"
 
@@ -241,6 +243,11 @@ def parse_section(section: dict, root: str, source: str | None, known_codes: set
                                  ("file-memory", "file_memory", int)):
         if key in section:
             kwargs[attribute] = _positive(key, section[key], kind)
+    if "force-exclude" in section:
+        if not isinstance(section["force-exclude"], bool):
+            raise ConfigError("[tool.warplint] 'force-exclude' must be true or false, got "
+                              f"{section['force-exclude']!r}")
+        kwargs["force_exclude"] = section["force-exclude"]
     if "report-deliberate" in section:
         if not isinstance(section["report-deliberate"], bool):
             raise ConfigError("[tool.warplint] 'report-deliberate' must be true or false, got "

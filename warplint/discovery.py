@@ -72,8 +72,16 @@ class Discovery:
                     return True
         return False
 
+    def excluded(self, path: str) -> bool:
+        """Whether ``path`` matches an exclude pattern (the defaults, ``exclude``, ``extend-exclude``),
+        itself or through a directory above it; .gitignore files are not consulted."""
+        absolute = os.path.abspath(path)
+        # gitignore-style patterns match a file through its directories (`vendored/` matches vendored/a.py)
+        return self._ignored(absolute, os.path.isdir(absolute), [])
+
     def files(self, paths: list[str]) -> Iterator[str]:
-        """Python files under ``paths``; explicitly named files are always included.
+        """Python files under ``paths``; explicitly named files are always included, unless
+        ``force-exclude`` is set and an exclude pattern matches them (as ruff's ``--force-exclude``).
 
         Only regular files come out (or missing paths, for the caller to report): a FIFO
         would block the reader, a device never ends; those are skipped with a note."""
@@ -84,6 +92,8 @@ class Discovery:
                 matches = sorted(glob.glob(raw, recursive=True))
                 for m in matches:
                     yield from self._walk(m, seen, explicit=False)
+                continue
+            if self.config.force_exclude and os.path.exists(raw) and self.excluded(raw):
                 continue
             yield from self._walk(raw, seen, explicit=True)
 

@@ -15,7 +15,7 @@ import re
 import stat
 import tokenize
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -29,8 +29,8 @@ from .extract import extract
 from .index import Project, locate_installed
 from .model import FileModel
 from .names import module_name_for_path
-from .noqa import find_suppressions
-from .registry import FileError, all_rules
+from .noqa import find_suppressions, unused_codes, unused_noqa_reports
+from .registry import FileError, UnusedNoqa, all_rules
 from .rule import Report, Rule
 
 _IMPORT_LINE = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+([\w\s,()*]+)|import\s+([\w.]+))", re.M)
@@ -224,13 +224,13 @@ def _failed_model(item: tuple[str, str, str, bool], reason: str) -> FileModel:
     return model
 
 
-def analyze_many(items: list[tuple[str, str, str, bool]], jobs: int,
-                 budget: workers.Budget) -> list[tuple[FileModel, bytes | None]]:
+def analyze_many(items: list[tuple[str, str, str, bool]], jobs: int, budget: workers.Budget,
+                 progress: Callable[[int, int], None] | None = None) -> list[tuple[FileModel, bytes | None]]:
     """``analyze`` each (path, text, module, is_package). In ``jobs`` worker processes when
     there is enough work, and always for the files ``_must_isolate`` picks; a file whose
     worker fails gets a model with the error (one WC000). Workers return pickled models
     (no CSTs cross over); the bytes come back with the model for the cache. The rest are
-    modelled here (no pickled model then)."""
+    modelled here (no pickled model then). ``progress(done, total)`` after each file."""
     parallel = jobs > 1 and len(items) > 1 and sum(len(i[1]) for i in items) >= PARALLEL_MIN_CHARS
     # Workers classify again themselves; those modelled here use this verdict (classified once).
     verdicts = [None if parallel else parse_guard.classify(item[1]) for item in items]
@@ -244,9 +244,18 @@ def analyze_many(items: list[tuple[str, str, str, bool]], jobs: int,
                 results[i] = (_failed_model(items[i], answer.reason), None)
             else:
                 results[i] = (pickle.loads(answer), answer)
+            if progress is not None:
+                progress(sum(r is not None for r in results), len(items))
 
         workers.run([items[i] for i in remote], jobs, budget, done)
-    return [r if r is not None else (analyze(*items[i], verdict=verdicts[i]), None) for i, r in enumerate(results)]
+    finished = sum(r is not None for r in results)
+    for i, r in enumerate(results):
+        if r is None:
+            results[i] = (analyze(*items[i], verdict=verdicts[i]), None)
+            finished += 1
+            if progress is not None:
+                progress(finished, len(items))
+    return [r for r in results if r is not None]  # all of them, modelled above
 
 
 MAX_PER_RULE_AND_LINE = 10  # a generated or minified line can hold thousands of one finding
@@ -332,6 +341,7 @@ class Session:
         self._external: dict[str, FileModel | None] = {}
         self.jobs = jobs if jobs is not None and jobs > 0 else default_jobs()
         self.budget = workers.Budget(config.file_timeout, config.file_memory)
+        self.progress: Callable[[int, int], None] | None = None  # (files modelled, of) as modelling goes on
         self._cache: _cache.ModelCache | None = None
         self.configure_cache(cache, cache_dir)
 
@@ -387,7 +397,7 @@ class Session:
         """``analyze`` with the cache in front and the worker pool behind."""
         cache = self._cache
         if cache is None:
-            return [model for model, _ in analyze_many(items, self.jobs, self.budget)]
+            return [model for model, _ in analyze_many(items, self.jobs, self.budget, self.progress)]
         keys = [(os.path.abspath(path), _cache.digest(text)) for path, text, _, _ in items]
         models: list[FileModel | None] = [
             cache.get(absolute, key, item[0], item[2], item[3])
@@ -395,7 +405,7 @@ class Session:
         ]
         missing = [i for i, m in enumerate(models) if m is None]
         if missing:
-            fresh = analyze_many([items[i] for i in missing], self.jobs, self.budget)
+            fresh = analyze_many([items[i] for i in missing], self.jobs, self.budget, self.progress)
             for i, (model, blob) in zip(missing, fresh, strict=True):
                 models[i] = model
                 cache.put(keys[i][0], keys[i][1], model, blob)
@@ -543,10 +553,21 @@ class Session:
                             diagnostics.append(self._diagnostic(rule, model.path, report))
         suppressions = find_suppressions(text)
         kept = [d for d in diagnostics if d.code in codes and not suppressions.suppressed(d.code, d.span.line)]
+        if UnusedNoqa.code in codes and not any(UnusedNoqa.code.startswith(i) for i in ignored):
+            kept.extend(d for d in self._unused_noqa(model.path, text, diagnostics, ignored)
+                        if not suppressions.suppressed(d.code, d.span.line))
         unique: dict[tuple, Diagnostic] = {}
         for d in kept:
             unique.setdefault((d.path, d.span, d.code, d.message), d)
         return _bounded_per_line(sorted(unique.values(), key=Diagnostic.sort_key))
+
+    def _unused_noqa(self, path: str, text: str, found: list[Diagnostic], ignored: tuple[str, ...]) -> list[Diagnostic]:
+        """WC001, the engine's own finding: it needs every rule's findings on a line before suppression."""
+        enabled = [c for c in self.enabled if not any(c.startswith(i) for i in ignored)]
+        runtime = [c for c, r in self.rules.items() if r.runtime_only]
+        unused = unused_codes(text, ((d.span.line, d.code) for d in found), enabled, self.rules, runtime)
+        rule = self.rules[UnusedNoqa.code]
+        return [self._diagnostic(rule, path, report) for report in unused_noqa_reports(text, unused)]
 
     @staticmethod
     def _project_reports(rule: Rule, project: Project) -> dict[str, list[Report]]:

@@ -23,12 +23,57 @@ class FileError(Rule):
     confidence = "high"
 
 
+class UnusedNoqa(Rule):
+    """A `# noqa: WCxxx` that suppresses nothing: no WCxxx finding is reported on its line.
+
+    ## Why
+
+    A suppression outlives the code it was written for: the launch moved, the option was
+    fixed, the rule got more precise. The stale comment then hides the next real finding
+    on that line, and readers take it for a known problem. ruff's RUF100 does the same for
+    its codes.
+
+    The engine reports it (it needs every other rule's findings on the line, before
+    suppression), under its own code; it is opt-in: `--extend-select WC001`. The message
+    says why each code is unused: *unused* (the rule is enabled and finds nothing there),
+    *non-enabled* (the rule is not enabled for this file: not selected, ignored, or
+    ignored for the file by `per-file-ignores`), *unknown* (no rule has that code).
+
+    ## Fix
+
+    Remove the code from the comment, or the whole `# noqa: ...` when no code is left.
+    The fix (safe) does exactly that and keeps the other codes and any explanation after
+    them.
+
+    ## Limits
+
+    Only WC codes are judged: a bare `# noqa`, other tools' codes (`# noqa: E501`) and the
+    file-level `# warplint: noqa` are left alone, and so are the `--confirm`-only codes
+    (WC9xx), which a static run never reports. A `# noqa` inside a string is not a comment
+    and is not reported.
+    """
+
+    code = "WC001"
+    name = "unused-noqa"
+    mechanism = "-"
+    summary = "A `# noqa: WCxxx` comment suppresses no finding on its line."
+    confidence = "high"
+    default_enabled = False
+
+    invalid = ("import warp as wp\n\nwp.load_module('app', device='cpu')  # noqa: WC501\n",)
+    valid = (
+        "import warp as wp\n\nwp.load_module('app', device='cpu')  # noqa: E501\n",
+        "import warp as wp\n\nwp.load_module('app', device='cpu')  # noqa\n",
+        "import warp as wp\n\nmessage = 'write # noqa: WC501 to suppress it'\n",
+    )
+
+
 @functools.lru_cache(maxsize=1)
 def all_rules() -> dict[str, Rule]:
     """Rule instances by code, sorted by code."""
     import warplint.rules as package
 
-    found: dict[str, Rule] = {FileError.code: FileError()}
+    found: dict[str, Rule] = {FileError.code: FileError(), UnusedNoqa.code: UnusedNoqa()}
     for info in pkgutil.iter_modules(package.__path__):
         if info.name.startswith("_"):
             continue

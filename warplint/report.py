@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter
+import unicodedata
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from . import __version__
 from .diagnostic import Diagnostic
+from .noqa import source_lines
 from .registry import all_rules
 
 DOCS_URL = "https://github.com/warplint/warplint/blob/main/docs/rules/{code}.md"
@@ -37,8 +39,28 @@ def shown_path(path: str) -> str:
     return _name_bytes(path).decode("utf-8", "backslashreplace")
 
 
-def _location(d: Diagnostic) -> str:
-    return f"{shown_path(d.path)}:{d.span.line}:{d.span.col + 1}"
+@dataclass(frozen=True)
+class Palette:
+    """ANSI styles for the human formats (text, concise); ``PLAIN`` has none."""
+
+    path: str = ""
+    code: str = ""
+    caret: str = ""
+    gutter: str = ""
+    note: str = ""
+    reset: str = ""
+
+    def paint(self, style: str, text: str) -> str:
+        return f"{style}{text}{self.reset}" if style else text
+
+
+PLAIN = Palette()
+COLORS = Palette(path="\x1b[1m", code="\x1b[1;31m", caret="\x1b[1;31m", gutter="\x1b[34m", note="\x1b[36m",
+                 reset="\x1b[0m")
+
+
+def _location(d: Diagnostic, palette: Palette = PLAIN) -> str:
+    return f"{palette.paint(palette.path, shown_path(d.path))}:{d.span.line}:{d.span.col + 1}"
 
 
 def _verdict(d: Diagnostic) -> str:
@@ -49,9 +71,9 @@ def _verdict(d: Diagnostic) -> str:
     return f" [{verdict}{f', +{cost:.0f} ms' if isinstance(cost, (int, float)) and cost else ''}]"
 
 
-def write_concise(diagnostics: list[Diagnostic], out: TextIO, **_) -> None:
+def write_concise(diagnostics: list[Diagnostic], out: TextIO, palette: Palette = PLAIN, **_) -> None:
     for d in diagnostics:
-        out.write(f"{_location(d)}: {d.code} {d.message}{_verdict(d)}\n")
+        out.write(f"{_location(d, palette)}: {palette.paint(palette.code, d.code)} {d.message}{_verdict(d)}\n")
 
 
 SOURCE_WIDTH = 160  # characters of a long source line shown around the finding
@@ -70,28 +92,69 @@ def _excerpt(src: str, col: int, end: int) -> tuple[str, int, int]:
     return head + src[start:stop] + tail, col - shift, min(end, stop) - shift
 
 
-def write_text(diagnostics: list[Diagnostic], out: TextIO, sources: Callable[[str], str | None], **_) -> None:
+TAB_WIDTH = 4  # columns a tab in a source line takes in the excerpt (expanded, so carets line up)
+
+
+def _cells(ch: str) -> int:
+    """Terminal columns ``ch`` takes: 2 for East Asian wide and fullwidth characters, 0 for
+    combining marks and format characters, 1 otherwise."""
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def _on_screen(src: str, col: int, end: int) -> tuple[str, int, int]:
+    """``src`` as a terminal shows it (tabs expanded, control characters as ``?``) and the
+    screen columns of [col, end): where the caret line starts and how wide it is."""
+    shown: list[str] = []
+    width = 0
+    start = stop = None
+    for i, ch in enumerate(src):
+        if i == col:
+            start = width
+        if i == end:
+            stop = width
+        if ch == "\t":
+            n = TAB_WIDTH - width % TAB_WIDTH
+            shown.append(" " * n)
+            width += n
+        elif unicodedata.category(ch) == "Cc":  # an escape sequence must not reach the terminal
+            shown.append("?")
+            width += 1
+        else:
+            shown.append(ch)
+            width += _cells(ch)
+    start = width if start is None else start
+    stop = width if stop is None else stop
+    return "".join(shown), start, max(1, stop - start)
+
+
+def write_text(diagnostics: list[Diagnostic], out: TextIO, sources: Callable[[str], str | None],
+               palette: Palette = PLAIN, **_) -> None:
     split: dict[str, list[str]] = {}  # path -> lines, split once (not once per finding)
+    paint = palette.paint
     for d in diagnostics:
-        out.write(f"{_location(d)}: {d.code} [{d.name}] {d.message}{_verdict(d)}\n")
+        out.write(f"{_location(d, palette)}: {paint(palette.code, d.code)} [{d.name}] {d.message}{_verdict(d)}\n")
         if d.path not in split:
             text = sources(d.path)
-            split[d.path] = text.splitlines() if text else []
+            split[d.path] = source_lines(text) if text else []
         lines = split[d.path]
         if 0 < d.span.line <= len(lines):
-            src = lines[d.span.line - 1].expandtabs(1)
-            gutter = len(str(d.span.line))
+            src = lines[d.span.line - 1]
+            gutter = " " * len(str(d.span.line))
             end = d.span.end_col if d.span.end_line == d.span.line else len(src.rstrip())
             src, col, end = _excerpt(src, d.span.col, end)
-            width = max(1, end - col)
-            out.write(f"{' ' * gutter} |\n")
-            out.write(f"{d.span.line} | {src}\n")
-            out.write(f"{' ' * gutter} | {' ' * col}{'^' * width} {d.code}\n")
+            src, caret_col, width = _on_screen(src, col, end)
+            bar = paint(palette.gutter, "|")
+            out.write(f"{gutter} {bar}\n")
+            out.write(f"{paint(palette.gutter, str(d.span.line))} {bar} {src}\n")
+            out.write(f"{gutter} {bar} {' ' * caret_col}{paint(palette.caret, '^' * width + ' ' + d.code)}\n")
             if d.confirm and d.confirm.get("evidence"):
-                out.write(f"{' ' * gutter} = {d.confirm['verdict']}: {d.confirm['evidence']}\n")
-            out.write(f"{' ' * gutter} = {d.mechanism}, confidence {d.confidence}; see `warplint rule {d.code}`\n")
+                out.write(f"{gutter} = {d.confirm['verdict']}: {d.confirm['evidence']}\n")
+            out.write(f"{gutter} = {d.mechanism}, confidence {d.confidence}; see `warplint rule {d.code}`\n")
         for r in d.related:
-            out.write(f"  note: {r.message} at {shown_path(r.path)}:{r.span.line}:{r.span.col + 1}\n")
+            out.write(f"  {paint(palette.note, 'note')}: {r.message} at {shown_path(r.path)}:{r.span.line}:"
+                      f"{r.span.col + 1}\n")
         out.write("\n")
 
 
@@ -288,7 +351,40 @@ WRITERS: dict[str, Callable[..., None]] = {
 }
 
 
-def write_statistics(diagnostics: list[Diagnostic], out: TextIO) -> None:
-    counts = Counter((d.code, d.name) for d in diagnostics)
-    for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        out.write(f"{n:5d}\t{code}\t{name}\n")
+@dataclass(frozen=True)
+class RuleCount:
+    """One row of ``--statistics``."""
+
+    code: str
+    name: str
+    count: int
+    fixable_count: int
+
+
+def statistics(diagnostics: list[Diagnostic], unsafe: bool = False) -> list[RuleCount]:
+    """Findings per rule, most first; ``fixable_count``: those ``--fix`` (``--unsafe-fixes``
+    when ``unsafe``) would fix."""
+    counts: dict[tuple[str, str], list[int]] = {}
+    for d in diagnostics:
+        row = counts.setdefault((d.code, d.name), [0, 0])
+        row[0] += 1
+        row[1] += d.fix is not None and (unsafe or d.fix.is_safe)
+    rows = [RuleCount(code, name, n, fixable) for (code, name), (n, fixable) in counts.items()]
+    return sorted(rows, key=lambda r: (-r.count, r.code))
+
+
+STATISTICS_FORMATS = ("text", "concise", "json")  # SARIF and GitHub annotations have no place for a table
+
+
+def write_statistics(diagnostics: list[Diagnostic], out: TextIO, output_format: str = "text", unsafe: bool = False,
+                     palette: Palette = PLAIN) -> None:
+    """The ``--statistics`` report: a table (text, concise), or a JSON list of {code, name, count,
+    fixable, fixable_count} as ruff writes it."""
+    rows = statistics(diagnostics, unsafe)
+    if output_format == "json":
+        json.dump([{"code": r.code, "name": r.name, "count": r.count, "fixable": r.fixable_count > 0,
+                    "fixable_count": r.fixable_count} for r in rows], out, indent=2)
+        out.write("\n")
+        return
+    for r in rows:
+        out.write(f"{r.count:5d}\t{palette.paint(palette.code, r.code)}\t{'[*] ' if r.fixable_count else ''}{r.name}\n")

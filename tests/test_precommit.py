@@ -108,3 +108,44 @@ def test_manual_confirm_hook(repo, precommit_env):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "warplint --confirm" in result.stdout and "Passed" in result.stdout
+
+
+def test_excluded_files_are_skipped_even_when_pre_commit_names_them(repo, precommit_env):
+    """pre-commit passes file names; the hook's --force-exclude keeps [tool.warplint] exclude in force."""
+    (repo / "pyproject.toml").write_text('[tool.warplint]\nextend-exclude = ["vendored/"]\n')
+    (repo / "vendored").mkdir()
+    (repo / "vendored" / "lib.py").write_text(BAD)
+    (repo / "app.py").write_text(GOOD)
+    hook = [sys.executable, "-m", "pre_commit", "run", "warplint", "--files"]
+    result = run([*hook, "vendored/lib.py", "app.py"], repo, precommit_env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Passed" in result.stdout
+    # the same file, not excluded, fails the hook: the pass above is the exclusion's doing
+    (repo / "pyproject.toml").write_text("[tool.warplint]\n")
+    result = run([*hook, "vendored/lib.py", "app.py"], repo, precommit_env)
+    assert result.returncode == 1 and "vendored/lib.py:3:1: WC501" in result.stdout
+
+
+def test_the_local_hook_of_the_docs(tmp_path, precommit_env):
+    """docs/pre-commit.md's `repo: local` hook, exactly as written there, on a real commit."""
+    with open(os.path.join(ROOT, "docs", "pre-commit.md"), encoding="utf-8") as fh:
+        doc = fh.read()
+    config = next(block for block in doc.split("```yaml\n")[1:] if "repo: local" in block).split("```")[0]
+    run(["git", "init", "-q", "-b", "main"], tmp_path, precommit_env, check=True)
+    (tmp_path / ".pre-commit-config.yaml").write_text(config)
+    (tmp_path / "pyproject.toml").write_text('[tool.warplint]\nextend-exclude = ["legacy/"]\n')
+    (tmp_path / "legacy").mkdir()
+    (tmp_path / "legacy" / "old.py").write_text(BAD)
+    run(["git", "add", "."], tmp_path, precommit_env, check=True)
+    run(["git", "commit", "-q", "--no-verify", "-m", "init"], tmp_path, precommit_env, check=True)
+    run([sys.executable, "-m", "pre_commit", "install"], tmp_path, precommit_env, check=True)
+    (tmp_path / "legacy" / "old.py").write_text(BAD + "wp.force_load()\n")  # excluded: does not block
+    (tmp_path / "bad.py").write_text(BAD)
+    run(["git", "add", "."], tmp_path, precommit_env, check=True)
+    failed = run(["git", "commit", "-m", "bad"], tmp_path, precommit_env)
+    output = failed.stdout + failed.stderr
+    assert failed.returncode == 1 and "bad.py:3:1: WC501" in output and "legacy" not in output, output
+    (tmp_path / "bad.py").write_text(GOOD)
+    run(["git", "add", "bad.py"], tmp_path, precommit_env, check=True)
+    passed = run(["git", "commit", "-m", "fixed"], tmp_path, precommit_env)
+    assert passed.returncode == 0, passed.stdout + passed.stderr

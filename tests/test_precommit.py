@@ -130,7 +130,8 @@ def test_the_local_hook_of_the_docs(tmp_path, precommit_env):
     """docs/pre-commit.md's `repo: local` hook, exactly as written there, on a real commit."""
     with open(os.path.join(ROOT, "docs", "pre-commit.md"), encoding="utf-8") as fh:
         doc = fh.read()
-    config = next(block for block in doc.split("```yaml\n")[1:] if "repo: local" in block).split("```")[0]
+    config = next(block for block in (part.split("```")[0] for part in doc.split("```yaml\n")[1:])
+                  if "repo: local" in block)
     run(["git", "init", "-q", "-b", "main"], tmp_path, precommit_env, check=True)
     (tmp_path / ".pre-commit-config.yaml").write_text(config)
     (tmp_path / "pyproject.toml").write_text('[tool.warplint]\nextend-exclude = ["legacy/"]\n')

@@ -166,3 +166,26 @@ def test_a_long_chain_in_a_small_file_is_bounded_too(tmp_path, run_cli):
     assert code == 1 and len(lines) == 2, out
     assert lines[0].startswith("chain.py:1:1: WC000 ") and "file-timeout (1 s)" in lines[0]
     assert lines[1].startswith("good.py:3:1: WC501 ")
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_in_the_middle_of_many_files(tmp_path, jobs):
+    """Ctrl-C while 200 files are being modelled, serially here or in workers: exit 130, one line
+    on stderr (no traceback, no internal error), and no process of the run left behind."""
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\n")
+    source = busy_source(60)
+    for i in range(200):
+        (tmp_path / f"m{i:03d}.py").write_text(source)
+    proc = subprocess.Popen([*WARPLINT, ".", "--no-cache", "-j", jobs], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    seen: set[int] = set()
+    end = time.monotonic() + 3.0  # well into the modelling (the whole run takes over 15 s of CPU)
+    while time.monotonic() < end or (jobs != "1" and not seen):
+        seen.update(children_of(proc.pid))
+        assert proc.poll() is None, "the run ended before it was interrupted"
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and stderr == "warplint: interrupted\n", stderr
+    assert jobs == "1" or seen
+    assert wait_for(lambda: not any(alive(k) for k in seen), 10)

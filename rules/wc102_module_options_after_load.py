@@ -85,7 +85,7 @@ class ModuleOptionsAfterLoad(Rule):
                 (c.ctx.order, c, None) for c in direct if c.ctx.scope == scope
             ]
             for call in project.calls_in(file, scope):
-                if not call.callee.startswith("warp."):
+                if not project.is_warp_api(call.callee):
                     for c in option_changes_by(project, call.callee):
                         changes.append((call.ctx.order, c, call))
             if not changes:

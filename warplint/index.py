@@ -501,7 +501,7 @@ class Project:
             self._callers = {}
             for f in self.files:
                 for call in f.calls:
-                    if call.callee.startswith("warp."):
+                    if self.is_warp_api(call.callee):  # Warp's tests and examples are project code
                         continue
                     callee = self._method_of_instance(f, call) or call.callee
                     self._callers.setdefault(self.canonical_function(callee), []).append((f, call))
@@ -554,7 +554,7 @@ class Project:
                 elif is_warp(call.callee, *LOAD_CALLS):
                     for m in self.modules_loaded_by(f, call):
                         result.setdefault(m, call)
-                elif not call.callee.startswith("warp."):
+                elif not self.is_warp_api(call.callee):
                     for m in self.modules_launched_by(self.callee_of(f, call), _depth + 1):
                         result.setdefault(m, call)
         self._launch_cache[fqname] = result
@@ -629,7 +629,7 @@ class Project:
                 events.append((call.ctx.order, direct[id(call)], call))
             elif is_warp(call.callee, *LOAD_CALLS):
                 events.extend((call.ctx.order, m, call) for m in self.modules_loaded_by(file, call))
-            elif not call.callee.startswith("warp."):
+            elif not self.is_warp_api(call.callee):
                 events.extend((call.ctx.order, m, call) for m in self.modules_launched_by(self.callee_of(file, call)))
         events.sort(key=lambda e: e[0])
         return events

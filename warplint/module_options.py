@@ -100,7 +100,7 @@ def option_changes_by(project: Project, fqname: str, _depth: int = 0) -> list[Op
         file, function = found
         result = [c for c in option_changes(file, project) if c.ctx.scope == function.qualname]
         for call in project.calls_in(file, function.qualname):
-            if not call.callee.startswith("warp."):
+            if not project.is_warp_api(call.callee):  # Warp's tests and examples are project code
                 result.extend(option_changes_by(project, project.callee_of(file, call), _depth + 1))
     project.memo[key] = result
     return result

@@ -426,3 +426,17 @@ def test_readme_example_output_is_the_real_output():
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith(head + "\n"), done.stdout
     assert tail and done.stdout.endswith(tail), done.stdout
+
+
+def test_fix_removes_unused_noqa_codes(tmp_path, run_cli):
+    path = write(tmp_path, "stale.py", "import warp as wp\n\n"
+                                       "wp.force_load()  # noqa: WC501, WC201\n"
+                                       "wp.load_module('a', device='cpu')  # explain  # noqa: WC501\n"
+                                       "wp.load_module('a', device='cpu')  # noqa: E501, WC501\n")
+    code, out, _ = run_cli("stale.py", "--extend-select", "WC001", "--fix")
+    assert code == 0 and out == "Found 3 findings (3 fixed, 0 remaining).\n"
+    assert path.read_text() == ("import warp as wp\n\n"
+                                "wp.force_load()  # noqa: WC501\n"
+                                "wp.load_module('a', device='cpu')  # explain\n"
+                                "wp.load_module('a', device='cpu')  # noqa: E501\n")
+    assert run_cli("stale.py", "--extend-select", "WC001")[0] == 0

@@ -325,15 +325,17 @@ def test_whatif_text_lines(whatif):
 def test_compare_cli_on_real_artifacts(whatif):
     keep = whatif.keep
     files = sorted(os.listdir(keep))
-    assert "what-if-1.json" in files and "what-if-2.json" in files
+    assert {"what-if-1.json", "what-if-2.json", "what-if-baseline.json"} <= set(files)
     order = {w["what_if"]: n for n, w in enumerate(whatif.what_if, 1)}
     same = keep / f"what-if-{order['enable_backward=False']}.json"
     changed = keep / f"what-if-{order['enable_cpu_blocks=True']}.json"
     run = [PY, "-m", "warplint", "compare"]
-    p = subprocess.run([*run, str(keep / "confirm.json"), str(same), "--format", "json"], capture_output=True,
-                       text=True, timeout=60)
+    beside = keep / "what-if-baseline.json"  # the baseline measured at the same time as the candidates
+    p = subprocess.run([*run, str(beside), str(same), "--format", "json"], capture_output=True, text=True, timeout=60)
     js = json.loads(p.stdout)
-    # the candidate artifact was measured beside others (what_if_jobs=3), the baseline alone: any sign
+    m = js["metrics"]["compile_elapsed_s"]
+    w = _result(whatif, "enable_backward=False")  # the what-if was judged against the same baseline samples
+    assert m["saving"] == w["metrics"]["compile_elapsed_s"]["saving"] and m["verdict"] == w["verdict"]
     assert js["workload_same"] and js["primary_metric"] == "compile_elapsed_s", js
     assert p.returncode == (1 if js["verdict"] == REGRESSED else 0), (p.returncode, js["verdict"])
     p = subprocess.run([*run, str(keep / "confirm.json"), str(changed)], capture_output=True, text=True, timeout=60)

@@ -207,19 +207,27 @@ def run_confirm(
                     todo.append((w, [why]))
                 else:
                     have[1].append(why)
+        beside: list[Sample] = []
         whatifs = run_candidates(command, baseline, todo, cwd=cwd, timeout=timeout, env=env, samples=samples,
-                                 jobs=what_if_jobs, echo=echo)
+                                 jobs=what_if_jobs, echo=echo, beside_out=beside)
         result.what_if = [r.to_json() for r in whatifs]
+        if beside:
+            result.summary["baseline_beside_samples"] = [s.to_json() for s in beside]
         _credit_measured_savings(result)
     if keep_artifacts:
         os.makedirs(keep_artifacts, exist_ok=True)
         with open(os.path.join(keep_artifacts, "confirm.json"), "w", encoding="utf-8") as fh:
             json.dump(result.to_json(), fh, indent=2, default=repr)
-        for n, measured in enumerate(result.what_if, 1):
-            # each candidate as an artifact of its own: `warplint compare DIR/confirm.json DIR/what-if-1.json`
-            with open(os.path.join(keep_artifacts, f"what-if-{n}.json"), "w", encoding="utf-8") as fh:
-                json.dump({"version": ARTIFACT_VERSION, "command": list(command), "what_if": measured["what_if"],
-                           "failed": None, "summary": {"samples": measured["samples"]}}, fh, indent=2, default=repr)
+        # each measured candidate as an artifact of its own (`warplint compare DIR/confirm.json DIR/what-if-1.json`),
+        # and the baseline measured beside candidates run at once (compare those against it, not the lone run)
+        extra = [(f"what-if-{n}.json", m["what_if"], m["samples"])
+                 for n, m in enumerate((m for m in result.what_if if m["samples"]), 1)]
+        if result.summary.get("baseline_beside_samples"):
+            extra.append(("what-if-baseline.json", None, result.summary["baseline_beside_samples"]))
+        for name, spec, samples_json in extra:
+            with open(os.path.join(keep_artifacts, name), "w", encoding="utf-8") as fh:
+                json.dump({"version": ARTIFACT_VERSION, "command": list(command), "what_if": spec, "failed": None,
+                           "summary": {"samples": samples_json}}, fh, indent=2, default=repr)
     return result
 
 

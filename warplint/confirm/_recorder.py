@@ -518,22 +518,31 @@ class _Recorder:
         """The parallel-preload what-if: at the first load of a user module, build every module the
         baseline built that exists by now, at the block_dims it was launched with, in one
         ``force_load`` per (device, block_dim) with a thread per module."""
-        groups: dict = {}
+        from concurrent.futures import ThreadPoolExecutor
+
+        work = []
         missing = []
         for item in plan:
             m = ctx.user_modules.get(item["module"])
             if m is None:
                 missing.append(item["module"])
                 continue
-            groups.setdefault((item["device"], item["block_dim"]), []).append(m)
+            work.append((m, item["device"], item["block_dim"]))
         t = self.perf()
         workers = int(self.whatif.get("preload_workers") or 8)
-        for (dev, bd), mods in groups.items():
-            try:
-                ctx.force_load(device=dev, modules=mods, block_dim=bd, max_workers=workers)
-            except Exception as e:
-                self.fail("whatif preload", e)
-        self.emit("whatif", action="preload", modules=sorted({m.name for ms in groups.values() for m in ms}),
+
+        def one(job):
+            # one (module, block_dim) per task, all at once; force_load keeps each thread's CUDA context
+            m, dev, bd = job
+            ctx.force_load(device=dev, modules=[m], block_dim=bd, max_workers=0)
+
+        with ThreadPoolExecutor(max_workers=max(1, min(workers, len(work) or 1))) as pool:
+            for f in [pool.submit(one, job) for job in work]:
+                try:
+                    f.result()
+                except Exception as e:
+                    self.fail("whatif preload", e)
+        self.emit("whatif", action="preload", modules=sorted({m.name for m, _, _ in work}),
                   missing=sorted(set(missing)), ms=round((self.perf() - t) * 1000.0, 3))
 
     def _launch(self, module, r, f):

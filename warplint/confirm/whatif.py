@@ -443,8 +443,10 @@ def auto_candidates(profile_json: dict[str, Any], runtime_codes: set[str], clear
 
 def run_candidates(command: list[str], baseline: list[Sample], whatifs: list[tuple[WhatIf, list[str]]], *,
                    cwd: str, timeout: float, env: dict[str, str] | None, samples: int, jobs: int = 1,
-                   echo: Callable[[str], None] | None = None) -> list[WhatIfResult]:
-    """Measure each candidate (``jobs`` > 1: that many at once, each in its own worker process)."""
+                   echo: Callable[[str], None] | None = None,
+                   beside_out: list[Sample] | None = None) -> list[WhatIfResult]:
+    """Measure each candidate (``jobs`` > 1: that many at once, each in its own worker process; the
+    baseline measured beside them is appended to ``beside_out``)."""
     todo: list[tuple[WhatIf, list[str], dict[str, Any]]] = []
     results: dict[str, WhatIfResult] = {}
     cuda = bool(baseline[0].plan) if baseline else False
@@ -464,6 +466,8 @@ def run_candidates(command: list[str], baseline: list[Sample], whatifs: list[tup
         measured = _parallel(command, [{}] + [h for _, _, h in todo], cwd=cwd, timeout=timeout, env=env,
                              samples=samples, jobs=jobs)
         beside = measured[0] if not isinstance(measured[0], str) else baseline
+        if beside_out is not None and beside is not baseline:
+            beside_out.extend(beside)
         note = (f"measured {min(jobs, len(todo) + 1)} at once, against the baseline measured beside them"
                 if beside is not baseline else "measured in parallel; the baseline beside them failed: against "
                 "the baseline run alone")

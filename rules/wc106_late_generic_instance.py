@@ -55,7 +55,9 @@ class LateGenericInstance(Rule):
     unknown types has no type. Arguments whose type is unknown never count as
     different. Any
     `wp.overload` registration of the kernel anywhere in the project silences the
-    rule, even one made after the first launch.
+    rule, even one made after the first launch. One finding per kernel, at its definition,
+    with the first two launches of different types as related locations (its fix, the
+    `wp.overload` lines, is written there once).
     """
 
     code = "WC106"

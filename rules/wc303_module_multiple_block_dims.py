@@ -35,10 +35,14 @@ class ModuleMultipleBlockDims(Rule):
 
     ## Limits
     The reference size is the launch default 256 when any launch of the module uses it,
-    else the most common value; each other value is reported once, at its first launch
-    (by path and line, test files last; through a wrapper, at the call of the wrapper). Launches whose
-    `block_dim` is not known statically (a parameter no project code passes, an external
-    call) and launches on `device="cpu"` are left out. A module holding a single kernel is
+    else the most common value; each other value is one more build of the module and one
+    finding, at its first launch (by path and line, test files last; through a wrapper, at
+    the call of the wrapper); odd values first launched at one place are one finding. Launches
+    whose `block_dim` is not known statically (a parameter no project code passes, an external
+    call) are left out, and so are launches that can only run on the CPU (the semantic
+    layer's devices: `device="cpu"` followed like any value, `wp.ScopedDevice("cpu")`,
+    `wp.set_device("cpu")`, the callers' default device) and values only the CPU takes
+    (`1` in `256 if device.is_cuda else 1`): the CPU ignores `block_dim`. A module holding a single kernel is
     not reported: the extra build is that kernel's own cost, not the module's.
     `launch_tiled` requires `block_dim`, so it is never defaulted.
     """

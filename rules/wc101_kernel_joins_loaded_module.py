@@ -39,7 +39,9 @@ class KernelJoinsLoadedModule(Rule):
 
     One defect, one finding: kernels one function creates for the same reason with no
     launch of their module between them join it together and cost one build; they are
-    reported once, at the first, with the others as related locations.
+    reported once, at the first, with the others as related locations. A name defined
+    again in the batch replaces the earlier definition before any launch (a module keeps one
+    kernel per key), so only its last definition counts.
 
     ## Limits
     Not reported: `module="unique"`; the only kernel of its module; factories called
@@ -113,7 +115,10 @@ class KernelJoinsLoadedModule(Rule):
                 if runner is not None:
                     joined.append(_Joining(kernel, module, varying=tuple(varying), runner=runner))
         for group in self._batches(project, file, joined):
-            yield self._finding(project, file, group)
+            # Warp keeps one kernel per key (name) in a module: a name defined again in the same batch
+            # replaces the earlier definition before any launch, which never builds.
+            last = {item.kernel.name: item for item in group}
+            yield self._finding(project, file, [item for item in group if last[item.kernel.name] is item])
 
     @staticmethod
     def _batches(project: Project, file: FileModel, joined: list[_Joining]) -> list[list[_Joining]]:

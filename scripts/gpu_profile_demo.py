@@ -8,7 +8,8 @@ runs from this checkout (no install needed: a shim package in OUT_DIR/.pkg maps 
 
 1. ``gemm``: tests/confirm_programs/gpu_tile_gemm.py (two one-kernel 16x16 f32 tile-GEMM modules,
    ``wp.clear_lto_cache()`` between them) under ``warplint --confirm`` with the what-ifs
-   ``enable_backward=False``, ``enable_mathdx_gemm=False`` and ``no-clear-lto-cache``, measured at once
+   ``enable_backward=False``, ``enable_mathdx_gemm=False``, ``no-clear-lto-cache`` and
+   ``parallel-preload``, measured at once
    (``--what-if-jobs``) beside a re-measured baseline, one sample each (a cold tile-GEMM build takes
    30-120 s on an H200: three samples would not fit the time box). CUDA only: skipped with ``--cpu``.
 2. ``block_dims``: tests/confirm_programs/gpu_block_dims.py (one module at block_dims 128/256/512, three
@@ -64,7 +65,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--cpu", action="store_true", help="run the non-tile steps on the CPU")
-    ap.add_argument("--jobs", type=int, default=4, help="what-if candidates measured at once (with the baseline)")
+    ap.add_argument("--jobs", type=int, default=5, help="runs measured at once (the candidates and the baseline)")
     ap.add_argument("--timeout", type=int, default=400, help="seconds per pass")
     ap.add_argument("--samples", type=int, default=3, help="samples per side for block_dims (gemm: always 1)")
     a = ap.parse_args()
@@ -88,7 +89,8 @@ def main() -> int:
     if not a.cpu:
         steps.append(("gemm", "gpu_tile_gemm.py", ["--samples", "1", "--what-if", "enable_backward=False",
                                                    "--what-if", "enable_mathdx_gemm=False",
-                                                   "--what-if", "no-clear-lto-cache"]))
+                                                   "--what-if", "no-clear-lto-cache",
+                                                   "--what-if", "parallel-preload"]))
     steps.append(("block_dims", "gpu_block_dims.py", ["--samples", str(a.samples), "--what-if", "parallel-preload",
                                                       "--what-if", "enable_backward=False"]))
     for name, program, extra in steps:

@@ -107,6 +107,13 @@ def test_topology_counts_launches(profiled):
     assert all(t["taped"] == 0 and not t["adjoint"] for t in topo)
 
 
+def test_launches_of_built_modules_keep_their_user_site(profiled):
+    # the launch hook's own frame sits between wp.launch and Module.load: it must not hide the caller
+    cold, _ = profiled.passes
+    launches = [e for e in cold.events if e.get("ev") == "launch"]
+    assert launches and all(e["site"] and e["site"][0].endswith("profile_demo.py") for e in launches), launches
+
+
 def test_text_summary_is_one_screen_with_the_ranked_table(profiled):
     text = render_summary(profiled)
     lines = text.splitlines()
@@ -411,3 +418,25 @@ def test_cli_rejects_bad_whatif_before_running(tmp_path):
     p = subprocess.run([PY, "-m", "warplint", "app.py", "--what-if", "no-clear-cache"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "only work with --confirm" in p.stderr
+
+
+def test_preload_mechanism_on_cpu_with_one_worker(tmp_path):
+    """The harness's parallel preload, driven directly (run_candidates refuses it without CUDA): at the first
+    load of a user module the recorder builds the planned (module, block_dim) variants on its pool."""
+    from warplint.confirm.events import RunData
+    from warplint.confirm.runner import Workspace, run_pass
+
+    plan = [{"module": "__main__", "device": "cpu", "block_dim": 1}, {"module": "not_imported", "device": "cpu",
+                                                                      "block_dim": 1}]
+    ws = Workspace(None, probes="off", whatif={"preload": plan, "preload_workers": 1})
+    try:
+        p = run_pass(ws, "cold", [PY, "clear_cache.py"], cwd=PROGRAMS, timeout=120)
+    finally:
+        ws.cleanup()
+    assert p.returncode == 0, p.output_tail
+    rd = RunData.from_events("cold", p.events, PROGRAMS)
+    (pre,) = [w for w in rd.whatifs if w.get("action") == "preload"]
+    assert pre["modules"] == ["__main__"] and pre["missing"] == ["not_imported"]
+    (load,) = [e for e in rd.loads if e["module"] == "__main__"]
+    assert load["status"] == "compiled" and load["seq"] < pre["seq"]  # built inside the preload
+    assert not rd.recorder_errors

@@ -390,17 +390,19 @@ class _Recorder:
             tl.exec = None
             r = orig(kernel, dim, *args, **kwargs)
             try:
-                kw = dict(zip(names, args, strict=False)) if args else kwargs
-                if args and kwargs:
+                if args:
+                    kw = dict(zip(names, args, strict=False))
                     kw.update(kwargs)
+                else:
+                    kw = kwargs
                 ex = tl.exec
                 adjoint = bool(kw.get("adjoint"))
                 taped = runtime.runtime.tape is not None and kw.get("record_tape", True)
-                inputs = kw.get("inputs") or ()
-                outputs = kw.get("outputs") or ()
-                key = (kernel, dim if type(dim) is int else tuple(dim), ex, adjoint,
-                       tuple([getattr(a, "dtype", None) or type(a) for a in inputs]),
-                       tuple([getattr(a, "dtype", None) or type(a) for a in outputs]))
+                inputs = kw.get("inputs")
+                outputs = kw.get("outputs")
+                key = (kernel, dim if type(dim) is int else _dims(dim), ex, adjoint,
+                       tuple([getattr(a, "dtype", None) or type(a) for a in inputs]) if inputs else (),
+                       tuple([getattr(a, "dtype", None) or type(a) for a in outputs]) if outputs else ())
                 entry = topology.get(key)
                 if entry is None:
                     entry = topology[key] = [0, 0]
@@ -469,7 +471,10 @@ class _Recorder:
                 try:
                     f: FrameType | None = getframe(1)
                     wd = rec.warp_dir
-                    while f is not None and wd is not None and f.f_code.co_filename.startswith(wd):
+                    own = rec.this_file  # the launch hook's frame sits between wp.launch and its caller
+                    while f is not None and wd is not None and (
+                        f.f_code.co_filename.startswith(wd) or f.f_code.co_filename == own
+                    ):
                         f = f.f_back
                     if f is not None:
                         key = (f.f_code, f.f_lineno, id(r))
@@ -872,6 +877,14 @@ class _Recorder:
 
         _stand_in(__setattr__, orig)
         cls.__setattr__ = __setattr__  # type: ignore[method-assign]  # the hook itself: warp's _ConfigModule
+
+
+def _dims(dim):
+    """A launch dim as plain ints (a tuple for a sequence): numpy integers and lists hash and print alike."""
+    try:
+        return tuple(int(d) for d in dim)
+    except TypeError:
+        return int(dim)
 
 
 def _new_phases():

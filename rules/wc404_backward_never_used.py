@@ -7,14 +7,6 @@ from warplint.model import FileModel
 from warplint.rule import Report, Rule
 from warplint.semantic.differentiation import differentiation_sites, kernel_options_off, mathdx_ops
 
-# MathDx ops whose LTO dispatch links adjoint LTOs when the module's enable_backward is on
-# (warp-facts §10; the same set as WC403), with the option that turns their MathDx path off.
-_BACKWARD_LTO_OPS = {
-    "tile_matmul": "enable_mathdx_gemm", "tile_fft": "enable_mathdx_fft", "tile_ifft": "enable_mathdx_fft",
-    "tile_cholesky": "enable_mathdx_solver", "tile_cholesky_inplace": "enable_mathdx_solver",
-    "tile_lower_solve": "enable_mathdx_solver", "tile_lower_solve_inplace": "enable_mathdx_solver",
-}
-
 
 class BackwardNeverUsed(Rule):
     """A MathDx tile kernel is built with backward on, and nothing in the project differentiates.
@@ -24,7 +16,8 @@ class BackwardNeverUsed(Rule):
     (the default: `wp.config.enable_backward` is True and no `enable_backward: False` module
     option). For MathDx tile builtins the module option also decides which LTOs are built and
     linked on CUDA: with backward on, `tile_matmul` links two more GEMMs (dA, dB),
-    `tile_fft`/`tile_ifft` one more FFT, `tile_cholesky*`/`tile_lower_solve*` a GEMM and a TRSM.
+    `tile_fft`/`tile_ifft` one more FFT, `tile_cholesky`/`tile_lower_solve` a GEMM and a TRSM (their
+    `_inplace` forms return before building any; which ops do is the project's Warp version's fact).
     Measured on an H200 (warp-lang 1.19, cold caches): a module with one 8x8 f32 `tile_matmul`
     kernel built in 30-37 s with backward on and 15-17 s with it off; a 32x32 f32+f16 GEMM module
     in 88-116 s against 45 s. When no `wp.Tape`, adjoint launch or `tape.backward()` exists in the
@@ -109,13 +102,15 @@ class BackwardNeverUsed(Rule):
         for kernel in file.kernels:
             if "enable_backward" in kernel.options:
                 continue  # False: WC403's case; True or not literal: the author decided
-            ops = sorted(op for op in mathdx_ops(project, file, kernel) if op in _BACKWARD_LTO_OPS)
+            # the project's Warp decides which ops link adjoint LTOs, and which option turns their MathDx path off
+            backward_ops = project.warp.mathdx_backward_lto_ops
+            ops = sorted(op for op in mathdx_ops(project, file, kernel) if op in backward_ops)
             if not ops:
                 continue
             off = kernel_options_off(project, file, kernel)
             if off is None or "enable_backward" in off:
                 continue
-            ops = [op for op in ops if _BACKWARD_LTO_OPS[op] not in off]
+            ops = [op for op in ops if project.warp.mathdx_options.get(op) not in off]
             if not ops:
                 continue
             module = project.kernel_module(file, kernel)

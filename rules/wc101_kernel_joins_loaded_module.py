@@ -47,7 +47,9 @@ class KernelJoinsLoadedModule(Rule):
     Not reported: `module="unique"`; the only kernel of its module; factories called
     only at module level (import time) before launches; identical content re-defined
     with no launch before it (Warp deduplicates it by hash); a captured name with one
-    literal value on every call (identical content each time); a call of a
+    literal value on every call when the factory is also called at import, before any
+    launch (every later call re-defines identical content; without such a call, the first
+    creation after a launch is reported, as one build); a call of a
     `functools.cache`d factory with the literal arguments of a call made earlier (in the
     same function, or at import) before the launch: the cache returns that call's kernel.
     A preload (`load_module`/`force_load`) that built only variants no launch of the
@@ -108,12 +110,15 @@ class KernelJoinsLoadedModule(Rule):
             if evidence is not None:
                 joined.append(_Joining(kernel, module, evidence=evidence))
                 continue
-            varying = [name for name in sorted(kernel.captured | kernel.static_captured)
-                       if not self._never_varies(project, file, scope, name)]
-            if varying:
+            captured = sorted(kernel.captured | kernel.static_captured)
+            varying = [name for name in captured if not self._never_varies(project, file, scope, name)]
+            if captured and not varying and self._made_at_import(project, file, scope):
+                continue  # one content on every call, first made at import, before any launch: identical
+            if captured:
                 runner = self._launched_by_factory_or_callers(file, kernel, module, project)
                 if runner is not None:
-                    joined.append(_Joining(kernel, module, varying=tuple(varying), runner=runner))
+                    joined.append(_Joining(kernel, module, varying=tuple(varying), runner=runner,
+                                           captured=tuple(captured)))
         for group in self._batches(project, file, joined):
             # Warp keeps one kernel per key (name) in a module: a name defined again in the same batch
             # replaces the earlier definition before any launch, which never builds.
@@ -161,6 +166,16 @@ class KernelJoinsLoadedModule(Rule):
                 related=(*related, *also), module=module, kernel=kernel.name, function=scope,
             )
         varying = sorted({name for g in group for name in g.varying})
+        if not varying:
+            captured = ", ".join(sorted({name for g in group for name in g.captured}))
+            return self.report(
+                kernel.span,
+                f"{subject} {'is' if single else 'are'} created when {scope}() runs, and {first.runner} launches "
+                f"shared Warp module {module}: the first creation after a launch builds the whole module again "
+                f"(once: what {'it captures' if single else 'they capture'}, {captured}, has one value). Define "
+                f"{'it' if single else 'them'} at module level, or before the first launch.",
+                related=also, module=module, kernel=kernel.name, function=scope,
+            )
         return self.report(
             kernel.span,
             f"{subject} {'captures' if single else 'capture'} {', '.join(varying)} from {scope}(), "
@@ -170,6 +185,12 @@ class KernelJoinsLoadedModule(Rule):
             "variants before the first launch.",
             related=also, module=module, kernel=kernel.name, function=scope,
         )
+
+    @staticmethod
+    def _made_at_import(project: Project, file: FileModel, scope: str) -> bool:
+        """The factory ``scope`` is called at module level (import time, not under a condition)."""
+        return any(not call.ctx.scope and not call.ctx.conditions and not call.ctx.in_main_guard
+                   for _, call in project.call_sites(project.fqname(file, scope)))
 
     @staticmethod
     def _never_varies(project: Project, file: FileModel, scope: str, name: str) -> bool:
@@ -231,6 +252,7 @@ class _Joining:
     evidence: tuple | None = None
     varying: tuple[str, ...] = ()
     runner: str = ""
+    captured: tuple[str, ...] = ()
 
     @property
     def reason(self) -> tuple:

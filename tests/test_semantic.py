@@ -244,3 +244,15 @@ def test_cached_repeat_alone_is_clean(tmp_path):
     (tmp_path / "cached.py").write_text(text[:text.index("def new_value")].replace("  # WC101", ""))
     found, _ = _lint(str(tmp_path))
     assert [d.code for d in found] == []
+
+
+def test_positional_construction_of_a_class_with_its_own_init(tmp_path):
+    # Solver(model, 4) passes its arguments to __init__, which sets self.block itself: not dataclass fields
+    project = _project(tmp_path, {"s.py": (
+        "import warp as wp\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+        "class Solver:\n    def __init__(self, model, n):\n        self.block = 64 if n < 8 else 128\n"
+        "    def step(self, a):\n        wp.launch(k, dim=1, inputs=[a], block_dim=self.block)\n"
+        "s = Solver(None, 4)\n"
+    )})
+    (launch,) = project.launches(_file(project, "s.py"))
+    assert launch.block_dims.known and sorted(launch.block_dims.constants()) == [64, 128]

@@ -405,7 +405,9 @@ class Evaluator:
                 results.append(ValueSet.of(Varies(f"`{attr}` is updated in place")))
             else:
                 results.append(self.values(file, a.value, a.ctx.scope, None, depth))
-        for file, call in self.project.constructions(cls):  # dataclass-style `Settings(threads=64)`
+        # dataclass-style `Settings(threads=64)`: only a class without its own __init__ takes fields as keywords
+        constructions = [] if f"{qual}.__init__" in owner.functions else self.project.constructions(cls)
+        for file, call in constructions:
             if attr in call.kwargs:
                 results.append(self.values(file, call.kwargs[attr], call.ctx.scope, None, depth))
             elif call.args or call.has_star_args:

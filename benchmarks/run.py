@@ -22,7 +22,17 @@ case after another (so a load spike on a noisy machine hits all cases alike):
 - cold+write      ``warplint`` with an empty cache dir (what the first real run costs);
 - warm            ``warplint`` again, nothing changed;
 - touched 1 file  one file's content changed (a comment appended), cache otherwise warm;
+- edited 1 file   one file's code changed (a module-level assignment appended: its model changes);
+- warm, 1 file arg  ``warplint FILE`` (pre-commit): the file is checked with its project;
+- flake8, 1 file  plain flake8 (E,F,W,C90) on that file, next to flake8 with warplint's plugin on it:
+                  warm (nothing changed since the last run) and after its code was edited;
 - flake8 / ruff   on the same tree, if installed (reference points).
+
+The copied tree gets a ``pyproject.toml`` whose ``[tool.warplint] cache-dir`` is where the flake8
+plugin keeps its cache (the CLI cases pass ``--cache-dir``). The flake8 cases time this checkout's
+plugin (flake8 loads plugins by entry point, so a ``--site`` copy cannot stand in for it).
+``--skip-cold`` leaves the cold cases out (one untimed run fills each cache first): on a loaded
+machine they dominate the run.
 
 Prints median, min-max, CPU seconds (user+sys of the process tree), the ratio to the
 bare parse median, and peak RSS (largest single process of the tree: the main process
@@ -161,10 +171,18 @@ def bench_corpus(name: str, args) -> list[dict]:
             sites.append((f"[{label}] ", {**os.environ, "PYTHONPATH": os.path.abspath(directory)}))
 
     touched = pick_file_to_touch(tree)
+    flake8_cache = os.path.join(work, "cache-flake8")
+    with open(os.path.join(tree, "pyproject.toml"), "w", encoding="utf-8") as fh:
+        fh.write(f"[tool.warplint]\ncache-dir = {flake8_cache!r}\n")
 
     def touch(i: int) -> None:
         with open(touched, "a", encoding="utf-8") as fh:
             fh.write(f"\n# benchmark edit {i} {time.time()}\n")
+
+    def edit(i: int) -> None:
+        """A change to the file's code: its model changes (a module-level binding), every span stays."""
+        with open(touched, "a", encoding="utf-8") as fh:
+            fh.write(f"\n_benchmark_edit_{i}_{int(time.time() * 1000)} = {i}\n")
 
     # --jobs, else the cores (the condition binds looser than `or`: without the parentheses
     # --jobs was ignored where sched_getaffinity is missing)
@@ -184,19 +202,36 @@ def bench_corpus(name: str, args) -> list[dict]:
         def fresh_cache(_i: int, directory: str = site_cache) -> None:
             shutil.rmtree(directory, ignore_errors=True)
 
+        if args.skip_cold:
+            run_timed([*warplint, "--cache-dir", site_cache, tree], env=env)  # fills the cache, untimed
+        else:
+            cases += [
+                (f"{label}warplint cold --no-cache", None, [*warplint, "--no-cache", tree], env),
+                (f"{label}warplint cold, writes cache", fresh_cache, [*warplint, "--cache-dir", site_cache, tree],
+                 env),
+            ]
         cases += [
-            (f"{label}warplint cold --no-cache", None, [*warplint, "--no-cache", tree], env),
-            (f"{label}warplint cold, writes cache", fresh_cache, [*warplint, "--cache-dir", site_cache, tree], env),
             (f"{label}warplint warm", None, [*warplint, "--cache-dir", site_cache, tree], env),
             (f"{label}warplint touched 1 file", touch, [*warplint, "--cache-dir", site_cache, tree], env),
+            (f"{label}warplint edited 1 file", edit, [*warplint, "--cache-dir", site_cache, tree], env),
             (f"{label}warplint warm, 1 file arg", None, [*warplint, "--cache-dir", site_cache, touched], env),
+        ]
+    if tool_available("flake8"):
+        # W1..W6, not W: flake8's "W" also selects warplint's own WC codes (the plugin would run)
+        plain = [sys.executable, "-m", "flake8", "--select", "E,F,W1,W2,W3,W5,W6,C90", "--exit-zero"]
+        plugin = [sys.executable, "-m", "flake8", "--exit-zero"]  # flake8's default selection: WC included
+
+        def warm_flake8(_i: int) -> None:
+            run_timed([*plugin, touched])  # the plugin's cache holds the file's project as it is now
+
+        cases += [
+            ("flake8 1 file (E,F,W,C90)", None, [*plain, touched], None),
+            ("flake8 1 file + warplint, warm", warm_flake8, [*plugin, touched], None),
+            ("flake8 1 file + warplint, edited", edit, [*plugin, touched], None),
         ]
     if tool_available("flake8") and not args.no_tools:
         # warplint's own flake8 plugin is excluded (E/F/W/C90 only): a plain-flake8 reference.
-        cases.append(("flake8 (E,F,W,C90)", None,
-                      # W1..W6, not W: flake8's "W" also selects warplint's own WC codes
-                      [sys.executable, "-m", "flake8", "--select", "E,F,W1,W2,W3,W5,W6,C90", "--exit-zero", tree],
-                      None))
+        cases.append(("flake8 (E,F,W,C90)", None, [*plain, tree], None))
     ruff_path = shutil.which("ruff")
     if (ruff_path or tool_available("ruff")) and not args.no_tools:
         ruff = [ruff_path] if ruff_path else [sys.executable, "-m", "ruff"]
@@ -269,7 +304,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--jobs", type=int, default=None, help="warplint --jobs (default: warplint's default, the cores)")
     p.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
-    p.add_argument("--no-tools", action="store_true", help="leave out the flake8 and ruff reference points")
+    p.add_argument("--no-tools", action="store_true",
+                   help="leave out the whole-tree flake8 and ruff reference points (the one-file flake8 cases stay)")
+    p.add_argument("--skip-cold", action="store_true",
+                   help="leave out the cold cases (an untimed run fills each cache first)")
     p.add_argument("--site", action="append", metavar="LABEL=DIR",
                    help="time the warplint installed in DIR (repeatable: versions side by side)")
     args = p.parse_args(argv)

@@ -311,3 +311,26 @@ def test_single_file_cli_is_not_slower_to_answer_than_it_must(project):
     assert result.cached and session.models == {}
     assert sorted((d.line, d.col + 1, d.code) for d in result.diagnostics) == EXPECTED["imgproc/pipeline.py"]
 
+
+
+def test_a_change_that_leaves_the_models_as_they_were_is_answered_from_the_findings_before(project):
+    """A comment added: the changed file is parsed again, its model is the one cached, and the findings
+    stored for the texts before are the answer (no other model is loaded). A noqa comment or a change
+    to the code is not such a change."""
+    from warplint.config import load_config
+    from warplint.engine import Session
+
+    pipeline = project / "imgproc" / "pipeline.py"
+    assert found(cli(project, "."), "imgproc/pipeline.py") == EXPECTED["imgproc/pipeline.py"]
+    pipeline.write_text(FILES["imgproc/pipeline.py"] + "# a note at the end\n")
+    session = Session(load_config(str(project), set()))
+    result = session.lint_paths([str(project)], project_context=True)
+    assert result.cached and list(session.models) == [str(pipeline)]  # only the changed file was modelled
+    assert sorted((d.line, d.col + 1, d.code) for d in result.diagnostics) == EXPECTED["imgproc/pipeline.py"]
+
+    lines = FILES["imgproc/pipeline.py"].splitlines(True)
+    lines[17] = lines[17].rstrip("\n") + "  # noqa: WC303\n"
+    for text in ("".join(lines), FILES["imgproc/pipeline.py"].replace("threads=128", "threads=256")):
+        pipeline.write_text(text)
+        cached, fresh = cli(project, "."), cli(project, "--no-cache", ".")
+        assert found(cached, "imgproc/pipeline.py") == found(fresh, "imgproc/pipeline.py") == [(16, 9, "WC102")]

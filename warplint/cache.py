@@ -41,8 +41,8 @@ from collections.abc import Iterable
 
 from .model import FileModel
 
-CACHE_FORMAT = 4
-MAGIC = b"warplint-cache-4\n"
+CACHE_FORMAT = 5
+MAGIC = b"warplint-cache-5\n"
 TAG_SIZE = 32
 SECRET_SIZE = 32
 DEFAULT_DIRNAME = ".warplint_cache"
@@ -230,9 +230,9 @@ class ModelCache:
         self.salt = salt
         self.secret = secret
         self.path = os.path.join(self.directory, f"models-{salt}.pickle")
-        # path -> (digest, module, is_package, pickled model): models are unpickled on
+        # path -> (digest, module, is_package, pickled model, noqa signature): models are unpickled on
         # use, so a run over a few files does not pay for the whole project's models.
-        self.entries: dict[str, tuple[str, str, bool, bytes]] = {}
+        self.entries: dict[str, tuple[str, str, bool, bytes, str]] = {}
         self.dirty = False
         self.hits = 0
         self.misses = 0
@@ -253,11 +253,12 @@ class ModelCache:
         entry = self.entries.get(absolute)
         if (
             not isinstance(entry, tuple)
-            or len(entry) != 4
+            or len(entry) != 5
             or entry[0] != text_digest
             or entry[1] != module
             or entry[2] != is_package
             or not isinstance(entry[3], bytes)
+            or not entry[3]  # only the digest of a file that was not parsed (``remember``)
         ):
             self.misses += 1
             return None
@@ -273,8 +274,32 @@ class ModelCache:
             model.path = path
         return model
 
-    def put(self, absolute: str, text_digest: str, model: FileModel, blob: bytes | None = None) -> None:
-        """Keep ``model`` (``blob``: the model already pickled, e.g. by a worker)."""
+    def previous(self, absolute: str) -> tuple[str, str, FileModel] | None:
+        """(text digest, noqa signature, model) of the entry kept for ``absolute``, whatever text it was
+        built from: what a changed file's model was (a comment added leaves it as it was)."""
+        self.load()
+        entry = self.entries.get(absolute)
+        if not (isinstance(entry, tuple) and len(entry) == 5 and isinstance(entry[3], bytes) and entry[3]):
+            return None
+        try:
+            model = pickle.loads(entry[3])
+        except Exception:  # noqa: BLE001 - a damaged entry is a miss
+            return None
+        return (entry[0], entry[4], model) if isinstance(model, FileModel) else None
+
+    def remember(self, absolute: str, text_digest: str, module: str, is_package: bool) -> None:
+        """Keep only the digest of a file the prefilter did not parse (no model): the next run can tell
+        it did not change. A later ``put`` of its parsed model replaces it."""
+        self.load()
+        entry = self.entries.get(absolute)
+        if entry is None or entry[0] != text_digest:
+            self.entries[absolute] = (text_digest, module, is_package, b"", "")
+            self.dirty = True
+
+    def put(self, absolute: str, text_digest: str, model: FileModel, blob: bytes | None = None,
+            noqa: str = "") -> None:
+        """Keep ``model`` (``blob``: the model already pickled, e.g. by a worker; ``noqa``: the signature of
+        the text's noqa lines, which the findings read besides the model)."""
         self.load()
         if model.error is not None and model.error.startswith(("cannot read", "cannot decode")):
             return
@@ -283,7 +308,7 @@ class ModelCache:
                 blob = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
             except (pickle.PicklingError, RecursionError, TypeError, AttributeError):
                 return
-        self.entries[absolute] = (text_digest, model.module, model.is_package, blob)
+        self.entries[absolute] = (text_digest, model.module, model.is_package, blob, noqa)
         self.dirty = True
 
     def save(self) -> bool:
@@ -362,10 +387,12 @@ class ResultCache:
                 return None
         return entry
 
-    def put(self, key: str, entry: dict) -> None:
+    def put(self, key: str, entry: dict, *also: str) -> None:
+        """Keep ``entry`` under ``key`` (and the keys ``also``: one entry, several keys); one write."""
         entries = self._load()
-        entries.pop(key, None)
-        entries[key] = entry
+        for k in (key, *also):
+            entries.pop(k, None)
+            entries[k] = entry
         while len(entries) > self.KEEP:
             entries.pop(next(iter(entries)))
         payload = {"format": CACHE_FORMAT, "salt": self.salt, "entries": entries}

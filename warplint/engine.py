@@ -33,6 +33,18 @@ from .noqa import find_suppressions, unused_codes, unused_noqa_reports
 from .registry import FileError, UnusedNoqa, all_rules
 from .rule import Report, Rule
 
+_NOQA_LINE = re.compile(r"^.*noqa.*$", re.M | re.I)  # every line a suppression (or WC001) could read
+# Changed files compared model by model with their cached models before the rules run again (each costs a
+# parse; beyond a few, running the rules is the cheaper answer).
+MAX_UNCHANGED_CHECKS = 8
+
+
+def noqa_signature(text: str) -> str:
+    """A digest of the lines of ``text`` that suppressions could read (with their line numbers)."""
+    import hashlib
+
+    lines = [(text.count("\n", 0, m.start()), m.group()) for m in _NOQA_LINE.finditer(text)]
+    return hashlib.blake2b(repr(lines).encode(), digest_size=16).hexdigest()
 _IMPORT_LINE = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+([\w\s,()*]+)|import\s+([\w.]+))", re.M)
 
 
@@ -357,7 +369,7 @@ class Session:
             self._cache = _cache.ModelCache(where, salt, secret)
             self._results = _cache.ResultCache(where, salt, secret)
 
-    def _run_key(self, files: list[tuple[str, str | None, str | None]]) -> str:
+    def _run_key(self, files: list[tuple[str, str | None, str | None]], digests: dict[str, str] | None = None) -> str:
         """Everything the findings of a project's files depend on, besides installed packages
         (checked separately): the files (absolute path, content), the effective config and rule
         selection, and what decides the Warp version whose facts the rules consult. Front ends that index
@@ -374,7 +386,8 @@ class Session:
         entries = sorted(((os.path.abspath(path), text, error) for path, text, error in files), key=lambda e: e[0])
         for absolute, text, error in entries:
             h.update(b"\0" + absolute.encode("utf-8", "surrogatepass"))
-            h.update(b"\1" + (self._digest(absolute, text) if text is not None else f"error:{error}").encode())
+            digest = (digests or {}).get(absolute) or (self._digest(absolute, text) if text is not None else None)
+            h.update(b"\1" + (digest if digest is not None else f"error:{error}").encode())
         return h.hexdigest()
 
     def _digest(self, absolute: str, text: str) -> str:
@@ -408,7 +421,7 @@ class Session:
             fresh = analyze_many([items[i] for i in missing], self.jobs, self.budget, self.progress)
             for i, (model, blob) in zip(missing, fresh, strict=True):
                 models[i] = model
-                cache.put(keys[i][0], keys[i][1], model, blob)
+                cache.put(keys[i][0], keys[i][1], model, blob, noqa_signature(items[i][1]))
         return [m for m in models if m is not None]  # all of them: every miss was analysed above
 
     # ------------------------------------------------------------------ reading
@@ -484,6 +497,8 @@ class Session:
             else:
                 model = FileModel(path=path, module=module, is_package=is_package)
                 model.rule_facts["unparsed"] = True
+                if self._cache is not None:  # the next run can tell it did not change (_key_before_unchanged_models)
+                    self._cache.remember(absolute, self._digest(absolute, text), module, is_package)
             models.append(model)
             if text is not None:
                 self.texts[absolute] = text
@@ -648,25 +663,35 @@ class Session:
             self._project_context = True
             files += self._context_of(files)
         spelled = {os.path.abspath(path): path for path, _, _ in files}
+
+        def answer(entry: dict) -> LintResult:
+            for path, text, _ in files:
+                if text is not None:
+                    self.texts[os.path.abspath(path)] = text
+            for absolute in targets:
+                parsed, diagnostics = entry["files"][absolute]
+                result.files += 1
+                result.parsed += parsed
+                result.diagnostics.extend(_spelled(d, spelled) for d in diagnostics)
+            result.diagnostics.sort(key=Diagnostic.sort_key)
+            result.cached = True
+            return result
+
         run_key = None
         hit = None
         if self._results is not None:
             run_key = self._run_key(files)
-            hit = self._results.get(run_key)
-            if hit is not None and any(locate_installed(name) for name in hit["missing"]):
-                hit = None
+            hit = self._usable_result(run_key, targets)
             if hit is not None and all(a in hit["files"] for a in targets):
-                for path, text, _ in files:
-                    if text is not None:
-                        self.texts[os.path.abspath(path)] = text
-                for absolute in targets:
-                    parsed, diagnostics = hit["files"][absolute]
-                    result.files += 1
-                    result.parsed += parsed
-                    result.diagnostics.extend(_spelled(d, spelled) for d in diagnostics)
-                result.diagnostics.sort(key=Diagnostic.sort_key)
-                result.cached = True
-                return result
+                return answer(hit)
+            # Files changed. If their models did not (a comment, a blank line at the end) and neither did
+            # their noqa lines, nothing the findings read changed: those of the texts before still hold.
+            before = self._key_before_unchanged_models(files)
+            same = self._usable_result(before, targets) if before is not None else None
+            if same is not None and all(a in same["files"] for a in targets):
+                self._results.put(run_key, same)
+                self.save_cache()  # the changed files' models, under their new digests
+                return answer(same)
         self.add_files(files)
         self._parse_importers()
         project = self.project()
@@ -689,6 +714,46 @@ class Session:
             stored.update((a, (parsed, [_absolute(d) for d in found])) for a, (parsed, found) in checked.items())
             self._results.put(run_key, {"files": stored, "externals": externals, "missing": missing})
         return result
+
+    def _usable_result(self, key: str, targets: list[str]) -> dict | None:
+        entry = self._results.get(key) if self._results is not None else None
+        if entry is not None and any(locate_installed(name) for name in entry["missing"]):
+            return None  # a module looked for and not found then is installed now
+        return entry
+
+    def _key_before_unchanged_models(self, files: list[tuple[str, str | None, str | None]]) -> str | None:
+        """The result key of the texts the changed files had when their cached models were built, when
+        every changed file is a Warp file whose new model equals that one and whose noqa lines are the
+        same (suppressions and WC001 read the text; rules read models only). The changed files are
+        modelled here (the run would model them anyway). None when any of that does not hold."""
+        cache = self._cache
+        if cache is None:
+            return None
+        changed: list[tuple[str, str | None, str | None]] = []
+        earlier: dict[str, tuple[str, str, FileModel]] = {}
+        cache.load()
+        for path, text, error in files:
+            absolute = os.path.abspath(path)
+            if text is None:
+                continue
+            entry = cache.entries.get(absolute)
+            if entry is not None and len(entry) == 5 and entry[0] == self._digest(absolute, text):
+                continue  # unchanged
+            if "warp" not in text:
+                return None  # whether it is parsed depends on its imports: not judged here
+            known = cache.previous(absolute)
+            if known is None:
+                return None  # a new file
+            earlier[absolute] = known
+            changed.append((path, text, error))
+        if not changed or len(changed) > MAX_UNCHANGED_CHECKS:
+            return None
+        for model, (path, text, _) in zip(self.add_files(changed), changed, strict=True):
+            _, old_noqa, old_model = earlier[os.path.abspath(path)]
+            old_model.path = model.path
+            if old_model != model or old_noqa != noqa_signature(text or ""):
+                return None
+        return self._run_key(files, {a: known[0] for a, known in earlier.items()})
 
     def _context_of(self, files: list[tuple[str, str | None, str | None]]
                     ) -> list[tuple[str, str | None, str | None]]:

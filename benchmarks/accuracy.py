@@ -243,13 +243,13 @@ def score(corpus: str, labels: list[Label], findings: list[Finding], enabled: se
         s = scores[f.code]
         s.findings += 1
         label = by_key.get(f.key)
-        verdict = label.expected_verdict(report_deliberate) if label is not None else None
+        judged = label.expected_verdict(report_deliberate) if label is not None else None
         if label is None:
             s.unjudged += 1
             unjudged.append(f)
-        elif verdict == "defect":
+        elif judged == "defect":
             s.on_defect += 1
-        elif verdict == "harmless":
+        elif judged == "harmless":
             s.on_harmless += 1
             harmful.append((f, label))
         else:

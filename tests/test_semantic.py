@@ -240,7 +240,8 @@ def test_one_finding_per_batch_of_kernels_and_cached_repeats():
 
 
 def test_cached_repeat_alone_is_clean(tmp_path):
-    text = open(os.path.join(FIXTURES, "joins", "cached.py")).read()
+    with open(os.path.join(FIXTURES, "joins", "cached.py"), encoding="utf-8") as fh:
+        text = fh.read()
     (tmp_path / "cached.py").write_text(text[:text.index("def new_value")].replace("  # WC101", ""))
     found, _ = _lint(str(tmp_path))
     assert [d.code for d in found] == []

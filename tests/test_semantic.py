@@ -164,7 +164,7 @@ def test_code_contexts():
 
     _, project = _lint(os.path.join(FIXTURES, "deliberate"))
     assert project.context_of(_file(project, "bench_compile.py")) is CodeContext.BENCHMARK
-    assert project.context_of(_file(project, "test_build.py"), "TestBuild.setUp") is CodeContext.TEST
+    assert project.context_of(_file(project, "checks.py"), "TestBuild.setUp") is CodeContext.TEST
     suite = _file(project, "suite.py")
     assert project.context_of(suite, "LoadSuite.setup") is CodeContext.BENCHMARK  # an asv class
     assert project.context_of(suite, "Warmup.setup") is CodeContext.LIBRARY  # setup() alone is not asv
@@ -184,8 +184,8 @@ def test_deliberate_cold_starts_are_reported_on_request():
         ("benchmarks/bench_compile.py", 6, "WC202", "in benchmark code"),
         ("perf/suite.py", 14, "WC201", "in benchmark code"),
         ("perf/suite.py", 15, "WC204", "in benchmark code"),
-        ("tests/test_build.py", 10, "WC201", "in test code"),
-        ("tests/test_build.py", 18, "WC201", "in test code"),
+        ("tests/checks.py", 11, "WC201", "in test code"),
+        ("tests/checks.py", 19, "WC201", "in test code"),
     ]
     assert len(found) == len(default) + len(extra)
 

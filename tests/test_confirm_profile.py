@@ -440,3 +440,21 @@ def test_preload_mechanism_on_cpu_with_one_worker(tmp_path):
     (load,) = [e for e in rd.loads if e["module"] == "__main__"]
     assert load["status"] == "compiled" and load["seq"] < pre["seq"]  # built inside the preload
     assert not rd.recorder_errors
+
+
+def test_launch_shapes_that_vary_share_one_entry_after_the_cap(tmp_path):
+    from warplint.confirm.events import RunData
+    from warplint.confirm.runner import Workspace, run_pass
+
+    (tmp_path / "vary.py").write_text(
+        "import warp as wp\n\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[wp.tid()] = 1.0\n\n"
+        "a = wp.zeros(100, dtype=float, device='cpu')\nfor n in range(1, 60):\n"
+        "    wp.launch(k, dim=n, inputs=[a], device='cpu')\n")
+    ws = Workspace(None, probes="off")
+    try:
+        p = run_pass(ws, "cold", [PY, "vary.py"], cwd=str(tmp_path), timeout=120)
+    finally:
+        ws.cleanup()
+    topo = RunData.from_events("cold", p.events, str(tmp_path)).topology()
+    assert len(topo) == 33 and sum(c.launches for c in topo.values()) == 59
+    assert [c.launches for s, c in topo.items() if s.dim == ("varies",)] == [59 - 32]

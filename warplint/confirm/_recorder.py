@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 _EVENTS_PATH = os.environ.get("WARPLINT_CONFIRM_EVENTS")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
+MAX_SHAPES = 32  # distinct launch shapes recorded per (kernel, module executable); the rest share one entry
 SNAPSHOT_OPTIONS = (
     "enable_backward",
     "max_unroll",
@@ -383,6 +384,7 @@ class _Recorder:
         rec = self
         names = list(inspect.signature(orig).parameters)[2:]
         topology = self.topology
+        shapes: dict = {}  # (kernel, exec) -> distinct launch shapes recorded
         tl = self.tl
         runtime = ctx
 
@@ -405,8 +407,15 @@ class _Recorder:
                        tuple([getattr(a, "dtype", None) or type(a) for a in outputs]) if outputs else ())
                 entry = topology.get(key)
                 if entry is None:
-                    entry = topology[key] = [0, 0]
-                    rec._topology_entry(kernel, key, ex, kw)
+                    per = (kernel, ex)
+                    if shapes.get(per, 0) >= MAX_SHAPES:
+                        # dims or dtypes that vary launch after launch: one entry for the rest, counted
+                        key = (kernel, "varies", ex, adjoint, ("varies",), ())
+                        entry = topology.get(key)
+                    if entry is None:
+                        shapes[per] = shapes.get(per, 0) + 1
+                        entry = topology[key] = [0, 0]
+                        rec._topology_entry(kernel, key, ex, kw)
                 entry[0] += 1
                 if taped:
                     entry[1] += 1
@@ -426,12 +435,14 @@ class _Recorder:
             return getattr(t, "__name__", None) or repr(t)
 
         module = getattr(getattr(kernel, "module", None), "name", None)
+        varies = key[1] == "varies"
         self.emit(
             "topology",
             index=len(self.topology) - 1,
             kernel=getattr(kernel, "key", repr(kernel)),
             module=module,
             dim=list(key[1]) if isinstance(key[1], tuple) else key[1],
+            varies=varies,
             device=str(ex.device) if ex is not None else str(kw.get("device")),
             block_dim=getattr(ex, "block_dim", None),
             adjoint=key[3],

@@ -5,6 +5,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+collect_ignore = ["fixtures"]  # lint inputs, not tests: a fixture's `tests` package would shadow this one
 
 
 @pytest.fixture

@@ -394,7 +394,7 @@ def render_summary(result: ConfirmResult, *, width: int = 100, max_rows: int = 1
             out.append(f"  ... {len(rows) - max_rows} more (see --keep-artifacts / JSON output)")
     table = render_profile(s.get("profile") or {}, compile_elapsed_s=s.get("compile_elapsed_s"), width=width)
     mods = s.get("modules") or []
-    out += render_whatifs(result.what_if, width=width)
+    out += render_whatifs(result.what_if, width=width + 20)  # change, saving, band, workload: one line each
     if table:
         out += table
     elif mods:

@@ -226,15 +226,19 @@ async def test_rule_examples_match_cli_and_code_actions_apply(client: LanguageCl
                         context=types.CodeActionContext(diagnostics=[d]),
                     )
                 )
-                fixes = [a for a in actions if "noqa" not in a.title and a.diagnostics[0].range == d.range]
+                mine = [a for a in actions if a.diagnostics and a.diagnostics[0].range == d.range]
+                fixes = [a for a in mine if a.kind == types.CodeActionKind.QuickFix
+                         and not a.title.startswith("Suppress")]
                 if e["fix"] is None:
                     assert fixes == []
                 else:
                     edits = fixes[0].edit.changes[uri]
                     assert [
-                        (x.range.start.line + 1, x.range.start.character + 1, x.new_text) for x in edits
-                    ] == [(y["line"], y["column"], y["content"]) for y in e["fix"]["edits"]]
-                noqa = [a for a in actions if "noqa" in a.title and a.diagnostics[0].range == d.range]
+                        (x.range.start.line + 1, x.range.start.character + 1, x.range.end.line + 1,
+                         x.range.end.character + 1, x.new_text) for x in edits
+                    ] == [(y["location"]["row"], y["location"]["column"], y["end_location"]["row"],
+                           y["end_location"]["column"], y["content"]) for y in e["fix"]["edits"]]
+                noqa = [a for a in mine if a.title.startswith("Suppress")]
                 silenced = apply_edits(example, noqa[0].edit.changes[uri])
                 path.write_text(silenced)
                 assert [x for x in cli_json(str(path)) if x["code"] == d.code and x["line"] == e["line"]] == []

@@ -7,7 +7,6 @@ threw away. Device: $WARPLINT_DEMO_DEVICE (default cuda:0). Markers: scripts/gpu
 import os
 
 import numpy as np
-
 import warp as wp
 
 TILE = 16

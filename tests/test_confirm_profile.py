@@ -12,10 +12,10 @@ import copy
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
+from tests.test_confirm import PROGRAMS, PY, diag, mark  # the confirm tests' program folder and helpers
 from warplint.confirm import CONFIRMED, NOT_REPRODUCED, analyze, render_summary, run_confirm
 from warplint.confirm.compare import compare, load_artifact
 from warplint.confirm.runner import PassResult
@@ -29,24 +29,6 @@ from warplint.confirm.whatif import (
     WhatIfError,
     parse_whatif,
 )
-from warplint.diagnostic import Diagnostic, Span
-
-PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "confirm_programs")
-PY = sys.executable
-
-
-def mark(relpath: str, name: str) -> int:
-    with open(os.path.join(PROGRAMS, relpath), encoding="utf-8") as fh:
-        for i, line in enumerate(fh, 1):
-            if f"# MARK:{name}" in line:
-                return i
-    raise AssertionError(f"no MARK:{name} in {relpath}")
-
-
-def diag(relpath: str, line: int, mech: str, end_line: int | None = None, code: str = "WC100", **data) -> Diagnostic:
-    return Diagnostic(path=os.path.join(PROGRAMS, relpath), span=Span(line, 0, end_line or line, 0), code=code,
-                      name="hand-built", mechanism=mech, message="hand-built finding for the test",
-                      confidence="medium", data=data)
 
 
 def rejudge(result, diags, cold=None):

@@ -29,8 +29,9 @@ case after another (so a load spike on a noisy machine hits all cases alike):
 - flake8 / ruff   on the same tree, if installed (reference points).
 
 The copied tree gets a ``pyproject.toml`` whose ``[tool.warplint] cache-dir`` is where the flake8
-plugin keeps its cache (the CLI cases pass ``--cache-dir``). The flake8 cases time this checkout's
-plugin (flake8 loads plugins by entry point, so a ``--site`` copy cannot stand in for it).
+plugin keeps its cache (the CLI cases pass ``--cache-dir``). The flake8 plugin cases time the last
+``--site`` given (its directory comes first on the path, and flake8 takes the first distribution of a
+name it finds), else this checkout's plugin.
 ``--skip-cold`` leaves the cold cases out (one untimed run fills each cache first): on a loaded
 machine they dominate the run.
 
@@ -190,10 +191,10 @@ def bench_corpus(name: str, args) -> list[dict]:
     # (label, prepare, command): one repetition runs every case in this order (the warm
     # cases need the cache the case before them wrote), so load spikes hit all cases alike.
     Case = tuple[str, Callable[[int], None] | None, list[str], dict[str, str] | None]
-    cases: list[Case] = [
-        ("bare parse (serial)", None, [sys.executable, "-c", BARE_PARSE, tree, "1"], None),
-    ]
-    if workers > 1:
+    cases: list[Case] = []
+    if not args.no_bare:
+        cases.append(("bare parse (serial)", None, [sys.executable, "-c", BARE_PARSE, tree, "1"], None))
+    if workers > 1 and not args.no_bare:
         cases.append((f"bare parse (x{workers})", None, [sys.executable, "-c", BARE_PARSE, tree, str(workers)], None))
     caches: dict[str, str] = {}
     for label, env in sites:
@@ -210,8 +211,13 @@ def bench_corpus(name: str, args) -> list[dict]:
                 (f"{label}warplint cold, writes cache", fresh_cache, [*warplint, "--cache-dir", site_cache, tree],
                  env),
             ]
+        def catch_up(_i: int, directory: str = site_cache, site_env: dict[str, str] | None = env) -> None:
+            # another version's cases edited the tree since this one's last run: bring its cache up to date
+            run_timed([*warplint, "--cache-dir", directory, tree], env=site_env)
+
         cases += [
-            (f"{label}warplint warm", None, [*warplint, "--cache-dir", site_cache, tree], env),
+            (f"{label}warplint warm", catch_up if len(sites) > 1 else None,
+             [*warplint, "--cache-dir", site_cache, tree], env),
             (f"{label}warplint touched 1 file", touch, [*warplint, "--cache-dir", site_cache, tree], env),
             (f"{label}warplint edited 1 file", edit, [*warplint, "--cache-dir", site_cache, tree], env),
             (f"{label}warplint warm, 1 file arg", None, [*warplint, "--cache-dir", site_cache, touched], env),
@@ -221,13 +227,15 @@ def bench_corpus(name: str, args) -> list[dict]:
         plain = [sys.executable, "-m", "flake8", "--select", "E,F,W1,W2,W3,W5,W6,C90", "--exit-zero"]
         plugin = [sys.executable, "-m", "flake8", "--exit-zero"]  # flake8's default selection: WC included
 
+        plugin_label, plugin_env = sites[-1]
+
         def warm_flake8(_i: int) -> None:
-            run_timed([*plugin, touched])  # the plugin's cache holds the file's project as it is now
+            run_timed([*plugin, touched], env=plugin_env)  # the plugin's cache holds the file's project as it is
 
         cases += [
             ("flake8 1 file (E,F,W,C90)", None, [*plain, touched], None),
-            ("flake8 1 file + warplint, warm", warm_flake8, [*plugin, touched], None),
-            ("flake8 1 file + warplint, edited", edit, [*plugin, touched], None),
+            (f"{plugin_label}flake8 1 file + warplint, warm", warm_flake8, [*plugin, touched], plugin_env),
+            (f"{plugin_label}flake8 1 file + warplint, edited", edit, [*plugin, touched], plugin_env),
         ]
     if tool_available("flake8") and not args.no_tools:
         # warplint's own flake8 plugin is excluded (E/F/W/C90 only): a plain-flake8 reference.
@@ -249,7 +257,7 @@ def bench_corpus(name: str, args) -> list[dict]:
         print(f"  {label}cache size after the runs: {size / 1e6:.1f} MB")
     shutil.rmtree(work, ignore_errors=True)
     results = [summarise(label, rows[label]) for label, _, _, _ in cases]
-    base = results[0]["median"]
+    base = results[0]["median"] if not args.no_bare else 0.0  # no bare parse: no ratio (nan)
     for row in results:
         row["ratio"] = row["median"] / base if base else float("nan")
     print(f"\n{name}  ({n_files} files, {size / 1e6:.1f} MB, repeat {args.repeat}, cases interleaved)")
@@ -306,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
     p.add_argument("--no-tools", action="store_true",
                    help="leave out the whole-tree flake8 and ruff reference points (the one-file flake8 cases stay)")
+    p.add_argument("--no-bare", action="store_true", help="leave out the bare-parse reference (no ratio column)")
     p.add_argument("--skip-cold", action="store_true",
                    help="leave out the cold cases (an untimed run fills each cache first)")
     p.add_argument("--site", action="append", metavar="LABEL=DIR",

@@ -302,12 +302,13 @@ async def diagnostics_on_open(client: LanguageClient, path) -> list[str]:
 
 
 @pytest.mark.asyncio
-async def test_lsp_indexes_projects_but_lints_a_stray_file_alone(client: LanguageClient, trees):
+async def test_lsp_indexes_projects_and_a_stray_file_with_its_neighbours(client: LanguageClient, trees):
     assert find_project_root(str(trees["stray"])) is None, "the temporary directory lies inside a project"
     assert await diagnostics_on_open(client, trees["workspace"] / "main.py") == ["WC401"]
     assert await diagnostics_on_open(client, trees["project"] / "main.py") == ["WC401"]
-    # Indexing the stray file's directory would find kernels.py (and, for /x.py, read all of /).
-    assert await diagnostics_on_open(client, trees["stray"] / "main.py") == []
+    # Outside any project a file is checked with the scripts beside it, as the CLI and flake8 check it
+    # (discovery.ProjectScope: never the tree below its directory, so /x.py does not read all of /).
+    assert await diagnostics_on_open(client, trees["stray"] / "main.py") == ["WC401"]
     assert not (trees["stray"] / ".warplint_cache").exists()
 
 

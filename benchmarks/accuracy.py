@@ -29,6 +29,7 @@ corpus version, the rule selection and a hash of warplint's own sources (``--ref
 from __future__ import annotations
 
 import argparse
+import ast
 import collections
 import datetime
 import hashlib
@@ -36,7 +37,8 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -95,8 +97,39 @@ class Finding:
 
 
 # ---------------------------------------------------------------------------------------------- labels
-def load_labels(corpus: str) -> tuple[dict, list[Label]]:
-    """The header and labels of benchmarks/labels/<corpus>.toml (no file: no labels yet)."""
+class DefinitionLines:
+    """A decorated ``def``/``class`` is one place: a label on one of its decorator lines means its ``def``
+    line, where the rules report a kernel. Labels and findings are both anchored so, whoever wrote them."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self._files: dict[str, dict[int, int]] = {}
+
+    def _decorated(self, path: str) -> dict[int, int]:
+        if path not in self._files:
+            self._files[path] = self._read(path)
+        return self._files[path]
+
+    def _read(self, path: str) -> dict[int, int]:
+        try:
+            with open(os.path.join(self.base, path), "rb") as fh:
+                tree = ast.parse(fh.read())
+        except (OSError, SyntaxError, ValueError):
+            return {}
+        lines: dict[int, int] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.decorator_list:
+                for line in range(node.decorator_list[0].lineno, node.lineno):
+                    lines[line] = node.lineno
+        return lines
+
+    def __call__(self, path: str, line: int) -> int:
+        return self._decorated(path).get(line, line)
+
+
+def load_labels(corpus: str, anchor: Callable[[str, int], int] | None = None) -> tuple[dict, list[Label]]:
+    """The header and labels of benchmarks/labels/<corpus>.toml (no file: no labels yet), each line
+    anchored by ``anchor`` (a decorator line to its ``def``)."""
     path = os.path.join(LABELS, f"{corpus}.toml")
     if not os.path.exists(path):
         return {}, []
@@ -120,8 +153,9 @@ def load_labels(corpus: str) -> tuple[dict, list[Label]]:
             problems.append(f"deliberate {item.get('deliberate')!r}")
         if problems:
             raise SystemExit(f"{where}: label {i}: missing or invalid: {', '.join(problems)}")
-        label = Label(corpus, item["path"], int(item["line"]), item["code"], item["mechanism"], item["verdict"],
-                      item["context"], item["note"], item.get("deliberate", False))
+        line = int(item["line"])
+        label = Label(corpus, item["path"], anchor(item["path"], line) if anchor else line, item["code"],
+                      item["mechanism"], item["verdict"], item["context"], item["note"], item.get("deliberate", False))
         # Two WC??? defects may share a line (different mechanisms); two verdicts for one rule may not.
         if label.code != UNCOVERED and label.key in seen:
             raise SystemExit(f"{where}: label {i}: {label.path}:{label.line} {label.code} is labelled twice")
@@ -412,10 +446,12 @@ def main(argv: list[str] | None = None) -> int:
     headers: dict[str, dict] = {}
     labels_by_corpus: dict[str, list[Label]] = {}
     for corpus in dev + held:
-        header, labels = load_labels(corpus)
+        anchor = DefinitionLines(os.path.dirname(fetch(corpus)))  # label paths: relative to the package's parent
+        header, labels = load_labels(corpus, anchor)
         headers[corpus] = header
         labels_by_corpus[corpus] = labels
-        findings = lint(corpus, args.all_rules, digest, args.refresh, args.jobs, args.report_deliberate)
+        findings = [replace(f, line=anchor(f.path, f.line))
+                    for f in lint(corpus, args.all_rules, digest, args.refresh, args.jobs, args.report_deliberate)]
         version = fetched_version(corpus)
         if header and header.get("version") != version:
             print(f"warning: {corpus} labels are for {header.get('version')}, the corpus is {version}: "

@@ -5,7 +5,7 @@
     python benchmarks/accuracy.py --all-rules        # every rule (opt-in included)
     python benchmarks/accuracy.py --details          # also every missed defect and every harmless finding
     python benchmarks/accuracy.py --list-unjudged    # every finding of the dev split that has no label yet
-    python benchmarks/accuracy.py --markdown         # write the table into docs/precision.md
+    python benchmarks/accuracy.py --markdown         # write the table into docs/precision.md (--held-out: both splits)
     python benchmarks/accuracy.py --held-out         # add the held-out split (totals per rule only)
     python benchmarks/accuracy.py --held-out --details
     python benchmarks/accuracy.py --report-deliberate   # lint with report-deliberate = true
@@ -345,8 +345,16 @@ def markdown_table(table: list[tuple[str, ...]]) -> str:
     return "\n".join(lines)
 
 
-def write_markdown(dev_table: str, corpus_table: str, all_rules: bool) -> None:
-    """Replace the generated section of docs/precision.md (between BEGIN and END); the rest of the page stays."""
+def write_markdown(dev_table: str, corpus_table: str, all_rules: bool, held_out_table: str | None = None) -> None:
+    """Replace the generated section of docs/precision.md (between BEGIN and END); the rest of the page stays.
+    With ``held_out_table`` (a run with --held-out, made once the work it measures is done) the held-out
+    split's per-rule totals follow the dev table."""
+    held_out = [] if held_out_table is None else [
+        "",
+        "The **held-out split**, scored at the end (`--held-out --markdown`), per rule:",
+        "",
+        held_out_table,
+    ]
     block = "\n".join([
         BEGIN,
         "",
@@ -369,6 +377,7 @@ def write_markdown(dev_table: str, corpus_table: str, all_rules: bool) -> None:
         "`--report-deliberate` scores it by its verdict.",
         "",
         dev_table,
+        *held_out,
         "",
         END,
     ])
@@ -414,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="list missed defects and findings on harmless labels (held-out ones need --held-out)")
     parser.add_argument("--list-unjudged", action="store_true", help="print every unjudged dev finding")
     parser.add_argument("--markdown", action="store_true",
-                        help=f"write the dev table into {os.path.relpath(PAGE, ROOT)}")
+                        help=f"write the dev table into {os.path.relpath(PAGE, ROOT)} (with --held-out: both)")
     parser.add_argument("--refresh", action="store_true", help="lint again even if cached findings are current")
     parser.add_argument("--report-deliberate", action="store_true",
                         help="lint with report-deliberate = true: deliberate labels count by their verdict")
@@ -490,8 +499,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{outcome.corpus}: {f.path}:{f.line}: {f.code} {f.message}")
 
     if args.markdown:
+        held_table = markdown_table(rows(combine(outcomes["held-out"]), names, enabled)) if held else None
         write_markdown(markdown_table(dev_table), corpus_table(outcomes["dev"], labels_by_corpus, headers),
-                       args.all_rules)
+                       args.all_rules, held_table)
         print(f"\nwrote {os.path.relpath(PAGE, ROOT)}")
     return 0
 

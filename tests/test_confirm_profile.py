@@ -264,6 +264,17 @@ def test_compare_noise_band():
     assert compare(base, [s(8.0), s(8.1), s(7.9)]).verdict == IMPROVED
 
 
+def test_compare_failed_baseline_sample_claims_no_saving():
+    def s(cold: float, failed: str | None = None) -> Sample:
+        return Sample(cold, 1.0, cold * 900, 5.0, 1, 0, [], [], [], 0, ["x", "x"], failed)
+
+    # two baseline samples whose warm run failed at once: their compile elapsed is no measure of the work
+    base = [s(5.0), s(9.0, "warm run exited with code 1"), s(9.0, "warm run exited with code 1")]
+    c = compare(base, [s(5.0), s(5.0), s(5.0)])
+    assert c.verdict == WORKLOAD_CHANGED and not c.workload_same
+    assert any("baseline run failed" in n for n in c.workload_notes)
+
+
 # -- --what-if, for real ----------------------------------------------------------------------------------
 
 

@@ -307,6 +307,9 @@ def workload_difference(baseline: list[Sample], candidate: list[Sample]) -> tupl
     bad = next((s.failed for s in candidate if s.failed), None)
     if bad:
         return False, [f"the candidate run failed: {bad}"]
+    bad = next((s.failed for s in baseline if s.failed), None)
+    if bad:  # a failed run's walls are no measure of the workload (a warm run that exits at once)
+        return False, [f"the baseline run failed: {bad}"]
     base, cand = _shapes(baseline[0]), _shapes(candidate[0])
     if not base and not cand:
         notes.append("no launch was recorded: topology not compared")

@@ -287,3 +287,20 @@ async def test_lsp_quick_fixes_and_fix_all(editor: LanguageClient, editor_worksp
     fixed = apply_edits(DOC, actions[0].edit.changes[uri])
     assert fixed == (DOC.replace('"fastmath"', '"fast_math"').replace('"max_unrol"', '"max_unroll"')
                      .replace("enable_backwards", "enable_backward"))  # the unsafe WC302 fix is not applied
+
+
+def test_lsp_fix_all_lints_the_text_it_fixes(tmp_path):
+    """The findings last published may be of an older version of the document (an edit within the debounce,
+    fix-all on save): their edits must not land on the new text, at the old coordinates."""
+    from warplint.lsp import create_server
+
+    (tmp_path / "pyproject.toml").write_text('[tool.warplint]\nwarp-version = "1.16"\n')  # WC503: racy CPU loads
+    old = "import warp as wp\nwp.force_load(max_workers=4)\n"
+    new = "import warp as wp\npool.start(n_threads_max=16)\nwp.force_load(max_workers=4)\n"  # a line added
+    path = str(tmp_path / "app.py")
+    (tmp_path / "app.py").write_text(old)
+    server = create_server()
+    published = server.lint(path, old)
+    assert any(d.code == "WC503" and d.fix is not None for d in published)
+    fixed, count = server.fix_all(path, new, published)
+    assert fixed == new.replace("max_workers=4", "max_workers=0") and count == 1

@@ -146,11 +146,13 @@ def create_server(debounce: float = DEBOUNCE_S):
 
         def fix_all(self, path: str, text: str, found: list) -> tuple[str, int]:
             """``text`` with every safe fix applied, re-linted round after round; the session is left
-            indexing ``text`` again (the editor applies the edit, or not, and tells us with didChange)."""
+            indexing ``text`` again (the editor applies the edit, or not, and tells us with didChange).
+            ``found`` (the findings last published) may be of an older version of ``text``: their edits are
+            not applied to it, ``text`` is linted first."""
             from .fixes import fix_text
 
             try:
-                return fix_text(text, found, lambda new: self.lint(path, new))
+                return fix_text(text, self.lint(path, text), lambda new: self.lint(path, new))
             finally:
                 self.lint(path, text)
 

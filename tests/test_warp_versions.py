@@ -312,6 +312,14 @@ def test_unknown_versions_fall_back_and_say_so():
     assert dev.version == "1.16.0" and dev.note is None
 
 
+def test_absurdly_long_version_is_not_a_version(tmp_path):
+    huge = "1." + "9" * 5000  # past int()'s digit limit: a crash in detection before
+    assert warp_version.parse_version(huge) is None
+    (tmp_path / "warp").mkdir()
+    (tmp_path / "warp" / "config.py").write_text(f'version = "{huge}"\n')
+    assert warp_version.warp_tree_version(str(tmp_path)) is None
+
+
 def test_pyproject_warp_version_is_read_and_validated(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.warplint]\nwarp-version = "1.16"\n')
     config = load_config(str(tmp_path), set(all_rules()))

@@ -37,7 +37,10 @@ def parse_version(text: str) -> tuple[int, int, int] | None:
     match = _VERSION.match(text.strip()) if isinstance(text, str) else None
     if not match:
         return None
-    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+    try:
+        return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+    except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits): not a version
+        return None
 
 
 def _key(version: str) -> tuple[int, int, int]:

@@ -320,3 +320,31 @@ def test_stdin_filename_alone_reads_stdin_as_ruff_does(tmp_path, run_cli):
     code, out, err = run_cli("bad.py", "--stdin-filename", "pkg/mod.py", "--format", "concise", "-q", stdin=BAD)
     assert code == 1 and out.startswith("pkg/mod.py:2:1: WC501") and out.count("\n") == 1
     assert err == "warplint: note: ignoring bad.py in favour of stdin (--stdin-filename)\n"
+
+
+@pytest.mark.parametrize("stray", [".git", "__init__.py"])
+def test_a_script_under_a_home_with_a_marker_is_not_indexed_with_the_whole_home(tmp_path, monkeypatch, stray):
+    """A dotfiles repository (``~/.git``) or a stray ``~/__init__.py`` makes no project of the home directory:
+    a script in ``~/scratch`` is indexed with the files beside it, not with everything under ``~``."""
+    from warplint.config import load_config
+    from warplint.discovery import ProjectScope
+    from warplint.registry import all_rules
+
+    home = tmp_path / "home"
+    (home / "big" / "deep").mkdir(parents=True)
+    (home / "scratch").mkdir()
+    if stray == ".git":
+        (home / ".git").mkdir()
+    else:
+        (home / "__init__.py").write_text("")
+        (home / "scratch" / "__init__.py").write_text("")
+    for i in range(5):
+        (home / "big" / "deep" / f"m{i}.py").write_text("import warp as wp\n")
+    script = home / "scratch" / "a.py"
+    script.write_text("import warp as wp\nwp.clear_kernel_cache()\n")
+    monkeypatch.setenv("HOME", str(home))
+    assert find_project_root(str(script.parent)) is None
+    config = load_config(str(script.parent), set(all_rules()))
+    indexed = ProjectScope(config).files_for(str(script))
+    assert not [p for p in indexed if os.sep + "big" + os.sep in p], indexed
+    assert str(script) in indexed

@@ -100,11 +100,20 @@ def _matches(selector: str, code: str, rule: Any) -> bool:
     return code.startswith(selector) and rule.default_enabled
 
 
+def never_a_project_root(directory: str) -> bool:
+    """The home directory and the filesystem root: a marker there (a dotfiles ``~/.git``) makes no
+    project of everything below, which warplint would then read in full."""
+    directory = os.path.abspath(directory)
+    return directory == os.path.dirname(directory) or directory == os.path.abspath(os.path.expanduser("~"))
+
+
 def find_project_root(start: str) -> str | None:
-    """The nearest directory at or above ``start`` that holds a project marker, else None."""
+    """The nearest directory at or above ``start`` that holds a project marker (never the home directory
+    or the filesystem root), else None."""
     directory = os.path.abspath(start)
     while True:
-        if any(os.path.exists(os.path.join(directory, marker)) for marker in PROJECT_MARKERS):
+        if not never_a_project_root(directory) and any(
+                os.path.exists(os.path.join(directory, marker)) for marker in PROJECT_MARKERS):
             return directory
         parent = os.path.dirname(directory)
         if parent == directory:

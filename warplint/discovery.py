@@ -185,13 +185,13 @@ class ProjectScope:
     editor session, as its index does)."""
 
     def __init__(self, config: Config, root_is_project: bool | None = None) -> None:
-        from .config import PROJECT_MARKERS
+        from .config import PROJECT_MARKERS, never_a_project_root
 
         self.config = config
         root = config.root
         if root_is_project is None:
-            root_is_project = config.source is not None or any(
-                os.path.exists(os.path.join(root, marker)) for marker in PROJECT_MARKERS)
+            root_is_project = config.source is not None or (not never_a_project_root(root) and any(
+                os.path.exists(os.path.join(root, marker)) for marker in PROJECT_MARKERS))
         self.root_is_project = root_is_project
         self._listings: dict[str, list[str]] = {}  # scope directory -> absolute paths
         self._root_members: set[str] | None = None
@@ -221,9 +221,14 @@ class ProjectScope:
                 self._root_members = set(listing)
             if absolute in self._root_members or not os.path.exists(absolute):
                 return listing
+        from .config import never_a_project_root
+
         directory = os.path.dirname(absolute)
         if not os.path.isfile(os.path.join(directory, "__init__.py")):
             return self._listing(directory, False)
-        while os.path.isfile(os.path.join(os.path.dirname(directory), "__init__.py")):
+        while (os.path.isfile(os.path.join(os.path.dirname(directory), "__init__.py"))
+               and not never_a_project_root(os.path.dirname(directory))):
             directory = os.path.dirname(directory)
+        if never_a_project_root(directory):  # a stray ~/__init__.py: the files beside it only
+            return self._listing(directory, False)
         return self._listing(directory, True)

@@ -304,3 +304,40 @@ def test_lsp_fix_all_lints_the_text_it_fixes(tmp_path):
     assert any(d.code == "WC503" and d.fix is not None for d in published)
     fixed, count = server.fix_all(path, new, published)
     assert fixed == new.replace("max_workers=4", "max_workers=0") and count == 1
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "warplint", "server", "--debounce", "1.5"])
+)
+async def slow_editor(lsp_client: LanguageClient, editor_workspace):
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            root_uri=editor_workspace.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=editor_workspace.as_uri(), name="ws")],
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_lsp_quick_fixes_wait_for_the_findings_of_the_current_text(slow_editor: LanguageClient,
+                                                                          editor_workspace):
+    """Within the debounce after an edit, the findings last published are of the old text: their quick
+    fixes would edit the old coordinates of the new text, so none are offered until the new ones arrive."""
+    from tests.test_lsp import change, wait_diagnostics
+
+    uri = await open_doc(slow_editor, editor_workspace / "app.py", DOC)
+    identifier = types.TextDocumentIdentifier(uri=uri)
+    quick = types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.QuickFix])
+    change(slow_editor, uri, 2, types.TextDocumentContentChangePartial(range=rng(0, 0, 0, 0), text="# top\n"))
+    stale = await slow_editor.text_document_code_action_async(
+        types.CodeActionParams(text_document=identifier, range=rng(2, 0, 2, 10), context=quick))
+    assert not [a for a in stale if "fastmath" in a.title], [a.title for a in stale]
+    await wait_diagnostics(slow_editor, uri)
+    fresh = await slow_editor.text_document_code_action_async(
+        types.CodeActionParams(text_document=identifier, range=rng(3, 0, 3, 10), context=quick))
+    fix = next(a for a in fresh if a.title == "Replace 'fastmath' with 'fast_math' (WC104)")
+    new_text = "# top\n" + DOC
+    assert apply_edits(new_text, fix.edit.changes[uri]) == new_text.replace('"fastmath"', '"fast_math"')

@@ -95,6 +95,7 @@ def create_server(debounce: float = DEBOUNCE_S):
             self.configs: dict[str, tuple[Any, bool]] = {}  # directory -> (Config, whether its root is indexed)
             self.sessions: dict[str, Any] = {}  # config root -> Session (indexed on first use, unless stray)
             self.results: dict[str, list] = {}  # uri -> warplint Diagnostics last published
+            self.result_versions: dict[str, int | None] = {}  # uri -> the document version they are for
             self.pending: dict[str, asyncio.Task] = {}
             self.config_errors: set[str] = set()
             self.unshown_errors: list[str] = []
@@ -236,6 +237,7 @@ def create_server(debounce: float = DEBOUNCE_S):
             if current.version != version:
                 return False
             self.results[uri] = diagnostics
+            self.result_versions[uri] = version
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(
                     uri=uri, version=version, diagnostics=[self.to_lsp(current, d) for d in diagnostics]
@@ -376,6 +378,7 @@ def create_server(debounce: float = DEBOUNCE_S):
         if task is not None:
             task.cancel()
         ls.results.pop(uri, None)
+        ls.result_versions.pop(uri, None)
         path = to_fs_path(uri)
         if path:
             await asyncio.get_running_loop().run_in_executor(ls.executor, ls.forget, path)
@@ -397,7 +400,11 @@ def create_server(debounce: float = DEBOUNCE_S):
             return []
         document = ls.workspace.get_text_document(uri)
         only = params.context.only
-        actions = quick_fixes(ls, params, document, found) if _wanted(types.CodeActionKind.QuickFix, only) else []
+        # Findings of an older version of the text have stale positions: no per-finding edits until the
+        # current version's are published (fix-all lints the text it fixes).
+        fresh = ls.result_versions.get(uri) == document.version
+        wanted = fresh and _wanted(types.CodeActionKind.QuickFix, only)
+        actions = quick_fixes(ls, params, document, found) if wanted else []
         path = to_fs_path(uri)
         if path and _wanted(FIX_ALL, only) and any(d.fix is not None and d.fix.is_safe for d in found):
             text = document.source

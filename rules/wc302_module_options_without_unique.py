@@ -22,7 +22,10 @@ class ModuleOptionsWithoutUnique(Rule):
     wp.set_module_options() to set module-level options for a shared module.` This
     holds for the default module, a named module, a `Module` object, and even for
     `module_options={}`. The decorator runs at import time for module-level
-    kernels, so the whole module fails to import.
+    kernels, so the whole module fails to import. Warp releases before 1.13 have no
+    `module_options` parameter at all: there the argument is a `TypeError` whatever
+    the module, the message says so and no fix is offered (the project's Warp version
+    decides, see docs/warp-versions.md).
 
     ## Fix
     Either add `module="unique"` (the kernel gets a private module carrying those
@@ -71,6 +74,17 @@ class ModuleOptionsWithoutUnique(Rule):
             options = kernel.options.get("module_options")
             if options is None or (options.kind == "const" and options.const is None):
                 continue
+            warp = project.warp
+            if not warp.kernel_module_options:  # before Warp had the argument: no module makes it work
+                yield self.report(
+                    options.span if options.span.line else kernel.span,
+                    f"module_options= on kernel {kernel.name} raises TypeError at import in {warp.label}, whose "
+                    "@wp.kernel takes no module_options; set the options with wp.set_module_options() on the "
+                    "kernel's module.",
+                    kernel=kernel.name,
+                    warp_version=warp.version,
+                )
+                continue
             if kernel.is_unique:
                 continue
             module = project.kernel_module(file, kernel)
@@ -79,11 +93,12 @@ class ModuleOptionsWithoutUnique(Rule):
             where = "the file's default module" if kernel.module_value is None else f'module "{module}"'
             yield self.report(
                 options.span if options.span.line else kernel.span,
-                f"module_options= on kernel {kernel.name} in {where} raises ValueError at import in Warp 1.19 "
+                f"module_options= on kernel {kernel.name} in {where} raises ValueError at import in {warp.label} "
                 '(it requires module="unique"); add module="unique" or set the options with wp.set_module_options().',
                 fix=self._fix(kernel, options),
                 kernel=kernel.name,
                 module=module,
+                warp_version=warp.version,
             )
 
     @staticmethod

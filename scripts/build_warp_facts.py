@@ -107,6 +107,7 @@ def facts_of(path: str) -> dict:
         "default_block_dim": options.constants["block_dim"],
         "launch_block_dim": extract.launch_block_dim_default(context),
         "module_options_validated": extract.module_options_validated(context),
+        "kernel_module_options": extract.kernel_takes_module_options(context),
         "mathdx_lto_ops": tuple(sorted(op.name for op in ops.values() if op.builds_lto)),
         "mathdx_backward_lto_ops": tuple(sorted(op.name for op in ops.values() if op.backward_lto)),
         "mathdx_options": {op.name: op.option for op in sorted(ops.values(), key=lambda o: o.name)

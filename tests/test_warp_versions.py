@@ -123,6 +123,10 @@ def test_launch_default_and_module_options_validation():
     assert extract.launch_block_dim_default(CONTEXT_1_19.replace("else 256", "else 128")) == 128  # the resolver's
     assert not extract.module_options_validated(CONTEXT_1_10)
     assert extract.module_options_validated(CONTEXT_1_19)
+    assert extract.kernel_takes_module_options(CONTEXT_1_19)
+    assert not extract.kernel_takes_module_options(CONTEXT_1_19.replace("*, module_options=None", "*, module=None"))
+    with pytest.raises(extract.ExtractError):
+        extract.kernel_takes_module_options(CONTEXT_1_10)  # no module-level def kernel to read
 
 
 BUILTINS = '''
@@ -242,6 +246,8 @@ def test_known_differences_between_releases():
     assert has("1.19.0", "mathdx_lto_ops", "tile_cholesky_inplace")
     # unknown module_options= keys raise from 1.13; warp.context is a module until 1.12
     assert not TABLES["1.12.1"]["module_options_validated"] and TABLES["1.13.0"]["module_options_validated"]
+    # @wp.kernel has no module_options parameter before 1.13 (the argument is a TypeError there)
+    assert not TABLES["1.12.1"]["kernel_module_options"] and TABLES["1.13.0"]["kernel_module_options"]
     assert has("1.12.1", "public_modules", "warp.context") and not has("1.13.0", "public_modules", "warp.context")
     assert CPU_PARALLEL_LOAD_FIXED_IN == "1.17.0"
 
@@ -446,3 +452,17 @@ def test_rule_subcommand_says_which_facts_are_used(tmp_path):
     code, out, _ = cli(tmp_path, "rule", "WC105")
     assert code == 0 and out.rstrip().endswith("Warp facts used here: facts of warp 1.15.0 (the warp installed in "
                                                ".venv)")
+
+
+def test_wc302_verdict_follows_the_version(tmp_path):
+    root = project(tmp_path, """\
+        import warp as wp
+
+        @wp.kernel(module="unique", module_options={"fast_math": True})
+        def k(a: wp.array(dtype=float)):
+            a[wp.tid()] = 1.0
+    """)
+    assert findings(root, "--select", "WC302", "--no-cache", "--warp-version", "1.13") == []
+    found = findings(root, "--select", "WC302", "--no-cache", "--warp-version", "1.12")
+    assert [(f["line"], f["data"]["warp_version"], f["fix"]) for f in found] == [(3, "1.12.1", None)]
+    assert "raises TypeError at import in Warp 1.12" in found[0]["message"]

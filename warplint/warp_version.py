@@ -76,6 +76,7 @@ class WarpFacts:
     default_block_dim: int  # Module.options["block_dim"]
     launch_block_dim: int  # the CUDA block size of a wp.launch without block_dim
     module_options_validated: bool  # @wp.kernel(module_options=...) raises for an unknown key
+    kernel_module_options: bool  # @wp.kernel takes module_options= at all (1.13+; before, a TypeError)
     mathdx_lto_ops: frozenset[str]  # builtins whose CUDA dispatch builds a MathDx LTO
     mathdx_backward_lto_ops: frozenset[str]  # ... and more LTOs when the module's enable_backward is on
     mathdx_options: dict[str, str] = field(hash=False)  # op -> the module option that turns its MathDx path off
@@ -137,6 +138,7 @@ def facts_of(version: str, source: str, found: str | None) -> WarpFacts:
         default_block_dim=table["default_block_dim"],
         launch_block_dim=table["launch_block_dim"],
         module_options_validated=table["module_options_validated"],
+        kernel_module_options=table["kernel_module_options"],
         mathdx_lto_ops=frozenset(table["mathdx_lto_ops"]),
         mathdx_backward_lto_ops=frozenset(table["mathdx_backward_lto_ops"]),
         mathdx_options=dict(table["mathdx_options"]),

@@ -123,6 +123,14 @@ def module_options_validated(context_source: str) -> bool:
     return False
 
 
+def kernel_takes_module_options(context_source: str) -> bool:
+    """``@wp.kernel`` has a ``module_options`` parameter (without it the argument is a ``TypeError``)."""
+    kernel = _function(ast.parse(context_source), "kernel")
+    if kernel is None:
+        raise ExtractError("no module-level def kernel")
+    return any(a.arg == "module_options" for a in (*kernel.args.args, *kernel.args.kwonlyargs))
+
+
 def launch_block_dim_default(context_source: str) -> int:
     """The CUDA block size of a ``wp.launch`` without ``block_dim``: the signature's default, or (where the
     signature says ``None``) the CUDA side of ``default = 1 if device.is_cpu else N`` in the resolver."""

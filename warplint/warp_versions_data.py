@@ -49,6 +49,7 @@ TABLES: dict[str, dict] = {
         "default_block_dim": 256,
         "launch_block_dim": 256,
         "module_options_validated": False,
+        "kernel_module_options": False,
         "mathdx_lto_ops": (
             "tile_cholesky", "tile_cholesky_solve", "tile_fft", "tile_ifft", "tile_lower_solve", "tile_matmul",
             "tile_upper_solve",
@@ -88,6 +89,7 @@ TABLES: dict[str, dict] = {
         "default_block_dim": 256,
         "launch_block_dim": 256,
         "module_options_validated": False,
+        "kernel_module_options": False,
         "mathdx_lto_ops": (
             "tile_cholesky", "tile_cholesky_inplace", "tile_cholesky_solve", "tile_cholesky_solve_inplace",
             "tile_fft", "tile_ifft", "tile_lower_solve", "tile_lower_solve_inplace", "tile_matmul",
@@ -129,6 +131,7 @@ TABLES: dict[str, dict] = {
         "default_block_dim": 256,
         "launch_block_dim": 256,
         "module_options_validated": False,
+        "kernel_module_options": False,
         "mathdx_lto_ops": (
             "tile_cholesky", "tile_cholesky_inplace", "tile_cholesky_solve", "tile_cholesky_solve_inplace",
             "tile_fft", "tile_ifft", "tile_lower_solve", "tile_lower_solve_inplace", "tile_matmul",
@@ -174,6 +177,7 @@ TABLES: dict[str, dict] = {
         "default_block_dim": 256,
         "launch_block_dim": 256,
         "module_options_validated": True,
+        "kernel_module_options": True,
         "mathdx_lto_ops": (
             "tile_cholesky", "tile_cholesky_inplace", "tile_cholesky_solve", "tile_cholesky_solve_inplace",
             "tile_fft", "tile_ifft", "tile_lower_solve", "tile_lower_solve_inplace", "tile_matmul",
@@ -220,6 +224,7 @@ TABLES: dict[str, dict] = {
         "default_block_dim": 256,
         "launch_block_dim": 256,
         "module_options_validated": True,
+        "kernel_module_options": True,
         "mathdx_lto_ops": (
             "tile_cholesky", "tile_cholesky_inplace", "tile_cholesky_solve", "tile_cholesky_solve_inplace",
             "tile_fft", "tile_ifft", "tile_lower_solve", "tile_lower_solve_inplace", "tile_matmul",
@@ -274,6 +279,7 @@ TABLES: dict[str, dict] = {
         "default_block_dim": 256,
         "launch_block_dim": 256,
         "module_options_validated": True,
+        "kernel_module_options": True,
         "mathdx_lto_ops": (
             "tile_cholesky", "tile_cholesky_inplace", "tile_cholesky_solve", "tile_cholesky_solve_inplace",
             "tile_fft", "tile_ifft", "tile_lower_solve", "tile_lower_solve_inplace", "tile_matmul",
@@ -328,6 +334,7 @@ TABLES: dict[str, dict] = {
         "default_block_dim": 256,
         "launch_block_dim": 256,
         "module_options_validated": True,
+        "kernel_module_options": True,
         "mathdx_lto_ops": (
             "tile_cholesky", "tile_cholesky_inplace", "tile_cholesky_solve", "tile_cholesky_solve_inplace",
             "tile_fft", "tile_ifft", "tile_lower_solve", "tile_lower_solve_inplace", "tile_matmul",
@@ -383,6 +390,7 @@ TABLES: dict[str, dict] = {
         "default_block_dim": 256,
         "launch_block_dim": 256,
         "module_options_validated": True,
+        "kernel_module_options": True,
         "mathdx_lto_ops": (
             "tile_cholesky", "tile_cholesky_inplace", "tile_cholesky_solve", "tile_cholesky_solve_inplace",
             "tile_fft", "tile_ifft", "tile_lower_solve", "tile_lower_solve_inplace", "tile_matmul",
@@ -438,6 +446,7 @@ TABLES: dict[str, dict] = {
         "default_block_dim": 256,
         "launch_block_dim": 256,
         "module_options_validated": True,
+        "kernel_module_options": True,
         "mathdx_lto_ops": (
             "tile_cholesky", "tile_cholesky_inplace", "tile_cholesky_solve", "tile_cholesky_solve_inplace",
             "tile_fft", "tile_ifft", "tile_lower_solve", "tile_lower_solve_inplace", "tile_matmul",
@@ -492,6 +501,7 @@ TABLES: dict[str, dict] = {
         "default_block_dim": 256,
         "launch_block_dim": 256,
         "module_options_validated": True,
+        "kernel_module_options": True,
         "mathdx_lto_ops": (
             "tile_cholesky", "tile_cholesky_inplace", "tile_cholesky_solve", "tile_cholesky_solve_inplace",
             "tile_fft", "tile_ifft", "tile_lower_solve", "tile_lower_solve_inplace", "tile_matmul",

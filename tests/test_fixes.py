@@ -245,17 +245,21 @@ def editor_workspace(tmp_path):
     return tmp_path
 
 
+async def _open_session(client: LanguageClient, workspace) -> None:
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            root_uri=workspace.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+        )
+    )
+
+
 @pytest_lsp.fixture(
     config=ClientServerConfig(server_command=[sys.executable, "-m", "warplint", "server", "--debounce", "0.05"])
 )
 async def editor(lsp_client: LanguageClient, editor_workspace):
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(),
-            root_uri=editor_workspace.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=editor_workspace.as_uri(), name="ws")],
-        )
-    )
+    await _open_session(lsp_client, editor_workspace)
     yield
     await lsp_client.shutdown_session()
 
@@ -310,13 +314,7 @@ def test_lsp_fix_all_lints_the_text_it_fixes(tmp_path):
     config=ClientServerConfig(server_command=[sys.executable, "-m", "warplint", "server", "--debounce", "1.5"])
 )
 async def slow_editor(lsp_client: LanguageClient, editor_workspace):
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(),
-            root_uri=editor_workspace.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=editor_workspace.as_uri(), name="ws")],
-        )
-    )
+    await _open_session(lsp_client, editor_workspace)
     yield
     await lsp_client.shutdown_session()
 

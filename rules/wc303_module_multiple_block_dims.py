@@ -80,7 +80,7 @@ class ModuleMultipleBlockDims(Rule):
         for launch in project.all_launches():
             if launch.module.startswith("unique:") or launch.call.has_star_args:
                 continue
-            if project.launch_on_cpu(launch):
+            if not project.can_run_on_cuda(launch):
                 continue
             if launch.block_dim is None and launch.call.callee.endswith("launch_tiled"):
                 continue  # launch_tiled picks its block size from the tiles

@@ -77,7 +77,7 @@ class PreloadWithoutBlockDim(Rule):
         options: dict[str, int | None] = {}
         for f in project.files:
             for launch in project.launches(f):
-                if project.launch_on_cpu(launch):
+                if not project.can_run_on_cuda(launch):
                     continue
                 resolved = project.launch_block_dim(launch)
                 if resolved is None:

@@ -381,10 +381,6 @@ class Project:
         found, value = launch.block_dims.single_constant()
         return value if found and isinstance(value, int) else None
 
-    def launch_on_cpu(self, launch: Launch) -> bool:
-        """Every device the launch can use is the CPU (``warplint.semantic.devices``)."""
-        return not devices.can_run_on_cuda(self, launch)
-
     def can_run_on_cuda(self, launch: Launch) -> bool:
         """Some device the launch can use is a CUDA device: its ``device=`` (followed like any value), or the
         default device where it runs (``wp.ScopedDevice``, ``wp.set_device``, its callers'; CUDA when none)."""

@@ -18,8 +18,6 @@ import io
 import itertools
 import os
 import re
-import stat
-import tempfile
 import tokenize
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -272,12 +270,12 @@ def write_fixed(path: str, original: str, new: str) -> str | None:
     """Write ``new`` over ``path`` atomically (a temporary file in the same directory, fsync, rename; the
     mode bits kept); None, or why it was not written (the file changed since it was read, ...)."""
     from .engine import decode
+    from .noqa import write_atomically
 
     target = os.path.realpath(path)  # a symlink stays a symlink
     try:
         with open(target, "rb") as fh:
             data = fh.read()
-        info = os.stat(target)
     except OSError as exc:
         return f"cannot read it again: {exc.strerror or exc}"
     try:
@@ -288,23 +286,9 @@ def write_fixed(path: str, original: str, new: str) -> str | None:
         return f"cannot decode it again: {exc}"
     except ValueError as exc:
         return str(exc)
-    directory, name = os.path.split(target)
     try:
-        fd, temporary = tempfile.mkstemp(dir=directory or ".", prefix=f".{name}.", suffix=".warplint-fix")
+        write_atomically(target, content)
     except OSError as exc:
-        return f"cannot write next to it: {exc.strerror or exc}"
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(content)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(temporary, stat.S_IMODE(info.st_mode))
-        os.replace(temporary, target)
-    except OSError as exc:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
         return f"cannot write it: {exc.strerror or exc}"
     return None
 

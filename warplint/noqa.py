@@ -301,18 +301,19 @@ def ascii_compatible(data: bytes) -> bool:
 
 
 def write_atomically(path: str, data: bytes) -> None:
-    """Replace ``path``'s contents with ``data`` at once (a temp file in the same directory,
-    renamed over it), keeping its permission bits."""
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = os.stat(path).st_mode & 0o7777
-    fd, temp = tempfile.mkstemp(prefix=".warplint-", suffix=".tmp", dir=directory)
+    """Replace ``path``'s contents with ``data`` at once (a temp file in the same directory as the
+    file a symlink points at, fsynced, renamed over it), keeping its permission bits; ``--add-noqa``
+    and ``--fix`` write through here. Raises OSError, leaving no temp file behind."""
+    target = os.path.realpath(path)  # a symlink stays a symlink; the temp file sits beside its target
+    mode = os.stat(target).st_mode & 0o7777
+    fd, temp = tempfile.mkstemp(prefix=".warplint-", suffix=".tmp", dir=os.path.dirname(target))
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(temp, mode)
-        os.replace(temp, os.path.realpath(path))
+        os.replace(temp, target)
     except BaseException:
         try:
             os.unlink(temp)

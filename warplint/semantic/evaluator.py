@@ -70,6 +70,7 @@ class Site:
     function: str  # canonical fqname of the function called
     parent: Site | None
     call: Call | None = None  # the recorded call, when the site is a statement-level call
+    origin: Call | Value | None = None  # the call expression itself (to re-intern the site under another parent)
 
     @property
     def depth(self) -> int:
@@ -132,8 +133,21 @@ class Evaluator:
         if found is None:
             star = call.has_star_args if isinstance(call, Call) else False
             found = self._sites[key] = Site(file, scope, call.args, call.kwargs, star, function, parent,
-                                            call if isinstance(call, Call) else None)
+                                            call if isinstance(call, Call) else None, call)
         return found
+
+    def enter(self, file: FileModel, scope: str, call: Call | Value, function: str, parent: Site | None) -> Site:
+        """The site of ``call`` (to ``function``) made while ``parent`` runs. Only the MAX_SITE_CHAIN innermost
+        calls are kept: past them the *outermost* caller is forgotten (its parameters are then read at every
+        call site), never the call being entered, whose arguments decide what a pass-through helper returns."""
+        if parent is not None and parent.depth >= MAX_SITE_CHAIN:
+            parent = self._without_outermost(parent)
+        return self.site(file, scope, call, function, parent)
+
+    def _without_outermost(self, site: Site) -> Site | None:
+        if site.parent is None or site.origin is None:
+            return None
+        return self.site(site.file, site.scope, site.origin, site.function, self._without_outermost(site.parent))
 
     def kernel(self, ref: KernelRef) -> tuple[FileModel, Kernel] | None:
         file = self.project.file_at(ref.path)
@@ -519,8 +533,7 @@ class Evaluator:
         results: list[ValueSet] = []
         for callee in callees:
             if isinstance(callee, FunctionRef):
-                at = self.site(file, scope, value, self.project.canonical_function(callee.fqname), site) \
-                    if (site is None or site.depth < MAX_SITE_CHAIN) else None
+                at = self.enter(file, scope, value, self.project.canonical_function(callee.fqname), site)
                 results.append(self.returns(callee.fqname, at, depth))
             elif isinstance(callee, ClassRef):
                 results.append(ValueSet.of(Instance(callee.fqname, f"a {callee.fqname.rpartition('.')[2]}(...)")))
@@ -701,8 +714,7 @@ class Evaluator:
                     target = self.project.function(callee.fqname)
                     if target is None or not target[1].returns:
                         continue
-                    at = self.site(file, scope, value, self.project.canonical_function(callee.fqname), site) \
-                        if (site is None or site.depth < MAX_SITE_CHAIN) else None
+                    at = self.enter(file, scope, value, self.project.canonical_function(callee.fqname), site)
                     for returned in target[1].returns:
                         self._sources(target[0], returned, target[1].qualname, at, attrs, depth + 1, found, seen)
                 return

@@ -4,10 +4,11 @@ from collections.abc import Iterator
 
 from warplint.diagnostic import Related
 from warplint.index import Launch, Project
-from warplint.model import FileModel, Kernel, Value
+from warplint.model import Call, FileModel, Kernel, Value
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
 from warplint.semantic.evaluator import Site, Source
+from warplint.semantic.generics import Earlier
 
 # Warp calls that create an array whose dtype is their `dtype=` argument (or the given positional one).
 _ARRAY_MAKERS = {"array": 1, "zeros": 1, "ones": 1, "empty": 1, "full": 2, "from_numpy": 1}
@@ -188,7 +189,7 @@ class LateGenericInstance(Rule):
         launches, overloaded = self._index(project)
         module_level = [k for k in file.kernels if k.ctx.scope == ""]
         for kernel in file.kernels:
-            if not kernel.generic or (file.path, kernel.name) in overloaded:
+            if not kernel.generic:
                 continue
             if kernel.ctx.scope == "" and any(
                 k.name == kernel.name and k.ctx.order > kernel.ctx.order for k in module_level
@@ -197,12 +198,120 @@ class LateGenericInstance(Rule):
             fn = file.functions.get(kernel.function)
             if fn is None:
                 continue
-            generic_positions = [i for i, p in enumerate(fn.params) if "Any" in p.annotation.split()]
-            kernel_launches = sorted(
-                launches.get((file.path, kernel.name), []),
-                key=lambda launch: (launch.file.path, launch.call.span.line, launch.call.span.col),
-            )
-            yield from self._check_kernel(project, file, kernel, kernel_launches, generic_positions)
+            if (file.path, kernel.name) not in overloaded:
+                generic_positions = [i for i, p in enumerate(fn.params) if "Any" in p.annotation.split()]
+                kernel_launches = sorted(
+                    launches.get((file.path, kernel.name), []),
+                    key=lambda launch: (launch.file.path, launch.call.span.line, launch.call.span.col),
+                )
+                found = next(self._check_kernel(project, file, kernel, kernel_launches, generic_positions), None)
+                if found is not None:
+                    yield found
+                    continue
+            if kernel.ctx.scope == "":  # a kernel made by a factory joins its module late anyway: WC101's
+                yield from self._late_first_instance(project, file, kernel)
+
+    # ------------------------------------------------------------------ an instance made after the load
+    def _late_first_instance(self, project: Project, file: FileModel, kernel: Kernel) -> Iterator[Report]:
+        """One report when the first instance of ``kernel`` (its first launch, or a run-time ``wp.overload``)
+        can be made after its module was loaded."""
+        declared = project.kernel_module(file, kernel)
+        if declared is None:
+            return
+        module = f"unique:{file.module}.{kernel.function or kernel.name}" if declared == "unique" else declared
+        key = (file.path, kernel.name)
+        registrations = project.overload_registrations(file, kernel)
+        if registrations:
+            # the launches use the registered types; a registration made at run time after a load is late
+            for registration in registrations:
+                call = registration.call
+                if call is None:
+                    continue
+                earlier = project.launched_before(registration.file, call, module, lambda _kernel: True)
+                if earlier is not None:
+                    yield self._report_late(project, file, kernel, declared, module, earlier,
+                                            Related(registration.file.path, call.span,
+                                                    f"wp.overload of '{kernel.name}' called here, after the load"),
+                                            overload=True)
+                    return
+            return
+        own = self._origins(project, lambda launch: (launch.kernel_file.path, launch.kernel.name) == key)
+        if not own:
+            return  # never launched (as far as the index sees): no instance is made
+        for f, call in own:
+            earlier = project.launched_before(f, call, module, lambda k: k != key)
+            if earlier is not None:
+                yield self._report_late(project, file, kernel, declared, module, earlier,
+                                        Related(f.path, call.span, f"'{kernel.name}' launched here, after the load"))
+                return
+        # no order shown either way: late unless its first launch always comes before every other one
+        others = self._origins(project, lambda launch: launch.module == module
+                               and (launch.kernel_file.path, launch.kernel.name) != key) + self._loads(project, module)
+        for f, call in others:
+            if project.launched_before(f, call, module, lambda k: k == key) is None:
+                first_file, first_call = own[0]
+                yield self.report(
+                    kernel.span,
+                    f"generic kernel '{kernel.name}' has no wp.overload registered at import, and other kernels "
+                    f"of Warp module {self._module_phrase(project, declared, module)} are launched where nothing "
+                    f"shows '{kernel.name}' ran first: unless its first launch always comes before every other "
+                    "launch of the module, the instance it makes rebuilds the whole module. Register its "
+                    "instances with wp.overload(...) right after the kernel.",
+                    related=(
+                        Related(f.path, call.span, f"module {module} also launched here"),
+                        Related(first_file.path, first_call.span, f"'{kernel.name}' launched here"),
+                    ),
+                    kernel=kernel.name, module=declared,
+                )
+                return
+
+    def _report_late(self, project: Project, file: FileModel, kernel: Kernel, declared: str, module: str,
+                     earlier: Earlier, late: Related, overload: bool = False) -> Report:
+        first = f"module {module} launched here first"
+        if earlier.kernel is None:
+            first = f"module {module} loaded here first"
+        if earlier.runner:
+            first += f" (the test runner runs {earlier.runner.rpartition('.')[2]}() first)"
+        related = [Related(earlier.file.path, earlier.call.span, first)]
+        related += [Related(f.path, call.span, f"{call.callee.rpartition('.')[2]}() called here, after it")
+                    for f, call in earlier.through]
+        related.append(late)
+        what = ("its wp.overload(...) is called at run time" if overload
+                else "it has no wp.overload registered at import and its first launch")
+        return self.report(
+            kernel.span,
+            f"generic kernel '{kernel.name}': {what} after Warp module "
+            f"{self._module_phrase(project, declared, module)} can already be loaded by another launch; the "
+            "new instance rebuilds the whole module. Register its instances with wp.overload(...) at module "
+            "level, right after the kernel.",
+            related=tuple(related), kernel=kernel.name, module=declared,
+        )
+
+    @staticmethod
+    def _module_phrase(project: Project, declared: str, module: str) -> str:
+        if declared == "unique":
+            return "(its own module=\"unique\" one)"
+        count = len(project.kernels_of_module(module))
+        return f"{module} ({count} kernel{'s' if count != 1 else ''})"
+
+    @staticmethod
+    def _origins(project: Project, keep) -> list[tuple[FileModel, Call]]:
+        """Where each kept launch is made from (a wrapper's call site for a launch its parameters decide), once
+        each, in a stable order."""
+        found: dict[int, tuple[FileModel, Call]] = {}
+        for launch in project.all_launches():
+            if keep(launch):
+                f, call = launch.origin
+                found.setdefault(id(call), (f, call))
+        return sorted(found.values(), key=lambda fc: (fc[0].path, fc[1].span.line, fc[1].span.col))
+
+    @staticmethod
+    def _loads(project: Project, module: str) -> list[tuple[FileModel, Call]]:
+        """Loads that name ``module`` (a ``force_load()`` of every module counts only where it runs before)."""
+        return [(f, call) for f in project.files for call in f.calls
+                if is_warp(call.callee, "load_module", "force_load")
+                and module in project.modules_loaded_by(f, call)
+                and not project.preload_unused(f, call, module)]
 
     def _check_kernel(
         self, project: Project, file: FileModel, kernel: Kernel, kernel_launches: list[Launch], positions: list[int]

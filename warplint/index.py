@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .model import Assignment, Call, FileModel, Function, Kernel, Value
 from .names import is_warp, is_warp_api
-from .semantic import devices
+from .semantic import devices, generics
 from .semantic.context import CodeContext, context_of, is_test_file
 from .semantic.evaluator import MAX_SITE_CHAIN, MAX_SITES, Evaluator, Site
 from .semantic.kernels import add_decorated_kernels
@@ -287,6 +287,21 @@ class Project:
         """The kernel a launch's ``kernel`` argument names, when it is exactly one."""
         found = self.find_kernels(file, scope, value)
         return found[0] if len(found) == 1 else None
+
+    # ------------------------------------------------------------------ generic kernels' instances
+    def overload_registrations(self, file: FileModel, kernel: Kernel) -> list[generics.Registration]:
+        """Each ``wp.overload`` of ``kernel`` (call or ``@wp.overload`` stub), and whether it runs at import."""
+        return generics.registrations(self, file, kernel)
+
+    def kernel_timeline(self, file: FileModel, scope: str) -> list[generics.Event]:
+        """``launch_timeline`` at kernel grain: which kernel of which module each statement launches (or loads)."""
+        return generics.kernel_timeline(self, file, scope)
+
+    def launched_before(self, file: FileModel, call: Call, module: str,
+                        accept: Callable[[generics.KernelKey | None], bool]) -> generics.Earlier | None:
+        """A launch or load of ``module``, of a kernel ``accept`` takes (None: a load), that can run before
+        ``call``: earlier in its scope, in a test the runner runs first, or in a caller before the call."""
+        return generics.launched_before(self, file, call, module, accept)
 
     def launches(self, file: FileModel) -> list[Launch]:
         return list(self.cached(("launches", id(file)), lambda: self._launches(file)))

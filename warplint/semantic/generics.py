@@ -1,0 +1,225 @@
+"""Generic kernels' instances: where they are registered, and which launches of their module can run first.
+
+A generic kernel (``Any`` in its signature) contributes nothing to its module's hash until it has
+instances. ``wp.overload(kernel, [...])`` or a launch with concrete types adds one, and adding one marks
+the module modified, so an instance made after the module was loaded rebuilds the whole module. The
+questions rules ask:
+
+- ``registrations``: each ``wp.overload`` of a kernel (a call, or an ``@wp.overload`` stub) and whether it
+  runs at import (module scope, or in a function a module-level call reaches);
+- ``kernel_timeline``: per statement of a scope, which kernels of which modules it launches or loads,
+  directly or through project calls (the module-level ``Project.launch_timeline`` at kernel grain);
+- ``launched_before``: a launch or load of a module, of kernels a predicate accepts, that can run before a
+  call: earlier in its scope, in a test the runner runs first, or in a caller before the call that leads
+  there (source order and the call graph, as ``Project.launch_timeline`` approximates run order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from warplint.diagnostic import Span
+from warplint.model import Call, FileModel, Kernel
+from warplint.names import is_warp
+
+if TYPE_CHECKING:
+    from warplint.index import Launch, Project
+
+LAUNCH_CALLS = ("launch", "launch_tiled")
+LOAD_CALLS = ("load_module", "force_load")
+MAX_DEPTH = 12  # project calls followed from one statement (as Project.modules_launched_by)
+IMPORT_DEPTH = 3  # call levels followed up to module scope for "runs at import"
+
+KernelKey = tuple[str, str]  # (defining file's path, kernel name): a re-definition replaces the earlier one
+
+
+def kernel_key(file: FileModel, kernel: Kernel) -> KernelKey:
+    return (file.path, kernel.name)
+
+
+@dataclass(frozen=True)
+class Registration:
+    """``wp.overload(kernel, ...)`` (``call``) or an ``@wp.overload`` stub (``call`` None) of a generic kernel."""
+
+    file: FileModel
+    span: Span
+    call: Call | None
+    at_import: bool  # runs while the module is imported: module scope, or a function a module-level call reaches
+
+
+@dataclass(frozen=True)
+class Event:
+    """What one statement does to a module: launches ``kernel`` of it, or loads it (``kernel`` None)."""
+
+    order: int
+    module: str  # as Launch.module ("unique:..." for a module="unique" kernel); "*" for force_load() of all
+    kernel: KernelKey | None
+    call: Call  # the statement's call: the launch, the load, or the project call that leads to them
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """A launch or load that can run before a given call: ``call`` in ``file``; ``through`` are the calls
+    (file, call) in callers that lead to the given call, after the launch; ``runner`` names the test the
+    runner runs first when the launch is in one."""
+
+    file: FileModel
+    call: Call
+    module: str
+    kernel: KernelKey | None
+    through: tuple[tuple[FileModel, Call], ...] = ()
+    runner: str = ""
+
+
+# ---------------------------------------------------------------------------------------------- registrations
+def registrations(project: Project, file: FileModel, kernel: Kernel) -> list[Registration]:
+    """Every ``wp.overload`` of ``kernel`` in the project (empty for a kernel with none)."""
+    return list(project.cached("generic registrations", lambda: _registrations(project)).get(
+        kernel_key(file, kernel), ()))
+
+
+def _registrations(project: Project) -> dict[KernelKey, list[Registration]]:
+    table: dict[KernelKey, list[Registration]] = {}
+    for f in project.files:
+        for call in f.calls:
+            if not is_warp(call.callee, "overload"):
+                continue
+            value = call.bound("kernel")
+            fn = f.functions.get(call.ctx.scope)
+            sites = project.call_sites(project.fqname(f, call.ctx.scope)) if fn is not None else []
+            if fn is not None and value is not None and sites and any(
+                    n.partition(".")[0] in {p.name for p in fn.params} for n in value.names()):
+                # `def register(kernel, dtype): wp.overload(kernel, ...)`: each call registers its own kernel
+                for caller_file, caller in sites:
+                    site = project.evaluator.site(caller_file, caller.ctx.scope, caller,
+                                                  project.fqname(f, call.ctx.scope), None)
+                    at_import = runs_at_import(project, caller_file, caller.ctx.scope)
+                    for kf, k in project.find_kernels(f, call.ctx.scope, value, site):
+                        table.setdefault(kernel_key(kf, k), []).append(Registration(f, call.span, call, at_import))
+                continue
+            at_import = runs_at_import(project, f, call.ctx.scope)
+            for kf, k in project.find_kernels(f, call.ctx.scope, value):
+                table.setdefault(kernel_key(kf, k), []).append(Registration(f, call.span, call, at_import))
+        for fn in f.functions.values():
+            if "warp.overload" in fn.decorators:
+                table.setdefault((f.path, fn.name), []).append(Registration(f, fn.span, None, not fn.ctx.scope))
+    return table
+
+
+def runs_at_import(project: Project, file: FileModel, scope: str, depth: int = 0) -> bool:
+    """Code of ``scope`` runs while its module is imported: module scope, or a function called there
+    (followed up to a few call levels)."""
+    if not scope:
+        return True
+    if depth >= IMPORT_DEPTH:
+        return False
+    return any(runs_at_import(project, f, call.ctx.scope, depth + 1)
+               for f, call in project.call_sites(project.fqname(file, scope)))
+
+
+# ---------------------------------------------------------------------------------------------- timeline
+def kernel_timeline(project: Project, file: FileModel, scope: str) -> list[Event]:
+    """The launch and load events of each statement of ``scope``, in source order."""
+    return project.cached(("kernel timeline", file.path, scope), lambda: _timeline(project, file, scope))
+
+
+def _timeline(project: Project, file: FileModel, scope: str) -> list[Event]:
+    events: list[Event] = []
+    for call in project.calls_in(file, scope):
+        events.extend(Event(call.ctx.order, module, kernel, call)
+                      for module, kernel, _ in _call_events(project, file, call, 0))
+    events.sort(key=lambda e: e.order)
+    return events
+
+
+def _launches_by_call(project: Project, file: FileModel) -> dict[int, list[Launch]]:
+    def compute() -> dict[int, list[Launch]]:
+        table: dict[int, list[Launch]] = {}
+        for launch in project.launches(file):
+            table.setdefault(id(launch.call), []).append(launch)
+        return table
+
+    return project.cached(("launches by call", id(file)), compute)
+
+
+def _expanded_by_origin(project: Project) -> dict[int, list[Launch]]:
+    """The launches ``Project.all_launches`` binds to one call of their wrapper, by that call."""
+    def compute() -> dict[int, list[Launch]]:
+        table: dict[int, list[Launch]] = {}
+        for launch in project.all_launches():
+            if launch.site is not None:
+                table.setdefault(id(launch.origin[1]), []).append(launch)
+        return table
+
+    return project.cached("launches by origin", compute)
+
+
+_Found = tuple[str, KernelKey | None, int]  # (module, kernel, id of the launch/load call deep inside)
+
+
+def _call_events(project: Project, file: FileModel, call: Call, depth: int) -> list[_Found]:
+    direct = _launches_by_call(project, file).get(id(call))
+    if direct is not None:
+        return [(ln.module, kernel_key(ln.kernel_file, ln.kernel), id(call)) for ln in direct]
+    if is_warp(call.callee, *LOAD_CALLS):
+        return [(m, None, id(call)) for m in project.modules_loaded_by(file, call)]
+    if project.is_warp_api(call.callee):
+        return []
+    deep = _function_events(project, project.callee_of(file, call), depth + 1)
+    expanded = _expanded_by_origin(project).get(id(call), []) if depth == 0 else []
+    if not expanded:
+        return deep
+    # a wrapper whose parameters decide what it launches: this call's own launches replace the union
+    bound = {id(ln.call) for ln in expanded}
+    return ([(ln.module, kernel_key(ln.kernel_file, ln.kernel), id(ln.call)) for ln in expanded]
+            + [found for found in deep if found[2] not in bound])
+
+
+def _function_events(project: Project, fqname: str, depth: int) -> list[_Found]:
+    memo: dict[str, list[_Found]] = project.memo.setdefault("kernel events of functions", {})
+    canonical = project.canonical_function(fqname)
+    if canonical in memo:
+        return memo[canonical]
+    memo[canonical] = []  # cycle guard
+    found = project.function(canonical)
+    result: list[_Found] = []
+    if found is not None and depth < MAX_DEPTH:
+        f, fn = found
+        seen: set[tuple[str, KernelKey | None, int]] = set()
+        for call in project.calls_in(f, fn.qualname):
+            for item in _call_events(project, f, call, depth):
+                if item not in seen:
+                    seen.add(item)
+                    result.append(item)
+    memo[canonical] = result
+    return result
+
+
+# ---------------------------------------------------------------------------------------------- order
+def launched_before(project: Project, file: FileModel, call: Call, module: str,
+                    accept: Callable[[KernelKey | None], bool]) -> Earlier | None:
+    """A launch or load of ``module`` (``accept``\\ ed by its kernel; None for a load) that can run before
+    ``call``, if the index shows one."""
+    scope = call.ctx.scope
+
+    def matches(f: FileModel, event: Event) -> bool:
+        return (event.module in (module, "*") and accept(event.kernel)
+                and not (event.kernel is None and project.preload_unused(f, event.call, module)))
+
+    for event in kernel_timeline(project, file, scope):
+        if event.call is not call and event.call.ctx.runs_before(call.ctx.order) and matches(file, event):
+            return Earlier(file, event.call, event.module, event.kernel)
+    if not scope:
+        return None
+    for earlier in project.runner_predecessors(file, scope):
+        for event in kernel_timeline(project, file, earlier):
+            if matches(file, event):
+                return Earlier(file, event.call, event.module, event.kernel, runner=earlier)
+    for caller_file, caller, _level in project.caller_scopes(project.fqname(file, scope)):
+        for event in kernel_timeline(project, caller_file, caller.ctx.scope):
+            if (event.call is not caller and event.call.ctx.runs_before(caller.ctx.order)
+                    and matches(caller_file, event)):
+                return Earlier(caller_file, event.call, event.module, event.kernel, through=((caller_file, caller),))
+    return None

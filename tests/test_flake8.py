@@ -168,6 +168,9 @@ def test_index_built_once_per_process(project, monkeypatch):
     (project / "pkg" / "unlinted.py").write_text("import warp as wp\n")
     monkeypatch.setattr(flake8_plugin, "_SESSIONS", {})
     monkeypatch.setattr(flake8_plugin, "_CONFIGS", {})
+    monkeypatch.setattr(flake8_plugin, "_REGISTRY", {})
+    monkeypatch.setattr(flake8_plugin, "_DIGESTS", {})
+    monkeypatch.setattr(flake8_plugin, "_SCOPES", {})
     from warplint.index import Project
 
     built = []
@@ -181,14 +184,101 @@ def test_index_built_once_per_process(project, monkeypatch):
     (session,) = flake8_plugin._SESSIONS.values()
     # every file under the root is in the index, including ones flake8 was not asked to check
     assert str(project / "pkg" / "unlinted.py") in session.models
-    monkeypatch.setattr(flake8_plugin, "_SESSIONS", {})
+    for name in ("_SESSIONS", "_CONFIGS", "_REGISTRY", "_DIGESTS", "_SCOPES"):  # a new flake8 process
+        monkeypatch.setattr(flake8_plugin, name, {})
     again = Application()
     again.run(["--select", "WC", "--jobs", "1", "--output-file", str(project / "out2.txt"), "a.py", "b.py", "c.py"])
     assert again.result_count == 9
     assert len(built) == 1  # nothing changed: the findings came from the result cache, no model was loaded
-    (fresh,) = flake8_plugin._SESSIONS.values()
-    assert fresh.models == {}
+    assert flake8_plugin._SESSIONS == {}  # ... nor any engine session made: the warm path answered
+    assert flake8_plugin._REGISTRY["table"] is not None  # (the first run kept the rule table)
     assert (project / "out.txt").read_text() == (project / "out2.txt").read_text()
+
+
+WARM_PROBE = """
+import sys
+from flake8.main import cli
+sys.argv = ["flake8", *sys.argv[1:]]
+try:
+    cli.main()
+except SystemExit:
+    pass
+loaded = sorted(m for m in sys.modules if m == "libcst" or m.startswith(("warplint.rules.", "warplint.engine")))
+print("loaded:", loaded)
+"""
+
+
+def test_warm_run_imports_neither_libcst_nor_the_rules(project):
+    """The second flake8 run with nothing changed answers from the result cache with neither LibCST,
+    nor the engine, nor a rule imported (most of what the plugin cost on a warm run), and says the
+    same; the first run imports them (it checks)."""
+    (project / "lib.py").write_text("import warp as wp\n\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    pass\n")
+    first = subprocess.run([sys.executable, "-c", WARM_PROBE, "--select", "WC", "bad.py"], cwd=project,
+                           capture_output=True, text=True, timeout=120)
+    second = subprocess.run([sys.executable, "-c", WARM_PROBE, "--select", "WC", "bad.py"], cwd=project,
+                            capture_output=True, text=True, timeout=120)
+    *findings, loaded = first.stdout.splitlines()
+    assert "'libcst'" in loaded and "warplint.engine" in loaded, first.stdout + first.stderr
+    assert second.stdout.splitlines() == [*findings, "loaded: []"], second.stdout + second.stderr
+    assert findings == [f"bad.py:4:1: {MESSAGE_501}", f"bad.py:7:1: {MESSAGE_501}", f"bad.py:9:5: {MESSAGE_502}"]
+    # a change to another file of the project changes the key: the engine checks again
+    (project / "lib.py").write_text("import warp as wp\nwp.config.cache_kernels = False\n")
+    third = subprocess.run([sys.executable, "-c", WARM_PROBE, "--select", "WC", "bad.py"], cwd=project,
+                           capture_output=True, text=True, timeout=120)
+    assert third.stdout.splitlines()[:-1] == findings and "'libcst'" in third.stdout.splitlines()[-1]
+
+
+def test_warm_key_is_the_sessions_key(project, monkeypatch):
+    """The warm path's answer is the engine's: after a check through the Session, ``_cached`` finds
+    the stored findings under the key it computes itself (a different key would be a miss), for
+    the flake8 default and a narrowed selection; a changed text of the file is a miss."""
+    from flake8.options.parse_args import parse_args
+
+    from warplint import flake8_plugin
+    from warplint.cache import registry_salt
+    from warplint.registry import remember_table, rule_table
+
+    for name in ("_SESSIONS", "_CONFIGS", "_REGISTRY", "_DIGESTS", "_SCOPES"):
+        monkeypatch.setattr(flake8_plugin, name, {})
+    (project / "other.py").write_text("import warp as wp\nwp.force_load()\n")
+    salt = registry_salt()
+    assert salt is not None
+    remember_table(salt)
+    table = rule_table(salt)
+    assert table is not None
+    path = str(project / "bad.py")
+    for argv in ([], ["--select", "WC5", "--extend-select", "WC001"]):
+        monkeypatch.setattr(flake8_plugin.WarplintChecker, "_options", parse_args(argv)[1])
+        config = flake8_plugin._config_for(path, set(table))
+        codes = flake8_plugin.codes_to_run(config, table, flake8_plugin.WarplintChecker._options)
+        assert codes == flake8_plugin.codes_to_run(config, all_rules(), flake8_plugin.WarplintChecker._options)
+        assert flake8_plugin._cached(path, BAD, config, codes, salt, table) is None  # nothing checked yet
+        session = flake8_plugin._session_for(config, codes)
+        result = session.lint_paths([], stdin=(path, BAD), project_context=True, check_context=True)
+        expected = [(d.span.line, d.span.col, d.code, d.message) for d in result.diagnostics]
+        assert expected
+        assert flake8_plugin._cached(path, BAD, config, codes, salt, table) == expected
+        assert flake8_plugin._cached(path, BAD + "\n# changed\n", config, codes, salt, table) is None
+
+
+def test_rule_table_is_the_registry():
+    """``registry.rule_table`` (what the warm path selects from) lists what ``all_rules`` finds, and selects
+    the same codes; it is kept under the salt of the registry's rules, the salt the engine uses."""
+    from warplint import cache
+    from warplint.config import Config
+    from warplint.registry import RuleInfo, remember_table, rule_table
+
+    salt = cache.registry_salt()
+    assert salt is not None and salt == cache.salt_for(all_rules())
+    remember_table(salt)
+    table = rule_table(salt)
+    assert table == {code: RuleInfo(code, rule.name, rule.default_enabled, rule.runtime_only)
+                     for code, rule in all_rules().items()}
+    assert any(not info.default_enabled for info in table.values()) and any(i.runtime_only for i in table.values())
+    for config in (Config(root="."), Config(root=".", select=("ALL",)), Config(root=".", select=("WC1", "WC001")),
+                   Config(root=".", extend_select=("WC9",), ignore=("WC2",))):
+        assert config.enabled_codes(table) == config.enabled_codes(all_rules())
+    assert rule_table("0" * 20) is None  # another salt: nothing kept
 
 
 def test_opt_in_rules_need_their_exact_code():

@@ -38,8 +38,10 @@ import pickle
 import sys
 import tempfile
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-from .model import FileModel
+if TYPE_CHECKING:  # imported where used: the flake8 plugin's warm path reads no model
+    from .model import FileModel
 
 CACHE_FORMAT = 5
 MAGIC = b"warplint-cache-5\n"
@@ -54,7 +56,8 @@ CACHEDIR_TAG = (
 # Engine modules whose code decides what a model contains, or (results cache) what the rules conclude.
 _MODEL_MODULES = ("extract", "model", "locate", "names", "facts", "fastwalk", "engine", "cache", "diagnostic",
                   "parse_guard", "index", "module_options", "warp_api", "warp_version", "warp_versions_data",
-                  "noqa", "edits", "rule")  # suppressions and WC001, the fixes' edits, Report: in cached findings
+                  "noqa", "edits", "rule",  # suppressions and WC001, the fixes' edits, Report: in cached findings
+                  "registry", "sources")  # WC000/WC001 are defined in the registry; how files are read and decoded
 
 
 def digest(text: str) -> str:
@@ -74,24 +77,40 @@ def _source_digest(paths: Iterable[str]) -> str | None:
 
 def salt_for(rules: dict) -> str | None:
     """The cache salt for this warplint and rule set; None when it cannot be told (no cache)."""
-    import libcst
+    from .registry import all_rules
 
-    from . import __version__
-    from .facts import WARP_FACTS_VERSION
-
-    here = os.path.dirname(os.path.abspath(__file__))
-    files = [os.path.join(here, f"{name}.py") for name in _MODEL_MODULES]
-    # The semantic layer (warplint/semantic/*.py) decides what the rules conclude (results cache).
-    semantic_dir = os.path.join(here, "semantic")
-    if os.path.isdir(semantic_dir):
-        files += [os.path.join(semantic_dir, n) for n in os.listdir(semantic_dir) if n.endswith(".py")]
+    registry = all_rules()
+    if rules.keys() == registry.keys() and all(rule is registry[code] for code, rule in rules.items()):
+        return registry_salt()  # every rule of the registry: its sources decide its codes
+    files = []
     for rule in rules.values():
         module = sys.modules.get(type(rule).__module__)
         path = getattr(module, "__file__", None)
         if not path:
             return None  # a rule without a source file (defined in a REPL): do not cache
         files.append(os.path.abspath(path))
-    # Helpers shared by rules (rules/_*.py) feed their visitors too.
+    return _salt(files, ",".join(sorted(rules)))
+
+
+def registry_salt() -> str | None:
+    """``salt_for(all_rules())`` without importing a rule, LibCST or the engine (the flake8 plugin's
+    warm path): the registry's rules are the modules of ``warplint.rules``, whose sources are hashed."""
+    return _salt([], "registry")
+
+
+def _salt(rule_files: list[str], codes: str) -> str | None:
+    from importlib import metadata
+
+    from . import __version__
+    from .facts import WARP_FACTS_VERSION
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    files = [os.path.join(here, f"{name}.py") for name in _MODEL_MODULES] + rule_files
+    # The semantic layer (warplint/semantic/*.py) decides what the rules conclude (results cache).
+    semantic_dir = os.path.join(here, "semantic")
+    if os.path.isdir(semantic_dir):
+        files += [os.path.join(semantic_dir, n) for n in os.listdir(semantic_dir) if n.endswith(".py")]
+    # Every module of the rules package: the rules and the helpers they share (rules/_*.py).
     rules_dir = os.path.join(here, "rules")
     try:
         import warplint.rules as package
@@ -103,13 +122,29 @@ def salt_for(rules: dict) -> str | None:
     sources = _source_digest(files)
     if sources is None:
         return None
+    try:  # the distribution's version, not libcst.__version__: telling it must not import LibCST
+        libcst_version = metadata.version("libcst")
+    except metadata.PackageNotFoundError:
+        libcst_version = "?"
     key = "|".join(
-        (
-            str(CACHE_FORMAT), __version__, WARP_FACTS_VERSION, sys.version, getattr(libcst, "__version__", "?"),
-            ",".join(sorted(rules)), sources,
-        )
+        (str(CACHE_FORMAT), __version__, WARP_FACTS_VERSION, sys.version, libcst_version, codes, sources)
     )
     return hashlib.blake2b(key.encode(), digest_size=10).hexdigest()
+
+
+def run_key(config: Any, enabled: Iterable[str], warp_key: str,
+            files: Iterable[tuple[str, str | None, str | None]]) -> str:
+    """The results key (``Session._run_key`` says what it covers): ``config`` (its select, extend-select
+    and ignore count through ``enabled``, the codes they leave), ``warp_key`` (which Warp's facts the
+    rules use), ``files`` as (absolute path, digest of its text or None, why it could not be read)."""
+    h = hashlib.blake2b(digest_size=20)
+    settings = {k: v for k, v in config.__dict__.items() if k not in ("cache_dir", "select", "extend_select", "ignore")}
+    h.update(repr((sorted(settings.items(), key=lambda kv: kv[0]), sorted(enabled))).encode())
+    h.update(warp_key.encode())
+    for absolute, text_digest, error in sorted(files, key=lambda e: e[0]):
+        h.update(b"\0" + absolute.encode("utf-8", "surrogatepass"))
+        h.update(b"\1" + (text_digest if text_digest is not None else f"error:{error}").encode())
+    return h.hexdigest()
 
 
 def secret_path() -> str:
@@ -169,6 +204,38 @@ def _create_secret(path: str) -> bytes | None:
     except OSError:
         return None
     return _read_secret(path)
+
+
+USER_KEEP = 8  # salts whose user-level entries are kept (warplint versions installed side by side)
+
+
+def load_user_entry(kind: str, salt: str) -> dict | None:
+    """The payload this user's warplint kept for ``kind`` under ``salt``, outside every project (beside the
+    key), else None."""
+    secret = user_secret()
+    if secret is None:
+        return None
+    data, _ = _load_sealed(os.path.join(os.path.dirname(secret_path()), f"{kind}-{salt}.pickle"), secret, kind, salt)
+    return data
+
+
+def store_user_entry(kind: str, salt: str, payload: dict) -> None:
+    """Keep ``payload`` for ``load_user_entry``; of ``kind``, the newest ``USER_KEEP`` salts stay (not only
+    this one: two installed versions would remove each other's). Failures are ignored."""
+    secret = user_secret()
+    if secret is None:
+        return
+    directory = os.path.dirname(secret_path())
+    body = pickle.dumps({**payload, "format": CACHE_FORMAT, "salt": salt}, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        _write_atomic(os.path.join(directory, f"{kind}-{salt}.pickle"), seal(secret, kind, salt, body))
+        others = [os.path.join(directory, n) for n in os.listdir(directory)
+                  if n.startswith(f"{kind}-") and n.endswith(".pickle")]
+        others.sort(key=lambda p: os.stat(p).st_mtime, reverse=True)
+        for old in others[USER_KEEP:]:
+            os.unlink(old)
+    except OSError:
+        pass
 
 
 def _tag(secret: bytes, kind: str, salt: str, payload: bytes | memoryview) -> bytes:
@@ -250,6 +317,8 @@ class ModelCache:
             self.dirty = True
 
     def get(self, absolute: str, text_digest: str, path: str, module: str, is_package: bool) -> FileModel | None:
+        from .model import FileModel
+
         self.load()
         entry = self.entries.get(absolute)
         if (
@@ -278,6 +347,8 @@ class ModelCache:
     def previous(self, absolute: str) -> tuple[str, str, FileModel] | None:
         """(text digest, noqa signature, model) of the entry kept for ``absolute``, whatever text it was
         built from: what a changed file's model was (a comment added leaves it as it was)."""
+        from .model import FileModel
+
         self.load()
         entry = self.entries.get(absolute)
         if not (isinstance(entry, tuple) and len(entry) == 5 and isinstance(entry[3], bytes) and entry[3]):

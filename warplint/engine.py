@@ -8,12 +8,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
-import io
 import os
 import pickle
 import re
-import stat
-import tokenize
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -26,12 +23,14 @@ from .config import Config
 from .diagnostic import Diagnostic, Span
 from .discovery import Discovery, ProjectScope
 from .extract import extract
-from .index import Project, locate_installed
+from .index import Project
 from .model import FileModel
 from .names import module_name_for_path
 from .noqa import find_suppressions, unused_codes, unused_noqa_reports
 from .registry import FileError, UnusedNoqa, all_rules
 from .rule import Report, Rule
+from .sources import decode as decode  # decode: where the front ends import it from
+from .sources import locate_installed, read_source
 
 _NOQA_LINE = re.compile(r"^.*noqa.*$", re.M | re.I)  # every line a suppression (or WC001) could read
 # Changed files compared model by model with their cached models before the rules run again (each costs a
@@ -62,21 +61,6 @@ class LintResult:
     def fixable(self, unsafe: bool = False) -> int:
         """Findings ``--fix`` would fix (with ``--unsafe-fixes`` when ``unsafe``)."""
         return sum(1 for d in self.diagnostics if d.fix is not None and (unsafe or d.fix.is_safe))
-
-
-def decode(data: bytes) -> str:
-    """Decode Python source honouring a PEP 263 coding line; UTF-8 otherwise."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError:
-        encoding = "utf-8"
-    try:
-        text = data.decode(encoding)
-    except (UnicodeDecodeError, LookupError):
-        raise
-    except Exception as exc:  # noqa: BLE001 - a codec's own failure (punycode: UnicodeError; a package's codec: anything)
-        raise UnicodeDecodeError(encoding, data, 0, len(data), str(exc) or type(exc).__name__) from None
-    return text[1:] if text.startswith("\ufeff") else text
 
 
 def rule_visitors(rules: Iterable[Rule]) -> list[tuple[str, cst.CSTVisitor]]:
@@ -298,15 +282,6 @@ def _bounded_per_line(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return kept
 
 
-def _too_large(size: int, limit: int) -> str:
-    return (f"not checked: the file is {_bytes(size)}, over the max-file-size of {_bytes(limit)} "
-            "(raise max-file-size in [tool.warplint] to check it)")
-
-
-def _bytes(n: int) -> str:
-    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n:,} bytes"
-
-
 def _absolute(diagnostic: Diagnostic) -> Diagnostic:
     """``diagnostic`` with absolute paths (as the result cache keeps findings, for any working directory)."""
     related = tuple(dataclasses.replace(r, path=os.path.abspath(r.path)) for r in diagnostic.related)
@@ -375,20 +350,12 @@ class Session:
         selection, and what decides the Warp version whose facts the rules consult. Front ends that index
         the same files under the same config share a key (the CLI, pre-commit and flake8): the
         findings are stored per file and spelled as each run names its paths."""
-        import hashlib
-
-        h = hashlib.blake2b(digest_size=20)
-        # select/extend-select/ignore count through the enabled codes they leave (flake8 narrows them)
-        config = {k: v for k, v in self.config.__dict__.items()
-                  if k not in ("cache_dir", "select", "extend_select", "ignore")}
-        h.update(repr((sorted(config.items(), key=lambda kv: kv[0]), sorted(self.enabled))).encode())
-        h.update(self.warp_environment.cache_key().encode())  # which Warp's facts the rules use
-        entries = sorted(((os.path.abspath(path), text, error) for path, text, error in files), key=lambda e: e[0])
-        for absolute, text, error in entries:
-            h.update(b"\0" + absolute.encode("utf-8", "surrogatepass"))
+        entries = []
+        for path, text, error in files:
+            absolute = os.path.abspath(path)
             digest = (digests or {}).get(absolute) or (self._digest(absolute, text) if text is not None else None)
-            h.update(b"\1" + (digest if digest is not None else f"error:{error}").encode())
-        return h.hexdigest()
+            entries.append((absolute, digest, error))
+        return _cache.run_key(self.config, self.enabled, self.warp_environment.cache_key(), entries)
 
     def _digest(self, absolute: str, text: str) -> str:
         known = self._digests.get(absolute)
@@ -426,31 +393,8 @@ class Session:
 
     # ------------------------------------------------------------------ reading
     def read(self, path: str) -> tuple[str | None, str | None]:
-        """(text, None) or (None, the one-line reason). Reads regular files only (opening a FIFO
-        would block, a device never end) and at most ``max-file-size`` bytes of them."""
-        limit = self.config.max_file_size
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except OSError as exc:
-            return None, f"cannot read file: {exc.strerror or exc}"
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                return None, "cannot read file: not a regular file"
-            if info.st_size > limit:
-                return None, _too_large(info.st_size, limit)
-            with os.fdopen(fd, "rb", closefd=False) as fh:
-                data = fh.read(limit + 1)
-        except OSError as exc:
-            return None, f"cannot read file: {exc.strerror or exc}"
-        finally:
-            os.close(fd)
-        if len(data) > limit:  # it grew while we looked
-            return None, _too_large(len(data), limit)
-        try:
-            return decode(data), None
-        except (UnicodeDecodeError, LookupError) as exc:
-            return None, f"cannot decode file: {exc}"
+        """(text, None) or (None, the one-line reason); see ``sources.read_source``."""
+        return read_source(path, self.config.max_file_size)
 
     def load_external(self, module: str) -> FileModel | None:
         """Installed (non-project) module, read from disk and modelled; never imported."""

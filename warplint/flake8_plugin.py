@@ -1,8 +1,8 @@
 """flake8 plugin: warplint's findings as ``WCxxx`` codes next to E/F/W.
 
 A thin adapter over ``warplint.engine.Session``. flake8 imports every installed
-plugin at start-up, so this module imports nothing heavy: LibCST, the engine and
-the rules are imported on the first file checked.
+plugin at start-up, so this module imports nothing heavy; LibCST, the engine and
+the rules are imported only when the result cache cannot answer (``_cached``).
 
 Selection. flake8 filters what it prints (``--select/--extend-select/--ignore``,
 ``noqa``); the plugin only avoids running rules whose codes flake8 would drop
@@ -20,6 +20,13 @@ changed since the last run no model is loaded. Otherwise the models are loaded
 once per flake8 process (with ``--jobs``, per worker), every file of the project
 is checked, and those findings are kept, so the next files -- and the next run --
 are answered from the cache.
+
+Warm path. The answer from the result cache needs only its key: the config, the
+codes to run (selected from ``registry.rule_table``, kept by an earlier run under
+the same cache salt, so no rule is imported), the Warp environment and the digests
+of the project's files, computed by the functions the engine computes them with
+(``sources.read_source``, ``cache.run_key``). A key that differs in any way from
+the engine's is a miss, never a wrong answer: the engine then checks as before.
 """
 
 from __future__ import annotations
@@ -38,6 +45,11 @@ if TYPE_CHECKING:
 # (config root, codes to run) -> the indexed Session and its Project (the index does not change during a run)
 _SESSIONS: dict[tuple[str, frozenset[str]], Session] = {}
 _CONFIGS: dict[str, Any] = {}  # directory -> Config or the config error message
+# For this process: the cache salt and the rules kept under it (None: import them), the project files'
+# (digest or None, error) and the scopes, for the warm path.
+_REGISTRY: dict[str, Any] = {}
+_DIGESTS: dict[tuple[str, int], tuple[str | None, str | None]] = {}
+_SCOPES: dict[str, Any] = {}
 
 
 class WarplintChecker:
@@ -68,23 +80,34 @@ class WarplintChecker:
 
 
 # ---------------------------------------------------------------------- engine side
-def _config_for(path: str):
+def _registry() -> tuple[str | None, dict | None]:
+    """(cache salt, the rules by code as ``registry.rule_table`` lists them or None), once a process."""
+    if not _REGISTRY:
+        from .cache import registry_salt
+        from .registry import rule_table
+
+        salt = registry_salt()
+        _REGISTRY.update(salt=salt, table=rule_table(salt) if salt is not None else None)
+    return _REGISTRY["salt"], _REGISTRY["table"]
+
+
+def _config_for(path: str, known: set[str]):
     """The Config for ``path``, found as the CLI finds it (``load_config``: the nearest pyproject.toml,
     else the nearest project root, else the file's directory); never the directory flake8 runs in."""
     from .config import ConfigError, load_config
-    from .registry import all_rules
 
     directory = os.path.dirname(path)
     if directory not in _CONFIGS:
         try:
-            _CONFIGS[directory] = load_config(directory, set(all_rules()))
+            _CONFIGS[directory] = load_config(directory, known)
         except ConfigError as exc:
             _CONFIGS[directory] = str(exc)
     return _CONFIGS[directory]
 
 
 def codes_to_run(config: Any, rules: dict, options: Any) -> frozenset[str]:
-    """Rule codes worth running under ``config`` and flake8's ``options``."""
+    """Rule codes worth running under ``config`` and flake8's ``options`` (``rules``: rules or
+    ``registry.RuleInfo``s by code)."""
     base = config.enabled_codes(rules)
     if options is None:
         return base
@@ -103,28 +126,81 @@ def codes_to_run(config: Any, rules: dict, options: Any) -> frozenset[str]:
     return frozenset(chosen)
 
 
+def _session_config(config: Any, codes: frozenset[str]) -> Any:
+    return config.with_overrides(select=tuple(sorted(codes)), extend_select=(), ignore=())
+
+
 def _session_for(config: Any, codes: frozenset[str]) -> Session:
     key = (config.root, codes)
     session = _SESSIONS.get(key)
     if session is None:
         from .engine import Session
 
-        session = Session(config.with_overrides(select=tuple(sorted(codes)), extend_select=(), ignore=()))
+        session = Session(_session_config(config, codes))
         _SESSIONS[key] = session
     return session
 
 
+def _cached(path: str, text: str, config: Any, codes: frozenset[str], salt: str, table: dict
+            ) -> list[tuple[int, int, str, str]] | None:
+    """The findings of ``path`` from the result cache, with neither the engine nor a rule nor LibCST
+    imported: under the key ``Session`` computes for the file checked with its project (``_run_key``
+    over the file as flake8 read it and its ``ProjectScope``). None on a miss."""
+    from . import cache
+    from .diagnostic import Diagnostic
+    from .discovery import ProjectScope
+    from .sources import locate_installed, read_source
+    from .warp_version import environment
+
+    secret = cache.user_secret()
+    if secret is None:
+        return None
+    settings = _session_config(config, codes)
+    scope = _SCOPES.get(settings.root)
+    if scope is None:
+        scope = _SCOPES[settings.root] = ProjectScope(settings)
+    files: list[tuple[str, str | None, str | None]] = [(path, cache.digest(text), None)]
+    seen = {path}
+    for absolute in scope.files_for(path):
+        if absolute in seen:
+            continue
+        seen.add(absolute)
+        known = _DIGESTS.get((absolute, settings.max_file_size))
+        if known is None:
+            context_text, error = read_source(absolute, settings.max_file_size)
+            known = (cache.digest(context_text) if context_text is not None else None, error)
+            _DIGESTS[(absolute, settings.max_file_size)] = known
+        files.append((absolute, *known))
+    warp = environment(settings.root, settings.warp_version, settings.warp_version_source)
+    key = cache.run_key(settings, settings.enabled_codes(table), warp.cache_key(), files)
+    results = cache.ResultCache(cache.default_directory(settings.root, settings.cache_dir), salt, secret)
+    entry = results.get(key)
+    if entry is None or path not in entry["files"] or any(locate_installed(m) for m in entry["missing"]):
+        return None
+    _, diagnostics = entry["files"][path]
+    return [(d.span.line, d.span.col, d.code, d.message) for d in sorted(diagnostics, key=Diagnostic.sort_key)]
+
+
 def check_file(filename: str, text: str) -> list[tuple[int, int, str, str]]:
     """(line 1-based, column 0-based, code, message) for one file, as the CLI reports them."""
-    from .registry import all_rules
-
     path = os.path.abspath(filename)
-    config = _config_for(path)
+    salt, table = _registry()
+    if table is None:
+        from .registry import all_rules
+
+        rules: dict = all_rules()
+    else:
+        rules = table
+    config = _config_for(path, set(rules))
     if isinstance(config, str):  # a broken [tool.warplint]: say so instead of crashing flake8
         return [(1, 0, "WC000", f"warplint configuration error: {config}")]
-    codes = codes_to_run(config, all_rules(), WarplintChecker._options)
+    codes = codes_to_run(config, rules, WarplintChecker._options)
     if not codes:
         return []
+    if salt is not None and table is not None:
+        found = _cached(path, text, config, codes, salt, table)
+        if found is not None:
+            return found
     session = _session_for(config, codes)
     loaded = bool(session.models)
     # the file as flake8 read it, with its project; every file of the project is checked (and cached) at once
@@ -133,4 +209,8 @@ def check_file(filename: str, text: str) -> list[tuple[int, int, str, str]]:
         # The models stay for this flake8 process: keep the cyclic collector from scanning them again
         # and again (they are acyclic; a collection over them once cost seconds).
         gc.freeze()
+    if salt is not None and table is None:
+        from .registry import remember_table
+
+        remember_table(salt)  # the next runs select without importing the rules
     return [(d.span.line, d.span.col, d.code, d.message) for d in result.diagnostics]

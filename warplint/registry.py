@@ -1,10 +1,16 @@
-"""Finds the rules: every ``Rule`` subclass defined in a module of ``warplint.rules``."""
+"""Finds the rules: every ``Rule`` subclass defined in a module of ``warplint.rules``.
+
+``rule_table`` lists them without importing one (what selection reads: code, name, whether
+default-on or ``--confirm``-only), from a table kept under the cache salt, which covers every
+rule's source: the flake8 plugin's warm path selects from it and imports no rule.
+"""
 
 from __future__ import annotations
 
 import functools
 import importlib
 import pkgutil
+from dataclasses import dataclass
 
 from .rule import Rule
 
@@ -92,3 +98,46 @@ def all_rules() -> dict[str, Rule]:
 
 def get_rule(code: str) -> Rule | None:
     return all_rules().get(code.upper())
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    """What selection reads of a rule (``Config.enabled_codes``, flake8's narrowing)."""
+
+    code: str
+    name: str
+    default_enabled: bool
+    runtime_only: bool
+
+
+def rule_table(salt: str) -> dict[str, RuleInfo] | None:
+    """The registry's rules by code as ``all_rules`` finds them, when a run under ``salt`` (see
+    ``cache.registry_salt``) kept them with ``remember_table``; else None (import them)."""
+    from .cache import load_user_entry
+
+    data = load_user_entry("rules", salt)
+    rows = data.get("rules") if data is not None else None
+    if not (isinstance(rows, list) and rows and all(isinstance(r, tuple) and len(r) == 4 for r in rows)):
+        return None
+    table = {}
+    for code, name, default_enabled, runtime_only in rows:
+        if not (isinstance(code, str) and isinstance(name, str) and isinstance(default_enabled, bool)
+                and isinstance(runtime_only, bool)):
+            return None
+        table[code] = RuleInfo(code, name, default_enabled, runtime_only)
+    return table
+
+
+def table_of(rules: dict[str, Rule]) -> list[tuple[str, str, bool, bool]]:
+    return [(code, rule.name, bool(rule.default_enabled), bool(rule.runtime_only))
+            for code, rule in rules.items()]
+
+
+def remember_table(salt: str) -> None:
+    """Keep ``all_rules()``'s table for ``rule_table`` under ``salt`` (unless it is kept already)."""
+    from .cache import load_user_entry, store_user_entry
+
+    rows = table_of(all_rules())
+    data = load_user_entry("rules", salt)
+    if data is None or data.get("rules") != rows:
+        store_user_entry("rules", salt, {"rules": rows})

@@ -1,0 +1,90 @@
+"""Reading source files as every front end reads them, and finding installed modules' files.
+
+Light on purpose (the standard library only): the flake8 plugin's warm path computes the
+result-cache key from these without importing the engine, LibCST or the rules, and the
+engine reads through the same functions, so both get the same texts and the same key.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import io
+import os
+import stat
+import tokenize
+
+
+def decode(data: bytes) -> str:
+    """Decode Python source honouring a PEP 263 coding line; UTF-8 otherwise."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        encoding = "utf-8"
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - a codec's own failure (punycode: UnicodeError; a package's codec: anything)
+        raise UnicodeDecodeError(encoding, data, 0, len(data), str(exc) or type(exc).__name__) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def read_source(path: str, limit: int) -> tuple[str | None, str | None]:
+    """(text, None) or (None, the one-line reason). Reads regular files only (opening a FIFO
+    would block, a device never end) and at most ``limit`` bytes of them."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        return None, f"cannot read file: {exc.strerror or exc}"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, "cannot read file: not a regular file"
+        if info.st_size > limit:
+            return None, too_large(info.st_size, limit)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        return None, f"cannot read file: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # it grew while we looked
+        return None, too_large(len(data), limit)
+    try:
+        return decode(data), None
+    except (UnicodeDecodeError, LookupError) as exc:
+        return None, f"cannot decode file: {exc}"
+
+
+def too_large(size: int, limit: int) -> str:
+    return (f"not checked: the file is {_bytes(size)}, over the max-file-size of {_bytes(limit)} "
+            "(raise max-file-size in [tool.warplint] to check it)")
+
+
+def _bytes(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n:,} bytes"
+
+
+def locate_installed(module: str) -> str | None:
+    """Path of the source file for ``module`` in an installed package, never importing it.
+
+    ``importlib.util.find_spec("pkg.sub")`` would import ``pkg``; PathFinder on the
+    top-level name only searches sys.path, and the rest is joined as a path.
+    """
+    top, _, rest = module.partition(".")
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        for base in spec.submodule_search_locations:
+            path = os.path.join(base, *rest.split(".")) if rest else base
+            for candidate in (path + ".py", os.path.join(path, "__init__.py")):
+                if os.path.isfile(candidate):
+                    return candidate
+        return None
+    if not rest and spec.origin and spec.origin.endswith(".py"):
+        return spec.origin
+    return None

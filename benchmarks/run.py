@@ -24,14 +24,15 @@ case after another (so a load spike on a noisy machine hits all cases alike):
 - touched 1 file  one file's content changed (a comment appended), cache otherwise warm;
 - edited 1 file   one file's code changed (a module-level assignment appended: its model changes);
 - warm, 1 file arg  ``warplint FILE`` (pre-commit): the file is checked with its project;
-- flake8, 1 file  plain flake8 (E,F,W,C90) on that file, next to flake8 with warplint's plugin on it:
+- flake8, 1 file  plain flake8 (E,F,W,C90) on that file, next to flake8 with each version's plugin on it:
                   warm (nothing changed since the last run) and after its code was edited;
 - flake8 / ruff   on the same tree, if installed (reference points).
 
 The copied tree gets a ``pyproject.toml`` whose ``[tool.warplint] cache-dir`` is where the flake8
-plugin keeps its cache (the CLI cases pass ``--cache-dir``). The flake8 plugin cases time the last
-``--site`` given (its directory comes first on the path, and flake8 takes the first distribution of a
-name it finds), else this checkout's plugin.
+plugin keeps its cache: before each version's flake8 cases it names that version's cache, the one
+its CLI cases pass with ``--cache-dir`` (the front ends share result-cache keys). Each ``--site``'s
+plugin is timed (its directory comes first on the path, and flake8 takes the first distribution of a
+name it finds); without ``--site``, this checkout's plugin.
 ``--skip-cold`` leaves the cold cases out (one untimed run fills each cache first): on a loaded
 machine they dominate the run.
 
@@ -172,9 +173,12 @@ def bench_corpus(name: str, args) -> list[dict]:
             sites.append((f"[{label}] ", {**os.environ, "PYTHONPATH": os.path.abspath(directory)}))
 
     touched = pick_file_to_touch(tree)
-    flake8_cache = os.path.join(work, "cache-flake8")
-    with open(os.path.join(tree, "pyproject.toml"), "w", encoding="utf-8") as fh:
-        fh.write(f"[tool.warplint]\ncache-dir = {flake8_cache!r}\n")
+
+    def flake8_cache_is(directory: str) -> None:
+        with open(os.path.join(tree, "pyproject.toml"), "w", encoding="utf-8") as fh:
+            fh.write(f"[tool.warplint]\ncache-dir = {directory!r}\n")
+
+    flake8_cache_is(os.path.join(work, "cache-flake8"))  # (cache-dir is not in the result-cache key)
 
     def touch(i: int) -> None:
         with open(touched, "a", encoding="utf-8") as fh:
@@ -227,16 +231,16 @@ def bench_corpus(name: str, args) -> list[dict]:
         plain = [sys.executable, "-m", "flake8", "--select", "E,F,W1,W2,W3,W5,W6,C90", "--exit-zero"]
         plugin = [sys.executable, "-m", "flake8", "--exit-zero"]  # flake8's default selection: WC included
 
-        plugin_label, plugin_env = sites[-1]
+        cases.append(("flake8 1 file (E,F,W,C90)", None, [*plain, touched], None))
+        for label, env in sites:
+            def warm_flake8(_i: int, site_env: dict[str, str] | None = env, directory: str = caches[label]) -> None:
+                flake8_cache_is(directory)  # this version's cache; its CLI cases keep it up to date
+                run_timed([*plugin, touched], env=site_env)  # the cache holds the file's project as it is
 
-        def warm_flake8(_i: int) -> None:
-            run_timed([*plugin, touched], env=plugin_env)  # the plugin's cache holds the file's project as it is
-
-        cases += [
-            ("flake8 1 file (E,F,W,C90)", None, [*plain, touched], None),
-            (f"{plugin_label}flake8 1 file + warplint, warm", warm_flake8, [*plugin, touched], plugin_env),
-            (f"{plugin_label}flake8 1 file + warplint, edited", edit, [*plugin, touched], plugin_env),
-        ]
+            cases += [
+                (f"{label}flake8 1 file + warplint, warm", warm_flake8, [*plugin, touched], env),
+                (f"{label}flake8 1 file + warplint, edited", edit, [*plugin, touched], env),
+            ]
     if tool_available("flake8") and not args.no_tools:
         # warplint's own flake8 plugin is excluded (E/F/W/C90 only): a plain-flake8 reference.
         cases.append(("flake8 (E,F,W,C90)", None, [*plain, tree], None))

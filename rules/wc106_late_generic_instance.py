@@ -27,16 +27,26 @@ _PYTHON_SCALARS = {"float": "warp.float32", "int": "warp.int32", "bool": "warp.b
 
 
 class LateGenericInstance(Rule):
-    """A generic kernel is launched with several concrete types and no `wp.overload` registered first.
+    """A generic kernel gets an instance after its module was loaded: the whole module rebuilds.
 
     ## Why
     A kernel with `Any` parameters (`x: Any`, `wp.array(dtype=Any)`) has no code
-    until a launch instantiates it for concrete types. Every new type signature adds an
-    overload to the kernel and marks its module modified, so the first launch with
-    `float64` after a `float32` launch rebuilds the **whole** module (every kernel in
-    it), and so does every further new type. Registering the instances up front with
-    `wp.overload(kernel, [...])` (or `@wp.overload` stubs) before the first launch puts
-    all of them into the first build.
+    until it has instances, and with none it adds nothing to its module's hash. A launch
+    with concrete types, or `wp.overload(kernel, [...])`, adds an instance and marks the
+    module modified, so an instance made **after** the module was loaded rebuilds the
+    **whole** module (every kernel in it). That happens when:
+
+    - the kernel is launched with a second type signature (the first launch with
+      `float64` after a `float32` one), and every further new type again;
+    - its first launch comes after a launch of another kernel of its module (or a
+      `load_module`/`force_load` of it): the module loaded without it, and its first
+      instance rebuilds it. With two such kernels in a module, one of them is late;
+    - `wp.overload(kernel, ...)` is called at run time (in a function, say an
+      `lru_cache`d getter) after a launch of the module.
+
+    Registering the instances at import, with `wp.overload(kernel, [...])` at module
+    level (or `@wp.overload` stubs, or a module-level call of a helper that registers
+    them), puts all of them into the module's first build.
 
     Dropping the object `wp.overload` returns is harmless in Warp 1.19: overloads are
     held strongly by the generic kernel.
@@ -54,17 +64,29 @@ class LateGenericInstance(Rule):
     followed through local variables, parameters (per wrapper call), module constants
     and helper return values; one that can come from expressions of different or
     unknown types has no type. Arguments whose type is unknown never count as
-    different. Any
-    `wp.overload` registration of the kernel anywhere in the project silences the
-    rule, even one made after the first launch. One finding per kernel, at its definition,
-    with the first two launches of different types as related locations (its fix, the
-    `wp.overload` lines, is written there once).
+    different, and any `wp.overload` registration of the kernel silences the
+    second-type case, even one made after the first launch.
+
+    The first-instance cases need no types. Which launch runs first is approximated by
+    source order and the call graph (as for kernels defined in functions): a launch of
+    another kernel of the module earlier in the same function, in a caller before the
+    call that leads to the kernel's launch, or in a test the runner runs first. Where
+    nothing orders them, the kernel is reported unless every other launch (or load by
+    name) of its module is shown to come after one of its own launches; a `force_load()`
+    of every module counts only where it is shown to run first. Not reported: the only
+    kernel of its module (a `module="unique"` kernel is one), a kernel never launched,
+    a kernel with any registration at import (its launches are taken to use the
+    registered types), kernels defined inside functions (their creation after a load
+    is already a rebuild, reported on its own). One finding per kernel, at its
+    definition, with the first two launches of different types, or the launch that
+    loaded the module first and the late launch or `wp.overload` call, as related
+    locations (its fix, the `wp.overload` lines, is written there once).
     """
 
     code = "WC106"
     name = "late-generic-instance"
     mechanism = "CS-6"
-    summary = "A generic kernel meets a second type after its module loaded, so the whole module rebuilds."
+    summary = "A generic kernel gets a new instance after its module loaded, so the whole module rebuilds."
     confidence = "high"
 
     invalid = (
@@ -72,6 +94,18 @@ class LateGenericInstance(Rule):
         "    i = wp.tid()\n    x[i] = x[i] * s\n\n"
         "def run(n):\n    a = wp.zeros(n, dtype=wp.float32)\n    wp.launch(scale, dim=n, inputs=[a, 2.0])\n"
         "    b = wp.zeros(n, dtype=wp.float64)\n    wp.launch(scale, dim=n, inputs=[b, wp.float64(2.0)])\n",
+        "import warp as wp\nfrom typing import Any\n\n"
+        "@wp.kernel\ndef total(x: wp.array(dtype=Any), out: wp.array(dtype=Any)):\n"
+        "    wp.atomic_add(out, 0, x[wp.tid()])\n\n"
+        "@wp.kernel\ndef clear(x: wp.array(dtype=float)):\n    x[wp.tid()] = 0.0\n\n"
+        "def run(x, out):\n    wp.launch(clear, dim=1, inputs=[out])\n"
+        "    wp.launch(total, dim=x.shape[0], inputs=[x, out])\n",
+        "import functools\nimport warp as wp\nfrom typing import Any\n\n"
+        "@wp.kernel\ndef scale(x: wp.array(dtype=Any), s: Any):\n    x[wp.tid()] = x[wp.tid()] * s\n\n"
+        "@wp.kernel\ndef clear(x: wp.array(dtype=float)):\n    x[wp.tid()] = 0.0\n\n"
+        "@functools.cache\ndef scale_for(dtype):\n    return wp.overload(scale, [wp.array(dtype=dtype), dtype])\n\n"
+        "def run(x, y):\n    wp.launch(clear, dim=1, inputs=[x])\n"
+        "    wp.launch(scale_for(y.dtype), dim=y.shape[0], inputs=[y, 2.0])\n",
     )
     valid = (
         "import warp as wp\nfrom typing import Any\n\n@wp.kernel\ndef scale(x: wp.array(dtype=Any), s: Any):\n"
@@ -80,6 +114,12 @@ class LateGenericInstance(Rule):
         "wp.overload(scale, [wp.array(dtype=wp.float64), wp.float64])\n\n"
         "def run(n):\n    a = wp.zeros(n, dtype=wp.float32)\n    wp.launch(scale, dim=n, inputs=[a, 2.0])\n"
         "    b = wp.zeros(n, dtype=wp.float64)\n    wp.launch(scale, dim=n, inputs=[b, wp.float64(2.0)])\n",
+        "import warp as wp\nfrom typing import Any\n\n"
+        "@wp.kernel\ndef total(x: wp.array(dtype=Any), out: wp.array(dtype=Any)):\n"
+        "    wp.atomic_add(out, 0, x[wp.tid()])\n\n"
+        "@wp.kernel\ndef clear(x: wp.array(dtype=float)):\n    x[wp.tid()] = 0.0\n\n"
+        "def run(x, out):\n    wp.launch(total, dim=x.shape[0], inputs=[x, out])\n"
+        "    wp.launch(clear, dim=1, inputs=[out])\n",
     )
 
     # ------------------------------------------------------------------ project-wide facts

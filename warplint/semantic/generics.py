@@ -148,8 +148,11 @@ def _expanded_by_origin(project: Project) -> dict[int, list[Launch]]:
     """The launches ``Project.all_launches`` binds to one call of their wrapper, by that call."""
     def compute() -> dict[int, list[Launch]]:
         table: dict[int, list[Launch]] = {}
+        seen: set[tuple[int, int, KernelKey]] = set()
         for launch in project.all_launches():
-            if launch.site is not None:
+            key = (id(launch.origin[1]), id(launch.call), kernel_key(launch.kernel_file, launch.kernel))
+            if launch.site is not None and key not in seen:  # one wrapper launch, expanded once per kernel
+                seen.add(key)
                 table.setdefault(id(launch.origin[1]), []).append(launch)
         return table
 

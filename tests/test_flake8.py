@@ -326,3 +326,39 @@ def test_multi_file_rule_examples_match_the_cli(tmp_path):
             assert flake8(root, "--select", "WC", first).stdout.splitlines() == expected
             checked += 1
     assert checked >= 0
+
+
+def test_stat_digests_read_only_what_changed(tmp_path, monkeypatch):
+    """The warm path's digests: a file whose stat signature was kept is not read again; a rewrite with the
+    same size and mtime is (its ctime moved); a file changed just now is not kept (racy), so it is read."""
+    from warplint import cache, sources
+
+    secret = os.urandom(32)
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("x = 1\n")
+    b.write_text("y = 2\n")
+    reads: list[str] = []
+    real = sources.read_source
+    monkeypatch.setattr(sources, "read_source", lambda path, limit: (reads.append(path), real(path, limit))[1])
+
+    fresh = cache.StatDigests(str(tmp_path / "c"), "s", secret)
+    assert fresh.digest_of(str(a), 1000) == (cache.digest("x = 1\n"), None)
+    assert not fresh.dirty  # written just now: not kept
+    monkeypatch.setattr(cache.StatDigests, "RACY_NS", 0)
+    first = cache.StatDigests(str(tmp_path / "c"), "s", secret)
+    assert [first.digest_of(str(p), 1000) for p in (a, b)] == [(cache.digest("x = 1\n"), None),
+                                                                (cache.digest("y = 2\n"), None)]
+    first.save()
+    reads.clear()
+    again = cache.StatDigests(str(tmp_path / "c"), "s", secret)
+    assert again.digest_of(str(a), 1000) == (cache.digest("x = 1\n"), None)
+    assert reads == []  # from the kept signature
+    before = os.stat(b)
+    b.write_text("y = 3\n")  # same size; mtime set back: only the ctime tells
+    os.utime(b, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert again.digest_of(str(b), 1000) == (cache.digest("y = 3\n"), None)
+    assert reads == [str(b)]
+    assert again.digest_of(str(b), 3)[0] is None  # over max-file-size: the reader's answer
+    reads.clear()
+    cache.StatDigests(str(tmp_path / "c"), "s", os.urandom(32)).digest_of(str(a), 1000)
+    assert reads == [str(a)]  # kept under another user's key: not trusted, read

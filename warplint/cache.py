@@ -471,6 +471,66 @@ class ResultCache:
         _replace_sealed(self.directory, self.path, "results", self.salt, self.secret, payload)
 
 
+class StatDigests:
+    """Text digests of files by their stat signature (size, mtime, ctime, inode, device): a warm run tells
+    that nothing changed without reading and hashing every file of the project (the flake8 plugin's warm
+    path, ``_cached``). A signature is kept only when the file's last change is ``RACY_NS`` older than the
+    look: a file written again within the timestamps' granularity, same size, would otherwise look
+    unchanged (git's "racy" entries). Any change of content changes the ctime, which no tool sets back."""
+
+    RACY_NS = 2_000_000_000
+
+    def __init__(self, directory: str, salt: str, secret: bytes) -> None:
+        self.directory = os.path.abspath(directory)
+        self.path = os.path.join(self.directory, f"digests-{salt}.pickle")
+        self.salt = salt
+        self.secret = secret
+        self._entries: dict | None = None
+        self.dirty = False
+
+    def _load(self) -> dict:
+        if self._entries is None:
+            data, _ = _load_sealed(self.path, self.secret, "digests", self.salt)
+            entries = data.get("entries") if data is not None else None
+            self._entries = entries if isinstance(entries, dict) else {}
+        return self._entries
+
+    def digest_of(self, absolute: str, limit: int) -> tuple[str | None, str | None]:
+        """(digest of the text ``sources.read_source(absolute, limit)`` reads, None) or (None, why not)."""
+        import stat
+        import time
+
+        from .sources import read_source
+
+        entries = self._load()
+        try:
+            info = os.stat(absolute)
+        except OSError:
+            info = None
+        signature = None
+        if info is not None and stat.S_ISREG(info.st_mode) and info.st_size <= limit:
+            signature = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev)
+            known = entries.get(absolute)
+            if isinstance(known, tuple) and len(known) == 2 and known[0] == signature and isinstance(known[1], str):
+                return known[1], None
+        text, error = read_source(absolute, limit)  # read after the look: a write in between changes the ctime
+        if text is None:
+            return None, error
+        found = digest(text)
+        if signature is not None and time.time_ns() - max(signature[1], signature[2]) > self.RACY_NS:
+            entries[absolute] = (signature, found)
+            self.dirty = True
+        return found, None
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        entries = {a: e for a, e in self._load().items() if os.path.exists(a)}
+        payload = {"format": CACHE_FORMAT, "salt": self.salt, "entries": entries}
+        if _replace_sealed(self.directory, self.path, "digests", self.salt, self.secret, payload):
+            self.dirty = False
+
+
 def _valid_result(entry: object) -> bool:
     """A results entry as ``Session`` writes it: per absolute path (whether it was parsed, its
     Diagnostics), the installed files read as (path, digest) pairs, the modules not found."""

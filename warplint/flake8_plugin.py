@@ -149,7 +149,7 @@ def _cached(path: str, text: str, config: Any, codes: frozenset[str], salt: str,
     from . import cache
     from .diagnostic import Diagnostic
     from .discovery import ProjectScope
-    from .sources import locate_installed, read_source
+    from .sources import locate_installed
     from .warp_version import environment
 
     secret = cache.user_secret()
@@ -159,6 +159,8 @@ def _cached(path: str, text: str, config: Any, codes: frozenset[str], salt: str,
     scope = _SCOPES.get(settings.root)
     if scope is None:
         scope = _SCOPES[settings.root] = ProjectScope(settings)
+    where = cache.default_directory(settings.root, settings.cache_dir)
+    digests = cache.StatDigests(where, salt, secret)  # the project's files unchanged since: not read again
     files: list[tuple[str, str | None, str | None]] = [(path, cache.digest(text), None)]
     seen = {path}
     for absolute in scope.files_for(path):
@@ -167,14 +169,12 @@ def _cached(path: str, text: str, config: Any, codes: frozenset[str], salt: str,
         seen.add(absolute)
         known = _DIGESTS.get((absolute, settings.max_file_size))
         if known is None:
-            context_text, error = read_source(absolute, settings.max_file_size)
-            known = (cache.digest(context_text) if context_text is not None else None, error)
-            _DIGESTS[(absolute, settings.max_file_size)] = known
+            known = _DIGESTS[(absolute, settings.max_file_size)] = digests.digest_of(absolute, settings.max_file_size)
         files.append((absolute, *known))
+    digests.save()
     warp = environment(settings.root, settings.warp_version, settings.warp_version_source)
     key = cache.run_key(settings, settings.enabled_codes(table), warp.cache_key(), files)
-    results = cache.ResultCache(cache.default_directory(settings.root, settings.cache_dir), salt, secret)
-    entry = results.get(key)
+    entry = cache.ResultCache(where, salt, secret).get(key)
     if entry is None or path not in entry["files"] or any(locate_installed(m) for m in entry["missing"]):
         return None
     _, diagnostics = entry["files"][path]
@@ -203,12 +203,19 @@ def check_file(filename: str, text: str) -> list[tuple[int, int, str, str]]:
             return found
     session = _session_for(config, codes)
     loaded = bool(session.models)
-    # the file as flake8 read it, with its project; every file of the project is checked (and cached) at once
-    result = session.lint_paths([], stdin=(path, text), project_context=True, check_context=True)
-    if session.models and not loaded:
-        # The models stay for this flake8 process: keep the cyclic collector from scanning them again
-        # and again (they are acyclic; a collection over them once cost seconds).
-        gc.freeze()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        # the file as flake8 read it, with its project; every file of the project is checked (and cached) at once
+        result = session.lint_paths([], stdin=(path, text), project_context=True, check_context=True)
+        if session.models and not loaded:
+            # The models stay for this flake8 process: keep the cyclic collector from scanning them again
+            # and again (they are acyclic; a collection over them once cost seconds). Frozen before the
+            # collector is back: else its first collection scans every object the run made once more.
+            gc.freeze()
+    finally:
+        if enabled:
+            gc.enable()
     if salt is not None and table is None:
         from .registry import remember_table
 

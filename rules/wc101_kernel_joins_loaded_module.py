@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from warplint.diagnostic import Related
 from warplint.index import Project
@@ -19,12 +20,24 @@ class KernelJoinsLoadedModule(Rule):
     function runs. If that module was already launched, the next launch of **any** of
     its kernels rebuilds the **whole** module (every kernel in it, launched or not).
     A kernel whose content varies per call (it captures the factory's arguments or
-    locals, or uses `wp.static` of them) does this once per new value.
+    locals, uses `wp.static` of them, or takes argument types from them, as
+    `wp.array(dtype=dtype)`) does this once per new value.
+
+    A module name computed from some of the factory's arguments
+    (`module=_module_name(dtype, batched)`) gives each combination of those its own
+    module, but an argument that changes the content and not the name (a flag read by
+    `wp.static`, a function chosen by it) puts several variants into one module: the
+    second one, made after the first was launched, rebuilds that module, and with a
+    `functools.cache` (or a cache dict) keeping the earlier variants alive, each new
+    value rebuilds all of them.
 
     Reported when the index shows it can happen: a launch of the module comes before
     the call that creates the kernel (in the same function, or in a caller, across
     files), or the kernel's content varies per call and the module is launched by the
-    factory or its callers while other kernels share the module. Test methods have no
+    factory, by its callers, or by a launch of the kernel itself wherever the factory
+    handed it (an attribute, a tuple, a bundle object) while other kernels share the
+    module; or the kernel is the only one of its module but its factory keeps the
+    variants that an argument left out of the module name makes. Test methods have no
     static caller: they run in the test runner's order (a unittest `TestCase`'s methods
     sorted by name, pytest's functions in source order), so a kernel defined in a test
     after an earlier test launched the shared test module counts as created after the
@@ -44,8 +57,11 @@ class KernelJoinsLoadedModule(Rule):
     kernel per key), so only its last definition counts.
 
     ## Limits
-    Not reported: `module="unique"`; the only kernel of its module; factories called
-    only at module level (import time) before launches; identical content re-defined
+    Not reported: `module="unique"`; the only kernel of its module, unless its factory
+    keeps variants the module name does not separate (a name that includes every
+    argument the content reads gives each variant its own module); factories called
+    only before any launch (at import, or in a setup function that is itself only called
+    so, outside loops); identical content re-defined
     with no launch before it (Warp deduplicates it by hash); a captured name with one
     literal value on every call when the factory is also called at import, before any
     launch (every later call re-defines identical content; without such a call, the first
@@ -57,7 +73,12 @@ class KernelJoinsLoadedModule(Rule):
     is not a load the kernel joins: the launched variant is built afterwards, with it. Which call runs first at
     run time is approximated by source order and the call graph; `--confirm` shows the
     hashes really built. A launch in a branch that ends with `return`, `raise` or
-    `sys.exit()` does not count as running before the code after that branch.
+    `sys.exit()` does not count as running before the code after that branch. Which
+    arguments a module name reads is followed through locals, f-strings, joins and the
+    return values of project helpers; a name built in a way the binder keeps no parts of
+    (a comprehension, `not x`, a comparison) is not known, and the kernel is not
+    reported. An argument no call in the project passes (a library's public default)
+    counts as its default.
     """
 
     code = "WC101"
@@ -77,6 +98,18 @@ class KernelJoinsLoadedModule(Rule):
         "    def add(a: wp.array(dtype=float)):\n"
         "        a[0] = a[0] + c\n"
         "    wp.launch(add, dim=1, inputs=[a])\n",
+        "import functools\n"
+        "import warp as wp\n"
+        "@functools.cache\n"
+        "def get_sort(dtype, descending: bool):\n"
+        "    @wp.kernel(module=f'sorts_{dtype}')\n"
+        "    def sort_pass(a: wp.array(dtype=dtype)):\n"
+        "        if wp.static(descending):\n"
+        "            a[0] = -a[0]\n"
+        "    return sort_pass\n"
+        "def run(a):\n"
+        "    wp.launch(get_sort(a.dtype, False), dim=1, inputs=[a])\n"
+        "    wp.launch(get_sort(a.dtype, True), dim=1, inputs=[a])\n",
     )
     valid = (
         "import warp as wp\n"
@@ -89,6 +122,18 @@ class KernelJoinsLoadedModule(Rule):
         "    def add(a: wp.array(dtype=float)):\n"
         "        a[0] = a[0] + c\n"
         "    wp.launch(add, dim=1, inputs=[a])\n",
+        "import functools\n"
+        "import warp as wp\n"
+        "@functools.cache\n"
+        "def get_sort(dtype, descending: bool):\n"
+        "    @wp.kernel(module=f'sorts_{dtype}_{descending}')\n"
+        "    def sort_pass(a: wp.array(dtype=dtype)):\n"
+        "        if wp.static(descending):\n"
+        "            a[0] = -a[0]\n"
+        "    return sort_pass\n"
+        "def run(a):\n"
+        "    wp.launch(get_sort(a.dtype, False), dim=1, inputs=[a])\n"
+        "    wp.launch(get_sort(a.dtype, True), dim=1, inputs=[a])\n",
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
@@ -98,19 +143,25 @@ class KernelJoinsLoadedModule(Rule):
             if not scope:
                 continue
             module = project.kernel_module(file, kernel)
-            if module is None or module == "unique":
+            if module == "unique":
                 continue
-            others = [
+            others = [] if module is None else [
                 (f, k) for f, k in project.kernels_of_module(module)
                 if k is not kernel and not (f is file and k.ctx.scope == scope)
             ]
-            if not others:
-                continue  # the only kernel(s) of its module: nothing else to rebuild
+            if module is None or not others:
+                # the only kernel(s) of its module (or of the module its factory names): only its own earlier
+                # variants, when the factory keeps them, are rebuilt with a new one
+                shared = self._shared_variants(file, kernel, module, project)
+                if shared is not None:
+                    joined.append(shared)
+                continue
             evidence = self._launched_before(file, kernel, module, project)
             if evidence is not None:
                 joined.append(_Joining(kernel, module, evidence=evidence))
                 continue
-            captured = sorted(kernel.captured | kernel.static_captured)
+            variants = project.kernel_variants(file, kernel)
+            captured = sorted(variants.captures) if variants is not None else []
             varying = [name for name in captured if not self._never_varies(project, file, scope, name)]
             if captured and not varying and self._made_at_import(project, file, scope):
                 continue  # one content on every call, first made at import, before any launch: identical
@@ -166,6 +217,22 @@ class KernelJoinsLoadedModule(Rule):
                 related=(*related, *also), module=module, kernel=kernel.name, function=scope,
             )
         varying = sorted({name for g in group for name in g.varying})
+        if first.shared:
+            values = ", ".join(varying)
+            factory = file.functions.get(scope)
+            keeper = (f"the cache on {factory.name}()" if factory is not None and project.evaluator.is_memoized(factory)
+                      else f"{scope}()")
+            name = f"the module name {module}" if module.startswith("`") else f"the name of Warp module {module}"
+            data: dict[str, Any] = {} if module.startswith("`") else {"module": module}  # a computed name is not known
+            return self.report(
+                kernel.span,
+                f"{subject} {'changes' if single else 'change'} with {values} of {scope}(), which {name} leaves "
+                f"out: each new value is a new kernel in that module, which {first.runner} "
+                f"launches, and {keeper} keeps the earlier ones, so each new value rebuilds the module with all of "
+                f"them. Put {values} into the module name, or use module=\"unique\".",
+                related=also, kernel=kernel.name, function=scope,
+                **data,
+            )
         if not varying:
             captured = ", ".join(sorted({name for g in group for name in g.captured}))
             return self.report(
@@ -228,6 +295,8 @@ class KernelJoinsLoadedModule(Rule):
     def _launched_by_factory_or_callers(self, file: FileModel, kernel: Kernel, module: str, project: Project):
         scope = kernel.ctx.scope
         fq = project.fqname(file, scope)
+        if project.runs_before_launches(fq):
+            return None  # made in setup, before anything is launched: every variant is there at the first load
         if module in project.modules_launched_by(fq):
             return f"{scope}()"
         for caller_file, call, _level in project.caller_scopes(fq):
@@ -239,7 +308,36 @@ class KernelJoinsLoadedModule(Rule):
             }
             if module in launched or "*" in launched:
                 return f"{call.ctx.scope or caller_file.module}()" if call.ctx.scope else f"module {caller_file.module}"
-        return None
+        # handed out (in an attribute, a tuple, a bundle object) and launched elsewhere
+        return self._variant_launcher(file, kernel, project)
+
+    @staticmethod
+    def _variant_launcher(file: FileModel, kernel: Kernel, project: Project) -> str | None:
+        """Where a variant of ``kernel`` is launched (loading its module), when its factory can run again
+        afterwards: it is not only called before every launch (at import, in setup)."""
+        fq = project.fqname(file, kernel.ctx.scope)
+        launches = project.kernel_launches(file, kernel)
+        if not launches or project.runs_before_launches(fq):
+            return None
+        near = {fq} | {project.fqname(f, c.ctx.scope) for f, c, _ in project.caller_scopes(fq)}
+        f, call = next(((f, c) for f, c in launches if project.fqname(f, c.ctx.scope) in near), launches[0])
+        return f"{call.ctx.scope}()" if call.ctx.scope else f"module {f.module}"
+
+    def _shared_variants(self, file: FileModel, kernel: Kernel, module: str | None, project: Project
+                         ) -> _Joining | None:
+        """The kernel is the only one of its module, but arguments of its factory that the module name leaves
+        out change its content, and the factory keeps what it made: each new value joins the module the earlier
+        variants loaded and rebuilds it with all of them."""
+        variants = project.kernel_variants(file, kernel)
+        if variants is None or not variants.shared or not variants.kept:
+            return None
+        runner = self._variant_launcher(file, kernel, project)
+        if runner is None:
+            return None
+        # a module name computed per call is shown as its expression
+        named = module if module is not None else f"`{kernel.module_value.text if kernel.module_value else ''}`"
+        return _Joining(kernel, named, varying=tuple(sorted({name for _, name in variants.shared})), runner=runner,
+                        shared=True)
 
 
 @dataclass(frozen=True)
@@ -253,10 +351,13 @@ class _Joining:
     varying: tuple[str, ...] = ()
     runner: str = ""
     captured: tuple[str, ...] = ()
+    shared: bool = False  # its own module, which its earlier variants (kept by the factory) share
 
     @property
     def reason(self) -> tuple:
-        return ("after a launch", self.evidence[0]) if self.evidence is not None else ("varies", self.runner)
+        if self.evidence is not None:
+            return ("after a launch", self.evidence[0])
+        return ("shares its module with its variants" if self.shared else "varies", self.runner)
 
 
 def _names(names: list[str]) -> str:

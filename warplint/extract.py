@@ -79,6 +79,21 @@ def _leaves_scope(block: cst.BaseSuite) -> bool:
             and dotted_name(small.value.func) in _EXIT_CALLS)
 
 
+def _variable_names(node: cst.CSTNode) -> frozenset[str]:
+    """The names an expression reads as variables: not keywords of its calls, not attributes after a dot."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            found.add(n.value)
+        elif isinstance(n, (cst.Attribute, cst.Arg)):
+            stack.append(n.value)
+        else:
+            stack.extend(children(n))
+    return frozenset(found)
+
+
 class Extractor(cst.CSTVisitor):
     def __init__(self, module_node: cst.Module, model: FileModel, positions: Positions) -> None:
         self.tree = module_node
@@ -463,6 +478,10 @@ class Extractor(cst.CSTVisitor):
                 annotation_ref = self._annotation_ref(p.annotation.annotation)
             result.append(Param(p.name.value, default, annotation, annotation_ref))
             if p.annotation is not None:
+                # The variables the annotation reads (`dtype` of `wp.array(dtype=dtype)`, not the keyword): a
+                # kernel's argument types are part of its content, read where the kernel is defined (finish()).
+                vars(self).setdefault("_annotation_names", {})[id(result[-1])] = _variable_names(
+                    p.annotation.annotation)
                 # The dtype of an array / tile annotation (``wp.array2d(dtype=float)``, ``wp.array[wp.float16]``,
                 # ``wp.tile(dtype=float, shape=...)``), kept beside the Param until a Warp body call
                 # copies it to Function.param_dtypes (warplint.semantic.differentiation reads it).
@@ -933,7 +952,9 @@ class Extractor(cst.CSTVisitor):
                 enclosing |= outer.locals | {p.name for p in outer.params}
                 scope = outer.ctx.scope
             own = fn.locals | {p.name for p in fn.params}
-            kernel.captured = (fn.loaded & enclosing) - own
+            annotations = vars(self).get("_annotation_names", {})
+            read = set(fn.loaded).union(*(annotations.get(id(p), ()) for p in fn.params))
+            kernel.captured = (read & enclosing) - own
             kernel.static_captured = (fn.static_loaded & enclosing) - own
         spans = self.positions.spans([node for _, _, node in self._span_targets])
         for obj, attr, node in self._span_targets:

@@ -20,6 +20,7 @@ from .semantic.context import CodeContext, context_of, is_test_file
 from .semantic.evaluator import MAX_SITE_CHAIN, MAX_SITES, Evaluator, Site
 from .semantic.kernels import add_decorated_kernels
 from .semantic.values import ValueSet
+from .semantic.variants import Variants, kernel_variants
 from .warp_version import Found, WarpEnvironment, WarpFacts, own_interpreter_version, version_in_config
 
 LAUNCH_CALLS = ("launch", "launch_tiled")
@@ -270,6 +271,40 @@ class Project:
             return table
 
         return list(self.cached("kernels_by_module", by_module).get(module, ()))
+
+    def kernel_variants(self, file: FileModel, kernel: Kernel) -> Variants | None:
+        """Which arguments of its factory make new content of a run-time kernel and which name its module
+        (``warplint.semantic.variants``); None for a kernel created at import time."""
+        return self.cached(("kernel_variants", id(kernel)), lambda: kernel_variants(self, file, kernel))
+
+    def kernel_launches(self, file: FileModel, kernel: Kernel) -> list[tuple[FileModel, Call]]:
+        """The launch calls that can launch ``kernel``, whatever module it joins (``launches`` keeps only
+        kernels of one known module)."""
+        def by_kernel() -> dict[int, list[tuple[FileModel, Call]]]:
+            table: dict[int, list[tuple[FileModel, Call]]] = {}
+            for f in self.files:
+                for call in f.calls:
+                    if is_warp(call.callee, *LAUNCH_CALLS):
+                        for _, k in self.find_kernels(f, call.ctx.scope, call.bound("kernel")):
+                            table.setdefault(id(k), []).append((f, call))
+            return table
+
+        return list(self.cached("launches_by_kernel", by_kernel).get(id(kernel), ()))
+
+    def runs_before_launches(self, fqname: str, depth: int = 3) -> bool:
+        """Every call of ``fqname`` runs before any launch or load: each is made outside loops, at import time
+        or in a function itself only called so, with nothing launched before it there. False when nothing
+        in the project calls it (an entry point: its callers are not known) or deeper than ``depth``."""
+        sites = self.call_sites(fqname)
+        if not sites or depth < 0:
+            return False
+        for f, call in sites:
+            if call.ctx.in_loop or any(launch.ctx.runs_before(call.ctx.order)
+                                       for _, _, launch in self.launch_timeline(f, call.ctx.scope)):
+                return False
+            if call.ctx.scope and not self.runs_before_launches(self.fqname(f, call.ctx.scope), depth - 1):
+                return False
+        return True
 
     def find_kernels(self, file: FileModel, scope: str, value: Value | None, site: Site | None = None
                      ) -> list[tuple[FileModel, Kernel]]:

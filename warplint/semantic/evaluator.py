@@ -91,6 +91,7 @@ class Evaluator:
         self._cycles = 0
         self._sites: dict[tuple, Site] = {}
         self._keep: list[Value] = []
+        self._reaching: dict[tuple, tuple[frozenset[tuple[str, str]], bool]] = {}
 
     # ------------------------------------------------------------------ entry points
     def values(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
@@ -657,6 +658,112 @@ class Evaluator:
             else:
                 results.append(ValueSet.of(Unknown("an item of an iterable not followed")))
         return ValueSet.union(results) if results else _UNKNOWN
+
+    # ------------------------------------------------------------------ which parameters a value reads
+    def parameters_reaching(self, file: FileModel, value: Value | None, scope: str) -> tuple[frozenset[tuple[str, str]],
+                                                                                           bool]:
+        """The parameters of ``scope`` (and of the functions around it) that ``value`` is computed from, as
+        ``(function qualname, parameter)`` pairs, and whether that is all of them.
+
+        A question about *which call's arguments* decide a value, not about the value: a kernel factory's
+        ``module=_module_name(dtype, batched)`` reads ``dtype`` and ``batched`` whatever they are at run
+        time. Locals are followed to their bindings (enclosing functions' too), a call of a project function
+        to what reaches its return values through the arguments bound to its parameters; literals and
+        module-level names read none (one value per process); any other call, operator, f-string, container,
+        subscript or attribute reads what its parts read. Not complete when an expression is not followed
+        (``not x``, a comparison, a comprehension: the binder keeps no parts) or the bounds cut it short."""
+        if value is None:
+            return frozenset(), True
+        key = ("parameters", id(file), scope, id(value))
+        found = self._reaching.get(key)
+        if found is None:
+            params: set[tuple[str, str]] = set()
+            complete = self._reaching_into(file, value, scope, 0, params, set())
+            found = self._reaching[key] = (frozenset(params), complete)
+            self._keep.append(value)
+        return found
+
+    def _reaching_into(self, file: FileModel, value: Value, scope: str, depth: int, found: set[tuple[str, str]],
+                       seen: set[tuple]) -> bool:
+        key = (id(file), scope, id(value))
+        if key in seen:
+            return True  # a cycle reads nothing new
+        if depth > MAX_DEPTH:
+            return False
+        seen.add(key)
+        kind = value.kind
+        if kind in ("const", "unset", "lambda"):
+            return True
+        if kind == "other":
+            return False
+        if kind in ("name", "attr") and not (value.base is not None and not value.ref):
+            if value.text == "__name__" or not value.local:
+                return True
+            return self._reaching_local(file, value.text.partition(".")[0], scope, depth, found, seen)
+        if kind == "call" and value.ref is not None and not self.project.is_warp_api(value.ref):
+            ref = value.ref
+            callees = (self._local(file, ref, scope, None, depth)
+                       if "." not in ref and ref not in file.toplevel and not value.base else self._global(ref, depth))
+            functions = [c for c in callees if isinstance(c, FunctionRef)]
+            if functions and len(functions) == len(callees):
+                return all(self._reaching_through(file, value, scope, callee.fqname, depth, found, seen)
+                           for callee in functions)
+        complete = True
+        parts = [*value.args, *value.kwargs.values(), value.base, value.key]
+        for item in value.items:
+            parts.extend(item if isinstance(item, tuple) else (item,))
+        for part in parts:
+            if isinstance(part, Value):
+                complete = self._reaching_into(file, part, scope, depth + 1, found, seen) and complete
+        return complete
+
+    def _reaching_local(self, file: FileModel, name: str, scope: str, depth: int, found: set[tuple[str, str]],
+                        seen: set[tuple]) -> bool:
+        current = scope
+        while current:
+            fn = file.functions.get(current)
+            if fn is None:
+                return True
+            bindings = self.project.name_assignments(file, current, name)
+            is_param = any(p.name == name for p in fn.params)
+            if is_param:
+                found.add((current, name))
+            if bindings or is_param:
+                complete = True
+                for a in bindings:
+                    complete = self._reaching_into(file, a.value, current, depth + 1, found, seen) and complete
+                return complete
+            if name in fn.locals:
+                return True  # a nested def / class / kernel: its own content, no argument of this call
+            current = fn.ctx.scope
+        return True  # a module-level name
+
+    def _reaching_through(self, file: FileModel, call: Value, scope: str, fqname: str, depth: int,
+                          found: set[tuple[str, str]], seen: set[tuple]) -> bool:
+        """What a call of the project function ``fqname`` reads: the arguments whose parameters reach its
+        return values."""
+        target = self.project.function(fqname)
+        if target is None:
+            return False
+        owner, fn = target
+        inner: set[tuple[str, str]] = set()
+        complete = True
+        for returned in fn.returns:
+            complete = self._reaching_into(owner, returned, fn.qualname, depth + 1, inner, seen) and complete
+        site = self.site(file, scope, call, self.project.canonical_function(fqname), None)
+        for qual, name in sorted(inner):
+            if qual != fn.qualname:
+                continue  # a parameter of a function around the callee: not this call's argument
+            argument = self.bind(fn, name, site)
+            if isinstance(argument, Value):
+                complete = self._reaching_into(file, argument, scope, depth + 1, found, seen) and complete
+            elif argument is _DEFAULT:
+                default = next(p.default for p in fn.params if p.name == name)
+                if default is not None:
+                    complete = self._reaching_into(owner, default, fn.ctx.scope, depth + 1, found, seen) and complete
+            else:
+                complete = False  # through *args / **kwargs: not known which argument
+        return complete
 
     # ------------------------------------------------------------------ where a value comes from
     def sources(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None

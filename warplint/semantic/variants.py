@@ -1,0 +1,89 @@
+"""Variants of a kernel created at run time: which arguments of its factory make new kernel content, and
+which of them name its module.
+
+A kernel defined in a function is registered each time the function runs; its content (what Warp hashes:
+the source, closure constants, ``wp.static`` results, argument types, per-kernel options) is a function of
+the names it captures, and the module it joins (``module=`` evaluated at the definition) a function of the
+names the ``module=`` expression reads. When a factory argument reaches the content but not the module name,
+two calls that differ only in it put two different kernels into one module: the second one, made after the
+first was launched, rebuilds that module. When every such argument is part of the name, each variant has a
+module of its own. Warp keeps earlier variants alive while something references them (``functools.cache``,
+a cache dict), so each new variant then also recompiles the ones kept (warp-facts §4, "alternating
+captures, old kernels kept").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from warplint.model import FileModel, Kernel, Value
+
+if TYPE_CHECKING:
+    from warplint.index import Project
+
+Parameter = tuple[str, str]  # (function qualname within the file, parameter name)
+
+
+@dataclass(frozen=True)
+class Variants:
+    """What decides a run-time kernel's content and module (``Project.kernel_variants``)."""
+
+    factory: str  # qualname of the function that creates the kernel
+    captures: frozenset[str]  # names of the factory (and functions around it) the content reads
+    content: frozenset[Parameter]  # parameters the content is computed from
+    module: frozenset[Parameter] | None  # parameters the module name is computed from; None: not known
+    kept: bool  # the factory keeps what it made (functools.cache, a cache dict): variants accumulate
+    varying: frozenset[Parameter]  # parameters some call passes more than one value for (or unknown ones)
+
+    @property
+    def shared(self) -> frozenset[Parameter]:
+        """Parameters whose values make different kernels in the same module: they reach the content, not
+        the module name, and are not one literal on every call. Empty when the name is not known."""
+        if self.module is None:
+            return frozenset()
+        return frozenset(p for p in self.content - self.module if p in self.varying)
+
+
+def kernel_variants(project: Project, file: FileModel, kernel: Kernel) -> Variants | None:
+    """The variants of ``kernel`` (None for a kernel created at import time)."""
+    factory = kernel.ctx.scope
+    if not factory:
+        return None
+    evaluator = project.evaluator
+    captures = set(kernel.captured | kernel.static_captured)  # the binder's: body, wp.static and annotations
+    content: set[Parameter] = set()
+    for name in sorted(captures):
+        params, _ = evaluator.parameters_reaching(file, Value("name", text=name, ref=name, local=True), factory)
+        content |= params
+    for key, option in kernel.options.items():
+        if key != "module":
+            content |= evaluator.parameters_reaching(file, option, factory)[0]
+    module: frozenset[Parameter] | None = frozenset()
+    names, complete = evaluator.kernel_modules(file, kernel)
+    if kernel.module_value is not None and not (complete and len(names) == 1):
+        params, known = evaluator.parameters_reaching(file, kernel.module_value, factory)
+        module = params if known else None
+    varying = frozenset(p for p in content if not _one_literal(project, file, p))
+    return Variants(factory, frozenset(captures), frozenset(content), module, _keeps_variants(project, file, kernel),
+                    varying)
+
+
+def _one_literal(project: Project, file: FileModel, parameter: Parameter) -> bool:
+    fn = file.functions.get(parameter[0])
+    if fn is None:
+        return False
+    return project.evaluator.parameter(file, fn, parameter[1], None).single_constant()[0]
+
+
+def _keeps_variants(project: Project, file: FileModel, kernel: Kernel) -> bool:
+    """The factory keeps each kernel it makes: it is ``functools.cache``d, or it stores the kernel into a
+    container (``_CACHE[key] = kernel``)."""
+    fn = file.functions.get(kernel.ctx.scope)
+    if fn is None:
+        return False
+    if project.evaluator.is_memoized(fn):
+        return True
+    names = {kernel.name, *kernel.assigned_to}
+    return any(a.target.kind == "subscript" and a.value.kind == "name" and a.value.text in names
+               for a in file.assignments if a.ctx.scope == fn.qualname)

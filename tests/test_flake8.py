@@ -362,3 +362,43 @@ def test_stat_digests_read_only_what_changed(tmp_path, monkeypatch):
     reads.clear()
     cache.StatDigests(str(tmp_path / "c"), "s", os.urandom(32)).digest_of(str(a), 1000)
     assert reads == [str(a)]  # kept under another user's key: not trusted, read
+
+
+def test_one_file_run_checks_that_file_only(project, monkeypatch):
+    """Real flake8, in-process: given one file, the plugin checks that file against the project index and
+    no other (after an edit the next run's key differs anyway); given two, every file of the project,
+    so that runs on the others are answered from the result cache."""
+    from flake8.main.application import Application
+
+    from warplint import flake8_plugin
+    from warplint.engine import Session
+
+    for name in ("a.py", "b.py", "c.py"):
+        (project / name).write_text(BAD)
+    checked: list[str] = []
+    real_check = Session.check_model
+    monkeypatch.setattr(Session, "check_model",
+                        lambda self, model, index: (checked.append(os.path.basename(model.path)),
+                                                    real_check(self, model, index))[1])
+    monkeypatch.chdir(project)
+
+    def run(*files: str, out: str) -> int:
+        for name in ("_SESSIONS", "_CONFIGS", "_REGISTRY", "_DIGESTS", "_SCOPES"):  # a new flake8 process
+            monkeypatch.setattr(flake8_plugin, name, {})
+        app = Application()
+        app.run(["--select", "WC", "--jobs", "1", "--output-file", str(project / out), *files])
+        return app.result_count
+
+    assert run("a.py", out="one.txt") == 3
+    assert checked == ["a.py"]
+    checked.clear()
+    assert run("b.py", out="other.txt") == 3  # b.py was not checked: not in the result cache
+    assert checked == ["b.py"]
+    (project / "a.py").write_text(BAD + "\nX = 1\n")
+    checked.clear()
+    assert run("a.py", "b.py", out="two.txt") == 6
+    assert sorted(checked) == ["a.py", "b.py", "bad.py", "c.py"]
+    checked.clear()
+    assert run("c.py", out="three.txt") == 3
+    assert checked == []  # checked with the two
+    assert (project / "one.txt").read_text().replace("a.py", "c.py") == (project / "three.txt").read_text()

@@ -17,9 +17,10 @@ project, else the file's package, else the scripts beside it), so flake8 reports
 what ``warplint`` reports for the same file. Findings come from the result cache
 the CLI shares (keyed by every file of the project and the config): with nothing
 changed since the last run no model is loaded. Otherwise the models are loaded
-once per flake8 process (with ``--jobs``, per worker), every file of the project
-is checked, and those findings are kept, so the next files -- and the next run --
-are answered from the cache.
+once per flake8 process (with ``--jobs``, per worker), and those findings are kept.
+Given several files or a directory, every file of the project is checked at once, so
+the next files -- and the next runs -- are answered from the cache; given one file
+(an editor's run after a save), only that file.
 
 Warm path. The answer from the result cache needs only its key: the config, the
 codes to run (selected from ``registry.rule_table``, kept by an earlier run under
@@ -126,6 +127,12 @@ def codes_to_run(config: Any, rules: dict, options: Any) -> frozenset[str]:
     return frozenset(chosen)
 
 
+def _one_file(options: Any) -> bool:
+    """Whether flake8 was asked to check one file (or stdin), not a directory or several."""
+    names = getattr(options, "filenames", None)
+    return isinstance(names, list) and len(names) == 1 and (names[0] == "-" or os.path.isfile(names[0]))
+
+
 def _session_config(config: Any, codes: frozenset[str]) -> Any:
     return config.with_overrides(select=tuple(sorted(codes)), extend_select=(), ignore=())
 
@@ -206,8 +213,12 @@ def check_file(filename: str, text: str) -> list[tuple[int, int, str, str]]:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        # the file as flake8 read it, with its project; every file of the project is checked (and cached) at once
-        result = session.lint_paths([], stdin=(path, text), project_context=True, check_context=True)
+        # The file as flake8 read it, with its project. Given more than one file, flake8 checks every file of
+        # the project at once (the next files, and runs on other files, are answered from the cache); given
+        # one, only that one: after an edit the next run's key is another anyway (checking the others
+        # was 40 % of an edited file's run on newton).
+        result = session.lint_paths([], stdin=(path, text), project_context=True,
+                                    check_context=not _one_file(WarplintChecker._options))
         if session.models and not loaded:
             # The models stay for this flake8 process: keep the cyclic collector from scanning them again
             # and again (they are acyclic; a collection over them once cost seconds). Frozen before the

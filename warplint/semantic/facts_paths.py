@@ -33,11 +33,19 @@ def fresh_dir_reason(project: Project, file: FileModel, value: Value | None, sco
     alone is a fixed directory."""
     if value is None or _depth > _MAX_PARTS:
         return None
-    for source in project.evaluator.sources(file, value, scope, site):
-        why = _fresh_part(project, source.file, source.value, source.scope, source.site, _depth)
-        if why:
-            return why
-    return None
+    # Memoised per project: the parts of a path each fan out over every call site of the parameters
+    # they read, and without the memo the same (part, call site) is asked again along every path
+    # that reaches it (millions of questions on Warp's own test tree).
+    memo: dict[tuple, str | None] = project.cached("fresh_dir_reason", dict)
+    key = (id(file), scope, id(value), id(site), _depth)
+    if key not in memo:
+        memo[key] = None  # a part that leads back to itself adds no reason of its own
+        memo[key] = next(
+            (why for source in project.evaluator.sources(file, value, scope, site)
+             if (why := _fresh_part(project, source.file, source.value, source.scope, source.site, _depth))),
+            None,
+        )
+    return memo[key]
 
 
 def _fresh_part(project: Project, file: FileModel, value: Value, scope: str, site: Site | None,

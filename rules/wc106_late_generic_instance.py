@@ -68,19 +68,21 @@ class LateGenericInstance(Rule):
     second-type case, even one made after the first launch.
 
     The first-instance cases need no types. Which launch runs first is approximated by
-    source order and the call graph (as for kernels defined in functions): a launch of
-    another kernel of the module earlier in the same function, in a caller before the
-    call that leads to the kernel's launch, or in a test the runner runs first. Where
-    nothing orders them, the kernel is reported unless every other launch (or load by
-    name) of its module is shown to come after one of its own launches; a `force_load()`
-    of every module counts only where it is shown to run first. Not reported: the only
-    kernel of its module (a `module="unique"` kernel is one), a kernel never launched,
-    a kernel with any registration at import (its launches are taken to use the
-    registered types), kernels defined inside functions (their creation after a load
-    is already a rebuild, reported on its own). One finding per kernel, at its
-    definition, with the first two launches of different types, or the launch that
-    loaded the module first and the late launch or `wp.overload` call, as related
-    locations (its fix, the `wp.overload` lines, is written there once).
+    source order and the call graph (as for kernels defined in functions): a launch or
+    load of the module earlier in the same function (not in the other branch of the same
+    `if`), in a caller before the call that leads to the kernel's launch, or in a test
+    the runner runs first (also before the test that calls the launching helper). Where
+    nothing orders them (two entry points of a library, say) it is not reported, though
+    it rebuilds whenever another kernel of the module happens to run first. A kernel
+    with any `wp.overload` registration is taken to be launched with registered types:
+    only its run-time registrations are checked. Not reported either: the only kernel of
+    its module (a `module="unique"` kernel is one), a kernel never launched, kernels
+    defined inside functions (their creation after a load is already a rebuild, reported
+    on its own). A run-time `wp.overload` that raises (inside `assertRaises`, say) is
+    reported all the same. One finding per kernel, at its definition, with the first two launches of different
+    types, or the launch that loaded the module first and the late launch or
+    `wp.overload` call, as related locations (its fix, the `wp.overload` lines, is
+    written there once).
     """
 
     code = "WC106"
@@ -284,26 +286,8 @@ class LateGenericInstance(Rule):
                 yield self._report_late(project, file, kernel, declared, module, earlier,
                                         Related(f.path, call.span, f"'{kernel.name}' launched here, after the load"))
                 return
-        # no order shown either way: late unless its first launch always comes before every other one
-        others = self._origins(project, lambda launch: launch.module == module
-                               and (launch.kernel_file.path, launch.kernel.name) != key) + self._loads(project, module)
-        for f, call in others:
-            if project.launched_before(f, call, module, lambda k: k == key) is None:
-                first_file, first_call = own[0]
-                yield self.report(
-                    kernel.span,
-                    f"generic kernel '{kernel.name}' has no wp.overload registered at import, and other kernels "
-                    f"of Warp module {self._module_phrase(project, declared, module)} are launched where nothing "
-                    f"shows '{kernel.name}' ran first: unless its first launch always comes before every other "
-                    "launch of the module, the instance it makes rebuilds the whole module. Register its "
-                    "instances with wp.overload(...) right after the kernel.",
-                    related=(
-                        Related(f.path, call.span, f"module {module} also launched here"),
-                        Related(first_file.path, first_call.span, f"'{kernel.name}' launched here"),
-                    ),
-                    kernel=kernel.name, module=declared,
-                )
-                return
+        # Nothing shown to run first: not reported. Guessing "late unless always first" went wrong on
+        # alternative kernels of one library module that each application launches only one of.
 
     def _report_late(self, project: Project, file: FileModel, kernel: Kernel, declared: str, module: str,
                      earlier: Earlier, late: Related, overload: bool = False) -> Report:
@@ -344,14 +328,6 @@ class LateGenericInstance(Rule):
                 f, call = launch.origin
                 found.setdefault(id(call), (f, call))
         return sorted(found.values(), key=lambda fc: (fc[0].path, fc[1].span.line, fc[1].span.col))
-
-    @staticmethod
-    def _loads(project: Project, module: str) -> list[tuple[FileModel, Call]]:
-        """Loads that name ``module`` (a ``force_load()`` of every module counts only where it runs before)."""
-        return [(f, call) for f in project.files for call in f.calls
-                if is_warp(call.callee, "load_module", "force_load")
-                and module in project.modules_loaded_by(f, call)
-                and not project.preload_unused(f, call, module)]
 
     def _check_kernel(
         self, project: Project, file: FileModel, kernel: Kernel, kernel_launches: list[Launch], positions: list[int]

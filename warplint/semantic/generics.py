@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from warplint.diagnostic import Span
-from warplint.model import Call, FileModel, Kernel
+from warplint.model import Call, Context, FileModel, Kernel
 from warplint.names import is_warp
 
 if TYPE_CHECKING:
@@ -201,6 +201,14 @@ def _function_events(project: Project, fqname: str, depth: int) -> list[_Found]:
 
 
 # ---------------------------------------------------------------------------------------------- order
+def exclusive_branches(a: Context, b: Context) -> bool:
+    """Two statements of one scope in the two branches of one ``if`` (one's condition is the other's ``not``),
+    outside loops: one run of the scope runs only one of them."""
+    if a.in_loop or b.in_loop:
+        return False
+    return any(d == f"not ({c})" or c == f"not ({d})" for c in a.conditions for d in b.conditions)
+
+
 def launched_before(project: Project, file: FileModel, call: Call, module: str,
                     accept: Callable[[KernelKey | None], bool]) -> Earlier | None:
     """A launch or load of ``module`` (``accept``\\ ed by its kernel; None for a load) that can run before
@@ -212,7 +220,8 @@ def launched_before(project: Project, file: FileModel, call: Call, module: str,
                 and not (event.kernel is None and project.preload_unused(f, event.call, module)))
 
     for event in kernel_timeline(project, file, scope):
-        if event.call is not call and event.call.ctx.runs_before(call.ctx.order) and matches(file, event):
+        if (event.call is not call and event.call.ctx.runs_before(call.ctx.order)
+                and not exclusive_branches(event.call.ctx, call.ctx) and matches(file, event)):
             return Earlier(file, event.call, event.module, event.kernel)
     if not scope:
         return None
@@ -223,6 +232,12 @@ def launched_before(project: Project, file: FileModel, call: Call, module: str,
     for caller_file, caller, _level in project.caller_scopes(project.fqname(file, scope)):
         for event in kernel_timeline(project, caller_file, caller.ctx.scope):
             if (event.call is not caller and event.call.ctx.runs_before(caller.ctx.order)
-                    and matches(caller_file, event)):
+                    and not exclusive_branches(event.call.ctx, caller.ctx) and matches(caller_file, event)):
                 return Earlier(caller_file, event.call, event.module, event.kernel, through=((caller_file, caller),))
+        if caller.ctx.scope:  # a helper called by a test: the tests the runner runs before that one
+            for earlier in project.runner_predecessors(caller_file, caller.ctx.scope):
+                for event in kernel_timeline(project, caller_file, earlier):
+                    if matches(caller_file, event):
+                        return Earlier(caller_file, event.call, event.module, event.kernel,
+                                       through=((caller_file, caller),), runner=earlier)
     return None

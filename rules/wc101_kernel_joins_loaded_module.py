@@ -5,8 +5,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from warplint.diagnostic import Related
-from warplint.index import Project
-from warplint.model import FileModel, Kernel, Value
+from warplint.index import LAUNCH_CALLS, Project
+from warplint.model import Call, FileModel, Kernel, Value
+from warplint.names import is_warp
 from warplint.rule import Report, Rule
 
 
@@ -37,7 +38,10 @@ class KernelJoinsLoadedModule(Rule):
     factory, by its callers, or by a launch of the kernel itself wherever the factory
     handed it (an attribute, a tuple, a bundle object) while other kernels share the
     module; or the kernel is the only one of its module but its factory keeps the
-    variants that an argument left out of the module name makes. Test methods have no
+    variants that an argument left out of the module name makes. For a module named per
+    call, a launch counts when it launches a kernel whose factory call computes the same
+    name from the same expressions (`wp.launch(_get_a(x.dtype))`, then `_get_b(x.dtype)`
+    with both names from `_module_name(dtype)`), before the call. Test methods have no
     static caller: they run in the test runner's order (a unittest `TestCase`'s methods
     sorted by name, pytest's functions in source order), so a kernel defined in a test
     after an earlier test launched the shared test module counts as created after the
@@ -78,7 +82,11 @@ class KernelJoinsLoadedModule(Rule):
     return values of project helpers; a name built in a way the binder keeps no parts of
     (a comprehension, `not x`, a comparison) is not known, and the kernel is not
     reported. An argument no call in the project passes (a library's public default)
-    counts as its default.
+    counts as its default. Two names computed per call are known to be one only when they
+    are computed by the same helper (or are the same f-string) from the same expressions
+    in one function: variants of a module named per call are otherwise reported only for
+    arguments left out of the name; a `module=` that is just a factory parameter shares
+    nothing that can be told.
     """
 
     code = "WC101"
@@ -145,13 +153,25 @@ class KernelJoinsLoadedModule(Rule):
             module = project.kernel_module(file, kernel)
             if module == "unique":
                 continue
-            others = [] if module is None else [
-                (f, k) for f, k in project.kernels_of_module(module)
-                if k is not kernel and not (f is file and k.ctx.scope == scope)
-            ]
-            if module is None or not others:
-                # the only kernel(s) of its module (or of the module its factory names): only its own earlier
-                # variants, when the factory keeps them, are rebuilt with a new one
+            if module is None:
+                # a module named per call (`module=_module_name(dtype)`): a new value of what the name reads makes
+                # a new module; only a launch of the module one call names, before a kernel joins it, or variants
+                # an argument left out of the name puts into it, rebuild it
+                evidence = self._launched_before_in_named(file, kernel, project)
+                if evidence is not None:
+                    joined.append(_Joining(kernel, _computed(kernel), evidence=evidence))
+                    continue
+                alike = any(not (f is file and k.ctx.scope == scope)
+                            for f, k in project.kernels_of_module_shape(file, kernel))
+                shared = self._shared_variants(file, kernel, None, project, shares_module=alike)
+                if shared is not None:
+                    joined.append(shared)
+                continue
+            others = [(f, k) for f, k in project.kernels_of_module(module)
+                      if k is not kernel and not (f is file and k.ctx.scope == scope)]
+            if not others:
+                # the only kernel(s) of its module: only its own earlier variants, when the factory keeps them,
+                # are rebuilt with a new one
                 shared = self._shared_variants(file, kernel, module, project)
                 if shared is not None:
                     joined.append(shared)
@@ -203,18 +223,22 @@ class KernelJoinsLoadedModule(Rule):
         if first.evidence is not None:
             where, launch, launch_file, related = first.evidence
             related = (Related(launch_file.path, launch.span, f"module {module} launched here first"), *related)
-            total = len(project.kernels_of_module(module))
+            computed = module.startswith("`")
+            total = len(project.kernels_of_module_shape(file, kernel) if computed
+                        else project.kernels_of_module(module))
             factory = file.functions.get(scope)
             memo = ""
             if factory is not None and project.evaluator.is_memoized(factory):
                 memo = (f" The cache on {factory.name}() only saves repeats: each new argument still makes a "
                         "new kernel.")
+            named = f"{module} (the same name for the same arguments)" if computed else module
+            data: dict[str, Any] = {} if computed else {"module": module}  # a name computed per call is not known
             return self.report(
                 kernel.span,
-                f"{subject} {'is' if single else 'are'} created when {where} runs, after Warp module {module} "
+                f"{subject} {'is' if single else 'are'} created when {where} runs, after Warp module {named} "
                 f"was already launched: the whole module ({total} kernels) builds again.{memo} "
                 "Define it at module level, before the first launch, or in its own module.",
-                related=(*related, *also), module=module, kernel=kernel.name, function=scope,
+                related=(*related, *also), kernel=kernel.name, function=scope, **data,
             )
         varying = sorted({name for g in group for name in g.varying})
         if first.shared:
@@ -222,14 +246,17 @@ class KernelJoinsLoadedModule(Rule):
             factory = file.functions.get(scope)
             keeper = (f"the cache on {factory.name}()" if factory is not None and project.evaluator.is_memoized(factory)
                       else f"{scope}()")
+            variants = project.kernel_variants(file, kernel)
+            kept = (f"{keeper} keeps the earlier ones, so each new value rebuilds the module with all of them"
+                    if variants is not None and variants.kept
+                    else "each new value rebuilds the module with the kernels already in it")
             name = f"the module name {module}" if module.startswith("`") else f"the name of Warp module {module}"
-            data: dict[str, Any] = {} if module.startswith("`") else {"module": module}  # a computed name is not known
+            data = {} if module.startswith("`") else {"module": module}  # a computed name is not known
             return self.report(
                 kernel.span,
                 f"{subject} {'changes' if single else 'change'} with {values} of {scope}(), which {name} leaves "
                 f"out: each new value is a new kernel in that module, which {first.runner} "
-                f"launches, and {keeper} keeps the earlier ones, so each new value rebuilds the module with all of "
-                f"them. Put {values} into the module name, or use module=\"unique\".",
+                f"launches, and {kept}. Put {values} into the module name, or use module=\"unique\".",
                 related=also, kernel=kernel.name, function=scope,
                 **data,
             )
@@ -292,6 +319,34 @@ class KernelJoinsLoadedModule(Rule):
                     return f"{name}()", launch, caller_file, (called,)
         return None
 
+    @staticmethod
+    def _launched_before_in_named(file: FileModel, kernel: Kernel, project: Project):
+        """For a module named per call: a caller that launches a kernel of the module its call of the factory
+        names (the same name computed from the same expressions), before that call."""
+        factory = project.fqname(file, kernel.ctx.scope)
+        variants = project.kernel_variants(file, kernel)
+        for caller_file, call in project.call_sites(factory):
+            scope = call.ctx.scope
+            target = project.module_shape_at(caller_file, scope, call, file, kernel)
+            if target is None:
+                continue
+            for launch in project.calls_in(caller_file, scope):
+                if not (is_warp(launch.callee, *LAUNCH_CALLS) and launch.ctx.runs_before(call.ctx.order)):
+                    continue
+                made = _made_by(project, caller_file, scope, launch.bound("kernel"))
+                if made is None:
+                    continue
+                for kf, launched in project.find_kernels(caller_file, scope, made):
+                    if project.module_shape_at(caller_file, scope, made, kf, launched) != target:
+                        continue
+                    if launched is kernel and not _new_variant(project, caller_file, scope, made, call, kf, kernel,
+                                                               variants):
+                        continue  # the same arguments: the same kernel again (a cache hit or identical content)
+                    name = call.callee.rpartition(".")[2]
+                    called = Related(caller_file.path, call.span, f"{name}() called here, after the launch")
+                    return f"{name}()", launch, caller_file, (called,)
+        return None
+
     def _launched_by_factory_or_callers(self, file: FileModel, kernel: Kernel, module: str, project: Project):
         scope = kernel.ctx.scope
         fq = project.fqname(file, scope)
@@ -323,21 +378,55 @@ class KernelJoinsLoadedModule(Rule):
         f, call = next(((f, c) for f, c in launches if project.fqname(f, c.ctx.scope) in near), launches[0])
         return f"{call.ctx.scope}()" if call.ctx.scope else f"module {f.module}"
 
-    def _shared_variants(self, file: FileModel, kernel: Kernel, module: str | None, project: Project
-                         ) -> _Joining | None:
-        """The kernel is the only one of its module, but arguments of its factory that the module name leaves
-        out change its content, and the factory keeps what it made: each new value joins the module the earlier
-        variants loaded and rebuilds it with all of them."""
+    def _shared_variants(self, file: FileModel, kernel: Kernel, module: str | None, project: Project,
+                         shares_module: bool = False) -> _Joining | None:
+        """Arguments of the kernel's factory that the module name leaves out change its content, and the
+        factory keeps what it made (or other kernels can share the module: ``shares_module``): each new value
+        joins the module the earlier variants loaded and rebuilds it with them."""
         variants = project.kernel_variants(file, kernel)
-        if variants is None or not variants.shared or not variants.kept:
+        if variants is None or not variants.shared or not (variants.kept or shares_module):
             return None
         runner = self._variant_launcher(file, kernel, project)
         if runner is None:
             return None
-        # a module name computed per call is shown as its expression
-        named = module if module is not None else f"`{kernel.module_value.text if kernel.module_value else ''}`"
+        named = module if module is not None else _computed(kernel)
         return _Joining(kernel, named, varying=tuple(sorted({name for _, name in variants.shared})), runner=runner,
                         shared=True)
+
+
+def _made_by(project: Project, file: FileModel, scope: str, value: Value | None) -> Value | None:
+    """The factory call a launch's kernel argument is: ``wp.launch(get_k(dtype))``, or a local bound once to it."""
+    if value is None:
+        return None
+    if value.kind == "call":
+        return value
+    if value.kind == "name" and value.local:
+        bindings = project.name_assignments(file, scope, value.text)
+        if len(bindings) == 1 and bindings[0].value.kind == "call":
+            return bindings[0].value
+    return None
+
+
+def _new_variant(project: Project, file: FileModel, scope: str, first: Value, later: Call, kernel_file: FileModel,
+                 kernel: Kernel, variants) -> bool:
+    """Two calls of one factory in ``scope`` pass different expressions for an argument that changes the
+    kernel's content."""
+    fn = kernel_file.functions.get(kernel.ctx.scope)
+    if fn is None or variants is None:
+        return False
+    fq = project.fqname(kernel_file, fn.qualname)
+    sites = [project.evaluator.site(file, scope, c, fq, None) for c in (first, later)]
+    for qual, name in variants.content:
+        if qual != fn.qualname:
+            continue
+        shapes = []
+        for site in sites:
+            argument = project.evaluator.bind(fn, name, site)
+            shapes.append(project.evaluator.shape_of(file, argument, scope) if isinstance(argument, Value)
+                          else "default" if argument is not None else None)
+        if None in shapes or shapes[0] != shapes[1]:
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -358,6 +447,11 @@ class _Joining:
         if self.evidence is not None:
             return ("after a launch", self.evidence[0])
         return ("shares its module with its variants" if self.shared else "varies", self.runner)
+
+
+def _computed(kernel: Kernel) -> str:
+    """A module name computed per call, shown as its expression."""
+    return f"`{kernel.module_value.text if kernel.module_value is not None else ''}`"
 
 
 def _names(names: list[str]) -> str:

@@ -145,3 +145,49 @@ def test_runs_before_launches(tmp_path):
     assert not project.runs_before_launches("app.main.later")  # main() launches before it calls later()
     assert not project.runs_before_launches("app.main.make")  # later() calls it after a launch
     assert not project.runs_before_launches("app.main.api")  # nothing calls it: its callers are not known
+
+
+def test_module_names_computed_alike_and_at_a_call(tmp_path):
+    project = _project(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/solve.py": (
+            "import functools\n"
+            "import warp as wp\n"
+            "def _module(dtype):\n"
+            "    return f'lib.solve_{dtype}'\n"
+            "@functools.cache\n"
+            "def get_factor(dtype):\n"
+            "    @wp.kernel(module=_module(dtype))\n"
+            "    def factor(a: wp.array(dtype=dtype)):\n"
+            "        a[0] = a[0]\n"
+            "    return factor\n"
+            "@functools.cache\n"
+            "def get_back(dt, flag: bool):\n"
+            "    name = _module(dt)\n"
+            "    @wp.kernel(module=name)\n"
+            "    def back(a: wp.array(dtype=dt)):\n"
+            "        a[0] = a[0]\n"
+            "    return back\n"
+            "def get_other(dtype):\n"
+            "    @wp.kernel(module=f'lib.other_{dtype}')\n"
+            "    def other(a: wp.array(dtype=dtype)):\n"
+            "        a[0] = a[0]\n"
+            "    return other\n"
+            "def solve(a, b):\n"
+            "    wp.launch(get_factor(a.dtype), dim=1, inputs=[a])\n"
+            "    wp.launch(get_back(a.dtype, True), dim=1, inputs=[a])\n"
+            "    wp.launch(get_back(b.dtype, True), dim=1, inputs=[b])\n"
+        ),
+    })
+    file, factor = _kernel(project, "factor")
+    _, back = _kernel(project, "back")
+    _, other = _kernel(project, "other")
+    # the same helper of the factory's first argument, whatever the parameter is called
+    assert {k.name for _, k in project.kernels_of_module_shape(file, factor)} == {"factor", "back"}
+    assert {k.name for _, k in project.kernels_of_module_shape(file, other)} == {"other"}  # an f-string: only itself
+    calls = [c for c in project.calls_in(file, "solve") if c.callee.endswith(("get_factor", "get_back"))]
+    at = [project.module_shape_at(file, "solve", c, file, factor if c.callee.endswith("get_factor") else back)
+          for c in calls]
+    assert at[0] is not None
+    assert at[0] == at[1]  # get_factor(a.dtype) and get_back(a.dtype, True): one module
+    assert at[1] != at[2]  # b.dtype: perhaps another one

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 
 from .model import Assignment, Call, FileModel, Function, Kernel, Value
 from .names import is_warp, is_warp_api
-from .semantic import devices, generics
+from .semantic import devices, generics, variants
 from .semantic.context import CodeContext, context_of, is_test_file
-from .semantic.evaluator import MAX_SITE_CHAIN, MAX_SITES, Evaluator, Site
+from .semantic.evaluator import MAX_SITE_CHAIN, MAX_SITES, PARAMETER_SLOT, Evaluator, Site
 from .semantic.kernels import add_decorated_kernels
 from .semantic.values import ValueSet
-from .semantic.variants import Variants, kernel_variants
 from .warp_version import Found, WarpEnvironment, WarpFacts, own_interpreter_version, version_in_config
 
 LAUNCH_CALLS = ("launch", "launch_tiled")
@@ -272,10 +271,37 @@ class Project:
 
         return list(self.cached("kernels_by_module", by_module).get(module, ()))
 
-    def kernel_variants(self, file: FileModel, kernel: Kernel) -> Variants | None:
+    def kernel_variants(self, file: FileModel, kernel: Kernel) -> variants.Variants | None:
         """Which arguments of its factory make new content of a run-time kernel and which name its module
         (``warplint.semantic.variants``); None for a kernel created at import time."""
-        return self.cached(("kernel_variants", id(kernel)), lambda: kernel_variants(self, file, kernel))
+        return self.cached(("kernel_variants", id(kernel)), lambda: variants.kernel_variants(self, file, kernel))
+
+    def kernels_of_module_shape(self, file: FileModel, kernel: Kernel) -> list[tuple[FileModel, Kernel]]:
+        """For a kernel whose module name is computed per call (``module=_module_name(dtype)``): every kernel
+        whose name is computed the same way from its factory's arguments (the same helper, the same literal
+        parts), itself included. Called with the same arguments, they join one module. A name that is just a
+        parameter (``module=module``) tells nothing about which: only the kernel itself."""
+        def by_shape() -> dict[str, list[tuple[FileModel, Kernel]]]:
+            table: dict[str, list[tuple[FileModel, Kernel]]] = {}
+            for f in self.files:
+                for k in f.kernels:
+                    shape = variants.module_shape(self, f, k)
+                    if shape is not None:
+                        table.setdefault(variants.positional(shape), []).append((f, k))
+            return table
+
+        shape = variants.module_shape(self, file, kernel)
+        if shape is None:
+            return []
+        if variants.positional(shape) == variants.positional(PARAMETER_SLOT % "_"):
+            return [(file, kernel)]
+        return list(self.cached("kernels_by_module_shape", by_shape).get(variants.positional(shape), ()))
+
+    def module_shape_at(self, file: FileModel, scope: str, call: Call | Value, kernel_file: FileModel,
+                        kernel: Kernel) -> str | None:
+        """The module a call of ``kernel``'s factory puts it in, as a shape of the caller's expressions
+        (``variants.module_shape_at``): two calls in one scope with equal shapes name one module."""
+        return variants.module_shape_at(self, file, scope, call, kernel_file, kernel)
 
     def kernel_launches(self, file: FileModel, kernel: Kernel) -> list[tuple[FileModel, Call]]:
         """The launch calls that can launch ``kernel``, whatever module it joins (``launches`` keeps only

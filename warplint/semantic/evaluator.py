@@ -53,6 +53,7 @@ _BINOPS: dict[str, Callable[[object, object], object]] = {
     "RightShift": operator.rshift, "BitOr": operator.or_, "BitAnd": operator.and_, "BitXor": operator.xor,
 }
 _UNKNOWN = ValueSet.of(Unknown())
+PARAMETER_SLOT = "\x00%s\x00"  # a parameter in Evaluator.shape_of's texts
 
 
 @dataclass(frozen=True, eq=False)
@@ -764,6 +765,86 @@ class Evaluator:
             else:
                 complete = False  # through *args / **kwargs: not known which argument
         return complete
+
+    def shape_of(self, file: FileModel, value: Value | None, scope: str, _depth: int = 0) -> str | None:
+        """A canonical text of how ``value`` is computed, with the parameters of ``scope`` (and of the
+        functions around it) as ``PARAMETER_SLOT % name`` slots: two expressions with the same shape give the
+        same value when their slots are bound to the same values. Locals with one binding are followed; a call
+        is its callee and its arguments' shapes (the same helper with the same arguments gives the same
+        result); module-level names are themselves (one value per process); an f-string, whose literal text
+        the binder does not keep, equals only itself. None when a part cannot be told apart from others
+        (several bindings, an expression the binder keeps no parts of)."""
+        if value is None or _depth > MAX_DEPTH:
+            return None
+        kind = value.kind
+        if kind == "const":
+            return repr(value.const)
+        if kind in ("name", "attr") and not (value.base is not None and not value.ref):
+            head, _, rest = value.text.partition(".")
+            tail = f".{rest}" if rest else ""
+            if not value.local:
+                return f"<{self.project.canonical_ref(value.ref)}>" if value.ref else None
+            current = scope
+            while current:
+                fn = file.functions.get(current)
+                if fn is None:
+                    return None
+                bindings = self.project.name_assignments(file, current, head)
+                if any(p.name == head for p in fn.params):
+                    return None if bindings else PARAMETER_SLOT % head + tail
+                if bindings:
+                    if len(bindings) > 1 or bindings[0].augmented:
+                        return None
+                    inner = self.shape_of(file, bindings[0].value, current, _depth + 1)
+                    return None if inner is None else inner + tail
+                if head in fn.locals:
+                    return None
+                current = fn.ctx.scope
+            return f"<{file.module}.{head}>{tail}"
+        if kind == "call":
+            if value.ref is not None:
+                ref = value.ref
+                callees = (self._local(file, ref, scope, None, _depth)
+                           if "." not in ref and ref not in file.toplevel and not value.base
+                           else self._global(ref, _depth))
+                functions = [c.fqname for c in callees if isinstance(c, FunctionRef)]
+                callee: str | None = ref  # a builtin or a name outside the project: itself
+                if len(functions) == 1 == len(callees):
+                    callee = self.project.canonical_function(functions[0])
+                elif self._is_local_name(file, ref.partition(".")[0], scope):
+                    callee = None  # a local callable: which one is not told by its name
+            else:
+                callee = self.shape_of(file, value.base, scope, _depth + 1)
+            positional = [self.shape_of(file, a, scope, _depth + 1) for a in value.args]
+            keywords = {k: self.shape_of(file, v, scope, _depth + 1) for k, v in sorted(value.kwargs.items())}
+            if callee is None or None in positional or None in keywords.values():
+                return None
+            parts = [*map(str, positional), *(f"{k}={v}" for k, v in keywords.items())]
+            return f"{callee}({', '.join(parts)})"
+        if kind in ("seq", "binop", "subscript"):
+            items = [*value.items] if kind != "subscript" else [value.base, value.key]
+            shapes = [self.shape_of(file, item, scope, _depth + 1) if isinstance(item, Value) else None
+                      for item in items]
+            if None in shapes:
+                return None
+            operator_name = value.text if kind == "binop" else ""
+            return f"{kind}{operator_name}({', '.join(map(str, shapes))})"
+        if kind == "fstring":
+            # its literal text is not kept: only the same f-string (one definition's variants) compares equal
+            shapes = [self.shape_of(file, item, scope, _depth + 1) for item in value.items]
+            return None if None in shapes else f"fstring#{id(value)}({', '.join(map(str, shapes))})"
+        return None
+
+    @staticmethod
+    def _is_local_name(file: FileModel, name: str, scope: str) -> bool:
+        while scope:
+            fn = file.functions.get(scope)
+            if fn is None:
+                return False
+            if name in fn.locals or any(p.name == name for p in fn.params):
+                return True
+            scope = fn.ctx.scope
+        return False
 
     # ------------------------------------------------------------------ where a value comes from
     def sources(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None

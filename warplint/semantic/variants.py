@@ -14,10 +14,11 @@ captures, old kernels kept").
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from warplint.model import FileModel, Kernel, Value
+from warplint.model import Call, FileModel, Kernel, Value
 
 if TYPE_CHECKING:
     from warplint.index import Project
@@ -87,3 +88,53 @@ def _keeps_variants(project: Project, file: FileModel, kernel: Kernel) -> bool:
     names = {kernel.name, *kernel.assigned_to}
     return any(a.target.kind == "subscript" and a.value.kind == "name" and a.value.text in names
                for a in file.assignments if a.ctx.scope == fn.qualname)
+
+
+_SLOT = re.compile("\x00([^\x00]*)\x00")  # evaluator.PARAMETER_SLOT
+
+
+def module_shape(project: Project, file: FileModel, kernel: Kernel) -> str | None:
+    """How the kernel's module name is computed from its factory's parameters (``Evaluator.shape_of``), for a
+    kernel whose module is not one known name; None when that is not known."""
+    if not kernel.ctx.scope or kernel.module_value is None or project.kernel_module(file, kernel) is not None:
+        return None
+    return project.evaluator.shape_of(file, kernel.module_value, kernel.ctx.scope)
+
+
+def positional(shape: str) -> str:
+    """``shape`` with its parameter slots numbered in order of appearance: the same computation in two
+    factories whatever their parameters are called (two kernels that can share a module)."""
+    order: dict[str, int] = {}
+    return _SLOT.sub(lambda m: f"\x00#{order.setdefault(m.group(1), len(order))}\x00", shape)
+
+
+def module_shape_at(project: Project, file: FileModel, scope: str, call: Call | Value, kernel_file: FileModel,
+                    kernel: Kernel) -> str | None:
+    """The module name ``kernel`` gets when its factory is called by ``call`` (written in ``scope`` of
+    ``file``), as a shape of the caller's expressions: two calls with equal shapes name one module."""
+    shape = module_shape(project, kernel_file, kernel)
+    fn = kernel_file.functions.get(kernel.ctx.scope)
+    if shape is None or fn is None:
+        return None
+    evaluator = project.evaluator
+    site = evaluator.site(file, scope, call, project.fqname(kernel_file, fn.qualname), None)
+    failed = False
+
+    def bound(match: re.Match) -> str:
+        nonlocal failed
+        name = match.group(1)
+        argument = evaluator.bind(fn, name, site) if any(p.name == name for p in fn.params) else None
+        if isinstance(argument, Value):
+            found = evaluator.shape_of(file, argument, scope)
+        elif argument is not None:  # the default
+            default = next(p.default for p in fn.params if p.name == name)
+            found = evaluator.shape_of(kernel_file, default, fn.ctx.scope)
+        else:
+            found = None
+        if found is None:
+            failed = True
+            return ""
+        return found
+
+    result = _SLOT.sub(bound, shape)
+    return None if failed else result

@@ -75,7 +75,8 @@ class LateGenericInstance(Rule):
     nothing orders them (two entry points of a library, say) it is not reported, though
     it rebuilds whenever another kernel of the module happens to run first. A kernel
     with any `wp.overload` registration is taken to be launched with registered types:
-    only its run-time registrations are checked. Not reported either: the only kernel of
+    only its run-time registrations are checked, and when some are made at import, only
+    run-time ones that write out a signature not registered at import. Not reported either: the only kernel of
     its module (a `module="unique"` kernel is one), a kernel never launched, kernels
     defined inside functions (their creation after a load is already a rebuild, reported
     on its own). A run-time `wp.overload` that raises (inside `assertRaises`, say) is
@@ -264,10 +265,15 @@ class LateGenericInstance(Rule):
         key = (file.path, kernel.name)
         registrations = project.overload_registrations(file, kernel)
         if registrations:
-            # the launches use the registered types; a registration made at run time after a load is late
+            # The launches use the registered types, and so does a run-time registration whose types are not
+            # written out when some are registered at import; one that repeats an import-time signature gets
+            # the instance Warp has. Any other registration made after a load is late.
+            imported = [r for r in registrations if r.at_import]
+            signatures = {r.signature for r in imported}
             for registration in registrations:
                 call = registration.call
-                if call is None:
+                if call is None or (not registration.at_import and imported and (
+                        registration.signature is None or registration.signature in signatures)):
                     continue
                 earlier = project.launched_before(registration.file, call, module, lambda _kernel: True)
                 if earlier is not None:

@@ -114,3 +114,18 @@ def test_launched_before_in_scope_in_callers_and_in_runner_order(tmp_path):
     t = _file(project, "test_m.py")
     earlier = project.launched_before(t, _call(t, "launch", "test_b"), "test_m", not_gen)
     assert earlier is not None and earlier.runner == "test_a"
+
+
+def test_signature_compares_literal_types_only(tmp_path):
+    project = _project(tmp_path, {"m.py": HEADER + KERNELS + (
+        "wp.overload(gen, [wp.array(dtype=wp.float32)])\n"
+        "def run(dtype):\n"
+        "    wp.overload(gen, [wp.array(dtype=wp.float32)])\n"
+        "    wp.overload(gen, [wp.array(dtype=wp.float64)])\n"
+        "    wp.overload(gen, [wp.array(dtype=dtype)])\n"
+    )})
+    f = _file(project, "m.py")
+    first, same, other, varies = project.overload_registrations(f, _kernel(f, "gen"))
+    assert first.signature is not None and first.signature == same.signature
+    assert other.signature is not None and other.signature != first.signature
+    assert varies.signature is None  # a parameter: not one known type

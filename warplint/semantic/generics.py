@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from warplint.diagnostic import Span
-from warplint.model import Call, Context, FileModel, Kernel
+from warplint.model import Call, Context, FileModel, Kernel, Value
 from warplint.names import is_warp
 
 if TYPE_CHECKING:
@@ -47,6 +47,47 @@ class Registration:
     span: Span
     call: Call | None
     at_import: bool  # runs while the module is imported: module scope, or a function a module-level call reaches
+
+    @property
+    def signature(self) -> tuple | None:
+        """The registered types when they are written out with Warp's types and Python's scalars only (a
+        key to compare two registrations by); None when they depend on anything else."""
+        value = self.call.bound("arg_types") if self.call is not None else None
+        return _literal_types(value) if value is not None else None
+
+
+_PYTHON_TYPES = frozenset({"float", "int", "bool"})
+
+
+def _literal_types(value: Value) -> tuple | None:
+    """A structural key of a type expression (``[wp.array(dtype=wp.float32), float]``, ``{"x": wp.vec3}``, ...)
+    that names only Warp's types and Python scalars; None otherwise."""
+    if value.kind == "const":
+        return ("const", repr(value.const))
+    if value.kind in ("name", "attr"):
+        ref = value.ref or ""
+        return ("name", ref) if not value.local and (is_warp(ref) or ref in _PYTHON_TYPES) else None
+    if value.kind not in ("call", "subscript", "seq", "dict"):
+        return None
+    parts: list[object] = [value.kind, value.ref if value.kind == "call" else None]
+    if value.kind == "call" and not (value.ref and is_warp(value.ref)):
+        return None
+    for part in (*value.args, *(v for _, v in sorted(value.kwargs.items())), value.base, value.key):
+        if part is None:
+            continue
+        key = _literal_types(part)
+        if key is None:
+            return None
+        parts.append(key)
+    parts.append(tuple(sorted(value.kwargs)))
+    for item in value.items:
+        subs = item if isinstance(item, tuple) else (item,)
+        for sub in subs:
+            key = _literal_types(sub) if isinstance(sub, Value) else None
+            if key is None:
+                return None
+            parts.append(key)
+    return tuple(parts)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,9 @@ invalidates). A cache file written under another salt is ignored (and removed wh
 this one is saved).
 
 Layout: ``<dir>/models-<salt>.pickle`` and ``<dir>/results-<salt>.pickle`` (a warm run
-reads one file), plus a ``CACHEDIR.TAG`` and a ``.gitignore`` of ``*``. Writes go to a temporary file and
+reads one file), ``<dir>/digests-<salt>.pickle`` (``StatDigests``, the flake8 plugin's warm
+path), plus a ``CACHEDIR.TAG`` and a ``.gitignore`` of ``*``; beside the user's secret,
+``rules-<salt>.pickle`` (``registry.rule_table``). Writes go to a temporary file and
 are renamed into place (``os.replace``); a cache that cannot be read (corrupt,
 truncated, other format) is treated as empty, one that cannot be written is skipped:
 the cache never makes a run fail.

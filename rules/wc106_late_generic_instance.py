@@ -283,7 +283,7 @@ class LateGenericInstance(Rule):
                                             overload=True)
                     return
             return
-        own = self._origins(project, lambda launch: (launch.kernel_file.path, launch.kernel.name) == key)
+        own = self._origins(project).get(key, [])
         if not own:
             return  # never launched (as far as the index sees): no instance is made
         for f, call in own:
@@ -310,30 +310,31 @@ class LateGenericInstance(Rule):
                 else "it has no wp.overload registered at import and its first launch")
         return self.report(
             kernel.span,
-            f"generic kernel '{kernel.name}': {what} after Warp module "
-            f"{self._module_phrase(project, declared, module)} can already be loaded by another launch; the "
-            "new instance rebuilds the whole module. Register its instances with wp.overload(...) at module "
-            "level, right after the kernel.",
+            f"generic kernel '{kernel.name}': {what} after {self._module_phrase(project, declared, module)} "
+            "can already be loaded; the new instance rebuilds the whole module. Register its instances with "
+            "wp.overload(...) at module level, right after the kernel.",
             related=tuple(related), kernel=kernel.name, module=declared,
         )
 
     @staticmethod
     def _module_phrase(project: Project, declared: str, module: str) -> str:
         if declared == "unique":
-            return "(its own module=\"unique\" one)"
+            return "its module=\"unique\" module"
         count = len(project.kernels_of_module(module))
-        return f"{module} ({count} kernel{'s' if count != 1 else ''})"
+        return f"Warp module {module} ({count} kernel{'s' if count != 1 else ''})"
 
-    @staticmethod
-    def _origins(project: Project, keep) -> list[tuple[FileModel, Call]]:
-        """Where each kept launch is made from (a wrapper's call site for a launch its parameters decide), once
-        each, in a stable order."""
-        found: dict[int, tuple[FileModel, Call]] = {}
-        for launch in project.all_launches():
-            if keep(launch):
+    def _origins(self, project: Project) -> dict[tuple[str, str], list[tuple[FileModel, Call]]]:
+        """Per kernel, where its launches are made from (a wrapper's call site for a launch its parameters
+        decide), once each, in a stable order."""
+        def compute() -> dict[tuple[str, str], list[tuple[FileModel, Call]]]:
+            found: dict[tuple[str, str], dict[int, tuple[FileModel, Call]]] = {}
+            for launch in project.all_launches():
                 f, call = launch.origin
-                found.setdefault(id(call), (f, call))
-        return sorted(found.values(), key=lambda fc: (fc[0].path, fc[1].span.line, fc[1].span.col))
+                found.setdefault((launch.kernel_file.path, launch.kernel.name), {}).setdefault(id(call), (f, call))
+            return {key: sorted(calls.values(), key=lambda fc: (fc[0].path, fc[1].span.line, fc[1].span.col))
+                    for key, calls in found.items()}
+
+        return project.cached((self.code, "origins"), compute)
 
     def _check_kernel(
         self, project: Project, file: FileModel, kernel: Kernel, kernel_launches: list[Launch], positions: list[int]

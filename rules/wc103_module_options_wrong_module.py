@@ -5,7 +5,6 @@ from collections.abc import Iterator
 from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import Call, FileModel
-from warplint.names import is_warp
 from warplint.rule import Report, Rule
 
 # The calls whose `module` argument defaults to the module the call is written in.
@@ -68,10 +67,10 @@ class ModuleOptionsWrongModule(Rule):
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         if _defines_kernels(file) or project.kernels_of_module(file.module):
             return  # kernels elsewhere may join this file's module by name: `module="pkg.tuning"`
-        for call in file.calls:
+        for call in project.warp_calls(file, *_MODULE_OPTION_CALLS):
             # Module-scope calls in a kernel-less file are boilerplate no-ops (nothing there to configure);
             # the defect is a helper whose caller expects its own kernels configured.
-            if not is_warp(call.callee, *_MODULE_OPTION_CALLS) or call.has_star_args or not call.ctx.scope:
+            if call.has_star_args or not call.ctx.scope:
                 continue
             api = call.callee.rpartition(".")[2]
             if call.bound("module") is not None:

@@ -6,7 +6,6 @@ from warplint.diagnostic import Applicability, Fix
 from warplint.edits import add_argument, replace
 from warplint.index import UNIQUE, Project
 from warplint.model import Call, FileModel
-from warplint.names import is_warp
 from warplint.rule import Report, Rule
 
 
@@ -52,8 +51,8 @@ class ForceLoadAllModules(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        for call in file.calls:
-            if not is_warp(call.callee, "force_load") or call.has_star_args:
+        for call in project.warp_calls(file, "force_load"):
+            if call.has_star_args:
                 continue
             modules = call.bound("modules")
             if modules is None or (modules.kind == "const" and modules.const is None):

@@ -5,7 +5,6 @@ from collections.abc import Iterator
 from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import FileModel
-from warplint.names import is_warp
 from warplint.rule import Report, Rule
 
 # Handlers broad enough to catch the RuntimeError load_module raises.
@@ -50,8 +49,8 @@ class SwallowedLoadError(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        for call in file.calls:
-            if not is_warp(call.callee, "load_module", "force_load") or call.ctx.try_index is None:
+        for call in project.warp_calls(file, "load_module", "force_load"):
+            if call.ctx.try_index is None:
                 continue
             handlers = file.tries[call.ctx.try_index].handlers
             for handler in handlers:

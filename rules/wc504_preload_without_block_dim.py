@@ -6,7 +6,6 @@ from warplint.diagnostic import Fix, Related
 from warplint.edits import add_argument, replace
 from warplint.index import Launch, Project
 from warplint.model import Call, FileModel, Value
-from warplint.names import is_warp
 from warplint.rule import Report, Rule
 from warplint.semantic.devices import Device
 from warplint.semantic.values import WarpModule
@@ -83,9 +82,7 @@ class PreloadWithoutBlockDim(Rule):
                 if resolved is None:
                     continue
                 launches.setdefault(launch.module, []).append((launch, resolved))
-            for call in f.calls:
-                if not is_warp(call.callee, "set_module_options"):
-                    continue
+            for call in project.warp_calls(f, "set_module_options"):
                 opts = call.bound("options")
                 if opts is None or opts.kind != "dict":
                     continue
@@ -142,8 +139,8 @@ class PreloadWithoutBlockDim(Rule):
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         launches, options = self._index(project)
-        for call in file.calls:
-            if not is_warp(call.callee, *_PRELOADS) or call.has_star_args:
+        for call in project.warp_calls(file, *_PRELOADS):
+            if call.has_star_args:
                 continue
             short = call.callee.rpartition(".")[2]
             block_dim = call.bound("block_dim")

@@ -73,8 +73,8 @@ class LoadModuleWithoutKernels(Rule):
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         loads = [
-            c for c in file.calls
-            if is_warp(c.callee, "load_module") and not c.has_star_args
+            c for c in project.warp_calls(file, "load_module")
+            if not c.has_star_args
             and self._absent(project, file, c.bound("module"), c.ctx.scope)
         ]
         if not loads or self._defines_warp_code(file):

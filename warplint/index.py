@@ -165,13 +165,19 @@ class Project:
     def _owner_prefix(self, ref: str) -> tuple[FileModel, str] | None:
         """The project file owning the dotted name ``ref``, and the prefix of ``ref`` that names it (a
         namespace-package spelling ``newton._src.x`` of the file named ``x`` included)."""
+        table: dict[str, tuple[FileModel, str] | None] = self.cached("owner_prefix", dict)
+        if ref in table:  # asked for every callee of every call, again by most rules: memoised per name
+            return table[ref]
         module = ref
+        found_at: tuple[FileModel, str] | None = None
         while module:
             found = self.by_module.get(module)
             if found is not None:
-                return found, module
+                found_at = found, module
+                break
             module = module.rpartition(".")[0]
-        return None
+        table[ref] = found_at
+        return found_at
 
     def context_of(self, file: FileModel, scope: str = "") -> CodeContext:
         """What kind of code ``scope`` of ``file`` is: library, application, test, benchmark or example
@@ -309,10 +315,9 @@ class Project:
         def by_kernel() -> dict[int, list[tuple[FileModel, Call]]]:
             table: dict[int, list[tuple[FileModel, Call]]] = {}
             for f in self.files:
-                for call in f.calls:
-                    if is_warp(call.callee, *LAUNCH_CALLS):
-                        for _, k in self.find_kernels(f, call.ctx.scope, call.bound("kernel")):
-                            table.setdefault(id(k), []).append((f, call))
+                for call in self.warp_calls(f, *LAUNCH_CALLS):
+                    for _, k in self.find_kernels(f, call.ctx.scope, call.bound("kernel")):
+                        table.setdefault(id(k), []).append((f, call))
             return table
 
         return list(self.cached("launches_by_kernel", by_kernel).get(id(kernel), ()))
@@ -369,8 +374,8 @@ class Project:
 
     def _launches(self, file: FileModel, site: Site | None = None, scope: str | None = None) -> list[Launch]:
         result = []
-        for call in file.calls:
-            if not is_warp(call.callee, *LAUNCH_CALLS) or (scope is not None and call.ctx.scope != scope):
+        for call in self.warp_calls(file, *LAUNCH_CALLS):
+            if scope is not None and call.ctx.scope != scope:
                 continue
             block_dims = devices.cuda_block_dims(self, file, call, site)
             for kf, kernel in self.find_kernels(file, call.ctx.scope, call.bound("kernel"), site):
@@ -515,6 +520,25 @@ class Project:
         return self.memo[key]
 
     # ------------------------------------------------------------------ per-file tables
+    def calls_to(self, file: FileModel, *callees: str) -> list[Call]:
+        """The calls in ``file`` of any of ``callees`` (dotted, as resolved: ``"warp.force_load"``), in source
+        order. One table per file: most rules look for a few Warp calls, and sweeping every call of every
+        file once per rule was a large part of a re-check."""
+        def by_callee() -> dict[str, list[tuple[int, Call]]]:
+            table: dict[str, list[tuple[int, Call]]] = {}
+            for index, call in enumerate(file.calls):
+                table.setdefault(call.callee, []).append((index, call))
+            return table
+
+        table = self.cached(("calls_to", id(file)), by_callee)
+        if len(callees) == 1:
+            return [call for _, call in table.get(callees[0], ())]
+        return [call for _, call in sorted((e for c in set(callees) for e in table.get(c, ())), key=lambda e: e[0])]
+
+    def warp_calls(self, file: FileModel, *names: str) -> list[Call]:
+        """``calls_to`` for Warp's API by short name: ``warp_calls(f, "load_module", "force_load")``."""
+        return self.calls_to(file, *(f"warp.{name}" for name in names))
+
     def calls_in(self, file: FileModel, scope: str) -> list[Call]:
         """The calls written directly in ``scope`` of ``file``, in source order."""
         def by_scope() -> dict[str, list[Call]]:

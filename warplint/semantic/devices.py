@@ -217,7 +217,7 @@ def project_may_use_cuda(project: Project) -> bool:
     happens elsewhere, on devices not known here)."""
     def compute() -> bool:
         launches = project.all_launches()
-        loads = [(f, c) for f in project.files for c in f.calls if is_warp(c.callee, "load_module", "force_load")]
+        loads = [(f, c) for f in project.files for c in project.warp_calls(f, "load_module", "force_load")]
         if not launches and not loads:
             return True
         return (any(can_run_on_cuda(project, launch) for launch in launches)

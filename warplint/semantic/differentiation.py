@@ -81,9 +81,7 @@ def options_off(project: Project) -> OptionsOff:
 def _options_off(project: Project) -> OptionsOff:
     result = OptionsOff()
     for f in project.files:
-        for call in f.calls:
-            if not is_warp(call.callee, "set_module_options"):
-                continue
+        for call in project.warp_calls(f, "set_module_options"):
             off = false_keys(project, f, dict_items(project, f, call.bound("options"), call.ctx.scope), call.ctx.scope)
             if not off:
                 continue

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from warplint.diagnostic import Span
 from warplint.model import Call, Context, FileModel, Kernel, Value
-from warplint.names import is_warp
 
 if TYPE_CHECKING:
     from warplint.index import Launch, Project
@@ -97,9 +96,9 @@ def _build(project: Project, file: FileModel) -> FileEvents:
             config.append(ConfigAssignment(file, ref.rpartition(".")[2], assignment.value, assignment.span,
                                            assignment.ctx))
     caches = [CacheOperation(file, call.callee.rpartition(".")[2], call)
-              for call in file.calls if is_warp(call.callee, *CACHE_OPERATIONS)]
+              for call in project.warp_calls(file, *CACHE_OPERATIONS)]
     loads = [Load(file, call, tuple(project.modules_loaded_by(file, call)))
-             for call in file.calls if is_warp(call.callee, *LOAD_CALLS)]
+             for call in project.warp_calls(file, *LOAD_CALLS)]
     return FileEvents(
         launches=tuple(project.launches(file)),
         kernels=tuple(KernelCreated(file, k) for k in file.kernels),

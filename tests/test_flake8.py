@@ -402,3 +402,72 @@ def test_one_file_run_checks_that_file_only(project, monkeypatch):
     assert run("c.py", out="three.txt") == 3
     assert checked == []  # checked with the two
     assert (project / "one.txt").read_text().replace("a.py", "c.py") == (project / "three.txt").read_text()
+
+
+def test_kept_listing_follows_the_tree(tmp_path, monkeypatch):
+    """The warm path's project listing is listed again when a directory discovery walks changed (a file
+    added below, a .gitignore edited, a renamed directory), not for changes in directories it never walks."""
+    from warplint import cache
+    from warplint.discovery import DEFAULT_EXCLUDES
+
+    monkeypatch.setattr(cache.StatDigests, "RACY_NS", 0)
+    where, tmp_path = tmp_path / "cache", tmp_path / "tree"  # the cache outside the tree
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "build").mkdir()
+    (tmp_path / "pkg" / "sub" / "a.py").write_text("x = 1\n")
+    calls: list[int] = []
+
+    def listed() -> list[str]:
+        calls.append(1)
+        return sorted(str(p) for p in tmp_path.rglob("*.py") if "build" not in p.parts)
+
+    def listing() -> list[str]:
+        digests = cache.StatDigests(str(where), "s", b"k" * 32)
+        found = digests.listing("key", str(tmp_path), lambda name: name in DEFAULT_EXCLUDES, listed)
+        digests.save()
+        return found
+
+    first = listing()
+    assert listing() == first and len(calls) == 1  # nothing changed: kept
+    (tmp_path / "build" / "gen.py").write_text("y = 2\n")
+    assert listing() == first and len(calls) == 1  # a directory discovery never walks
+    (tmp_path / "pkg" / "sub" / "b.py").write_text("y = 2\n")
+    assert listing() == [*first, str(tmp_path / "pkg" / "sub" / "b.py")] and len(calls) == 2
+    (tmp_path / ".gitignore").write_text("")
+    listing()
+    (tmp_path / ".gitignore").write_text("pkg/sub/b.py\n")
+    listing()
+    assert len(calls) == 4  # created, then edited
+    (tmp_path / "pkg" / "sub").rename(tmp_path / "pkg" / "moved")
+    assert str(tmp_path / "pkg" / "moved" / "a.py") in listing() and len(calls) == 5
+
+
+def test_warm_path_sees_a_new_file(project, monkeypatch):
+    """A file added to the project after the last check changes the key even where the listing was kept:
+    ``_cached`` misses instead of answering from the project as it was."""
+    from warplint import cache, flake8_plugin
+    from warplint.registry import remember_table, rule_table
+
+    monkeypatch.setattr(cache.StatDigests, "RACY_NS", 0)
+    for name in ("_SESSIONS", "_CONFIGS", "_REGISTRY", "_DIGESTS", "_SCOPES"):
+        monkeypatch.setattr(flake8_plugin, name, {})
+    (project / "pkg").mkdir()
+    (project / "pkg" / "lib.py").write_text("import warp as wp\n")
+    salt = cache.registry_salt()
+    assert salt is not None
+    remember_table(salt)
+    table = rule_table(salt)
+    assert table is not None
+    path = str(project / "bad.py")
+    config = flake8_plugin._config_for(path, set(table))
+    codes = flake8_plugin.codes_to_run(config, table, None)
+    assert flake8_plugin._cached(path, BAD, config, codes, salt, table) is None  # keeps the listing
+    session = flake8_plugin._session_for(config, codes)
+    session.lint_paths([], stdin=(path, BAD), project_context=True)
+    for name in ("_DIGESTS", "_SCOPES"):
+        monkeypatch.setattr(flake8_plugin, name, {})
+    assert flake8_plugin._cached(path, BAD, config, codes, salt, table) is not None
+    (project / "pkg" / "new.py").write_text("import warp as wp\nwp.config.cache_kernels = False\n")
+    for name in ("_DIGESTS", "_SCOPES"):
+        monkeypatch.setattr(flake8_plugin, name, {})
+    assert flake8_plugin._cached(path, BAD, config, codes, salt, table) is None

@@ -39,7 +39,7 @@ import os
 import pickle
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported where used: the flake8 plugin's warm path reads no model
@@ -488,13 +488,16 @@ class StatDigests:
         self.salt = salt
         self.secret = secret
         self._entries: dict | None = None
+        self._listings: dict | None = None
         self.dirty = False
 
     def _load(self) -> dict:
         if self._entries is None:
             data, _ = _load_sealed(self.path, self.secret, "digests", self.salt)
             entries = data.get("entries") if data is not None else None
+            listings = data.get("listings") if data is not None else None
             self._entries = entries if isinstance(entries, dict) else {}
+            self._listings = listings if isinstance(listings, dict) else {}
         return self._entries
 
     def digest_of(self, absolute: str, limit: int) -> tuple[str | None, str | None]:
@@ -524,13 +527,68 @@ class StatDigests:
             self.dirty = True
         return found, None
 
+    def listing(self, key: str, root: str, prune: Callable[[str], bool], compute: Callable[[], list[str]]
+                ) -> list[str]:
+        """``compute()`` (a recursive discovery listing of ``root`` under the settings ``key`` names), or the
+        list it gave before when no directory under ``root`` it could have walked changed since: the
+        signature covers every directory (``prune``: names discovery never enters, whatever the config),
+        each ``.gitignore`` in them and each symlink's target (a new, removed or renamed entry changes its
+        directory's mtime). Kept only when nothing in it changed in the last ``RACY_NS``."""
+        import time
+
+        signature, newest = _tree_signature(root, prune)
+        self._load()
+        assert self._listings is not None
+        known = self._listings.get(key)
+        if isinstance(known, tuple) and len(known) == 2 and known[0] == signature and isinstance(known[1], list):
+            return known[1]
+        found = compute()
+        if time.time_ns() - newest > self.RACY_NS:
+            self._listings[key] = (signature, list(found))
+            self.dirty = True
+        return found
+
     def save(self) -> None:
         if not self.dirty:
             return
         entries = {a: e for a, e in self._load().items() if os.path.exists(a)}
-        payload = {"format": CACHE_FORMAT, "salt": self.salt, "entries": entries}
+        payload = {"format": CACHE_FORMAT, "salt": self.salt, "entries": entries, "listings": self._listings}
         if _replace_sealed(self.directory, self.path, "digests", self.salt, self.secret, payload):
             self.dirty = False
+
+
+def _tree_signature(root: str, prune: Callable[[str], bool]) -> tuple[list, int]:
+    """(the sorted signature of what a walk of ``root`` sees, the newest change time in it)."""
+    import stat
+
+    signature: list[tuple] = []
+    newest = 0
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            info = os.stat(directory)
+            entries = list(os.scandir(directory))
+        except OSError:
+            signature.append((directory, "unreadable"))
+            continue
+        signature.append((directory, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev))
+        newest = max(newest, info.st_mtime_ns, info.st_ctime_ns)
+        for entry in entries:
+            try:
+                if entry.is_symlink():  # not walked into (os.walk does not follow links); its target's kind counts
+                    target = os.stat(entry.path)
+                    signature.append((entry.path, "link", stat.S_IFMT(target.st_mode), target.st_ino))
+                elif entry.name == ".gitignore":
+                    gi = entry.stat()
+                    signature.append((entry.path, gi.st_size, gi.st_mtime_ns, gi.st_ctime_ns, gi.st_ino))
+                    newest = max(newest, gi.st_mtime_ns, gi.st_ctime_ns)
+                elif entry.is_dir(follow_symlinks=False) and not prune(entry.name):
+                    stack.append(entry.path)
+            except OSError:
+                signature.append((entry.path, "gone"))
+    signature.sort(key=repr)
+    return signature, newest
 
 
 def _valid_result(entry: object) -> bool:

@@ -170,7 +170,7 @@ def _cached(path: str, text: str, config: Any, codes: frozenset[str], salt: str,
     digests = cache.StatDigests(where, salt, secret)  # the project's files unchanged since: not read again
     files: list[tuple[str, str | None, str | None]] = [(path, cache.digest(text), None)]
     seen = {path}
-    for absolute in scope.files_for(path):
+    for absolute in _scope_files(scope, path, digests):
         if absolute in seen:
             continue
         seen.add(absolute)
@@ -186,6 +186,30 @@ def _cached(path: str, text: str, config: Any, codes: frozenset[str], salt: str,
         return None
     _, diagnostics = entry["files"][path]
     return [(d.span.line, d.span.col, d.code, d.message) for d in sorted(diagnostics, key=Diagnostic.sort_key)]
+
+
+def _scope_files(scope: Any, path: str, digests: Any) -> list[str]:
+    """``scope.files_for(path)``; where that is the project's listing, the one kept in ``digests`` while
+    no directory discovery could walk changed (listing a large tree matches every path against the
+    exclude patterns and .gitignore files: most of the warm path's time once files are not read)."""
+    import fnmatch
+
+    from .discovery import DEFAULT_EXCLUDES, Discovery
+
+    config = scope.config
+    root = os.path.abspath(config.root)
+    negated = any(str(p).startswith("!") for p in (*config.exclude, *config.extend_exclude))
+    if not (scope.root_is_project and path.startswith(root.rstrip(os.sep) + os.sep)) or negated:
+        return scope.files_for(path)  # (a "!" pattern could let discovery into a default-excluded directory)
+
+    def never_walked(name: str) -> bool:  # whatever the config: the defaults come first and are not negated
+        return any(fnmatch.fnmatchcase(name, pattern) for pattern in DEFAULT_EXCLUDES)
+
+    key = repr((root, config.exclude, config.extend_exclude, config.force_exclude))
+    listing = digests.listing(key, root, never_walked,
+                              lambda: [os.path.abspath(p) for p in Discovery(config).files([root])])
+    # as files_for: the project's listing when the file is one of it (or not on disk), else its package's
+    return listing if path in set(listing) or not os.path.exists(path) else scope.files_for(path)
 
 
 def check_file(filename: str, text: str) -> list[tuple[int, int, str, str]]:

@@ -81,8 +81,9 @@ class KernelJoinsLoadedModule(Rule):
     arguments a module name reads is followed through locals, f-strings, joins and the
     return values of project helpers; a name built in a way the binder keeps no parts of
     (a comprehension, `not x`, a comparison) is not known, and the kernel is not
-    reported. An argument no call in the project passes (a library's public default)
-    counts as its default. Two names computed per call are known to be one only when they
+    reported. A keyword of a public library function that no call in the project passes
+    (`sort(keys, descending=False)`) is its users' choice: any value; elsewhere an argument
+    no call passes counts as its default. Two names computed per call are known to be one only when they
     are computed by the same helper (or are the same f-string) from the same expressions
     in one function: variants of a module named per call are otherwise reported only for
     arguments left out of the name; a `module=` that is just a factory parameter shares

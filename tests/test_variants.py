@@ -191,3 +191,39 @@ def test_module_names_computed_alike_and_at_a_call(tmp_path):
     assert at[0] is not None
     assert at[0] == at[1]  # get_factor(a.dtype) and get_back(a.dtype, True): one module
     assert at[1] != at[2]  # b.dtype: perhaps another one
+
+
+def test_a_public_keyword_nobody_passes_is_the_users_choice(tmp_path):
+    project = _project(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/select.py": (
+            "import functools\n"
+            "import warp as wp\n"
+            "@functools.cache\n"
+            "def get_select(dtype, largest: bool):\n"
+            "    @wp.kernel(module=f'lib.select_{dtype}')\n"
+            "    def select_pass(keys: wp.array(dtype=dtype)):\n"
+            "        if wp.static(largest):\n"
+            "            keys[0] = keys[1]\n"
+            "    return select_pass\n"
+            "def select(keys, largest=False):\n"
+            "    wp.launch(get_select(keys.dtype, largest), dim=1, inputs=[keys])\n"
+            "def _select(keys, largest=False):\n"
+            "    wp.launch(get_private(keys.dtype, largest), dim=1, inputs=[keys])\n"
+            "@functools.cache\n"
+            "def get_private(dtype, largest: bool):\n"
+            "    @wp.kernel(module=f'lib.private_{dtype}')\n"
+            "    def private_pass(keys: wp.array(dtype=dtype)):\n"
+            "        if wp.static(largest):\n"
+            "            keys[0] = keys[1]\n"
+            "    return private_pass\n"
+        ),
+    })
+    file, kernel = _kernel(project, "select_pass")
+    fn = file.functions["get_select"]
+    # the evaluator reads the default of select() (no call in the project passes another value) ...
+    assert project.evaluator.parameter(file, fn, "largest", None).single_constant() == (True, False)
+    # ... but a user of the library picks it: both variants share f'lib.select_{dtype}'
+    assert project.kernel_variants(file, kernel).shared == {("get_select", "largest")}
+    file, kernel = _kernel(project, "private_pass")
+    assert project.kernel_variants(file, kernel).shared == frozenset()  # a private helper: its default only

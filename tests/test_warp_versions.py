@@ -293,6 +293,18 @@ def test_detection_from_a_project_venv_metadata_or_config(tmp_path):
     assert facts_.version == "1.13.0" and "$VIRTUAL_ENV" in facts_.source
 
 
+def test_several_dist_infos_the_one_matching_the_code_else_the_newest(tmp_path):
+    # an upgrade that left the old dist-info behind: the code there (warp/config.py) says which one is live
+    site = fake_venv(tmp_path, "1.19.0") / "lib" / "python3.11" / "site-packages"
+    old = site / "warp_lang-1.12.0.dist-info"
+    old.mkdir()
+    (old / "METADATA").write_text("Metadata-Version: 2.1\nName: warp-lang\nVersion: 1.12.0\n")
+    assert warp_version.installed_in_site_packages(str(site)) == "1.19.0"  # no code: the newest
+    (site / "warp").mkdir()
+    (site / "warp" / "config.py").write_text('version: str = "1.12.0"\n')
+    assert warp_version.installed_in_site_packages(str(site)) == "1.12.0"  # the code is 1.12's
+
+
 def test_detection_order(tmp_path):
     fake_venv(tmp_path, "1.15.0")
     (tmp_path / "warp").mkdir()

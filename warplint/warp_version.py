@@ -176,20 +176,25 @@ def warp_tree_version(root: str) -> Found | None:
 
 
 def installed_in_site_packages(site: str) -> str | None:
-    """The warp-lang version installed in one ``site-packages`` directory, or None."""
-    for metadata in sorted(glob.glob(os.path.join(glob.escape(site), "warp_lang-*.dist-info", "METADATA"))):
+    """The warp-lang version installed in one ``site-packages`` directory, or None. Several
+    ``warp_lang-*.dist-info`` (an upgrade that left the old one behind): the one that matches the code
+    there (``warp/config.py``), else the newest."""
+    found: list[str] = []
+    for metadata in glob.glob(os.path.join(glob.escape(site), "warp_lang-*.dist-info", "METADATA")):
         try:
             with open(metadata, encoding="utf-8", errors="replace") as fh:
                 match = _METADATA_VERSION.search(fh.read(4096))
         except OSError:
             continue
         if match and parse_version(match.group(1)):
-            return match.group(1)
-    for relative in ("warp/config.py", "warp/_src/config.py"):
-        version = version_in_config(os.path.join(site, relative))
-        if version:
-            return version
-    return None
+            found.append(match.group(1))
+    if len(found) == 1:
+        return found[0]
+    code = next((v for relative in ("warp/config.py", "warp/_src/config.py")
+                 if (v := version_in_config(os.path.join(site, relative)))), None)
+    if code is not None and (not found or code in found):
+        return code
+    return max(found, key=lambda v: parse_version(v) or (0,)) if found else None
 
 
 def _site_packages(venv: str) -> list[str]:

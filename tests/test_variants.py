@@ -184,7 +184,7 @@ def test_module_names_computed_alike_and_at_a_call(tmp_path):
     _, other = _kernel(project, "other")
     # the same helper of the factory's first argument, whatever the parameter is called
     assert {k.name for _, k in project.kernels_of_module_shape(file, factor)} == {"factor", "back"}
-    assert {k.name for _, k in project.kernels_of_module_shape(file, other)} == {"other"}  # an f-string: only itself
+    assert {k.name for _, k in project.kernels_of_module_shape(file, other)} == {"other"}  # another literal text
     calls = [c for c in project.calls_in(file, "solve") if c.callee.endswith(("get_factor", "get_back"))]
     at = [project.module_shape_at(file, "solve", c, file, factor if c.callee.endswith("get_factor") else back)
           for c in calls]

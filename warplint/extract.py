@@ -278,12 +278,21 @@ class Extractor(cst.CSTVisitor):
                 key = self._value(subscript.slice[0].slice.value, depth + 1)
             return Value("subscript", text=f"{base.text}[...]", base=base, key=key, ref=base.ref)
         if kind is cst.FormattedString:
+            fstring_parts = cast(cst.FormattedString, node).parts
             parts = tuple(
                 self._value(p.expression, depth + 1)
-                for p in cast(cst.FormattedString, node).parts
+                for p in fstring_parts
                 if isinstance(p, cst.FormattedStringExpression)
             )
-            return Value("fstring", text="f'...'", items=parts)
+            # the literal text with {} for each expression: two f-strings that compute alike are told apart
+            # from others (a module name per dtype in two factories)
+            template = "".join(
+                p.value if isinstance(p, cst.FormattedStringText)
+                else "{" + (f"!{p.conversion}" if p.conversion else "") + (":..." if p.format_spec else "") + "}"
+                if isinstance(p, cst.FormattedStringExpression) else "{}"
+                for p in fstring_parts
+            )
+            return Value("fstring", text=f"f'{template}'", items=parts)
         if kind is cst.BinaryOperation:
             binop = cast(cst.BinaryOperation, node)
             return Value(

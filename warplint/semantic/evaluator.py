@@ -771,9 +771,9 @@ class Evaluator:
         functions around it) as ``PARAMETER_SLOT % name`` slots: two expressions with the same shape give the
         same value when their slots are bound to the same values. Locals with one binding are followed; a call
         is its callee and its arguments' shapes (the same helper with the same arguments gives the same
-        result); module-level names are themselves (one value per process); an f-string, whose literal text
-        the binder does not keep, equals only itself. None when a part cannot be told apart from others
-        (several bindings, an expression the binder keeps no parts of)."""
+        result); module-level names are themselves (one value per process); an f-string is its literal text
+        and its expressions. None when a part cannot be told apart from others (several bindings, an
+        expression the binder keeps no parts of)."""
         if value is None or _depth > MAX_DEPTH:
             return None
         kind = value.kind
@@ -829,10 +829,9 @@ class Evaluator:
                 return None
             operator_name = value.text if kind == "binop" else ""
             return f"{kind}{operator_name}({', '.join(map(str, shapes))})"
-        if kind == "fstring":
-            # its literal text is not kept: only the same f-string (one definition's variants) compares equal
+        if kind == "fstring":  # its literal text with {} for the expressions, and the expressions' shapes
             shapes = [self.shape_of(file, item, scope, _depth + 1) for item in value.items]
-            return None if None in shapes else f"fstring#{id(value)}({', '.join(map(str, shapes))})"
+            return None if None in shapes else f"fstring:{value.text}({', '.join(map(str, shapes))})"
         return None
 
     @staticmethod

@@ -8,8 +8,6 @@ located on ``sys.path`` without importing them and read from disk on demand.
 
 from __future__ import annotations
 
-import importlib.machinery
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -20,6 +18,7 @@ from .semantic.context import CodeContext, context_of, is_test_file
 from .semantic.evaluator import MAX_SITE_CHAIN, MAX_SITES, PARAMETER_SLOT, Evaluator, Site
 from .semantic.kernels import add_decorated_kernels
 from .semantic.values import ValueSet
+from .sources import locate_installed as locate_installed  # where it is defined now (the flake8 warm path)
 from .warp_version import Found, WarpEnvironment, WarpFacts, own_interpreter_version, version_in_config
 
 LAUNCH_CALLS = ("launch", "launch_tiled")
@@ -54,31 +53,6 @@ class Launch:
             if outer.call is not None:
                 return outer.file, outer.call
         return self.file, self.call
-
-
-def locate_installed(module: str) -> str | None:
-    """Path of the source file for ``module`` in an installed package, never importing it.
-
-    ``importlib.util.find_spec("pkg.sub")`` would import ``pkg``; PathFinder on the
-    top-level name only searches sys.path, and the rest is joined as a path.
-    """
-    top, _, rest = module.partition(".")
-    try:
-        spec = importlib.machinery.PathFinder.find_spec(top)
-    except (ImportError, ValueError):
-        return None
-    if spec is None:
-        return None
-    if spec.submodule_search_locations:
-        for base in spec.submodule_search_locations:
-            path = os.path.join(base, *rest.split(".")) if rest else base
-            for candidate in (path + ".py", os.path.join(path, "__init__.py")):
-                if os.path.isfile(candidate):
-                    return candidate
-        return None
-    if not rest and spec.origin and spec.origin.endswith(".py"):
-        return spec.origin
-    return None
 
 
 class _ModuleTable(dict):

@@ -2,8 +2,7 @@
 where wp.overload registers them and whether that runs at import, which kernel each statement launches,
 and which launch of a module can run before a call."""
 
-from warplint.config import Config
-from warplint.engine import Session
+from warplint.testing import project_of
 
 HEADER = "from typing import Any\nimport functools\nimport warp as wp\n"
 KERNELS = (
@@ -13,15 +12,6 @@ KERNELS = (
 )
 
 
-def _project(tmp_path, files):
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    session = Session(Config(root=str(tmp_path), select=("ALL",)))
-    session.configure_cache(False)
-    session.lint_paths([str(tmp_path)])
-    return session.project()
 
 
 def _file(project, suffix):
@@ -37,7 +27,7 @@ def _call(file, callee_suffix, scope, nth=0):
 
 
 def test_registrations_at_import_and_at_run_time(tmp_path):
-    project = _project(tmp_path, {"m.py": HEADER + KERNELS + (
+    project = project_of(tmp_path, {"m.py": HEADER + KERNELS + (
         "wp.overload(gen, [wp.array(dtype=wp.float32)])\n"            # module level: at import
         "def register(dtype):\n    wp.overload(gen, [wp.array(dtype=dtype)])\n"
         "register(wp.float64)\n"                                        # a helper called at module level
@@ -54,7 +44,7 @@ def test_registrations_at_import_and_at_run_time(tmp_path):
 
 def test_registration_through_a_kernel_parameter_is_per_call_site(tmp_path):
     # `def reg(kernel, ...)`: the call at import registers gen, the one in a function registers other
-    project = _project(tmp_path, {"m.py": HEADER + KERNELS + (
+    project = project_of(tmp_path, {"m.py": HEADER + KERNELS + (
         "def reg(kernel, dtype):\n    return wp.overload(kernel, [wp.array(dtype=dtype)])\n"
         "reg(gen, wp.float32)\n"
         "def late():\n    reg(other, wp.float32)\n"
@@ -65,7 +55,7 @@ def test_registration_through_a_kernel_parameter_is_per_call_site(tmp_path):
 
 
 def test_overload_stub_is_registered_at_import(tmp_path):
-    project = _project(tmp_path, {"m.py": HEADER + KERNELS + (
+    project = project_of(tmp_path, {"m.py": HEADER + KERNELS + (
         "@wp.overload\ndef gen(a: wp.array(dtype=wp.float32)):\n    ...\n"
     )})
     f = _file(project, "m.py")
@@ -74,7 +64,7 @@ def test_overload_stub_is_registered_at_import(tmp_path):
 
 
 def test_kernel_timeline_names_the_kernel_each_statement_launches(tmp_path):
-    project = _project(tmp_path, {"m.py": HEADER + KERNELS + (
+    project = project_of(tmp_path, {"m.py": HEADER + KERNELS + (
         "def run_kernel(kernel, a):\n    wp.launch(kernel, dim=1, inputs=[a])\n"
         "def helper(a):\n    wp.launch(plain, dim=1, inputs=[a])\n"
         "def run(a):\n    helper(a)\n    run_kernel(gen, a)\n    wp.load_module()\n"
@@ -87,7 +77,7 @@ def test_kernel_timeline_names_the_kernel_each_statement_launches(tmp_path):
 
 
 def test_launched_before_in_scope_in_callers_and_in_runner_order(tmp_path):
-    project = _project(tmp_path, {
+    project = project_of(tmp_path, {
         "m.py": HEADER + KERNELS + (
             "def step(a):\n    wp.launch(plain, dim=1, inputs=[a])\n    wp.launch(gen, dim=1, inputs=[a])\n"
             "def late(a):\n    wp.launch(other, dim=1, inputs=[a])\n"
@@ -117,7 +107,7 @@ def test_launched_before_in_scope_in_callers_and_in_runner_order(tmp_path):
 
 
 def test_signature_compares_literal_types_only(tmp_path):
-    project = _project(tmp_path, {"m.py": HEADER + KERNELS + (
+    project = project_of(tmp_path, {"m.py": HEADER + KERNELS + (
         "wp.overload(gen, [wp.array(dtype=wp.float32)])\n"
         "def run(dtype):\n"
         "    wp.overload(gen, [wp.array(dtype=wp.float32)])\n"

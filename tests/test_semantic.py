@@ -13,7 +13,7 @@ from warplint.config import Config
 from warplint.engine import Session
 from warplint.registry import all_rules
 from warplint.semantic.values import Const, KernelRef, Varies
-from warplint.testing import fixture_results
+from warplint.testing import fixture_results, project_of
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "semantic")
 DEFAULT_CODES = tuple(code for code, rule in all_rules().items()
@@ -28,15 +28,6 @@ def test_shape(name):
     assert sorted(actual - expected) == [], "unexpected"
 
 
-def _project(tmp_path, files):
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    session = Session(Config(root=str(tmp_path), select=("ALL",)))
-    session.configure_cache(False)
-    session.lint_paths([str(tmp_path)])
-    return session.project()
 
 
 def _file(project, suffix):
@@ -45,7 +36,7 @@ def _file(project, suffix):
 
 def test_one_answer_for_a_module_name_in_a_variable(tmp_path):
     # The drift the layer removes: three evaluators used to give three answers here.
-    project = _project(tmp_path, {
+    project = project_of(tmp_path, {
         "app/__init__.py": "",
         "app/solver.py": (
             "import warp as wp\nname = 'app.solver'\nwp.set_module_options({'fast_math': True}, module=name)\n"
@@ -64,7 +55,7 @@ def test_one_answer_for_a_module_name_in_a_variable(tmp_path):
 
 
 def test_values_follow_bindings_parameters_and_returns(tmp_path):
-    project = _project(tmp_path, {
+    project = project_of(tmp_path, {
         "m.py": (
             "import warp as wp\n"
             "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
@@ -90,7 +81,7 @@ def test_values_follow_bindings_parameters_and_returns(tmp_path):
 
 
 def test_parameters_are_bound_per_call_site(tmp_path):
-    project = _project(tmp_path, {
+    project = project_of(tmp_path, {
         "w.py": (
             "import warp as wp\n"
             "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
@@ -105,7 +96,7 @@ def test_parameters_are_bound_per_call_site(tmp_path):
 
 
 def test_class_attributes_and_annotated_config(tmp_path):
-    project = _project(tmp_path, {
+    project = project_of(tmp_path, {
         "c.py": (
             "import warp as wp\nfrom dataclasses import dataclass, field\n"
             "@dataclass\nclass Inner:\n    contact: int = 64\n"
@@ -124,7 +115,7 @@ def test_class_attributes_and_annotated_config(tmp_path):
 
 
 def test_cycles_and_bounds_end(tmp_path):
-    project = _project(tmp_path, {
+    project = project_of(tmp_path, {
         "r.py": "import warp as wp\ndef f(n):\n    return g(n)\ndef g(n):\n    return f(n)\nx = f(1)\ny = x + 1\n",
     })
     file = _file(project, "r.py")
@@ -136,7 +127,7 @@ def test_cycles_and_bounds_end(tmp_path):
 
 def test_namespace_package_folders_are_part_of_module_names(tmp_path):
     # `_src` has no __init__.py: Python names the file sim._src.solvers.contact, and so does Warp.
-    project = _project(tmp_path, {
+    project = project_of(tmp_path, {
         "pyproject.toml": "",
         "sim/__init__.py": "",
         "sim/_src/solvers/__init__.py": "",
@@ -218,7 +209,7 @@ def test_cuda_cache_disabled_in_a_cpu_only_project(tmp_path):
     launch = "def run(a):\n    wp.launch(k, dim=1, inputs=[a], device='cpu')\n"
     files = {"app.py": ("import os\nos.environ['CUDA_CACHE_DISABLE'] = '1'\nimport warp as wp\n"
                         "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n" + launch)}
-    project = _project(tmp_path, files)
+    project = project_of(tmp_path, files)
     assert not project.may_use_cuda()
     diagnostics, _ = _lint(str(tmp_path))
     assert [d.code for d in diagnostics] == []
@@ -249,7 +240,7 @@ def test_cached_repeat_alone_is_clean(tmp_path):
 
 def test_positional_construction_of_a_class_with_its_own_init(tmp_path):
     # Solver(model, 4) passes its arguments to __init__, which sets self.block itself: not dataclass fields
-    project = _project(tmp_path, {"s.py": (
+    project = project_of(tmp_path, {"s.py": (
         "import warp as wp\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
         "class Solver:\n    def __init__(self, model, n):\n        self.block = 64 if n < 8 else 128\n"
         "    def step(self, a):\n        wp.launch(k, dim=1, inputs=[a], block_dim=self.block)\n"

@@ -3,20 +3,8 @@ module name (Evaluator.parameters_reaching, Project.kernel_variants), where a ke
 module (Project.kernel_launches), and whether a factory only runs before anything is launched
 (Project.runs_before_launches)."""
 
-from warplint.config import Config
-from warplint.engine import Session
 from warplint.model import Value
-
-
-def _project(tmp_path, files):
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    session = Session(Config(root=str(tmp_path), select=("ALL",)))
-    session.configure_cache(False)
-    session.lint_paths([str(tmp_path)])
-    return session.project()
+from warplint.testing import project_of
 
 
 def _kernel(project, name):
@@ -66,7 +54,7 @@ FACTORIES = {
 
 
 def test_parameters_reaching_a_module_name_through_a_helper_and_an_f_string(tmp_path):
-    project = _project(tmp_path, FACTORIES)
+    project = project_of(tmp_path, FACTORIES)
     file, kernel = _kernel(project, "sort_pass")
     params, complete = project.evaluator.parameters_reaching(file, kernel.module_value, "get_sort")
     assert complete
@@ -82,7 +70,7 @@ def test_parameters_reaching_a_module_name_through_a_helper_and_an_f_string(tmp_
 
 
 def test_kernel_variants_content_and_module(tmp_path):
-    project = _project(tmp_path, FACTORIES)
+    project = project_of(tmp_path, FACTORIES)
     file, kernel = _kernel(project, "sort_pass")
     variants = project.kernel_variants(file, kernel)
     assert variants is not None
@@ -107,7 +95,7 @@ def test_kernel_variants_content_and_module(tmp_path):
 
 
 def test_kernel_launches_whatever_the_module(tmp_path):
-    project = _project(tmp_path, FACTORIES)
+    project = project_of(tmp_path, FACTORIES)
     file, kernel = _kernel(project, "sort_pass")
     assert project.kernel_module(file, kernel) is None  # a name computed per call: launches() leaves it out
     assert [(f.module, call.ctx.scope) for f, call in project.kernel_launches(file, kernel)] == [("lib.sort", "sort")]
@@ -115,7 +103,7 @@ def test_kernel_launches_whatever_the_module(tmp_path):
 
 
 def test_runs_before_launches(tmp_path):
-    project = _project(tmp_path, {
+    project = project_of(tmp_path, {
         "app/__init__.py": "",
         "app/main.py": (
             "import warp as wp\n"
@@ -148,7 +136,7 @@ def test_runs_before_launches(tmp_path):
 
 
 def test_module_names_computed_alike_and_at_a_call(tmp_path):
-    project = _project(tmp_path, {
+    project = project_of(tmp_path, {
         "lib/__init__.py": "",
         "lib/solve.py": (
             "import functools\n"
@@ -194,7 +182,7 @@ def test_module_names_computed_alike_and_at_a_call(tmp_path):
 
 
 def test_a_public_keyword_nobody_passes_is_the_users_choice(tmp_path):
-    project = _project(tmp_path, {
+    project = project_of(tmp_path, {
         "lib/__init__.py": "",
         "lib/select.py": (
             "import functools\n"

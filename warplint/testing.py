@@ -40,6 +40,19 @@ def lint_tree(directory: str, select: tuple[str, ...] = ("ALL",)) -> list:
     return session.lint_paths([directory]).diagnostics
 
 
+def project_of(root, files: dict[str, str]):
+    """Write ``files`` (relative path -> text) under ``root`` (a ``pathlib.Path``), lint them as one project
+    with every rule and no cache, and return the indexed ``Project``: for tests of the layer's facts."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    session = Session(Config(root=str(root), select=("ALL",)))
+    session.configure_cache(False)
+    session.lint_paths([str(root)])
+    return session.project()
+
+
 def lint_example(source: str, code: str) -> list:
     """Diagnostics of ``code`` for the first file of an example, linted in a temp project."""
     files = split_example(source)

@@ -524,10 +524,8 @@ class Evaluator:
             return self.values(file, value.args[0], scope, site, depth)
         if ref in ("int", "float", "min", "max", "len", "range", "round", "abs"):
             return self._builtin(file, value, scope, site, depth)
-        if ref is not None and "." not in ref and ref not in file.toplevel and not value.base:
-            callees = self._local(file, ref, scope, site, depth)
-        elif ref is not None:
-            callees = self._global(ref, depth)
+        if ref is not None:
+            callees = self._callees_named(file, value, scope, site, depth)
         elif value.base is not None:
             callees = self.values(file, value.base, scope, site, depth)
         else:
@@ -545,6 +543,14 @@ class Evaluator:
             else:
                 results.append(ValueSet.of(Unknown(f"the result of {value.text}")))
         return ValueSet.union(results) if results else ValueSet.of(Unknown(f"the result of {value.text}"))
+
+    def _callees_named(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
+        """What the name a call is made through (``value.ref``) can be: a local binding for a bare name that is
+        not module-level, else the dotted global."""
+        ref = value.ref or ""
+        if "." not in ref and ref not in file.toplevel and not value.base:
+            return self._local(file, ref, scope, site, depth)
+        return self._global(ref, depth)
 
     def _warp_call(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
         if is_warp(value.ref, "constant") and len(value.args) == 1:
@@ -702,9 +708,7 @@ class Evaluator:
                 return True
             return self._reaching_local(file, value.text.partition(".")[0], scope, depth, found, seen)
         if kind == "call" and value.ref is not None and not self.project.is_warp_api(value.ref):
-            ref = value.ref
-            callees = (self._local(file, ref, scope, None, depth)
-                       if "." not in ref and ref not in file.toplevel and not value.base else self._global(ref, depth))
+            callees = self._callees_named(file, value, scope, None, depth)
             functions = [c for c in callees if isinstance(c, FunctionRef)]
             if functions and len(functions) == len(callees):
                 return all(self._reaching_through(file, value, scope, callee.fqname, depth, found, seen)
@@ -804,9 +808,7 @@ class Evaluator:
         if kind == "call":
             if value.ref is not None:
                 ref = value.ref
-                callees = (self._local(file, ref, scope, None, _depth)
-                           if "." not in ref and ref not in file.toplevel and not value.base
-                           else self._global(ref, _depth))
+                callees = self._callees_named(file, value, scope, None, _depth)
                 functions = [c.fqname for c in callees if isinstance(c, FunctionRef)]
                 callee: str | None = ref  # a builtin or a name outside the project: itself
                 if len(functions) == 1 == len(callees):
@@ -893,8 +895,7 @@ class Evaluator:
                     return
         elif kind == "call" and value.ref is not None and not self.project.is_warp_api(value.ref):
             ref = value.ref
-            callees = (self._local(file, ref, scope, site, depth)
-                       if "." not in ref and ref not in file.toplevel and not value.base else self._global(ref, depth))
+            callees = self._callees_named(file, value, scope, site, depth)
             functions = [c for c in callees if isinstance(c, FunctionRef)]
             if functions and len(functions) == len(callees):
                 for callee in functions:

@@ -13,7 +13,11 @@
 The corpora are PyPI releases (scripts/fetch_corpora.py, into the ignored .cache/corpora/). Labels live
 in benchmarks/labels/<pypi-name>.toml, one [[label]] per (path, line, code) with a verdict: ``defect`` (a
 rule should report the line), ``harmless`` (a look-alike that must stay clean) or ``unsure``. A finding is
-matched to a label by (path, line, code); one with no label is *unjudged* and needs a verdict.
+matched to a label by (path, line, code); one with no label is *unjudged* and needs a verdict. A defect label
+is also found by a finding of its code that names its line as a related location (a ``note:`` line: WC106
+reports at the kernel's def and names the launches), and a ``WC???`` label (no rule when it was written) by a
+finding of its mechanism at its line or naming it. ``from_finding = true`` marks a label written after reading
+a finding; *hand recall* leaves those out.
 A label with ``deliberate = true`` is a cold start made on purpose (a cache clear in a test or a benchmark):
 by default the rules keep it out, so it counts as a look-alike that must stay clean whatever its verdict;
 with ``--report-deliberate`` (warplint's ``report-deliberate = true``) its verdict counts.
@@ -73,6 +77,7 @@ class Label:
     context: str
     note: str
     deliberate: bool = False  # a cold start on purpose: reported only with report-deliberate
+    from_finding: bool = False  # written after reading a finding (not by hand before any run)
 
     @property
     def key(self) -> tuple[str, int, str]:
@@ -90,6 +95,8 @@ class Finding:
     line: int
     code: str
     message: str
+    mechanism: str = ""
+    related: tuple[tuple[str, int], ...] = ()  # the finding's related locations (path, line): its notes
 
     @property
     def key(self) -> tuple[str, int, str]:
@@ -149,13 +156,15 @@ def load_labels(corpus: str, anchor: Callable[[str, int], int] | None = None) ->
             problems.append(f"context {item.get('context')!r}")
         if not re.fullmatch(r"WC(\d{3}|\?\?\?)", str(item.get("code", ""))):
             problems.append(f"code {item.get('code')!r}")
-        if not isinstance(item.get("deliberate", False), bool):
-            problems.append(f"deliberate {item.get('deliberate')!r}")
+        for flag in ("deliberate", "from_finding"):
+            if not isinstance(item.get(flag, False), bool):
+                problems.append(f"{flag} {item.get(flag)!r}")
         if problems:
             raise SystemExit(f"{where}: label {i}: missing or invalid: {', '.join(problems)}")
         line = int(item["line"])
         label = Label(corpus, item["path"], anchor(item["path"], line) if anchor else line, item["code"],
-                      item["mechanism"], item["verdict"], item["context"], item["note"], item.get("deliberate", False))
+                      item["mechanism"], item["verdict"], item["context"], item["note"], item.get("deliberate", False),
+                      item.get("from_finding", False))
         # Two WC??? defects may share a line (different mechanisms); two verdicts for one rule may not.
         if label.code != UNCOVERED and label.key in seen:
             raise SystemExit(f"{where}: label {i}: {label.path}:{label.line} {label.code} is labelled twice")
@@ -171,6 +180,7 @@ def warplint_digest() -> str:
     import warplint.rules
 
     h = hashlib.blake2b(digest_size=16)
+    h.update(b"findings-format-2\0")  # items carry mechanism and related locations
     for top in (os.path.dirname(warplint.__file__), *warplint.rules.__path__):
         for directory, dirs, names in os.walk(top):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
@@ -192,7 +202,7 @@ def lint(corpus: str, all_rules: bool, digest: str, refresh: bool, jobs: int, re
         with open(cached, encoding="utf-8") as fh:
             data = json.load(fh)
         if data.get("warplint") == digest:
-            return [Finding(corpus, *item) for item in data["findings"]]
+            return [_finding(corpus, item) for item in data["findings"]]
 
     from warplint.config import Config
     from warplint.engine import Session
@@ -205,15 +215,24 @@ def lint(corpus: str, all_rules: bool, digest: str, refresh: bool, jobs: int, re
     session.save_cache()
     if result.errors:
         raise SystemExit(f"{corpus}: " + "; ".join(result.errors))
+    def relative(path: str) -> str:
+        return os.path.relpath(path, base).replace(os.sep, "/")
+
     items = sorted(
-        (os.path.relpath(d.path, base).replace(os.sep, "/"), d.span.line, d.code, d.message)
+        (relative(d.path), d.span.line, d.code, d.message, d.mechanism,
+         sorted({(relative(r.path), r.span.line) for r in d.related}))
         for d in result.diagnostics
     )
     os.makedirs(RESULTS, exist_ok=True)
     with open(cached + ".tmp", "w", encoding="utf-8") as fh:
         json.dump({"warplint": digest, "corpus": corpus, "version": version, "findings": items}, fh, indent=0)
     os.replace(cached + ".tmp", cached)
-    return [Finding(corpus, *item) for item in items]
+    return [_finding(corpus, item) for item in items]
+
+
+def _finding(corpus: str, item: list) -> Finding:
+    path, line, code, message, mechanism, related = item
+    return Finding(corpus, path, line, code, message, mechanism, tuple((p, n) for p, n in related))
 
 
 # ---------------------------------------------------------------------------------------------- scoring
@@ -221,6 +240,9 @@ def lint(corpus: str, all_rules: bool, digest: str, refresh: bool, jobs: int, re
 class Score:
     defects: int = 0  # labelled defects
     found: int = 0  # labelled defects some finding matches
+    found_at_note: int = 0  # of those, matched only by a finding's related location (a `note:` line)
+    hand_defects: int = 0  # labelled defects written by hand before any run (not from reading a finding)
+    hand_found: int = 0
     lookalikes: int = 0  # labelled harmless look-alikes (must stay clean)
     findings: int = 0
     on_defect: int = 0
@@ -234,6 +256,10 @@ class Score:
 
     def recall(self) -> str:
         return f"{self.found / self.defects:.0%}" if self.defects else NO_VALUE
+
+    def hand_recall(self) -> str:
+        """Recall on the labels written by hand before any run (not those judged from findings)."""
+        return f"{self.hand_found}/{self.hand_defects}" if self.hand_defects else NO_VALUE
 
     def precision(self) -> str:
         judged = self.on_defect + self.on_harmless
@@ -255,6 +281,13 @@ def score(corpus: str, labels: list[Label], findings: list[Finding], enabled: se
           report_deliberate: bool = False) -> Outcome:
     by_key: dict[tuple, Label] = {lab.key: lab for lab in labels if lab.code != UNCOVERED}
     reported = {f.key for f in findings}
+    # A finding is seen at its line and at its related locations (its `note:` lines, SARIF relatedLocations):
+    # a label at a launch line is found by a finding at the kernel's def that names that launch.
+    noted = {(path, line, f.code) for f in findings for path, line in f.related}
+    # A WC??? label is a defect no rule covered when it was written: a finding of the same mechanism at its line
+    # (or naming it) finds it now.
+    by_mechanism = {(f.path, f.line, f.mechanism) for f in findings} | {
+        (path, line, f.mechanism) for f in findings for path, line in f.related}
     scores: dict[str, Score] = collections.defaultdict(Score)
     missed = []
     for lab in labels:
@@ -267,8 +300,17 @@ def score(corpus: str, labels: list[Label], findings: list[Finding], enabled: se
             continue
         s = scores[lab.code]
         s.defects += 1
-        if lab.key in reported and lab.code != UNCOVERED:
+        s.hand_defects += not lab.from_finding
+        if lab.code == UNCOVERED:
+            found = (lab.path, lab.line, lab.mechanism) in by_mechanism
+            at_note = False
+        else:
+            at_note = lab.key not in reported and lab.key in noted
+            found = lab.key in reported or at_note
+        if found:
             s.found += 1
+            s.found_at_note += at_note
+            s.hand_found += not lab.from_finding
         else:
             missed.append(lab)
     harmful: list[tuple[Finding, Label]] = []
@@ -300,8 +342,8 @@ def combine(outcomes: list[Outcome]) -> dict[str, Score]:
 
 
 # ---------------------------------------------------------------------------------------------- output
-HEADER = ("rule", "defects", "found", "recall", "findings", "on defect", "on harmless", "on unsure", "unjudged",
-          "precision", "look-alikes")
+HEADER = ("rule", "defects", "found", "at a note", "recall", "hand recall", "findings", "on defect", "on harmless",
+          "on unsure", "unjudged", "precision", "look-alikes")
 
 
 def rows(scores: dict[str, Score], names: dict[str, str], enabled: set[str]) -> list[tuple[str, ...]]:
@@ -325,8 +367,8 @@ def rows(scores: dict[str, Score], names: dict[str, str], enabled: set[str]) -> 
 
 
 def _row(name: str, s: Score) -> tuple[str, ...]:
-    return (name, str(s.defects), str(s.found), s.recall(), str(s.findings), str(s.on_defect), str(s.on_harmless),
-            str(s.on_unsure), str(s.unjudged), s.precision(), str(s.lookalikes))
+    return (name, str(s.defects), str(s.found), str(s.found_at_note), s.recall(), s.hand_recall(), str(s.findings),
+            str(s.on_defect), str(s.on_harmless), str(s.on_unsure), str(s.unjudged), s.precision(), str(s.lookalikes))
 
 
 def text_table(table: list[tuple[str, ...]]) -> str:
@@ -381,12 +423,15 @@ def write_markdown(dev_table: str, corpus_table: str, all_rules: bool, held_out_
         "rules are not tuned on it and its details stay hidden (`--held-out` adds its totals per rule), so it",
         "measures how the rules generalize. The table is the **dev split**. *defects*: lines",
         "labelled `defect` (a rule should report them; deliberate ones count, that is what `# noqa` is for);",
-        "*found*: of those, the ones reported (recall). *findings*: what the rule reported, split by the label at",
-        "that path/line/code; *unjudged*: findings with no label yet (`--list-unjudged` lists them). precision = on",
-        "defect / (on defect + on harmless), unjudged left out. *look-alikes*: lines labelled `harmless` that must",
-        f"stay clean. `{UNCOVERED}` counts defects no rule covers yet. A label marked `deliberate` (a cache clear or",
-        "cold build on purpose in a test or benchmark) is kept out by default and counts as a look-alike;",
-        "`--report-deliberate` scores it by its verdict.",
+        "*found*: of those, the ones reported (recall), at the line or at a related location of the finding (its",
+        "`note:` lines; *at a note* counts those); a `WC???` label is found by a finding of its mechanism there.",
+        "*hand recall*: the same over the labels written by reading the code before any run, leaving out those",
+        "written later by judging a finding (`from_finding = true`). *findings*: what the rule reported, split by",
+        "the label at that path/line/code; *unjudged*: findings with no label yet (`--list-unjudged` lists them).",
+        "precision = on defect / (on defect + on harmless), unjudged left out. *look-alikes*: lines labelled",
+        f"`harmless` that must stay clean. `{UNCOVERED}` counts defects no rule covers yet. A label marked",
+        "`deliberate` (a cache clear or cold build on purpose in a test or benchmark) is kept out by default and",
+        "counts as a look-alike; `--report-deliberate` scores it by its verdict.",
         "",
         dev_table,
         *held_out,
@@ -471,7 +516,7 @@ def main(argv: list[str] | None = None) -> int:
         header, labels = load_labels(corpus, anchor)
         headers[corpus] = header
         labels_by_corpus[corpus] = labels
-        findings = [replace(f, line=anchor(f.path, f.line))
+        findings = [replace(f, line=anchor(f.path, f.line), related=tuple((p, anchor(p, n)) for p, n in f.related))
                     for f in lint(corpus, args.all_rules, digest, args.refresh, args.jobs, args.report_deliberate)]
         version = fetched_version(corpus)
         if header and header.get("version") != version:

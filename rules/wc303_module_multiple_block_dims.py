@@ -41,9 +41,16 @@ class ModuleMultipleBlockDims(Rule):
     whose `block_dim` is not known statically (a parameter no project code passes, an external
     call) are left out, and so are launches that can only run on the CPU (the semantic
     layer's devices: `device="cpu"` followed like any value, `wp.ScopedDevice("cpu")`,
-    `wp.set_device("cpu")`, the callers' default device) and values only the CPU takes
-    (`1` in `256 if device.is_cuda else 1`): the CPU ignores `block_dim`. A module holding a single kernel is
-    not reported: the extra build is that kernel's own cost, not the module's.
+    `wp.set_device("cpu")`, the callers' default device, a launch under `if device.is_cpu:`) and values
+    only the CPU takes: the CPU ignores `block_dim`. Those are `1` in `256 if device.is_cuda else 1` (any
+    spelling of the test: `"cuda" in str(device)`, `device == "cpu"`, `str(device).startswith("cuda")`,
+    `wp.get_device(d).is_cuda`, `not`/`and` of them; through a local or a module-level constant too), and a
+    `bs = 1` that a later `bs = 128` under `if device.is_cuda and c:` always replaces where the launch runs
+    (under `if c:`). A launch a test expects to fail its own checks (the last statement of
+    `with pytest.raises(ValueError):` / `self.assertRaises(ValueError)`: a `block_dim` over 1024 on the CPU,
+    a negative `dim`) loads nothing and is left out; one expected to fail later (a CUDA launch error, a
+    `RuntimeError`) builds the module first and counts. A module holding a single kernel is not reported:
+    the extra build is that kernel's own cost, not the module's.
     `launch_tiled` requires `block_dim`, so it is never defaulted.
     """
 

@@ -37,6 +37,8 @@ _MAX_ITEMS = 32
 _WARP_BODY_DECORATORS = ("kernel", "func", "func_native", "func_grad", "func_replay", "struct", "overload")
 _LOG_CALL_HINTS = ("print", "log", "warn", "error", "exception", "critical", "info", "debug", "echo", "write")
 _LOG_CALL_PREFIXES = ("logging.", "logger.", "log.", "warnings.")
+_COMPARE_OPERATORS = {"Equal": "==", "NotEqual": "!=", "In": "in", "NotIn": "not in", "Is": "is", "IsNot": "is not",
+                      "LessThan": "<", "LessThanEqual": "<=", "GreaterThan": ">", "GreaterThanEqual": ">="}
 
 
 @dataclass
@@ -47,7 +49,8 @@ class _Frame:
     imports: dict[str, str] = field(default_factory=dict)
     defs: set[str] = field(default_factory=set)
     warp_body: bool = False
-    conditions: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    conditions: list[tuple[str, tuple[str, ...], Value]] = field(default_factory=list)  # text, names, test
+    raises: list[tuple[str, ...]] = field(default_factory=list)  # see Context.expects_raise
     loops: int = 0
     tries: list[int] = field(default_factory=list)
     handlers: int = 0
@@ -94,6 +97,23 @@ def _variable_names(node: cst.CSTNode) -> frozenset[str]:
     return frozenset(found)
 
 
+_RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
+_RAISES_CALLS = frozenset({"pytest.raises", "numpy.testing.assert_raises", "numpy.testing.assert_raises_regex"})
+
+
+def _expected_errors(manager: Value) -> tuple[str, ...]:
+    """The exceptions ``pytest.raises(E)`` / ``self.assertRaises(E)`` / ``assertRaisesRegex(E, ...)`` expect
+    (resolved names, "?" for one not written as a name); () for any other context manager."""
+    if manager.kind != "call":
+        return ()
+    name = manager.ref or manager.text.removesuffix("(...)")
+    if not (name in _RAISES_CALLS or name.rpartition(".")[2] in _RAISES_METHODS):
+        return ()
+    first = manager.args[0] if manager.args else manager.kwargs.get("expected_exception")
+    types = first.items if first is not None and first.kind == "seq" else (first,)
+    return tuple((t.ref or "?") if isinstance(t, Value) and t.kind in ("name", "attr") else "?" for t in types)
+
+
 class Extractor(cst.CSTVisitor):
     def __init__(self, module_node: cst.Module, model: FileModel, positions: Positions) -> None:
         self.tree = module_node
@@ -106,6 +126,8 @@ class Extractor(cst.CSTVisitor):
         self._span_targets: list[tuple[Any, str, cst.CSTNode]] = []
         self._pending_kernels: list[tuple[Kernel, str, str]] = []  # kernel, enclosing scope, function name
         self._not_variables: set[int] = set()  # ids of Name nodes that are attributes or keywords
+        # the last statements of `with pytest.raises(...)` bodies: id -> the exceptions expected
+        self._raising: dict[int, tuple[str, ...]] = {}
         self._collect_toplevel(module_node)
 
     # ------------------------------------------------------------------ helpers
@@ -161,7 +183,9 @@ class Extractor(cst.CSTVisitor):
         ff = self._function_frame()
         conditions: list[str] = []
         names: list[str] = []
+        tests: list[Value] = []
         loops = 0
+        raises: tuple[str, ...] = ()
         tries: list[int] = []
         handlers = 0
         finals = 0
@@ -169,10 +193,12 @@ class Extractor(cst.CSTVisitor):
         # Control flow counts within the enclosing function only (frames of classes add theirs).
         for frame in self.frames[self.frames.index(ff):]:
             exits.extend(branch for branch in frame.exits if branch is not None)
-            for text, cond_names in frame.conditions:
+            for text, cond_names, test in frame.conditions:
                 conditions.append(text)
                 names.extend(cond_names)
+                tests.append(test)
             loops += frame.loops
+            raises = frame.raises[-1] if frame.raises else raises
             tries.extend(frame.tries)
             handlers += frame.handlers
             finals += frame.finals
@@ -187,6 +213,8 @@ class Extractor(cst.CSTVisitor):
             in_finally=finals > 0,
             in_main_guard=self.main_guard > 0,
             exit_branch=exits[-1] if exits else None,
+            tests=tuple(tests),
+            expects_raise=raises,
         )
 
     def value(self, node: cst.BaseExpression | None, depth: int = 0, span: bool = False) -> Value:
@@ -309,6 +337,30 @@ class Extractor(cst.CSTVisitor):
                 "ifexp", items=(self._value(ifexp.body, depth + 1), self._value(ifexp.orelse, depth + 1)),
                 base=self._value(ifexp.test, depth + 1),
             )
+        if kind is cst.Comparison:
+            comparison = cast(cst.Comparison, node)
+            targets = comparison.comparisons[:_MAX_ITEMS]
+            return Value(
+                "compare", text=" ".join(_COMPARE_OPERATORS.get(type(t.operator).__name__, "?") for t in targets),
+                items=(self._value(comparison.left, depth + 1),
+                       *(self._value(t.comparator, depth + 1) for t in targets)),
+            )
+        if kind is cst.UnaryOperation and type(cast(cst.UnaryOperation, node).operator) is cst.Not:
+            return Value("not", text="not", base=self._value(cast(cst.UnaryOperation, node).expression, depth + 1))
+        if kind is cst.BooleanOperation:
+            boolean = cast(cst.BooleanOperation, node)
+            operator = type(boolean.operator)
+            # `a and b and c` is one conjunction of three tests, not nested pairs
+            operands: list[cst.BaseExpression] = []
+            pending: list[cst.BaseExpression] = [boolean]
+            while pending and len(operands) < _MAX_ITEMS:
+                n = pending.pop()
+                if isinstance(n, cst.BooleanOperation) and type(n.operator) is operator:
+                    pending += (n.right, n.left)
+                else:
+                    operands.append(n)
+            return Value("boolop", text="and" if operator is cst.And else "or",
+                         items=tuple(self._value(n, depth + 1) for n in operands))
         return Value("other")
 
     def _args(self, args, depth: int) -> tuple[tuple[Value, ...], dict[str, Value]]:
@@ -324,7 +376,7 @@ class Extractor(cst.CSTVisitor):
                 positional.append(v)
         return tuple(positional), keywords
 
-    def _condition(self, test: cst.BaseExpression) -> tuple[str, tuple[str, ...]]:
+    def _condition(self, test: cst.BaseExpression) -> tuple[str, tuple[str, ...], Value]:
         names: list[str] = []
         # Loops, not recursive closures: a closure that calls itself is a reference cycle,
         # and through ``self`` it would keep the whole tree alive until the next gc pass.
@@ -338,7 +390,7 @@ class Extractor(cst.CSTVisitor):
                     continue
             stack.extend(reversed(children(n)))
         text = self.tree.code_for_node(test).strip()
-        return (text if len(text) <= 120 else text[:117] + "...", tuple(names))
+        return (text if len(text) <= 120 else text[:117] + "...", tuple(names), self.value(test))
 
     # ------------------------------------------------------------------ statements
     def _tick(self) -> None:
@@ -346,6 +398,20 @@ class Extractor(cst.CSTVisitor):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._tick()
+        if id(node) in self._raising:
+            self.frame.raises.append(self._raising[id(node)])
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
+        if id(original_node) in self._raising:
+            self.frame.raises.pop()
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        if id(node) in self._raising:
+            self.frame.raises.append(self._raising[id(node)])
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        if id(original_node) in self._raising:
+            self.frame.raises.pop()
 
     def visit_Import(self, node: cst.Import) -> None:
         if self.frame.warp_body:
@@ -410,6 +476,8 @@ class Extractor(cst.CSTVisitor):
         outer = self.frame
         name = node.name.value
         qualname = f"{outer.qualname}.{name}" if outer.qualname else name
+        if id(node) in self._raising:
+            outer.raises.append(self._raising[id(node)])  # decorators (`@wp.overload`), defaults; not the body
         ctx = self.ctx()
         decorators: list[str] = []
         kernel_options: dict[str, Value] | None = None
@@ -463,6 +531,8 @@ class Extractor(cst.CSTVisitor):
     # The function's own frame covers only its body: decorators, defaults and
     # annotations are evaluated in the enclosing scope.
     def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        if id(node) in self._raising:
+            self.frame.raises.pop()
         self.frames.append(self._pending_frame)
 
     def leave_FunctionDef_body(self, original_node: cst.FunctionDef) -> None:
@@ -535,17 +605,17 @@ class Extractor(cst.CSTVisitor):
         if self.frame.warp_body:
             return
         self.frame.exits.append(ExitBranch() if _leaves_scope(node.body) else None)
-        text, names = self._condition(node.test)
+        text, names, test = self._condition(node.test)
         if text.replace("'", '"') in ('__name__ == "__main__"', '"__main__" == __name__'):
             self.model.has_main_guard = True
             self.main_guard += 1
-        self.frame.conditions.append((text, names))
+        self.frame.conditions.append((text, names, test))
 
     def leave_If_body(self, node: cst.If) -> None:
         if self.frame.warp_body:
             return
         self._close_exit_branch()
-        text, _ = self.frame.conditions.pop()
+        text, _, _ = self.frame.conditions.pop()
         if text.replace("'", '"') in ('__name__ == "__main__"', '"__main__" == __name__'):
             self.main_guard -= 1
 
@@ -554,8 +624,8 @@ class Extractor(cst.CSTVisitor):
             return
         body = node.orelse.body if isinstance(node.orelse, cst.Else) else None
         self.frame.exits.append(ExitBranch() if body is not None and _leaves_scope(body) else None)
-        text, names = self._condition(node.test)
-        self.frame.conditions.append((f"not ({text})", names))
+        text, names, test = self._condition(node.test)
+        self.frame.conditions.append((f"not ({text})", names, Value("not", text="not", base=test)))
 
     def leave_If_orelse(self, node: cst.If) -> None:
         if self.frame.warp_body or node.orelse is None:
@@ -609,6 +679,13 @@ class Extractor(cst.CSTVisitor):
                     self.model.assignments.append(assignment)
         managers = None if self.frame.warp_body else tuple(self.value(i.item) for i in node.items)
         self.open_withs.append(None if managers is None else WithBlock(managers, self.ctx()))
+        expected = () if managers is None else self._raising.get(id(node)) or next(
+            (found for m in managers if (found := _expected_errors(m))), ())
+        if expected:
+            # The body's last statement is what the test expects to raise (the statements before it
+            # prepare it and run); a `with` there passes it on to its own last statement.
+            body = node.body
+            self._raising[id(body.body[-1] if isinstance(body, cst.IndentedBlock) else body)] = expected
 
     def leave_With(self, node: cst.With) -> None:
         block = self.open_withs.pop()

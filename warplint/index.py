@@ -22,6 +22,10 @@ from .sources import locate_installed as locate_installed  # where it is defined
 from .warp_version import Found, WarpEnvironment, WarpFacts, own_interpreter_version, version_in_config
 
 LAUNCH_CALLS = ("launch", "launch_tiled")
+# What a launch raises before it loads its module: ValueError from its checks of dim and block_dim (negative or
+# too many dimensions, block_dim over 1024 on the CPU). Its other errors (an argument's type, a CUDA launch
+# failure) come after the load.
+RAISED_BEFORE_LOAD = ("ValueError",)
 EMPTY = ValueSet()
 LOAD_CALLS = ("load_module", "force_load")
 UNIQUE = "unique"
@@ -349,8 +353,8 @@ class Project:
     def _launches(self, file: FileModel, site: Site | None = None, scope: str | None = None) -> list[Launch]:
         result = []
         for call in self.warp_calls(file, *LAUNCH_CALLS):
-            if scope is not None and call.ctx.scope != scope:
-                continue
+            if (scope is not None and call.ctx.scope != scope) or call.ctx.expects_raise == RAISED_BEFORE_LOAD:
+                continue  # a launch the test expects to fail its checks loads nothing
             block_dims = devices.cuda_block_dims(self, file, call, site)
             for kf, kernel in self.find_kernels(file, call.ctx.scope, call.bound("kernel"), site):
                 module = self.kernel_module(kf, kernel)

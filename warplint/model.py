@@ -66,7 +66,9 @@ class Value(Compact):
     ``dict`` (``items``; ``const`` holds the literal when every item is constant),
     ``subscript`` (``base``/``key``; also ``a`` of ``a, b = rhs``: ``rhs[0]``),
     ``fstring``/``binop`` (``items`` are the parts; ``text`` names a binop's operator),
-    ``ifexp`` (``items`` the two branches, ``base`` the test), ``element`` (one item of the
+    ``ifexp`` (``items`` the two branches, ``base`` the test), ``compare`` (``items`` the operands,
+    ``text`` the operators: ``"in"``, ``"== !="``), ``not`` (``base``), ``boolop`` (``text`` ``and``/``or``,
+    ``items`` the operands of the whole chain), ``element`` (one item of the
     iterable ``base``: a ``for`` target), ``lambda`` (``base`` is the body), ``unset`` (a
     class field declared without a value), ``other``.
     """
@@ -130,6 +132,10 @@ class Context(Compact):
     in_finally: bool = False  # inside a finally block
     in_main_guard: bool = False  # under `if __name__ == "__main__":`
     exit_branch: ExitBranch | None = None  # the innermost enclosing branch that leaves the scope
+    tests: tuple[Value, ...] = ()  # the expressions of ``conditions`` (a ``not`` value in else branches)
+    # in the last statement of a `with pytest.raises(E)` / `self.assertRaises(E)` body (or of a `with` there):
+    # the exceptions the test expects that statement to raise (resolved names, "?" for one not a name)
+    expects_raise: tuple[str, ...] = ()
 
     def runs_before(self, order: int) -> bool:
         """Whether this statement can run before the statement at ``order`` of the same scope."""

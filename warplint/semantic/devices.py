@@ -11,18 +11,22 @@ cost nothing where every launch that reaches the code runs on the CPU. The devic
   function's callers run under (every call site, a few levels up); with none of these it is Warp's
   default device, CUDA when there is one;
 - a launch under ``if device.is_cpu:`` (or ``else`` of ``if x.is_cuda:``) runs on the CPU only.
+  Device tests are read from the test's expression (``Context.tests``): ``x.is_cuda``/``x.is_cpu``
+  (``wp.get_device(d).is_cuda`` too), ``"cuda" in device``, ``"cuda" in str(device)``, ``device ==
+  "cpu"``, ``str(device).startswith("cuda")``, and ``not``/``and``/``or`` of them.
 
 The block size a launch uses on CUDA leaves out what only the CPU takes: the CPU branch of
-``256 if device.is_cuda else 1``, and bindings of the ``block_dim`` name made under a CPU-only test.
+``256 if device.is_cuda else 1``, bindings of the ``block_dim`` name made under a CPU-only test, and
+bindings a later one always replaces on CUDA before the launch (``bs = 1`` then ``bs = 128`` under
+``if d.is_cuda and c:``, with the launch under ``if c:``).
 """
 
 from __future__ import annotations
 
 import enum
-import re
 from typing import TYPE_CHECKING
 
-from warplint.model import Call, Context, FileModel, Value
+from warplint.model import Assignment, Call, Context, FileModel, Value
 from warplint.names import is_warp
 
 from .values import Const, Sequence, ValueSet
@@ -43,42 +47,77 @@ CPU_ONLY = frozenset({Device.CPU})
 CUDA_ONLY = frozenset({Device.CUDA})
 MAX_CALLER_LEVELS = 3
 
-# Device tests: what must hold for the test to be true (``x.is_cuda``, ``device == "cpu"``, ...).
-_DEVICE_TESTS = (
-    (re.compile(r"\.is_cuda$"), "cuda"),
-    (re.compile(r"\.is_cpu$"), "cpu"),
-    (re.compile(r"""==\s*["']cpu["']$"""), "cpu"),
-    (re.compile(r"""!=\s*["']cpu["']$"""), "cuda"),
-    (re.compile(r"""\.startswith\(\s*["']cuda["']\s*\)$"""), "cuda"),
-    (re.compile(r"""\.startswith\(\s*["']cpu["']\s*\)$"""), "cpu"),
-)
-
-
-def _test_device(test: str) -> frozenset[Device] | None:
-    """The devices on which a condition (an ``if``/``while`` test or ``not (...)`` of one) holds,
-    when it is a device test: ``x.is_cuda`` -> CUDA; ``not (x.is_cuda)`` -> CPU; None when it tests
-    something else."""
-    text = test.strip()
-    negated = False
-    while text.startswith(("not ", "not(")):
-        negated = not negated
-        text = text[3:].strip()
-        if text.startswith("(") and text.endswith(")"):
-            text = text[1:-1].strip()
-    if " and " in text or " or " in text:
+def holds_on(test: Value, negated: bool = False) -> frozenset[Device] | None:
+    """The devices on which a condition (an ``if``/``while`` test, read from its expression) holds, when it
+    is a device test: ``x.is_cuda``, ``wp.get_device(d).is_cuda``, ``"cuda" in device``, ``"cuda" in
+    str(device)``, ``device == "cpu"``, ``str(device).startswith("cuda")``, ``device in ("cuda", "cuda:0")``,
+    and ``not``/``and``/``or`` of those (an ``and`` holds where its device tests do, whatever else it tests).
+    None when it tests something else."""
+    if test.kind == "not" and test.base is not None:
+        return holds_on(test.base, not negated)
+    if test.kind == "boolop":
+        parts = [holds_on(item, negated) for item in test.items if isinstance(item, Value)]
+        if (test.text == "and") != negated:  # a conjunction (also `not (a or b)`)
+            known = [p for p in parts if p is not None]
+            found = EITHER
+            for p in known:
+                found &= p
+            return found if known and found else None
+        if not parts or any(p is None for p in parts):
+            return None
+        return frozenset().union(*parts)  # type: ignore[arg-type]
+    holds = _device_test(test)
+    if holds is None:
         return None
-    for pattern, device in _DEVICE_TESTS:
-        if pattern.search(text):
-            holds = CUDA_ONLY if device == "cuda" else CPU_ONLY
-            return (EITHER - holds) if negated else holds
+    return (EITHER - holds) if negated else holds
+
+
+def _device_test(test: Value) -> frozenset[Device] | None:
+    """What one test (no ``not``/``and``/``or``) says about the device when it is true."""
+    if test.kind == "attr":
+        attribute = test.text.rpartition(".")[2]
+        return CUDA_ONLY if attribute == "is_cuda" else CPU_ONLY if attribute == "is_cpu" else None
+    if test.kind == "call":  # x.startswith("cuda") / str(d).startswith("cpu")
+        if test.text.removesuffix("(...)").rpartition(".")[2] == "startswith" and len(test.args) == 1:
+            return _named_device(test.args[0])
+        return None
+    if test.kind != "compare" or len(test.items) != 2:
+        return None
+    left, right = test.items
+    operator = test.text
+    if operator in ("==", "!=", "is", "is not"):
+        named = _named_device(right) or _named_device(left)
+        if named is None:
+            return None
+        if operator in ("==", "is"):
+            return named
+        return CUDA_ONLY if named == CPU_ONLY else None  # `!= "cuda"` also holds for "cuda:1"
+    if operator in ("in", "not in"):
+        named = _named_device(left)  # "cuda" in str(device): the name holds a device's name
+        if named is None and right.is_const and isinstance(right.const, tuple) and right.const:
+            names = [_named_device(Value("const", const=item)) for item in right.const]
+            named = names[0] if all(n is not None and n == names[0] for n in names) else None
+        if named is None:
+            return None
+        return named if operator == "in" else EITHER - named
     return None
+
+
+def _named_device(value: Value) -> frozenset[Device] | None:
+    """The device kind a string literal names (``"cpu"``, ``"cuda"``, ``"cuda:1"``); None otherwise."""
+    if value.kind != "const" or not isinstance(value.const, str):
+        return None
+    kind, _, ordinal = value.const.strip().lower().partition(":")
+    if ordinal and not ordinal.isdigit():
+        return None
+    return CPU_ONLY if kind == "cpu" else CUDA_ONLY if kind == "cuda" else None
 
 
 def condition_devices(ctx: Context) -> frozenset[Device]:
     """The devices the enclosing device tests of a statement leave possible."""
     found = EITHER
-    for condition in ctx.conditions:
-        holds = _test_device(condition)
+    for test in ctx.tests:
+        holds = holds_on(test)
         if holds is not None:
             found = found & holds
     return found or EITHER  # contradictory tests: not followed
@@ -181,19 +220,81 @@ def cuda_block_dims(project: Project, file: FileModel, call: Call, site: Site | 
     evaluator = project.evaluator
     if value is None:
         return evaluator.block_dims(file, None, call.ctx.scope, site)
+    narrowed = _on_cuda(project, file, value, call.ctx, 0)
+    if narrowed is None:
+        return evaluator.block_dims(file, value, call.ctx.scope, site)
+    return ValueSet.union(evaluator.block_dims(f, v, scope, site if f is file and scope == call.ctx.scope else None)
+                          for f, v, scope in narrowed)
+
+
+MAX_NARROWING = 3  # names followed to their bindings to drop what only the CPU takes
+
+
+def _on_cuda(project: Project, file: FileModel, value: Value, at: Context, depth: int
+             ) -> list[tuple[FileModel, Value, str]] | None:
+    """What ``value`` (read at ``at``) can be on CUDA, as expressions (file, value, scope) to evaluate, when
+    that leaves something out: the CPU branch of ``a if <device test> else b``, followed through the
+    bindings of a local or a module-level name (also imported); None when nothing is left out."""
+    if depth > MAX_NARROWING:
+        return None
     chosen = _cuda_branch(value)
     if chosen is not value:
-        return evaluator.block_dims(file, chosen, call.ctx.scope, site)
-    if value.kind == "name" and value.local and "." not in value.text:
-        bindings = project.name_assignments(file, call.ctx.scope, value.text)
-        if bindings and not any(a.augmented for a in bindings) and not _is_parameter(file, call.ctx.scope,
-                                                                                      value.text):
-            on_cuda = [a for a in bindings if Device.CUDA in condition_devices(a.ctx)]
-            narrowed = [_cuda_branch(a.value) for a in on_cuda]
-            if on_cuda and (len(on_cuda) < len(bindings) or any(n is not a.value for n, a in zip(
-                    narrowed, on_cuda, strict=True))):
-                return ValueSet.union(evaluator.block_dims(file, n, call.ctx.scope, site) for n in narrowed)
-    return evaluator.block_dims(file, value, call.ctx.scope, site)
+        return _on_cuda(project, file, chosen, at, depth + 1) or [(file, chosen, at.scope)]
+    if value.kind != "name":
+        return None
+    if value.local:
+        if "." in value.text or _is_parameter(file, at.scope, value.text):
+            return None
+        owner, scope, bindings = file, at.scope, project.name_assignments(file, at.scope, value.text)
+    elif value.ref:
+        ref = project.canonical_ref(value.ref)
+        found = project.owner_of(ref)
+        if found is None or "." in ref[len(found.module) + 1:]:
+            return None
+        owner, scope, bindings = found, "", project.name_assignments(found, "", ref[len(found.module) + 1:])
+    else:
+        return None
+    if not bindings or any(a.augmented for a in bindings):
+        return None
+    kept = [a for a in bindings if Device.CUDA in condition_devices(a.ctx)
+            and not (scope == at.scope and owner is file and _rebound_on_cuda(a, bindings, at))]
+    if not kept:
+        return None  # contradictory: not followed
+    result: list[tuple[FileModel, Value, str]] = []
+    changed = len(kept) < len(bindings)
+    for a in kept:
+        inner = _on_cuda(project, owner, a.value, a.ctx, depth + 1)
+        changed = changed or inner is not None
+        result.extend(inner if inner is not None else [(owner, a.value, scope)])
+    return result if changed else None
+
+
+def _rebound_on_cuda(binding: Assignment, bindings: list[Assignment], at: Context) -> bool:
+    """Whether on CUDA a later binding always replaces ``binding`` before ``at``: one whose tests are
+    device tests that hold on CUDA or tests ``at`` is under too (``bs = 1``, then ``bs = 128`` under
+    ``if d.is_cuda and blocks is None:``, and the launch under ``if blocks is None:``)."""
+    known = _conjuncts(at.tests)
+    for later in bindings:
+        ctx = later.ctx
+        if not (binding.ctx.order < ctx.order and ctx.runs_before(at.order)):
+            continue
+        if (ctx.in_loop and not at.in_loop) or (ctx.in_handler and not at.in_handler) or (
+                ctx.try_index is not None and ctx.try_index != at.try_index) or ctx.in_finally != at.in_finally:
+            continue  # may not run (a loop of no iteration, an exception)
+        if all(t in known or holds_on(t) == CUDA_ONLY for t in _conjuncts(ctx.tests)):
+            return True
+    return False
+
+
+def _conjuncts(tests: tuple[Value, ...]) -> list[Value]:
+    """The tests that all hold: each ``and`` split into its operands."""
+    found: list[Value] = []
+    for test in tests:
+        if test.kind == "boolop" and test.text == "and":
+            found.extend(_conjuncts(tuple(t for t in test.items if isinstance(t, Value))))
+        else:
+            found.append(test)
+    return found
 
 
 def _is_parameter(file: FileModel, scope: str, name: str) -> bool:
@@ -205,7 +306,7 @@ def _cuda_branch(value: Value) -> Value:
     """``a if x.is_cuda else b`` -> ``a`` (and ``b`` for a CPU test); any other value unchanged."""
     if value.kind != "ifexp" or value.base is None or len(value.items) != 2:
         return value
-    holds = _test_device(value.base.text)
+    holds = holds_on(value.base)
     if holds == CUDA_ONLY:
         return value.items[0]
     if holds == CPU_ONLY:

@@ -563,12 +563,12 @@ class Evaluator:
             return ValueSet.of(Unknown("wp.get_module of an unknown name"))
         if is_warp(value.ref, "overload"):
             # wp.overload(k, types) returns k's concrete instance: a Kernel of k's module (warp-facts §6)
-            kernel = value.kwargs.get("kernel") or (value.args[0] if value.args else None)
-            if kernel is not None:
-                found = self.values(file, kernel, scope, site, depth)
+            generic = value.kwargs.get("kernel") or (value.args[0] if value.args else None)
+            if generic is not None:
+                found = self.values(file, generic, scope, site, depth)
                 kernels = [v for v in found if isinstance(v, KernelRef)]
                 if kernels and len(kernels) == len(found.items):
-                    return ValueSet(frozenset(KernelRef(k.path, k.index, f"wp.overload(...) of {kernel.text}")
+                    return ValueSet(frozenset(KernelRef(k.path, k.index, f"wp.overload(...) of {generic.text}")
                                               for k in kernels))
             return ValueSet.of(Unknown("wp.overload of a kernel not followed"))
         if is_warp(value.ref, "kernel", "Kernel") and value.args:

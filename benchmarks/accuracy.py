@@ -41,7 +41,8 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 from dataclasses import dataclass, replace
 
 if sys.version_info >= (3, 11):
@@ -230,7 +231,7 @@ def lint(corpus: str, all_rules: bool, digest: str, refresh: bool, jobs: int, re
     return [_finding(corpus, item) for item in items]
 
 
-def _finding(corpus: str, item: list) -> Finding:
+def _finding(corpus: str, item: Sequence[Any]) -> Finding:
     path, line, code, message, mechanism, related = item
     return Finding(corpus, path, line, code, message, mechanism, tuple((p, n) for p, n in related))
 

@@ -42,8 +42,8 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
 from dataclasses import dataclass, replace
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -151,13 +151,14 @@ def _registrations(project: Project) -> dict[KernelKey, list[Registration]]:
 
 def runs_at_import(project: Project, file: FileModel, scope: str, depth: int = 0) -> bool:
     """Code of ``scope`` runs while its module is imported: module scope, or a function called there
-    (followed up to a few call levels)."""
+    (followed up to a few call levels; a call under ``if __name__ == "__main__":`` runs the program, not an
+    import)."""
     if not scope:
         return True
     if depth >= IMPORT_DEPTH:
         return False
     return any(runs_at_import(project, f, call.ctx.scope, depth + 1)
-               for f, call in project.call_sites(project.fqname(file, scope)))
+               for f, call in project.call_sites(project.fqname(file, scope)) if not call.ctx.in_main_guard)
 
 
 # ---------------------------------------------------------------------------------------------- timeline

@@ -8,6 +8,7 @@ from warplint.index import Project
 from warplint.model import FileModel, Value
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
+from warplint.semantic.generics import runs_at_import
 
 # Global switches a library should leave to the application.
 _GLOBAL_SWITCHES = {
@@ -59,8 +60,10 @@ class GlobalOptionInLibrary(Rule):
     `@wp.kernel(enable_backward=False)`.
 
     ## Limits
-    Only statements executed at import time (module level, outside
-    `if __name__ == "__main__":`) are reported. A file counts as library code when it
+    Only statements executed at import time are reported: at module level outside
+    `if __name__ == "__main__":`, or in a function that module-level code calls while
+    the module is imported (a `_configure()` called from the package's `__init__.py`;
+    followed a few calls deep). A file counts as library code when it
     belongs to a package (its directory has `__init__.py`), has no `__main__` block, and
     neither it nor a parent directory looks like tests, examples, benchmarks, scripts,
     tools or docs. `set_module_options` is reported only when its `module=` names a
@@ -81,26 +84,31 @@ class GlobalOptionInLibrary(Rule):
         "# file: mylib/__init__.py\nimport warp as wp\nwp.config.use_precompiled_headers = False\n",
         "# file: mylib/fast.py\nimport warp as wp\nwp.set_module_options({'fast_math': True}, module='warp.math')\n"
         "# file: mylib/__init__.py\n",
+        "# file: mylib/__init__.py\nimport warp as wp\n\ndef _configure():\n    wp.config.enable_backward = False\n\n"
+        "_configure()\n",
     )
     valid = (
         "# file: mylib/solver.py\nimport warp as wp\nwp.set_module_options({'enable_backward': False})\n"
         "# file: mylib/__init__.py\n",
         "# file: app.py\nimport warp as wp\nwp.config.enable_backward = False\nimport mylib\n"
         "if __name__ == '__main__':\n    mylib.run()\n",
+        "# file: mylib/__init__.py\nimport warp as wp\n\ndef configure():\n    wp.config.enable_backward = False\n",
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         if not is_library_file(file):
             return
         for assignment in file.assignments:
-            if assignment.ctx.scope or assignment.ctx.in_main_guard or assignment.augmented:
+            if assignment.ctx.in_main_guard or assignment.augmented:
+                continue
+            if assignment.ctx.scope and not runs_at_import(project, file, assignment.ctx.scope):
                 continue
             ref = assignment.target.ref or ""
             switch = _GLOBAL_SWITCHES.get(ref)
             if assignment.target.kind != "attr" or switch is None:
                 continue
             bad_value, effect = switch
-            found, value = project.constant(file, assignment.value)
+            found, value = project.constant(file, assignment.value, assignment.ctx.scope)
             if not found or value is not bad_value:
                 continue
             option = ref.rpartition(".")[2]
@@ -113,9 +121,11 @@ class GlobalOptionInLibrary(Rule):
             )
         top = file.module.partition(".")[0]
         for call in file.calls:
-            if call.ctx.scope or call.ctx.in_main_guard or not is_warp(call.callee, "set_module_options"):
+            if call.ctx.in_main_guard or not is_warp(call.callee, "set_module_options"):
                 continue
-            target = self._target(project, file, call.bound("module"))
+            if call.ctx.scope and not runs_at_import(project, file, call.ctx.scope):
+                continue
+            target = self._target(project, file, call.bound("module"), call.ctx.scope)
             if target is None or self._owned(project, top, target):
                 continue
             yield self.report(
@@ -127,12 +137,12 @@ class GlobalOptionInLibrary(Rule):
             )
 
     @staticmethod
-    def _target(project: Project, file: FileModel, value: Value | None) -> str | None:
+    def _target(project: Project, file: FileModel, value: Value | None, scope: str) -> str | None:
         """The one Warp module ``module=`` names (the evaluator's answer); an imported module outside the
         project, which the evaluator does not model, is the name the import binds."""
         if value is None:
             return None
-        names, complete = project.evaluator.module_names(file, value)
+        names, complete = project.evaluator.module_names(file, value, scope)
         if names:
             return next(iter(names)) if complete and len(names) == 1 else None
         if value.kind in ("name", "attr") and value.ref and not value.local and project.owner_of(value.ref) is None:

@@ -29,8 +29,8 @@ class KernelJoinsLoadedModule(Rule):
     module, but an argument that changes the content and not the name (a flag read by
     `wp.static`, a function chosen by it) puts several variants into one module: the
     second one, made after the first was launched, rebuilds that module, and with a
-    `functools.cache` (or a cache dict) keeping the earlier variants alive, each new
-    value rebuilds all of them.
+    `functools.cache` (or a cache dict, in the factory or in its caller) keeping the
+    earlier variants alive, each new value rebuilds all of them.
 
     Reported when the index shows it can happen: a launch of the module comes before
     the call that creates the kernel (in the same function, or in a caller, across
@@ -41,13 +41,21 @@ class KernelJoinsLoadedModule(Rule):
     variants that an argument left out of the module name makes. For a module named per
     call, a launch counts when it launches a kernel whose factory call computes the same
     name from the same expressions (`wp.launch(_get_a(x.dtype))`, then `_get_b(x.dtype)`
-    with both names from `_module_name(dtype)`), before the call. Test methods have no
+    with both names from `_module_name(dtype)`), before the call. A lazy builder (a
+    function that caches the kernel it makes in a dict or with `functools.cache`, itself or
+    in its caller) whose kernel has one content on every call is reported when its first call
+    comes at run time (not at import, not only in setup before any launch) and another
+    kernel of the module is launched in code nothing orders after that call (another entry
+    point of the library, another test): whichever runs first, the builder's first call
+    after that launch rebuilds the module, once per builder. Test methods have no
     static caller: they run in the test runner's order (a unittest `TestCase`'s methods
     sorted by name, pytest's functions in source order), so a kernel defined in a test
     after an earlier test launched the shared test module counts as created after the
     launch. Kernels are followed through factories (also `functools.cache`d ones, which
     still make a kernel per new argument), kernels stored as `self.kernel`, and project
-    decorators that wrap `wp.kernel`.
+    decorators that wrap `wp.kernel`, also through dicts (a dict literal a factory returns,
+    `K = {n: make(n) for n in ns}`, `K[n] = make(n)` in a loop; a read with a literal key
+    gives what was stored under that key only).
 
     ## Fix
     Define the kernel at module level; or create all variants before the first
@@ -74,7 +82,9 @@ class KernelJoinsLoadedModule(Rule):
     same function, or at import) before the launch: the cache returns that call's kernel.
     A preload (`load_module`/`force_load`) that built only variants no launch of the
     module uses (a tiled module preloaded at the default block_dim 256 and launched at 64)
-    is not a load the kernel joins: the launched variant is built afterwards, with it. Which call runs first at
+    is not a load the kernel joins: the launched variant is built afterwards, with it. A lazy
+    builder's kernel of one content is not reported when every way to the other launches of
+    its module first calls the builder (three levels of callers are followed). Which call runs first at
     run time is approximated by source order and the call graph; `--confirm` shows the
     hashes really built. A launch in a branch that ends with `return`, `raise` or
     `sys.exit()` does not count as running before the code after that branch. Which
@@ -191,6 +201,12 @@ class KernelJoinsLoadedModule(Rule):
                 if runner is not None:
                     joined.append(_Joining(kernel, module, varying=tuple(varying), runner=runner,
                                            captured=tuple(captured)))
+            else:
+                # one content on every call, made by a lazy builder at run time: its first call after
+                # another launch of the module (in whichever order the two run) rebuilds the module once
+                apart = project.launched_apart(file, kernel, module)
+                if apart is not None:
+                    joined.append(_Joining(kernel, module, apart=apart))
         for group in self._batches(project, file, joined):
             # Warp keeps one kernel per key (name) in a module: a name defined again in the same batch
             # replaces the earlier definition before any launch, which never builds.
@@ -241,13 +257,31 @@ class KernelJoinsLoadedModule(Rule):
                 "Define it at module level, before the first launch, or in its own module.",
                 related=(*related, *also), kernel=kernel.name, function=scope, **data,
             )
+        if first.apart is not None:
+            apart = first.apart
+            launcher = apart.launch.ctx.scope
+            where = f"{launcher.rpartition('.')[2]}()" if launcher else f"module {apart.launch_file.module}"
+            related = (Related(apart.launch_file.path, apart.launch.span,
+                               f"module {module} launched here, in code nothing runs after {scope}()"),
+                       Related(apart.own_file.path, apart.own.span, f"`{kernel.name}` launched here"))
+            total = len(project.kernels_of_module(module))
+            return self.report(
+                kernel.span,
+                f"{subject} {'is' if single else 'are'} created on first use, when {scope}() first runs at run "
+                f"time, and {where} launches shared Warp module {module} with nothing ordering it after that: "
+                f"a first use after that launch builds the whole module ({total} kernels) again. Define "
+                f"{'it' if single else 'them'} at module level, or create {'it' if single else 'them'} before "
+                "the first launch.",
+                related=(*related, *also), module=module, kernel=kernel.name, function=scope,
+            )
         varying = sorted({name for g in group for name in g.varying})
         if first.shared:
             values = ", ".join(varying)
             factory = file.functions.get(scope)
-            keeper = (f"the cache on {factory.name}()" if factory is not None and project.evaluator.is_memoized(factory)
-                      else f"{scope}()")
             variants = project.kernel_variants(file, kernel)
+            keeper = (f"the cache on {factory.name}()" if factory is not None and project.evaluator.is_memoized(factory)
+                      else f"{scope}()" if variants is None or variants.keeper in ("", project.fqname(file, scope))
+                      else f"the cache in {variants.keeper.rpartition('.')[2]}()")
             kept = (f"{keeper} keeps the earlier ones, so each new value rebuilds the module with all of them"
                     if variants is not None and variants.kept
                     else "each new value rebuilds the module with the kernels already in it")
@@ -442,11 +476,14 @@ class _Joining:
     runner: str = ""
     captured: tuple[str, ...] = ()
     shared: bool = False  # its own module, which its earlier variants (kept by the factory) share
+    apart: Any = None  # variants.Apart: a lazy builder's kernel, the module launched where nothing orders it
 
     @property
     def reason(self) -> tuple:
         if self.evidence is not None:
             return ("after a launch", self.evidence[0])
+        if self.apart is not None:
+            return ("built lazily",)
         return ("shares its module with its variants" if self.shared else "varies", self.runner)
 
 

@@ -215,3 +215,166 @@ def test_a_public_keyword_nobody_passes_is_the_users_choice(tmp_path):
     assert project.kernel_variants(file, kernel).shared == {("get_select", "largest")}
     file, kernel = _kernel(project, "private_pass")
     assert project.kernel_variants(file, kernel).shared == frozenset()  # a private helper: its default only
+
+
+LAZY = {
+    "lib/__init__.py": "",
+    "lib/pairs.py": (
+        "import functools\n"
+        "import warp as wp\n"
+        "_CACHE = {}\n"
+        "@wp.kernel\n"
+        "def energy(x: wp.array(dtype=float)):\n"
+        "    x[0] = 0.0\n"
+        "def get_force():\n"
+        "    if 'force' not in _CACHE:\n"
+        "        @wp.kernel\n"
+        "        def force(x: wp.array(dtype=float)):\n"
+        "            x[0] = 1.0\n"
+        "        _CACHE['force'] = force\n"
+        "    return _CACHE['force']\n"
+        "def get_virial():\n"
+        "    if 'virial' not in _CACHE:\n"
+        "        @wp.kernel\n"
+        "        def virial(x: wp.array(dtype=float)):\n"
+        "            x[0] = 2.0\n"
+        "        _CACHE['virial'] = virial\n"
+        "    return _CACHE['virial']\n"
+        "def get_stress():\n"
+        "    if 'stress' not in _CACHE:\n"
+        "        @wp.kernel\n"
+        "        def stress(x: wp.array(dtype=float)):\n"
+        "            x[0] = 3.0\n"
+        "        _CACHE['stress'] = stress\n"
+        "    return _CACHE['stress']\n"
+        "def _build_angle():\n"
+        "    @wp.kernel\n"
+        "    def angle(x: wp.array(dtype=float)):\n"
+        "        x[0] = 4.0\n"
+        "    return angle\n"
+        "@functools.cache\n"
+        "def get_angle():\n"
+        "    return _build_angle()\n"
+        "def _build_plain():\n"
+        "    @wp.kernel\n"
+        "    def plain(x: wp.array(dtype=float)):\n"
+        "        x[0] = 5.0\n"
+        "    return plain\n"
+        "STRESS = get_stress()\n"
+        "def compute_energy(x):\n"
+        "    wp.launch(energy, dim=1, inputs=[x])\n"
+        "def compute_forces(x):\n"
+        "    wp.launch(get_force(), dim=1, inputs=[x])\n"
+        "def compute_virial(x):\n"
+        "    k = get_virial()\n"
+        "    wp.launch(energy, dim=1, inputs=[x])\n"
+        "    wp.launch(k, dim=1, inputs=[x])\n"
+        "def compute_stress(x):\n"
+        "    wp.launch(get_stress(), dim=1, inputs=[x])\n"
+        "def compute_angles(x):\n"
+        "    local = {}\n"
+        "    local['plain'] = _build_plain()\n"
+        "    wp.launch(get_angle(), dim=1, inputs=[x])\n"
+        "    wp.launch(local['plain'], dim=1, inputs=[x])\n"
+    ),
+}
+
+
+def test_a_lazy_builders_first_call_and_a_launch_nothing_orders(tmp_path):
+    project = project_of(tmp_path, LAZY)
+    file, force = _kernel(project, "force")
+    apart = project.launched_apart(file, force, "lib.pairs")
+    assert apart is not None
+    # the module-level kernel's launch comes first among the candidates; the kernel's own launch is the other end
+    assert (apart.launch.ctx.scope, apart.own.ctx.scope) == ("compute_energy", "compute_forces")
+    # get_virial() is called before compute_virial()'s own launch of energy, but compute_energy() is another entry
+    _, virial = _kernel(project, "virial")
+    assert project.launched_apart(file, virial, "lib.pairs").launch.ctx.scope == "compute_energy"
+    # first called at import: the cache returns that kernel to every later call
+    _, stress = _kernel(project, "stress")
+    assert project.launched_apart(file, stress, "lib.pairs") is None
+    # the cache is the caller's (a functools.cache'd getter that returns the builder's kernel) ...
+    _, angle = _kernel(project, "angle")
+    assert project.kernel_variants(file, angle).keeper == "lib.pairs.get_angle"
+    assert project.launched_apart(file, angle, "lib.pairs") is not None
+    # ... but a local dict dies with its call: nothing keeps, not a lazy builder
+    _, plain = _kernel(project, "plain")
+    assert not project.kernel_variants(file, plain).kept
+    assert project.launched_apart(file, plain, "lib.pairs") is None
+
+
+def test_launched_apart_is_none_when_every_way_to_the_launch_makes_the_kernel_first(tmp_path):
+    files = {
+        "lib/__init__.py": "",
+        "lib/pairs.py": (
+            "import warp as wp\n"
+            "_CACHE = {}\n"
+            "@wp.kernel\n"
+            "def energy(x: wp.array(dtype=float)):\n"
+            "    x[0] = 0.0\n"
+            "def get_force():\n"
+            "    if 'force' not in _CACHE:\n"
+            "        @wp.kernel\n"
+            "        def force(x: wp.array(dtype=float)):\n"
+            "            x[0] = 1.0\n"
+            "        _CACHE['force'] = force\n"
+            "    return _CACHE['force']\n"
+            "def compute_energy(x):\n"
+            "    wp.launch(energy, dim=1, inputs=[x])\n"
+            "def compute_forces(x):\n"
+            "    wp.launch(get_force(), dim=1, inputs=[x])\n"
+        ),
+        "app.py": (
+            "from lib import pairs\n"
+            "def main(x):\n"
+            "    pairs.compute_forces(x)\n"
+            "    pairs.compute_energy(x)\n"
+        ),
+    }
+    project = project_of(tmp_path / "ordered", files)
+    file, force = _kernel(project, "force")
+    assert project.launched_apart(file, force, "lib.pairs") is None  # main() makes `force` before energy's launch
+    files["app.py"] += "def other(x):\n    pairs.compute_energy(x)\n"  # another way to energy's launch
+    project = project_of(tmp_path / "apart", files)
+    file, force = _kernel(project, "force")
+    apart = project.launched_apart(file, force, "lib.pairs")
+    assert apart is not None and apart.launch.ctx.scope == "compute_energy"
+
+
+def test_a_cache_dict_read_with_a_literal_key_gives_what_was_stored_under_it(tmp_path):
+    project = project_of(tmp_path, LAZY)
+    file = next(f for f in project.files if f.module == "lib.pairs")
+    call = next(c for c in project.calls_in(file, "compute_forces") if c.callee.endswith("launch"))
+    # _CACHE['force'] holds force only: virial and stress were stored under other literal keys
+    assert [k.name for _, k in project.find_kernels(file, "compute_forces", call.bound("kernel"))] == ["force"]
+
+
+def test_kernels_stored_by_a_dict_comprehension_or_a_loop(tmp_path):
+    project = project_of(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/table.py": (
+            "import warp as wp\n"
+            "def make_scaled(n: int):\n"
+            "    @wp.kernel\n"
+            "    def scaled(x: wp.array(dtype=float)):\n"
+            "        x[0] = float(n)\n"
+            "    return scaled\n"
+            "def make_shifted(n: int):\n"
+            "    @wp.kernel\n"
+            "    def shifted(x: wp.array(dtype=float)):\n"
+            "        x[0] = x[0] + float(n)\n"
+            "    return shifted\n"
+            "SCALED = {n: make_scaled(n) for n in (1, 2)}\n"
+            "SHIFTED = {}\n"
+            "for n in (1, 2):\n"
+            "    SHIFTED[n] = make_shifted(n)\n"
+            "def run(x, n):\n"
+            "    wp.launch(SCALED[n], dim=1, inputs=[x])\n"
+            "    wp.launch(SHIFTED[n], dim=1, inputs=[x])\n"
+        ),
+    })
+    for name in ("scaled", "shifted"):
+        file, kernel = _kernel(project, name)
+        assert [call.ctx.scope for _, call in project.kernel_launches(file, kernel)] == ["run"]
+        # made at import, the loop included (it launches nothing): before any launch
+        assert project.runs_before_launches(project.fqname(file, kernel.ctx.scope))

@@ -776,6 +776,19 @@ class Extractor(cst.CSTVisitor):
         value = self.value(node.value)
         for t in node.targets:
             self._record_assignment(t.target, value, node)
+            if type(node.value) in (cst.DictComp, cst.ListComp) and type(t.target) is cst.Name:
+                # `K = {n: make(n) for n in ns}` fills K as a loop would: also record `K[?] = make(n)` (the key
+                # is not followed), so a read `K[n]` gives what was stored
+                comp = node.value
+                element = comp.value if isinstance(comp, cst.DictComp) else cast(cst.ListComp, comp).elt
+                target = self.value(t.target)
+                self._record_item(Value("subscript", text=f"{target.text}[...]", base=target, key=Value("other"),
+                                        ref=target.ref), self.value(element), t.target)
+
+    def _record_item(self, target: Value, value: Value, node: cst.CSTNode) -> None:
+        assignment = Assignment(target, value, None, self.ctx())  # type: ignore[arg-type]
+        self._span_of(assignment, "span", node)
+        self.model.assignments.append(assignment)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._bind_target(node.target)

@@ -301,19 +301,30 @@ class Project:
         return list(self.cached("launches_by_kernel", by_kernel).get(id(kernel), ()))
 
     def runs_before_launches(self, fqname: str, depth: int = 3) -> bool:
-        """Every call of ``fqname`` runs before any launch or load: each is made outside loops, at import time
-        or in a function itself only called so, with nothing launched before it there. False when nothing
+        """Every call of ``fqname`` runs before any launch or load: each is made outside loops (an import-time loop
+        that launches nothing aside), at import time or in a function itself only called so, with nothing launched
+        before it there. False when nothing
         in the project calls it (an entry point: its callers are not known) or deeper than ``depth``."""
         sites = self.call_sites(fqname)
         if not sites or depth < 0:
             return False
         for f, call in sites:
-            if call.ctx.in_loop or any(launch.ctx.runs_before(call.ctx.order)
-                                       for _, _, launch in self.launch_timeline(f, call.ctx.scope)):
+            timeline = self.launch_timeline(f, call.ctx.scope)
+            # a loop repeats the call after a launch of its scope; an import-time one that launches nothing
+            # (`for n in ns: K[n] = make(n)`) runs whole before them
+            if (call.ctx.in_loop and (call.ctx.scope or timeline)) or any(
+                    launch.ctx.runs_before(call.ctx.order) for _, _, launch in timeline):
                 return False
             if call.ctx.scope and not self.runs_before_launches(self.fqname(f, call.ctx.scope), depth - 1):
                 return False
         return True
+
+    def launched_apart(self, file: FileModel, kernel: Kernel, module: str) -> variants.Apart | None:
+        """For a kernel a lazy builder (a cache dict, ``functools.cache``) makes at run time: a launch of
+        another kernel of ``module`` that nothing orders after the builder's first call
+        (``variants.launched_apart``)."""
+        return self.cached(("launched_apart", id(kernel), module),
+                           lambda: variants.launched_apart(self, file, kernel, module))
 
     def find_kernels(self, file: FileModel, scope: str, value: Value | None, site: Site | None = None
                      ) -> list[tuple[FileModel, Kernel]]:

@@ -29,6 +29,7 @@ from .values import (
     Instance,
     KernelRef,
     Lambda,
+    Mapping,
     PythonModule,
     Sequence,
     Unknown,
@@ -214,7 +215,11 @@ class Evaluator:
                           if isinstance(item, Value))
             return ValueSet.of(Sequence(items))
         if kind == "dict":
-            return ValueSet.of(Const(value.const)) if value.const is not None else ValueSet.of(Unknown("a dict"))
+            if value.const is not None:
+                return ValueSet.of(Const(value.const))
+            pairs = tuple((self.values(file, k, scope, site, depth), self.values(file, v, scope, site, depth))
+                          for k, v in value.items)
+            return ValueSet.of(Mapping(pairs)) if pairs else ValueSet.of(Unknown("a dict"))
         if kind == "unset":
             return ValueSet(frozenset())
         if kind in ("name", "attr"):
@@ -631,7 +636,7 @@ class Evaluator:
         for b in base:
             for k in keys:
                 results.append(_item(b, k))
-        stored = self._stored_items(file, value.base, scope, site, depth)
+        stored = self._stored_items(file, value.base, scope, site, depth, keys)
         if stored is not None:
             # a dict filled by `CACHE[key] = make(...)` (a memoizing factory): what was stored, plus the
             # literal's own items when the key names one
@@ -639,19 +644,23 @@ class Evaluator:
             return ValueSet.union([stored, *known])
         return ValueSet.union(results) if results else _UNKNOWN
 
-    def _stored_items(self, file: FileModel, base: Value, scope: str, site: Site | None, depth: int
-                      ) -> ValueSet | None:
-        """The values written into the container ``base`` names by ``base[key] = value``; None when none are."""
+    def _stored_items(self, file: FileModel, base: Value, scope: str, site: Site | None, depth: int,
+                      keys: ValueSet = _UNKNOWN) -> ValueSet | None:
+        """The values written into the container ``base`` names by ``base[key] = value`` under a key that can
+        equal one of ``keys`` (``_CACHE["a"]`` is not what ``_CACHE["b"] = ...`` stored); None when none are."""
         if base.kind != "name" or not base.ref:
             return None
         if base.local:
             writes = [(file, a) for a in self.project.subscript_assignments(file, scope, base.text)]
         else:
             writes = self.project.item_assignments(self.project.canonical_ref(base.ref))
-        if not writes:
+        here = [(f, a, site if f is file and a.ctx.scope == scope else None) for f, a in writes]
+        if keys.known:
+            here = [(f, a, at) for f, a, at in here if a.target.key is None or _may_match(
+                keys, self.values(f, a.target.key, a.ctx.scope, at, depth))]
+        if not here:
             return None
-        return ValueSet.union(self.values(f, a.value, a.ctx.scope, site if f is file and a.ctx.scope == scope
-                                          else None, depth) for f, a in writes)
+        return ValueSet.union(self.values(f, a.value, a.ctx.scope, at, depth) for f, a, at in here)
 
     def _elements(self, iterable: ValueSet, file: FileModel, source: Value, scope: str, site: Site | None,
                   depth: int) -> ValueSet:
@@ -670,6 +679,8 @@ class Evaluator:
                 results.append(ValueSet(frozenset(Const(item) for item in v.value)))
             elif isinstance(v, Sequence):
                 results.append(ValueSet.union(v.items))
+            elif isinstance(v, Mapping):  # iterating a dict gives its keys
+                results.append(ValueSet.union(k for k, _ in v.items))
             elif isinstance(v, Varies):
                 results.append(ValueSet.of(v))
             else:
@@ -981,6 +992,9 @@ class Evaluator:
 
 
 def _item(base: AbstractValue, key: AbstractValue) -> ValueSet:
+    if isinstance(base, Mapping):  # the values stored under a key that can equal this one
+        found = [v for k, v in base.items if any(_may_equal(key, candidate) for candidate in k)]
+        return ValueSet.union(found) if found else ValueSet.of(Unknown("no such key"))
     if isinstance(base, Varies) or isinstance(key, Varies):
         return ValueSet.of(Varies("indexed by or into a run-time value"))
     if isinstance(key, Const):
@@ -994,6 +1008,26 @@ def _item(base: AbstractValue, key: AbstractValue) -> ValueSet:
                 base.items):
             return base.items[key.value]
     return ValueSet.of(Unknown("an item not followed"))
+
+
+def _may_match(keys: ValueSet, others: ValueSet) -> bool:
+    """Some key of ``keys`` can equal some key of ``others`` (dict keys: constants, tuples of them)."""
+    return any(_may_equal(a, b) for a in keys for b in others)
+
+
+def _may_equal(a: AbstractValue, b: AbstractValue) -> bool:
+    if isinstance(a, Const) and isinstance(b, Const):
+        return bool(a.value == b.value)
+    if isinstance(a, Const) and isinstance(b, Sequence):
+        a, b = b, a
+    if isinstance(a, Sequence) and isinstance(b, Const):
+        if not isinstance(b.value, tuple):
+            return False
+        return len(a.items) == len(b.value) and all(
+            any(_may_equal(x, Const(y)) for x in item) for item, y in zip(a.items, b.value, strict=True))
+    if isinstance(a, Sequence) and isinstance(b, Sequence):
+        return len(a.items) == len(b.items) and all(_may_match(x, y) for x, y in zip(a.items, b.items, strict=True))
+    return True  # a value not known: it may be any key
 
 
 def _product(sets: list[ValueSet]) -> list[tuple[object, ...]]:

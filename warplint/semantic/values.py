@@ -111,6 +111,20 @@ class Lambda:
         return id(self.body)
 
 
+@dataclass(frozen=True, eq=False)
+class Mapping:
+    """A dict literal whose items are not all constants: each (key set, value set) pair."""
+
+    items: tuple[tuple[ValueSet, ValueSet], ...]
+    reason: str = field(default="dict literal")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and self.items == other.items
+
+    def __hash__(self) -> int:
+        return hash(self.items)
+
+
 @dataclass(frozen=True)
 class Varies:
     """Computed at run time (``x.shape[1]``, ``1 << (n - 1).bit_length()``, an environment read)."""
@@ -126,7 +140,7 @@ class Unknown:
 
 
 AbstractValue = (Const | KernelRef | WarpModule | PythonModule | FunctionRef | ClassRef | Instance | Sequence
-                 | Lambda | Varies | Unknown)
+                 | Mapping | Lambda | Varies | Unknown)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ class Variants:
     module: frozenset[Parameter] | None  # parameters the module name is computed from; None: not known
     kept: bool  # the factory keeps what it made (functools.cache, a cache dict): variants accumulate
     varying: frozenset[Parameter]  # parameters some call passes more than one value for (or unknown ones)
+    keeper: str = ""  # fqname of the function that keeps them (the factory or a caller); "" when nothing does
 
     @property
     def shared(self) -> frozenset[Parameter]:
@@ -67,8 +68,9 @@ def kernel_variants(project: Project, file: FileModel, kernel: Kernel) -> Varian
         params, known = evaluator.parameters_reaching(file, kernel.module_value, factory)
         module = params if known else None
     varying = frozenset(p for p in content if not _one_literal(project, file, p))
-    return Variants(factory, frozenset(captures), frozenset(content), module, _keeps_variants(project, file, kernel),
-                    varying)
+    keeper = _keeps_variants(project, file, kernel)
+    return Variants(factory, frozenset(captures), frozenset(content), module, keeper is not None, varying,
+                    keeper or "")
 
 
 def _one_literal(project: Project, file: FileModel, parameter: Parameter) -> bool:
@@ -103,17 +105,45 @@ def _public_default(project: Project, file: FileModel, fn: Function, name: str, 
     return False
 
 
-def _keeps_variants(project: Project, file: FileModel, kernel: Kernel) -> bool:
-    """The factory keeps each kernel it makes: it is ``functools.cache``d, or it stores the kernel into a
-    container (``_CACHE[key] = kernel``)."""
+def _keeps_variants(project: Project, file: FileModel, kernel: Kernel) -> str | None:
+    """Who keeps each kernel the factory makes (its fqname), if anyone: the factory, ``functools.cache``d or
+    storing the kernel into a container (``_CACHE[key] = kernel``), or a caller doing either with what the
+    factory returns (``_CACHE[key] = _build(flag)``, a ``functools.cache``d getter returning ``_build(flag)``)."""
     fn = file.functions.get(kernel.ctx.scope)
     if fn is None:
-        return False
+        return None
+    fq = project.fqname(file, fn.qualname)
     if project.evaluator.is_memoized(fn):
-        return True
+        return fq
     names = {kernel.name, *kernel.assigned_to}
-    return any(a.target.kind == "subscript" and a.value.kind == "name" and a.value.text in names
-               for a in file.assignments if a.ctx.scope == fn.qualname)
+    if any(a.target.kind == "subscript" and a.value.kind == "name" and a.value.text in names
+           for a in file.assignments if a.ctx.scope == fn.qualname):
+        return fq
+    return next((project.fqname(caller_file, call.ctx.scope) for caller_file, call in project.call_sites(fq)
+                 if _caller_keeps(project, caller_file, call)), None)
+
+
+def _caller_keeps(project: Project, file: FileModel, call: Call) -> bool:
+    """The result of ``call`` (a factory call) is kept by its caller: stored into a container, directly or
+    through a local, or returned by a memoised function."""
+    caller = file.functions.get(call.ctx.scope)
+    if caller is None:
+        return False
+    stored = set(call.assigned_to)
+
+    def is_result(value: Value, order: int) -> bool:
+        return ((value.kind == "name" and value.text in stored)
+                or (value.kind == "call" and value.ref == call.callee and order == call.ctx.order))
+
+    # a container that outlives the call (a module-level dict, an attribute): a local one dies with it
+    if any(a.ctx.scope == caller.qualname and a.target.kind == "subscript" and a.target.base is not None
+           and not (a.target.base.kind == "name" and a.target.base.local) and is_result(a.value, a.ctx.order)
+           for a in file.assignments):
+        return True
+    if not project.evaluator.is_memoized(caller):
+        return False
+    return any((r.kind == "name" and r.text in stored) or (r.kind == "call" and r.ref == call.callee)
+               for r in caller.returns)
 
 
 _SLOT = re.compile("\x00([^\x00]*)\x00")  # evaluator.PARAMETER_SLOT
@@ -164,3 +194,73 @@ def module_shape_at(project: Project, file: FileModel, scope: str, call: Call | 
 
     result = _SLOT.sub(bound, shape)
     return None if failed else result
+
+
+@dataclass(frozen=True)
+class Apart:
+    """A launch of a lazily built kernel's module that nothing orders after the builder's first call
+    (``launched_apart``), and a launch of the kernel itself."""
+
+    launch_file: FileModel
+    launch: Call  # launches another kernel of the module
+    own_file: FileModel
+    own: Call  # launches the lazily built kernel
+
+
+def launched_apart(project: Project, file: FileModel, kernel: Kernel, module: str) -> Apart | None:
+    """For a kernel a lazy builder makes on first use (a factory that keeps what it made: a cache dict,
+    ``functools.cache``): a launch of another kernel of ``module`` that can run before the builder's first
+    call. The builder is called at run time (not at import, not only in setup before any launch) and the
+    launch is in code that no call leading to the builder is known to precede (another entry point of the
+    library, another test). Whichever runs first, a first call of the builder after a load of the module
+    registers a new kernel in it, and its next launch rebuilds the whole module: once per builder, even
+    when the kernel captures nothing. None when the index shows no such launch."""
+    scope = kernel.ctx.scope
+    variants = project.kernel_variants(file, kernel)
+    if not scope or variants is None or not variants.kept:
+        return None
+    fq = project.fqname(file, scope)
+    sites = project.call_sites(fq)
+    if not sites or project.runs_before_launches(fq) or any(
+            not call.ctx.scope and not call.ctx.conditions and not call.ctx.in_main_guard for _, call in sites):
+        return None  # called at import (the cache then returns that kernel) or only before any launch
+    own = project.kernel_launches(file, kernel)
+    if not own:
+        return None
+    leading = [(f, call) for f, call, _ in project.caller_scopes(fq)]
+    for launch in _module_launches(project, module):
+        if launch.kernel_file is file and launch.kernel.ctx.scope == scope:
+            continue  # a kernel the same builder makes
+        if not _preceded(project, launch.file, launch.call.ctx.scope, launch.call.ctx.order, file, kernel,
+                         leading, 3):
+            return Apart(launch.file, launch.call, own[0][0], own[0][1])
+    return None
+
+
+def _module_launches(project: Project, module: str) -> list:
+    """Every launch of a kernel of ``module``: kernels made at import first, then in project file order."""
+    def by_module() -> dict[str, list]:
+        table: dict[str, list] = {}
+        for f in project.files:
+            for launch in project.launches(f):
+                table.setdefault(launch.module, []).append(launch)
+        for launches in table.values():
+            launches.sort(key=lambda ln: bool(ln.kernel.ctx.scope))  # stable: file order within each group
+        return table
+
+    return project.cached("launches_by_module", by_module).get(module, [])
+
+
+def _preceded(project: Project, file: FileModel, scope: str, order: int, kernel_file: FileModel, kernel: Kernel,
+              leading: list[tuple[FileModel, Call]], depth: int) -> bool:
+    """Every way to the statement at ``order`` of ``scope`` first runs the kernel's definition or a call
+    that leads to it (``leading``), as far as ``depth`` levels of callers show."""
+    if file is kernel_file and scope == kernel.ctx.scope and kernel.ctx.runs_before(order):
+        return True
+    if any(f is file and call.ctx.scope == scope and call.ctx.runs_before(order) for f, call in leading):
+        return True
+    if not scope or depth <= 0:
+        return False
+    sites = project.call_sites(project.fqname(file, scope))
+    return bool(sites) and all(_preceded(project, f, call.ctx.scope, call.ctx.order, kernel_file, kernel, leading,
+                                         depth - 1) for f, call in sites)

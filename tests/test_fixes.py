@@ -179,6 +179,30 @@ def test_bytes_are_preserved_through_the_real_cli(tmp_path):
     assert left == {"pyproject.toml", "bom.py", "latin.py", "broken.py"}  # no temporary file left
 
 
+def test_fix_keeps_hard_links_and_the_owner(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\n")
+    linked = tmp_path / "linked.py"
+    linked.write_bytes(b"import warp as wp\nwp.set_module_options({'max_unrol': 4})\n")
+    other_name = tmp_path / "other_name.txt"
+    os.link(linked, other_name)
+    owned = tmp_path / "owned.py"
+    owned.write_bytes(linked.read_bytes())
+    given_away = os.getuid() == 0  # only root can give a file to another user; then the fix must keep it
+    if given_away:
+        os.chown(owned, 4321, 4321)
+    inode = linked.stat().st_ino
+    done = cli(".", "--fix", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    fixed = b"import warp as wp\nwp.set_module_options({'max_unroll': 4})\n"
+    assert linked.read_bytes() == fixed and other_name.read_bytes() == fixed
+    assert linked.stat().st_ino == inode and linked.stat().st_nlink == 2  # still one file with two names
+    assert owned.read_bytes() == fixed
+    if given_away:
+        assert (owned.stat().st_uid, owned.stat().st_gid) == (4321, 4321)
+    left = {p.name for p in tmp_path.iterdir() if p.name != ".warplint_cache"}
+    assert left == {"pyproject.toml", "linked.py", "other_name.txt", "owned.py"}  # no temporary file left
+
+
 def test_stdin_fix_prints_the_fixed_code(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.warplint]\n")
     source = b"import warp as wp\r\nwp.set_module_options({'fastmath': True, 'zzz': 1})\r\n"

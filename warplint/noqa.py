@@ -302,17 +302,31 @@ def ascii_compatible(data: bytes) -> bool:
 
 def write_atomically(path: str, data: bytes) -> None:
     """Replace ``path``'s contents with ``data`` at once (a temp file in the same directory as the
-    file a symlink points at, fsynced, renamed over it), keeping its permission bits; ``--add-noqa``
-    and ``--fix`` write through here. Raises OSError, leaving no temp file behind."""
+    file a symlink points at, fsynced, renamed over it), keeping its permission bits and, where the
+    process may, its owner and group; ``--add-noqa`` and ``--fix`` write through here. Raises OSError,
+    leaving no temp file behind.
+
+    A file with other hard links is rewritten in place instead (a rename would detach this name from
+    the others): the complete new contents are on disk in the temp file first, and a failed write puts
+    the old bytes back."""
     target = os.path.realpath(path)  # a symlink stays a symlink; the temp file sits beside its target
-    mode = os.stat(target).st_mode & 0o7777
+    info = os.stat(target)
     fd, temp = tempfile.mkstemp(prefix=".warplint-", suffix=".tmp", dir=os.path.dirname(target))
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(temp, mode)
+        if info.st_nlink > 1:
+            _rewrite_in_place(target, data)
+            os.unlink(temp)
+            return
+        os.chmod(temp, info.st_mode & 0o7777)
+        if (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
+            try:
+                os.chown(temp, info.st_uid, info.st_gid)
+            except OSError:
+                pass  # not allowed to give the file away: it keeps the writer's owner
         os.replace(temp, target)
     except BaseException:
         try:
@@ -320,6 +334,22 @@ def write_atomically(path: str, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def _rewrite_in_place(target: str, data: bytes) -> None:
+    with open(target, "r+b") as fh:
+        old = fh.read()
+        try:
+            fh.seek(0)
+            fh.write(data)
+            fh.truncate()
+            fh.flush()
+            os.fsync(fh.fileno())
+        except BaseException:
+            fh.seek(0)
+            fh.write(old)
+            fh.truncate()
+            raise
 
 
 def unused_noqa_reports(text: str, unused: list[UnusedCode]) -> list[Report]:

@@ -292,7 +292,7 @@ class KernelJoinsLoadedModule(Rule):
                 f"{subject} {'changes' if single else 'change'} with {values} of {scope}(), which {name} leaves "
                 f"out: each new value is a new kernel in that module, which {first.runner} "
                 f"launches, and {kept}. Put {values} into the module name, or use module=\"unique\".",
-                related=also, kernel=kernel.name, function=scope,
+                related=(*self._passed_values(project, file, group), *also), kernel=kernel.name, function=scope,
                 **data,
             )
         if not varying:
@@ -314,6 +314,22 @@ class KernelJoinsLoadedModule(Rule):
             "variants before the first launch.",
             related=also, module=module, kernel=kernel.name, function=scope,
         )
+
+    @staticmethod
+    def _passed_values(project: Project, file: FileModel, group: list[_Joining]) -> tuple[Related, ...]:
+        """Where the values of an argument the module name leaves out are passed, when calls pass several."""
+        related: list[Related] = []
+        shared: set[tuple[str, str]] = set()
+        for g in group:
+            variants = project.kernel_variants(file, g.kernel)
+            shared |= variants.shared if variants is not None else set()
+        for qual, name in sorted(shared):
+            fn = file.functions.get(qual)
+            values = project.parameter_values(file, fn, name) if fn is not None else []
+            if len(values) > 1:
+                related.extend(Related(f.path, call.span, f"`{name}` is {value!r} through this call")
+                               for value, f, call in values[:3])
+        return tuple(related)
 
     @staticmethod
     def _made_at_import(project: Project, file: FileModel, scope: str) -> bool:

@@ -378,3 +378,33 @@ def test_kernels_stored_by_a_dict_comprehension_or_a_loop(tmp_path):
         assert [call.ctx.scope for _, call in project.kernel_launches(file, kernel)] == ["run"]
         # made at import, the loop included (it launches nothing): before any launch
         assert project.runs_before_launches(project.fqname(file, kernel.ctx.scope))
+
+
+def test_parameter_values_through_callers(tmp_path):
+    project = project_of(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/ewald.py": (
+            "import warp as wp\n"
+            "def get_kernel(dtype, charge_grad: bool, has_force: bool = False):\n"
+            "    @wp.kernel(module=f'lib.ewald_{dtype}')\n"
+            "    def ewald(x: wp.array(dtype=dtype)):\n"
+            "        if wp.static(charge_grad or has_force):\n"
+            "            x[0] = x[0]\n"
+            "    return ewald\n"
+            "def _ewald(x, charge_grad):\n"
+            "    wp.launch(get_kernel(x.dtype, charge_grad), dim=1, inputs=[x])\n"
+            "def energy(x):\n"
+            "    _ewald(x, False)\n"
+            "def grads(x):\n"
+            "    _ewald(x, True)\n"
+            "def again(x):\n"
+            "    _ewald(x, False)\n"
+        ),
+    })
+    file = next(f for f in project.files if f.module == "lib.ewald")
+    fn = file.functions["get_kernel"]
+    # through _ewald's own parameter to its three call sites: two values, each at the first call writing it
+    found = [(value, call.ctx.scope) for value, _, call in project.parameter_values(file, fn, "charge_grad")]
+    assert found == [(False, "energy"), (True, "grads")]
+    # left to its default at the one call: one value
+    assert [value for value, _, _ in project.parameter_values(file, fn, "has_force")] == [False]

@@ -326,6 +326,11 @@ class Project:
         return self.cached(("launched_apart", id(kernel), module),
                            lambda: variants.launched_apart(self, file, kernel, module))
 
+    def parameter_values(self, file: FileModel, fn: Function, name: str) -> list[tuple[object, FileModel, Call]]:
+        """The literal values call sites pass for a parameter (through callers' parameters passed on), each
+        with the first call writing it (``variants.parameter_values``)."""
+        return self.cached(("parameter_values", id(fn), name), lambda: variants.parameter_values(self, file, fn, name))
+
     def find_kernels(self, file: FileModel, scope: str, value: Value | None, site: Site | None = None
                      ) -> list[tuple[FileModel, Kernel]]:
         """The kernels a launch's ``kernel`` argument can be (the evaluator's kernel references)."""

@@ -264,3 +264,45 @@ def _preceded(project: Project, file: FileModel, scope: str, order: int, kernel_
     sites = project.call_sites(project.fqname(file, scope))
     return bool(sites) and all(_preceded(project, f, call.ctx.scope, call.ctx.order, kernel_file, kernel, leading,
                                          depth - 1) for f, call in sites)
+
+
+MAX_EVIDENCE_SITES = 16  # call sites read per parameter, over every level followed
+
+
+def parameter_values(project: Project, file: FileModel, fn: Function, name: str, depth: int = 3
+                     ) -> list[tuple[object, FileModel, Call]]:
+    """The literal values call sites pass for parameter ``name`` of ``fn``, each with the first call (in
+    project order) that writes it: directly (``get_kernel(x, charge_grad=True)``), or as a caller's own
+    parameter passed on (``_ewald(x, charge_grad)`` called as ``_ewald(x, True)``), up to ``depth`` callers
+    out. One entry per value, at most ``MAX_EVIDENCE_SITES`` call sites read: the evidence that a parameter
+    takes several values."""
+    found: dict[object, tuple[object, FileModel, Call]] = {}
+    budget = [MAX_EVIDENCE_SITES]
+    _collect_values(project, file, fn, name, depth, found, budget, set())
+    return list(found.values())
+
+
+def _collect_values(project: Project, file: FileModel, fn: Function, name: str, depth: int,
+                    found: dict[object, tuple[object, FileModel, Call]], budget: list[int], seen: set) -> None:
+    fq = project.fqname(file, fn.qualname)
+    if depth < 0 or (fq, name) in seen:
+        return
+    seen.add((fq, name))
+    evaluator = project.evaluator
+    for caller_file, call in project.call_sites(fq):
+        if budget[0] <= 0:
+            return
+        budget[0] -= 1
+        argument = evaluator.bind(fn, name, evaluator.site(caller_file, call.ctx.scope, call, fq, None))
+        if argument is not None and not isinstance(argument, Value):  # left to the default
+            argument = next((p.default for p in fn.params if p.name == name), None)
+        if not isinstance(argument, Value):
+            continue
+        if argument.kind == "const":
+            key = (type(argument.const).__name__, repr(argument.const))
+            found.setdefault(key, (argument.const, caller_file, call))
+            continue
+        caller = caller_file.functions.get(call.ctx.scope)
+        if (argument.kind == "name" and argument.local and caller is not None
+                and any(p.name == argument.text for p in caller.params)):
+            _collect_values(project, caller_file, caller, argument.text, depth - 1, found, budget, seen)

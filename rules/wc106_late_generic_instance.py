@@ -1,29 +1,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from warplint.diagnostic import Related
 from warplint.index import Launch, Project
-from warplint.model import Call, FileModel, Kernel, Value
+from warplint.model import Call, FileModel, Kernel
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
-from warplint.semantic.evaluator import Site, Source
+from warplint.semantic import arg_types
 from warplint.semantic.generics import Earlier
-
-# Warp calls that create an array whose dtype is their `dtype=` argument (or the given positional one).
-_ARRAY_MAKERS = {"array": 1, "zeros": 1, "ones": 1, "empty": 1, "full": 2, "from_numpy": 1}
-_LIKE_MAKERS = ("zeros_like", "ones_like", "empty_like", "clone", "full_like")
-_SCALAR_TYPES = frozenset(
-    {
-        "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-        "bool", "vec2", "vec3", "vec4", "vec2f", "vec3f", "vec4f", "vec2d", "vec3d", "vec4d", "vec2h", "vec3h",
-        "vec4h", "vec2i", "vec3i", "vec4i", "mat22", "mat33", "mat44", "mat22f", "mat33f", "mat44f", "mat22d",
-        "mat33d", "mat44d", "quat", "quatf", "quatd", "quath", "transform", "transformf", "transformd",
-        "spatial_vector", "spatial_vectorf", "spatial_vectord",
-    }
-)
-# Python builtins Warp maps to its own scalar types when they are used as dtypes or scalar arguments.
-_PYTHON_SCALARS = {"float": "warp.float32", "int": "warp.int32", "bool": "warp.bool"}
 
 
 class LateGenericInstance(Rule):
@@ -56,15 +42,18 @@ class LateGenericInstance(Rule):
     `wp.overload(scale, [wp.array(dtype=wp.float32), wp.float32])`, one line per type.
 
     ## Limits
-    Types are read only where they are visible: arrays created by
-    `wp.array/zeros/ones/empty/full/from_numpy(..., dtype=...)` (or `*_like` of such an
-    array), scalars built with `wp.float64(...)` etc., and Python `int`/`float`
-    literals, passed through `inputs=[...]`/`outputs=[...]` (or a name bound to such a
-    list) of launches the project can resolve. Arguments and `dtype=` values are
-    followed through local variables, parameters (per wrapper call), module constants
-    and helper return values; one that can come from expressions of different or
-    unknown types has no type. Arguments whose type is unknown never count as
-    different, and any `wp.overload` registration of the kernel silences the
+    Types are the semantic layer's (`warplint.semantic.arg_types`): read only where they
+    are visible: arrays created by `wp.array/zeros/ones/empty/full/from_numpy/from_torch(...,
+    dtype=...)` (or `*_like` of such an array), scalars built with `wp.float64(...)` etc.,
+    and Python `int`/`float` literals, passed through `inputs=[...]`/`outputs=[...]` (or a
+    name bound to such a list) of launches the project can resolve. Arguments and `dtype=`
+    values are followed through local variables, parameters (per wrapper call), module
+    constants and helper return values; a `dtype=` looked up in a dict literal by a key
+    not known before run time (`_WARP_DTYPES[t.dtype]` of a torch-to-Warp table) can be
+    any of its values, so a launch with it can make two instances by itself (a table of
+    one entry gives one type). An argument that can come from an expression of unknown type
+    (an array passed in, a `for` target) has no type. Arguments whose type is unknown never
+    count as different, and any `wp.overload` registration of the kernel silences the
     second-type case, even one made after the first launch.
 
     The first-instance cases need no types. Which launch runs first is approximated by
@@ -76,14 +65,18 @@ class LateGenericInstance(Rule):
     it rebuilds whenever another kernel of the module happens to run first. A kernel
     with any `wp.overload` registration is taken to be launched with registered types:
     only its run-time registrations are checked, and when some are made at import, only
-    run-time ones that write out a signature not registered at import. Not reported either: the only kernel of
+    run-time ones that write out a signature not registered at import. A getter (cached
+    with `functools.cache`/`lru_cache` or a dict) called at import and again at run time
+    is taken to return, at run time, an instance it made at import: a run-time call with a
+    type not made at import is missed. Not reported either: the only kernel of
     its module (a `module="unique"` kernel is one), a kernel never launched, kernels
     defined inside functions (their creation after a load is already a rebuild, reported
     on its own). A run-time `wp.overload` that raises (inside `assertRaises`, say) is
-    reported all the same. One finding per kernel, at its definition, with the first two launches of different
-    types, or the launch that loaded the module first and the late launch or
-    `wp.overload` call, as related locations (its fix, the `wp.overload` lines, is
-    written there once).
+    reported all the same. One finding per kernel, at its definition; its related
+    locations are every launch that adds an instance of a new type (with the first
+    launch), or every late launch or run-time `wp.overload` call with the launch or load
+    that loaded the module first (and the calls that lead there). Its fix, the
+    `wp.overload` lines, is written there once.
     """
 
     code = "WC106"
@@ -147,85 +140,11 @@ class LateGenericInstance(Rule):
                     overloaded.add((f.path, fn.name))
         return launches, overloaded
 
-    # ------------------------------------------------------------------ type inference
-    def _type_of(self, project: Project, file: FileModel, scope: str, value: Value | None,
-                 site: Site | None = None, depth: int = 0) -> str | None:
-        """The type an argument has, when every expression it can come from (``Evaluator.sources``) tells
-        the same one."""
-        if value is None or depth > 6:
-            return None
-        kinds = {self._source_type(project, source, depth) for source in project.evaluator.sources(file, value, scope,
-                                                                                                   site)}
-        return kinds.pop() if len(kinds) == 1 else None
-
-    def _source_type(self, project: Project, source: Source, depth: int) -> str | None:
-        value = source.value
-        if source.attrs or not source.complete:
-            return None
-        if value.kind == "const":
-            if isinstance(value.const, bool):
-                return "warp.bool"
-            if isinstance(value.const, int):
-                return "warp.int32"
-            if isinstance(value.const, float):
-                return "warp.float32"
-            return None
-        if value.kind != "call" or not value.ref or not is_warp(value.ref):
-            return None
-        short = value.ref[len("warp."):]
-        if short in _SCALAR_TYPES:
-            return value.ref
-        if short in _ARRAY_MAKERS:
-            dtype = self._dtype(project, source, value.kwargs.get("dtype") or (
-                value.args[_ARRAY_MAKERS[short]] if len(value.args) > _ARRAY_MAKERS[short] else None
-            ))
-            return f"array[{dtype}]" if dtype else None
-        if short in _LIKE_MAKERS and value.args:
-            if "dtype" in value.kwargs:
-                dtype = self._dtype(project, source, value.kwargs["dtype"])
-                return f"array[{dtype}]" if dtype else None
-            return self._type_of(project, source.file, source.scope, value.args[0], source.site, depth + 1)
-        return None
-
     @staticmethod
-    def _dtype(project: Project, where: Source, value: Value | None) -> str | None:
-        """The scalar type a ``dtype=`` argument names (followed through names like any value)."""
-        if value is None:
-            return None
-        found = set()
-        for source in project.evaluator.sources(where.file, value, where.scope, where.site):
-            v = source.value
-            if source.attrs or v.kind not in ("name", "attr") or not v.ref or v.local:
-                return None
-            if v.ref in _PYTHON_SCALARS:
-                found.add(_PYTHON_SCALARS[v.ref])
-            elif is_warp(v.ref) and v.ref[len("warp."):] in _SCALAR_TYPES:
-                found.add(v.ref)
-            else:
-                return None
-        return found.pop() if len(found) == 1 else None
-
-    def _signature(self, project: Project, launch: Launch, generic_positions: list[int]) -> dict[int, str]:
-        call = launch.call
-        args: list[Source] = []
-        for keyword in ("inputs", "outputs"):
-            listed = call.bound(keyword)
-            if listed is None:
-                continue
-            # `inputs=[...]`, or a name bound to one list literal
-            lists = project.evaluator.sources(launch.file, listed, call.ctx.scope, launch.site)
-            if len(lists) != 1 or lists[0].value.kind != "seq" or lists[0].attrs:
-                return {}
-            where = lists[0]
-            args.extend(Source(where.file, item, where.scope, where.site) for item in where.value.items)
-        found = {}
-        for position in generic_positions:
-            if position < len(args):
-                arg = args[position]
-                kind = self._type_of(project, arg.file, arg.scope, arg.value, arg.site)
-                if kind is not None:
-                    found[position] = kind
-        return found
+    def _signature(project: Project, launch: Launch, generic_positions: list[int]) -> dict[int, str]:
+        """The one type each generic argument of a launch has, where it has exactly one."""
+        types = arg_types.launch_argument_types(project, launch) or []
+        return {p: kind for p in generic_positions if p < len(types) and (kind := types[p].one) is not None}
 
     # ------------------------------------------------------------------ check
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
@@ -241,33 +160,94 @@ class LateGenericInstance(Rule):
             fn = file.functions.get(kernel.function)
             if fn is None:
                 continue
+            typed: _Typed | None = None
             if (file.path, kernel.name) not in overloaded:
                 generic_positions = [i for i, p in enumerate(fn.params) if "Any" in p.annotation.split()]
                 kernel_launches = sorted(
                     launches.get((file.path, kernel.name), []),
                     key=lambda launch: (launch.file.path, launch.call.span.line, launch.call.span.col),
                 )
-                found = next(self._check_kernel(project, file, kernel, kernel_launches, generic_positions), None)
-                if found is not None:
-                    yield found
-                    continue
-            if kernel.ctx.scope == "":  # a kernel made by a factory joins its module late anyway: WC101's
-                yield from self._late_first_instance(project, file, kernel)
+                typed = self._new_types(project, kernel_launches, generic_positions)
+            # a kernel made by a factory joins its module late anyway: WC101's
+            late = self._late_first_instance(project, file, kernel) if kernel.ctx.scope == "" else None
+            if typed is not None:
+                yield self._report_types(project, file, kernel, typed, late.related if late else ())
+            elif late is not None:
+                yield self.report(kernel.span, late.message, related=late.related, kernel=kernel.name,
+                                  module=late.module)
+
+    # ------------------------------------------------------------------ a second type
+    def _new_types(self, project: Project, kernel_launches: list[Launch], positions: list[int]) -> _Typed | None:
+        """The launches that add an instance of a new type: every launch whose signature no earlier one has,
+        after a first one it differs from; and a launch whose argument's type is chosen at run time among
+        several (a dtype table). None when there is none."""
+        seen: list[tuple[Launch, dict[int, str]]] = []
+        pair: tuple[str, str] | None = None
+        chosen = False
+        related: list[Related] = []
+        for launch in kernel_launches:
+            types = arg_types.launch_argument_types(project, launch) or []
+            several = next((types[p] for p in positions if p < len(types) and types[p].several), None)
+            if several is not None:
+                names = sorted(self._short(n) for n in several.names)
+                if pair is None:
+                    pair, chosen = (names[0], names[1]), True
+                related.append(Related(launch.file.path, launch.call.span,
+                                       f"launched with {' or '.join(names)}"))
+                continue
+            signature = self._signature(project, launch, positions)
+            if not signature:
+                continue
+            if any(signature == s for _, s in seen):
+                seen.append((launch, signature))
+                continue
+            for earlier, earlier_sig in seen:
+                differs = [p for p in signature if p in earlier_sig and earlier_sig[p] != signature[p]]
+                if differs:
+                    p = differs[0]
+                    if pair is None:
+                        pair = (self._short(earlier_sig[p]), self._short(signature[p]))
+                        related.append(Related(earlier.file.path, earlier.call.span,
+                                               f"launched with {self._short(earlier_sig[p])}"))
+                    related.append(Related(launch.file.path, launch.call.span,
+                                           f"launched with {self._short(signature[p])}"))
+                    break
+            seen.append((launch, signature))
+        return _Typed(pair, tuple(related), chosen) if pair is not None else None
+
+    def _report_types(self, project: Project, file: FileModel, kernel: Kernel, typed: _Typed,
+                      more: tuple[Related, ...]) -> Report:
+        first, second = typed.pair
+        related = list(typed.related)
+        related += [r for r in more if not any(_same(r, q) for q in related)]
+        launched = (f"can be launched with {first} or {second} from one launch" if typed.chosen
+                    else f"is launched with {first} and {second}")
+        return self.report(
+            kernel.span,
+            f"generic kernel '{kernel.name}' {launched} and no "
+            "wp.overload is registered: each new type after the first load rebuilds its whole module; "
+            "register every instance with wp.overload(...) right after the kernel.",
+            related=tuple(related),
+            kernel=kernel.name,
+            module=project.kernel_module(file, kernel),
+        )
 
     # ------------------------------------------------------------------ an instance made after the load
-    def _late_first_instance(self, project: Project, file: FileModel, kernel: Kernel) -> Iterator[Report]:
-        """One report when the first instance of ``kernel`` (its first launch, or a run-time ``wp.overload``)
-        can be made after its module was loaded."""
+    def _late_first_instance(self, project: Project, file: FileModel, kernel: Kernel) -> _Late | None:
+        """The first instance of ``kernel`` (its first launch, or a run-time ``wp.overload``) made after its
+        module can be loaded: every launch or run-time ``wp.overload`` that does, with what loaded it first."""
         declared = project.kernel_module(file, kernel)
         if declared is None:
-            return
+            return None
         module = f"unique:{file.module}.{kernel.function or kernel.name}" if declared == "unique" else declared
         key = (file.path, kernel.name)
         registrations = project.overload_registrations(file, kernel)
+        triggers: list[tuple[Earlier, Related]] = []
         if registrations:
             # The launches use the registered types, and so does a run-time registration whose types are not
             # written out when some are registered at import; one that repeats an import-time signature gets
-            # the instance Warp has. Any other registration made after a load is late.
+            # the instance Warp has. Any other registration made after a load is late. A getter called both at
+            # import and at run time is listed for each: its run-time calls are the ones checked.
             imported = [r for r in registrations if r.at_import]
             signatures = {r.signature for r in imported}
             for registration in registrations:
@@ -275,28 +255,38 @@ class LateGenericInstance(Rule):
                 if call is None or (not registration.at_import and imported and (
                         registration.signature is None or registration.signature in signatures)):
                     continue
+                if registration.at_import and any(r.call is call and not r.at_import for r in registrations):
+                    continue
                 earlier = project.launched_before(registration.file, call, module, lambda _kernel: True)
                 if earlier is not None:
-                    yield self._report_late(project, file, kernel, declared, module, earlier,
-                                            Related(registration.file.path, call.span,
-                                                    f"wp.overload of '{kernel.name}' called here, after the load"),
-                                            overload=True)
-                    return
-            return
-        own = self._origins(project).get(key, [])
-        if not own:
-            return  # never launched (as far as the index sees): no instance is made
-        for f, call in own:
-            earlier = project.launched_before(f, call, module, lambda k: k != key)
-            if earlier is not None:
-                yield self._report_late(project, file, kernel, declared, module, earlier,
-                                        Related(f.path, call.span, f"'{kernel.name}' launched here, after the load"))
-                return
-        # Nothing shown to run first: not reported. Guessing "late unless always first" went wrong on
-        # alternative kernels of one library module that each application launches only one of.
+                    triggers.append((earlier, Related(registration.file.path, call.span,
+                                                      f"wp.overload of '{kernel.name}' called here, after the load")))
+            overload = True
+        else:
+            overload = False
+            for f, call in self._origins(project).get(key, []):  # none: never launched, no instance is made
+                earlier = project.launched_before(f, call, module, lambda k: k != key)
+                if earlier is not None:
+                    triggers.append((earlier, Related(f.path, call.span,
+                                                      f"'{kernel.name}' launched here, after the load")))
+            # Nothing shown to run first: not reported. Guessing "late unless always first" went wrong on
+            # alternative kernels of one library module that each application launches only one of.
+        if not triggers:
+            return None
+        related: list[Related] = []
+        for earlier, late in triggers:
+            for r in (*self._loaded_first(earlier, module), late):
+                if not any(_same(r, q) for q in related):
+                    related.append(r)
+        what = ("its wp.overload(...) is called at run time" if overload
+                else "it has no wp.overload registered at import and its first launch")
+        message = (f"generic kernel '{kernel.name}': {what} after {self._module_phrase(project, declared, module)} "
+                   "can already be loaded; the new instance rebuilds the whole module. Register its instances with "
+                   "wp.overload(...) at module level, right after the kernel.")
+        return _Late(message, tuple(related), declared)
 
-    def _report_late(self, project: Project, file: FileModel, kernel: Kernel, declared: str, module: str,
-                     earlier: Earlier, late: Related, overload: bool = False) -> Report:
+    @staticmethod
+    def _loaded_first(earlier: Earlier, module: str) -> list[Related]:
         first = f"module {module} launched here first"
         if earlier.kernel is None:
             first = f"module {module} loaded here first"
@@ -305,16 +295,7 @@ class LateGenericInstance(Rule):
         related = [Related(earlier.file.path, earlier.call.span, first)]
         related += [Related(f.path, call.span, f"{call.callee.rpartition('.')[2]}() called here, after it")
                     for f, call in earlier.through]
-        related.append(late)
-        what = ("its wp.overload(...) is called at run time" if overload
-                else "it has no wp.overload registered at import and its first launch")
-        return self.report(
-            kernel.span,
-            f"generic kernel '{kernel.name}': {what} after {self._module_phrase(project, declared, module)} "
-            "can already be loaded; the new instance rebuilds the whole module. Register its instances with "
-            "wp.overload(...) at module level, right after the kernel.",
-            related=tuple(related), kernel=kernel.name, module=declared,
-        )
+        return related
 
     @staticmethod
     def _module_phrase(project: Project, declared: str, module: str) -> str:
@@ -336,36 +317,28 @@ class LateGenericInstance(Rule):
 
         return project.cached((self.code, "origins"), compute)
 
-    def _check_kernel(
-        self, project: Project, file: FileModel, kernel: Kernel, kernel_launches: list[Launch], positions: list[int]
-    ) -> Iterator[Report]:
-        seen: list[tuple[Launch, dict[int, str]]] = []
-        for launch in kernel_launches:
-            signature = self._signature(project, launch, positions)
-            if not signature:
-                continue
-            for earlier, earlier_sig in seen:
-                differs = [p for p in signature if p in earlier_sig and earlier_sig[p] != signature[p]]
-                if differs:
-                    p = differs[0]
-                    yield self.report(
-                        kernel.span,
-                        f"generic kernel '{kernel.name}' is launched with {self._short(earlier_sig[p])} "
-                        f"and {self._short(signature[p])} and no "
-                        "wp.overload is registered: each new type after the first load rebuilds its whole module; "
-                        "register every instance with wp.overload(...) right after the kernel.",
-                        related=(
-                            Related(earlier.file.path, earlier.call.span,
-                                    f"launched with {self._short(earlier_sig[p])}"),
-                            Related(launch.file.path, launch.call.span, f"launched with {self._short(signature[p])}"),
-                        ),
-                        kernel=kernel.name,
-                        module=project.kernel_module(file, kernel),
-                    )
-                    return
-            seen.append((launch, signature))
-
     @staticmethod
     def _short(kind: str) -> str:
         return kind.replace("warp.", "wp.")
 
+
+@dataclass(frozen=True)
+class _Typed:
+    """Launches with a second type: the first two types (for the message), and every launch that adds one."""
+
+    pair: tuple[str, str]
+    related: tuple[Related, ...]
+    chosen: bool  # the first is one launch whose type is chosen at run time among the pair
+
+
+@dataclass(frozen=True)
+class _Late:
+    """A first instance made after the load: the message, and every launch or wp.overload that makes one."""
+
+    message: str
+    related: tuple[Related, ...]
+    module: str
+
+
+def _same(a: Related, b: Related) -> bool:
+    return a.path == b.path and a.span == b.span

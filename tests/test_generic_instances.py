@@ -119,3 +119,113 @@ def test_signature_compares_literal_types_only(tmp_path):
     assert first.signature is not None and first.signature == same.signature
     assert other.signature is not None and other.signature != first.signature
     assert varies.signature is None  # a parameter: not one known type
+
+
+def test_getter_called_at_import_and_at_run_time_is_listed_for_both(tmp_path):
+    project = project_of(tmp_path, {"m.py": HEADER + KERNELS + (
+        "@functools.cache\ndef get(dtype):\n    return wp.overload(gen, [wp.array(dtype=dtype)])\n"
+        "get(wp.float32)\n"                                                   # warmed up at import
+        "def run(a):\n    wp.launch(get(a.dtype), dim=1, inputs=[a])\n"  # and called again at run time
+        "def late_only(dtype):\n    return wp.overload(other, [wp.array(dtype=dtype)])\n"
+        "def run2(a):\n    wp.launch(late_only(a.dtype), dim=1, inputs=[a])\n"
+    )})
+    f = _file(project, "m.py")
+    assert [r.at_import for r in project.overload_registrations(f, _kernel(f, "gen"))] == [True, False]
+    assert [r.at_import for r in project.overload_registrations(f, _kernel(f, "other"))] == [False]
+
+
+# ---------------------------------------------------------------------------------------------- argument types
+TYPES = HEADER + (
+    "import numpy as np\n"
+    "TABLE = {np.float32: wp.float32, np.float64: wp.float64}\n"
+    "ONE = {np.float32: wp.float32}\n"
+    "NAMED = {'single': wp.float32, 'double': wp.float64}\n"
+    "def dtype_of(x):\n    return TABLE[x.dtype.type]\n"
+    "def make(x, dtype):\n    return wp.from_numpy(x, dtype=dtype)\n"
+    "def run(x, flag, given):\n"
+    "    a = wp.zeros(4, dtype=wp.float32)\n"              # line 13
+    "    b = make(x, dtype_of(x))\n"                        # a dtype looked up in a table by a run-time key
+    "    c = wp.zeros(4, dtype=ONE[x.dtype.type])\n"        # a table of one entry
+    "    d = wp.empty(4, dtype=NAMED['double'])\n"          # a key the evaluator knows
+    "    e = wp.zeros_like(b)\n"
+    "    f = given\n"                                       # passed in: not known
+    "    g = 2.0 if flag else wp.float64(2.0)\n"
+    "    h = wp.zeros(4, dtype=TABLE[x.dtype.type] if flag else np.float16)\n"
+)
+
+
+def _types_of(project, file, name):
+    from warplint.semantic import arg_types
+
+    (assignment,) = project.name_assignments(file, "run", name)
+    return arg_types.value_types(project, file, assignment.value, "run")
+
+
+def test_value_types_follow_makers_names_and_dtype_tables(tmp_path):
+    project = project_of(tmp_path, {"m.py": TYPES})
+    f = _file(project, "m.py")
+    both = frozenset({"array[warp.float32]", "array[warp.float64]"})
+    assert _types_of(project, f, "a").one == "array[warp.float32]"
+    b = _types_of(project, f, "b")
+    assert b.names == both and b.several and b.one is None
+    assert _types_of(project, f, "c").one == "array[warp.float32]"
+    assert _types_of(project, f, "d").one == "array[warp.float64]"
+    assert _types_of(project, f, "e").names == both
+    assert not _types_of(project, f, "f").known
+    g = _types_of(project, f, "g")
+    assert g.names == frozenset({"warp.float32", "warp.float64"}) and g.several
+    h = _types_of(project, f, "h")
+    assert not h.known and not h.several  # one branch is not known: other types are possible
+
+
+def test_launch_argument_types_in_parameter_order(tmp_path):
+    from warplint.semantic import arg_types
+
+    project = project_of(tmp_path, {"m.py": TYPES + KERNELS + (
+        "def go(x):\n    args = [wp.zeros(4, dtype=TABLE[x.dtype.type])]\n"
+        "    wp.launch(gen, dim=1, inputs=args, outputs=[wp.zeros(4, dtype=int)])\n"
+    )})
+    f = _file(project, "m.py")
+    (launch,) = [ln for ln in project.launches(f) if ln.kernel.name == "gen"]
+    first, second = arg_types.launch_argument_types(project, launch)
+    assert first.several and second.one == "array[warp.int32]"
+
+
+# ---------------------------------------------------------------------------------------------- WC106's locations
+def _wc106(tmp_path, source):
+    from warplint.testing import lint_tree
+
+    (tmp_path / "m.py").write_text(source)
+    return [d for d in lint_tree(str(tmp_path), ("WC106",)) if d.code == "WC106"]
+
+
+def test_wc106_names_every_late_launch_and_what_loaded_first(tmp_path):
+    (found,) = _wc106(tmp_path, HEADER + KERNELS + (
+        "def a(x):\n    wp.launch(plain, dim=1, inputs=[x])\n    wp.launch(gen, dim=1, inputs=[x])\n"  # 13-15
+        "def b(x):\n    wp.launch(plain, dim=1, inputs=[x])\n    wp.launch(gen, dim=1, inputs=[x])\n"  # 16-18
+    ))
+    assert found.span.line == 8  # gen's definition
+    assert [(r.span.line, r.message.split(" here")[0]) for r in found.related] == [
+        (14, "module m launched"), (15, "'gen' launched"), (17, "module m launched"), (18, "'gen' launched")]
+    assert ".py:" not in found.message
+
+
+def test_wc106_names_every_run_time_overload(tmp_path):
+    (found,) = _wc106(tmp_path, HEADER + KERNELS + (
+        "def a(x):\n    wp.launch(plain, dim=1, inputs=[x])\n"  # 13-14
+        "    wp.launch(wp.overload(gen, [wp.array(dtype=wp.float32)]), dim=1, inputs=[x])\n"  # 15
+        "    wp.launch(wp.overload(gen, [wp.array(dtype=wp.float64)]), dim=1, inputs=[x])\n"  # 16
+    ))
+    assert [r.span.line for r in found.related] == [14, 15, 16]
+
+
+def test_wc106_names_every_launch_with_a_new_type(tmp_path):
+    (found,) = _wc106(tmp_path, HEADER + KERNELS + (
+        "def a(n):\n"
+        "    wp.launch(gen, dim=n, inputs=[wp.zeros(n, dtype=wp.float32)])\n"  # 14
+        "    wp.launch(gen, dim=n, inputs=[wp.zeros(n, dtype=wp.float64)])\n"  # 15: a second type
+        "    wp.launch(gen, dim=n, inputs=[wp.zeros(n, dtype=wp.float32)])\n"  # 16: an instance it has
+        "    wp.launch(gen, dim=n, inputs=[wp.zeros(n, dtype=wp.float16)])\n"  # 17: a third
+    ))
+    assert [r.span.line for r in found.related] == [14, 15, 17]
+    assert "wp.float32" in found.message and "wp.float64" in found.message

@@ -6,7 +6,8 @@ the module modified, so an instance made after the module was loaded rebuilds th
 questions rules ask:
 
 - ``registrations``: each ``wp.overload`` of a kernel (a call, or an ``@wp.overload`` stub) and whether it
-  runs at import (module scope, or in a function a module-level call reaches);
+  runs at import (module scope, or in a function a module-level call reaches); one in a function called both
+  at import and at run time (a getter warmed up at import) is listed twice, once for each;
 - ``kernel_timeline``: per statement of a scope, which kernels of which modules it launches or loads,
   directly or through project calls (the module-level ``Project.launch_timeline`` at kernel grain);
 - ``launched_before``: a launch or load of a module, of kernels a predicate accepts, that can run before a
@@ -141,8 +142,12 @@ def _registrations(project: Project) -> dict[KernelKey, list[Registration]]:
                         table.setdefault(kernel_key(kf, k), []).append(Registration(f, call.span, call, at_import))
                 continue
             at_import = runs_at_import(project, f, call.ctx.scope)
+            # a getter called at import and again at run time: both (the run-time calls may repeat a signature)
+            both = at_import and bool(call.ctx.scope) and runs_at_run_time(project, f, call.ctx.scope)
             for kf, k in project.find_kernels(f, call.ctx.scope, value):
                 table.setdefault(kernel_key(kf, k), []).append(Registration(f, call.span, call, at_import))
+                if both:
+                    table[kernel_key(kf, k)].append(Registration(f, call.span, call, False))
         for fn in f.functions.values():
             if "warp.overload" in fn.decorators and not fn.ctx.expects_raise:
                 table.setdefault((f.path, fn.name), []).append(Registration(f, fn.span, None, not fn.ctx.scope))
@@ -159,6 +164,17 @@ def runs_at_import(project: Project, file: FileModel, scope: str, depth: int = 0
         return False
     return any(runs_at_import(project, f, call.ctx.scope, depth + 1)
                for f, call in project.call_sites(project.fqname(file, scope)) if not call.ctx.in_main_guard)
+
+
+def runs_at_run_time(project: Project, file: FileModel, scope: str, depth: int = 0) -> bool:
+    """Code of ``scope`` can run after its module was imported: a function called from a function that can,
+    or one the project never calls (called from outside it)."""
+    if not scope:
+        return False
+    if depth >= IMPORT_DEPTH:
+        return True
+    sites = project.call_sites(project.fqname(file, scope))
+    return not sites or any(runs_at_run_time(project, f, call.ctx.scope, depth + 1) for f, call in sites)
 
 
 # ---------------------------------------------------------------------------------------------- timeline

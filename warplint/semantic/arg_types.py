@@ -1,0 +1,195 @@
+"""The Warp types a launch's argument can have: which instances of a generic kernel a launch makes.
+
+A generic kernel (``Any`` in its signature) gets one instance per distinct signature it is launched with, so
+the question rules ask is "which Warp types can the argument bound to parameter P of launch L have?". The
+answer (``Types``) is the set of types every expression the argument can come from (``Evaluator.sources``)
+tells, and whether every such expression tells one:
+
+- ``wp.array/zeros/ones/empty/full/from_numpy/from_torch(..., dtype=D)`` is an array of ``D`` (and
+  ``zeros_like(a)`` etc. one of ``a``'s type, or of their own ``dtype=``);
+- ``wp.float64(...)`` and the other Warp scalar, vector and matrix constructors are that type; Python
+  ``int``/``float``/``bool`` literals are ``int32``/``float32``/``bool``, as Warp maps them;
+- a ``dtype=`` is a Warp type or a Python scalar named directly or through names, parameters and helper
+  returns, or an item of a dict literal: with a key the evaluator knows, the item stored under it, else
+  any of the dict's values (``_WARP_DTYPES[t.dtype]`` of ``{torch.float32: wp.float32, torch.float64:
+  wp.float64}`` can be either: a dispatch table is there to give each of them).
+
+Anything else (an array passed in from outside, a ``for`` target, a call of a library) has no type here and
+makes the answer not ``known``. Types are names: ``warp.float32``, ``array[warp.float64]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from warplint.model import FileModel, Value
+from warplint.names import is_warp
+
+from .evaluator import Site, Source
+
+if TYPE_CHECKING:
+    from warplint.index import Launch, Project
+
+# Warp calls that create an array whose dtype is their `dtype=` argument (or the given positional one).
+ARRAY_MAKERS = {"array": 1, "zeros": 1, "ones": 1, "empty": 1, "full": 2, "from_numpy": 1, "from_torch": 1}
+LIKE_MAKERS = ("zeros_like", "ones_like", "empty_like", "clone", "full_like")
+SCALAR_TYPES = frozenset(
+    {
+        "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+        "bool", "vec2", "vec3", "vec4", "vec2f", "vec3f", "vec4f", "vec2d", "vec3d", "vec4d", "vec2h", "vec3h",
+        "vec4h", "vec2i", "vec3i", "vec4i", "mat22", "mat33", "mat44", "mat22f", "mat33f", "mat44f", "mat22d",
+        "mat33d", "mat44d", "quat", "quatf", "quatd", "quath", "transform", "transformf", "transformd",
+        "spatial_vector", "spatial_vectorf", "spatial_vectord",
+    }
+)
+# Python builtins Warp maps to its own scalar types when they are used as dtypes or scalar arguments.
+PYTHON_SCALARS = {"float": "warp.float32", "int": "warp.int32", "bool": "warp.bool"}
+MAX_DEPTH = 6  # arrays made `*_like` other arrays (or dict items named through dicts) followed
+
+
+@dataclass(frozen=True)
+class Types:
+    """The Warp types an expression can have (``names``); ``known`` is False when some expression it can
+    come from has no type told here (then other types are possible too)."""
+
+    names: frozenset[str] = frozenset()
+    known: bool = False
+
+    @property
+    def one(self) -> str | None:
+        """The type, when it can have exactly one."""
+        return next(iter(self.names)) if self.known and len(self.names) == 1 else None
+
+    @property
+    def several(self) -> bool:
+        """It can have two types or more, all of them known (a dtype chosen at run time from a table)."""
+        return self.known and len(self.names) > 1
+
+
+UNKNOWN = Types()
+
+
+def _union(parts: list[Types]) -> Types:
+    if not parts:
+        return UNKNOWN
+    return Types(frozenset().union(*(p.names for p in parts)), all(p.known for p in parts))
+
+
+def launch_arguments(project: Project, launch: Launch) -> list[Source] | None:
+    """The kernel arguments of a launch, in parameter order: the items of ``inputs=[...]`` then of
+    ``outputs=[...]`` (or of a name bound to one list literal); None when a list cannot be read."""
+    call = launch.call
+    args: list[Source] = []
+    for keyword in ("inputs", "outputs"):
+        listed = call.bound(keyword)
+        if listed is None:
+            continue
+        lists = project.evaluator.sources(launch.file, listed, call.ctx.scope, launch.site)
+        if len(lists) != 1 or lists[0].value.kind != "seq" or lists[0].attrs:
+            return None
+        where = lists[0]
+        args.extend(Source(where.file, item, where.scope, where.site) for item in where.value.items)
+    return args
+
+
+def launch_argument_types(project: Project, launch: Launch) -> list[Types] | None:
+    """``Types`` of each kernel argument of a launch (``launch_arguments``), memoised per launch."""
+    def compute() -> list[Types] | None:
+        args = launch_arguments(project, launch)
+        if args is None:
+            return None
+        return [value_types(project, a.file, a.value, a.scope, a.site) for a in args]
+
+    return project.cached(("launch argument types", id(launch.call), id(launch.site), id(launch.kernel)), compute)
+
+
+def value_types(project: Project, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
+                _depth: int = 0) -> Types:
+    """The Warp types ``value`` (written in ``scope`` of ``file``) can have."""
+    if value is None or _depth > MAX_DEPTH:
+        return UNKNOWN
+    return _union([_source_types(project, s, _depth) for s in project.evaluator.sources(file, value, scope, site)])
+
+
+def _source_types(project: Project, source: Source, depth: int) -> Types:
+    value = source.value
+    if source.attrs or not source.complete:
+        return UNKNOWN
+    if value.kind == "const":
+        if isinstance(value.const, bool):
+            return Types(frozenset({"warp.bool"}), True)
+        if isinstance(value.const, int):
+            return Types(frozenset({"warp.int32"}), True)
+        if isinstance(value.const, float):
+            return Types(frozenset({"warp.float32"}), True)
+        return UNKNOWN
+    if value.kind != "call" or not value.ref or not is_warp(value.ref):
+        return UNKNOWN
+    short = value.ref[len("warp."):]
+    if short in SCALAR_TYPES:
+        return Types(frozenset({value.ref}), True)
+    if short in ARRAY_MAKERS:
+        position = ARRAY_MAKERS[short]
+        dtype = dtype_types(project, source, value.kwargs.get("dtype") or (
+            value.args[position] if len(value.args) > position else None), depth)
+        return _arrays(dtype)
+    if short in LIKE_MAKERS and value.args:
+        if "dtype" in value.kwargs:
+            return _arrays(dtype_types(project, source, value.kwargs["dtype"], depth))
+        return value_types(project, source.file, value.args[0], source.scope, source.site, depth + 1)
+    return UNKNOWN
+
+
+def _arrays(dtype: Types) -> Types:
+    return Types(frozenset(f"array[{d}]" for d in dtype.names), dtype.known and bool(dtype.names))
+
+
+def dtype_types(project: Project, where: Source, value: Value | None, depth: int = 0) -> Types:
+    """The scalar types a ``dtype=`` argument (written where ``where`` is) can name: Warp's types and Python's
+    scalars, followed through names like any value, and through items of dict literals."""
+    if value is None or depth > MAX_DEPTH:
+        return UNKNOWN
+    parts: list[Types] = []
+    for source in project.evaluator.sources(where.file, value, where.scope, where.site):
+        v = source.value
+        if source.attrs or not source.complete:
+            return UNKNOWN
+        if v.kind == "subscript" and v.base is not None:
+            parts.append(_table_item(project, source, depth))
+            continue
+        if v.kind not in ("name", "attr") or not v.ref or v.local:
+            return UNKNOWN
+        if v.ref in PYTHON_SCALARS:
+            parts.append(Types(frozenset({PYTHON_SCALARS[v.ref]}), True))
+        elif is_warp(v.ref) and v.ref[len("warp."):] in SCALAR_TYPES:
+            parts.append(Types(frozenset({v.ref}), True))
+        else:
+            return UNKNOWN
+    return _union(parts)
+
+
+def _table_item(project: Project, source: Source, depth: int) -> Types:
+    """``TABLE[key]`` as a dtype, where ``TABLE`` is a dict literal: the item its key selects when the
+    evaluator knows the key and the literal's keys are constants, else any of its values."""
+    value = source.value
+    assert value.base is not None
+    tables = project.evaluator.sources(source.file, value.base, source.scope, source.site)
+    if not tables or any(t.attrs or not t.complete or t.value.kind != "dict" for t in tables):
+        return UNKNOWN
+    known_key, key = project.evaluator.constant(source.file, value.key, source.scope, source.site)
+    parts: list[Types] = []
+    for table in tables:
+        items = [item for item in table.value.items if isinstance(item, tuple) and len(item) == 2]
+        if len(items) != len(table.value.items) or not items:
+            return UNKNOWN  # `**other` in the literal: not every value is written here
+        chosen = items
+        if known_key:
+            keyed = [(k, v) for k, v in items if isinstance(k, Value) and k.kind == "const" and k.const == key]
+            if keyed:
+                chosen = keyed
+        for _, item in chosen:
+            if not isinstance(item, Value):
+                return UNKNOWN
+            parts.append(dtype_types(project, Source(table.file, item, table.scope, table.site), item, depth + 1))
+    return _union(parts)

@@ -26,7 +26,9 @@ class ModuleMultipleBlockDims(Rule):
     reached through a parameter's annotation, items of a literal tuple a loop runs over,
     both branches of `a if c else b`, and parameters of launch wrappers, bound at each
     call of the wrapper (`self._run(k, a, b, threads=128)`). A value computed at run time
-    (`x.shape[1]`, `1 << (n - 1).bit_length()`) is one more variant.
+    (`x.shape[1]`, `1 << (n - 1).bit_length()`) is one more variant, and so is a size the callers
+    outside the project choose (a required parameter no call in the project passes, also through a
+    constructor: `self.channels` set from `__init__(self, channels)` of a class the project never builds).
 
     ## Fix
     Give the kernels that need a different block size their own module
@@ -38,8 +40,8 @@ class ModuleMultipleBlockDims(Rule):
     else the most common value; each other value is one more build of the module and one
     finding, at its first launch (by path and line, test files last; through a wrapper, at
     the call of the wrapper); odd values first launched at one place are one finding. Launches
-    whose `block_dim` is not known statically (a parameter no project code passes, an external
-    call) are left out, and so are launches that can only run on the CPU (the semantic
+    whose `block_dim` is not known statically (an external call, an attribute the layer does not
+    follow) are left out, and so are launches that can only run on the CPU (the semantic
     layer's devices: `device="cpu"` followed like any value, `wp.ScopedDevice("cpu")`,
     `wp.set_device("cpu")`, the callers' default device, a launch under `if device.is_cpu:`) and values
     only the CPU takes: the CPU ignores `block_dim`. Those are `1` in `256 if device.is_cuda else 1` (any

@@ -101,3 +101,15 @@ def test_calls_a_test_expects_to_raise():
         ("warp.launch", 20): (),
     }
     assert model.functions["T.test_a.k"].ctx.expects_raise == ("TypeError",)
+
+
+def test_a_size_callers_outside_the_project_choose_varies(tmp_path):
+    kernel = "import warp as wp\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    pass\n"
+    project = project_of(tmp_path, {
+        "lib.py": kernel + "def op(a, n):\n    wp.launch(k, dim=1, inputs=[a], block_dim=n)\n"
+                           "def tuned(a):\n    wp.launch(k, dim=1, inputs=[a], block_dim=vendor.pick(a))\n",
+    })
+    (file,) = [f for f in project.files if f.path.endswith("lib.py")]
+    op, tuned = project.launches(file)
+    assert op.block_dims.varies and not op.block_dims.constants()  # no call passes n: the caller's choice
+    assert not tuned.block_dims.varies  # an external call's result: not known, not guessed

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from warplint.model import Assignment, Call, Context, FileModel, Value
 from warplint.names import is_warp
 
-from .values import Const, Sequence, ValueSet
+from .values import Const, Sequence, Unknown, ValueSet, Varies
 
 if TYPE_CHECKING:
     from warplint.index import Launch, Project
@@ -222,9 +222,16 @@ def cuda_block_dims(project: Project, file: FileModel, call: Call, site: Site | 
         return evaluator.block_dims(file, None, call.ctx.scope, site)
     narrowed = _on_cuda(project, file, value, call.ctx, 0)
     if narrowed is None:
-        return evaluator.block_dims(file, value, call.ctx.scope, site)
-    return ValueSet.union(evaluator.block_dims(f, v, scope, site if f is file and scope == call.ctx.scope else None)
-                          for f, v, scope in narrowed)
+        found = evaluator.block_dims(file, value, call.ctx.scope, site)
+    else:
+        found = ValueSet.union(evaluator.block_dims(f, v, scope, site if f is file and scope == call.ctx.scope
+                                                    else None) for f, v, scope in narrowed)
+    # A size the project's callers never pass (an argument from outside it: `def op(x, n): ...
+    # block_dim=n`) is chosen at run time: one more variant per value, as `x.shape[1]` is.
+    if any(isinstance(v, Unknown) and v.external for v in found):
+        found = ValueSet(frozenset(Varies(f"{v.reason}: chosen by a caller outside the project")
+                                   if isinstance(v, Unknown) and v.external else v for v in found))
+    return found
 
 
 MAX_NARROWING = 3  # names followed to their bindings to drop what only the CPU takes

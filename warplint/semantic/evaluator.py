@@ -473,7 +473,7 @@ class Evaluator:
             if param.default is not None:
                 results.append(self.values(file, param.default, fn.ctx.scope, None, depth))
             else:
-                results.append(ValueSet.of(Unknown(f"no call in the project passes `{name}`")))
+                results.append(ValueSet.of(Unknown(f"no call in the project passes `{name}`", external=True)))
         result = ValueSet.union(results)
         if param.annotation_ref and all(isinstance(v, Unknown) for v in result):
             instance = self._instance_of(param.annotation_ref, f"`{name}: {param.annotation_ref.rpartition('.')[2]}`")

@@ -134,9 +134,12 @@ class Varies:
 
 @dataclass(frozen=True)
 class Unknown:
-    """Not known statically (an external call, a parameter nobody passes, a bound hit)."""
+    """Not known statically (an external call, a parameter nobody passes, a bound hit). ``external``: an
+    argument of a call from outside the project (a required parameter of a function it never calls), which
+    its callers choose at run time."""
 
     reason: str = field(default="not known statically", compare=False)
+    external: bool = False
 
 
 AbstractValue = (Const | KernelRef | WarpModule | PythonModule | FunctionRef | ClassRef | Instance | Sequence

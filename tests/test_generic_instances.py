@@ -140,6 +140,8 @@ TYPES = HEADER + (
     "TABLE = {np.float32: wp.float32, np.float64: wp.float64}\n"
     "ONE = {np.float32: wp.float32}\n"
     "NAMED = {'single': wp.float32, 'double': wp.float64}\n"
+    "FILLED = {np.float32: wp.float32}\n"
+    "FILLED[np.float16] = wp.float16\n"
     "def dtype_of(x):\n    return TABLE[x.dtype.type]\n"
     "def make(x, dtype):\n    return wp.from_numpy(x, dtype=dtype)\n"
     "def run(x, flag, given):\n"
@@ -151,6 +153,7 @@ TYPES = HEADER + (
     "    f = given\n"                                       # passed in: not known
     "    g = 2.0 if flag else wp.float64(2.0)\n"
     "    h = wp.zeros(4, dtype=TABLE[x.dtype.type] if flag else np.float16)\n"
+    "    i = wp.zeros(4, dtype=FILLED[x.dtype.type])\n"     # a table filled later: not only its literal
 )
 
 
@@ -176,6 +179,7 @@ def test_value_types_follow_makers_names_and_dtype_tables(tmp_path):
     assert g.names == frozenset({"warp.float32", "warp.float64"}) and g.several
     h = _types_of(project, f, "h")
     assert not h.known and not h.several  # one branch is not known: other types are possible
+    assert not _types_of(project, f, "i").known
 
 
 def test_launch_argument_types_in_parameter_order(tmp_path):

@@ -12,7 +12,8 @@ tells, and whether every such expression tells one:
 - a ``dtype=`` is a Warp type or a Python scalar named directly or through names, parameters and helper
   returns, or an item of a dict literal: with a key the evaluator knows, the item stored under it, else
   any of the dict's values (``_WARP_DTYPES[t.dtype]`` of ``{torch.float32: wp.float32, torch.float64:
-  wp.float64}`` can be either: a dispatch table is there to give each of them).
+  wp.float64}`` can be either: a dispatch table is there to give each of them). A table that code fills
+  later (``TABLE[k] = ...``) has no type here; a ``**other`` inside the literal is not seen.
 
 Anything else (an array passed in from outside, a ``for`` target, a call of a library) has no type here and
 makes the answer not ``known``. Types are names: ``warp.float32``, ``array[warp.float64]``.
@@ -174,6 +175,8 @@ def _table_item(project: Project, source: Source, depth: int) -> Types:
     evaluator knows the key and the literal's keys are constants, else any of its values."""
     value = source.value
     assert value.base is not None
+    if _filled_later(project, source.file, value.base, source.scope):
+        return UNKNOWN  # `TABLE[k] = ...` somewhere: the literal does not hold every value
     tables = project.evaluator.sources(source.file, value.base, source.scope, source.site)
     if not tables or any(t.attrs or not t.complete or t.value.kind != "dict" for t in tables):
         return UNKNOWN
@@ -193,3 +196,13 @@ def _table_item(project: Project, source: Source, depth: int) -> Types:
                 return UNKNOWN
             parts.append(dtype_types(project, Source(table.file, item, table.scope, table.site), item, depth + 1))
     return _union(parts)
+
+
+def _filled_later(project: Project, file: FileModel, base: Value, scope: str) -> bool:
+    """Items are written into the dict ``base`` names (``base[key] = value``, in its scope or, for a
+    module-level name, anywhere in the project)."""
+    if base.kind != "name" or not base.ref:
+        return False
+    if base.local:
+        return bool(project.subscript_assignments(file, scope, base.text))
+    return bool(project.item_assignments(project.canonical_ref(base.ref)))

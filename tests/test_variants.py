@@ -408,3 +408,35 @@ def test_parameter_values_through_callers(tmp_path):
     assert found == [(False, "energy"), (True, "grads")]
     # left to its default at the one call: one value
     assert [value for value, _, _ in project.parameter_values(file, fn, "has_force")] == [False]
+
+
+def test_parameters_reaching_a_name_built_in_place_and_under_tests(tmp_path):
+    # the module name is a list filled by `.append` under `if` tests, and a local bound only under a test:
+    # both read the parameters of those tests (the harmless shape of a name that does encode every axis)
+    project = project_of(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/scale.py": (
+            "import warp as wp\n"
+            "def _module_name(kind, dtype, suffix, tail):\n"
+            "    return f'lib.scale.{kind}_{dtype}_{suffix}_{tail}'\n"
+            "def get_scale(dtype, scale_pos: bool, scale_charge: bool, mode: int, unused: int):\n"
+            "    parts = ['scale']\n"
+            "    if scale_pos:\n"
+            "        parts.append('pos')\n"
+            "    if scale_charge:\n"
+            "        parts.extend(['charge'])\n"
+            "    tail = 'plain'\n"
+            "    if mode > 1:\n"
+            "        tail = 'wide'\n"
+            "    name = _module_name('scale', dtype=dtype, suffix='_'.join(parts), tail=tail)\n"
+            "    @wp.kernel(module=name)\n"
+            "    def scale(x: wp.array(dtype=dtype)):\n"
+            "        if wp.static(scale_pos):\n"
+            "            x[0] = x[0]\n"
+            "    return scale\n"
+        ),
+    })
+    file, kernel = _kernel(project, "scale")
+    params, complete = project.evaluator.parameters_reaching(file, kernel.module_value, "get_scale")
+    assert complete
+    assert params == {("get_scale", p) for p in ("dtype", "scale_pos", "scale_charge", "mode")}

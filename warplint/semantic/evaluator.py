@@ -85,6 +85,11 @@ class Site:
 _DEFAULT = object()  # "the parameter's default" from _bind
 
 
+# Methods that put values into the container they are called on (`parts.append(x)`): what a local built so
+# reads includes what was put in.
+_FILLING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft"})
+
+
 class Evaluator:
     def __init__(self, project: Project) -> None:
         self.project = project
@@ -743,6 +748,13 @@ class Evaluator:
                 complete = self._reaching_into(file, part, scope, depth + 1, found, seen) and complete
         return complete
 
+    def _reaching_tests(self, file: FileModel, tests: tuple[Value, ...], scope: str, depth: int,
+                        found: set[tuple[str, str]], seen: set[tuple]) -> bool:
+        complete = True
+        for test in tests:
+            complete = self._reaching_into(file, test, scope, depth + 1, found, seen) and complete
+        return complete
+
     def _reaching_local(self, file: FileModel, name: str, scope: str, depth: int, found: set[tuple[str, str]],
                         seen: set[tuple]) -> bool:
         current = scope
@@ -758,6 +770,15 @@ class Evaluator:
                 complete = True
                 for a in bindings:
                     complete = self._reaching_into(file, a.value, current, depth + 1, found, seen) and complete
+                    # `if flag: name = ...`: which binding holds depends on the test too
+                    complete = self._reaching_tests(file, a.ctx.tests, current, depth, found, seen) and complete
+                # a container filled in place (`parts.append("pos")` under `if pos:`): what goes in, and when
+                for call in self.project.calls_in(file, current):
+                    head, _, method = call.callee.rpartition(".")
+                    if head == name and method in _FILLING_METHODS:
+                        for part in (*call.args, *call.kwargs.values()):
+                            complete = self._reaching_into(file, part, current, depth + 1, found, seen) and complete
+                        complete = self._reaching_tests(file, call.ctx.tests, current, depth, found, seen) and complete
                 return complete
             if name in fn.locals:
                 return True  # a nested def / class / kernel: its own content, no argument of this call

@@ -264,11 +264,14 @@ class LateGenericInstance(Rule):
             overload = True
         else:
             overload = False
-            for f, call in self._origins(project).get(key, []):  # none: never launched, no instance is made
+            for f, call, inner in self._origins(project).get(key, []):  # none: never launched, no instance
                 earlier = project.launched_before(f, call, module, lambda k: k != key)
                 if earlier is not None:
                     triggers.append((earlier, Related(f.path, call.span,
                                                       f"'{kernel.name}' launched here, after the load")))
+                    if inner is not None:  # through a wrapper: the wp.launch it makes, too
+                        triggers.append((earlier, Related(inner[0].path, inner[1].span,
+                                                          "the launch inside the wrapper")))
             # Nothing shown to run first: not reported. Guessing "late unless always first" went wrong on
             # alternative kernels of one library module that each application launches only one of.
         if not triggers:
@@ -304,14 +307,16 @@ class LateGenericInstance(Rule):
         count = len(project.kernels_of_module(module))
         return f"Warp module {module} ({count} kernel{'s' if count != 1 else ''})"
 
-    def _origins(self, project: Project) -> dict[tuple[str, str], list[tuple[FileModel, Call]]]:
+    def _origins(self, project: Project) -> dict[tuple[str, str], list[_Origin]]:
         """Per kernel, where its launches are made from (a wrapper's call site for a launch its parameters
-        decide), once each, in a stable order."""
-        def compute() -> dict[tuple[str, str], list[tuple[FileModel, Call]]]:
-            found: dict[tuple[str, str], dict[int, tuple[FileModel, Call]]] = {}
+        decide), once each, in a stable order; with the wrapper's own ``wp.launch`` when there is one."""
+        def compute() -> dict[tuple[str, str], list[_Origin]]:
+            found: dict[tuple[str, str], dict[int, _Origin]] = {}
             for launch in project.all_launches():
                 f, call = launch.origin
-                found.setdefault((launch.kernel_file.path, launch.kernel.name), {}).setdefault(id(call), (f, call))
+                inner = (launch.file, launch.call) if launch.site is not None else None
+                found.setdefault((launch.kernel_file.path, launch.kernel.name), {}).setdefault(
+                    id(call), (f, call, inner))
             return {key: sorted(calls.values(), key=lambda fc: (fc[0].path, fc[1].span.line, fc[1].span.col))
                     for key, calls in found.items()}
 
@@ -338,6 +343,10 @@ class _Late:
     message: str
     related: tuple[Related, ...]
     module: str
+
+
+# where a launch is made from, and the wrapper's own wp.launch when it goes through one
+_Origin = tuple[FileModel, Call, "tuple[FileModel, Call] | None"]
 
 
 def _same(a: Related, b: Related) -> bool:

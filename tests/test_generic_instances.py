@@ -233,3 +233,14 @@ def test_wc106_names_every_launch_with_a_new_type(tmp_path):
     ))
     assert [r.span.line for r in found.related] == [14, 15, 17]
     assert "wp.float32" in found.message and "wp.float64" in found.message
+
+
+def test_wc106_names_the_launch_inside_a_wrapper_too(tmp_path):
+    # the kernel is picked from a family object and launched by a helper: the helper's call is where the late
+    # launch is made from, and the helper's own wp.launch is named as well
+    (found,) = _wc106(tmp_path, HEADER + KERNELS + (
+        "def step(x):\n    wp.launch(plain, dim=1, inputs=[x])\n    run(gen, x)\n"  # 13-15
+        "def run(kernel, x):\n    wp.launch(kernel, dim=1, inputs=[x])\n"  # 16-17
+    ))
+    assert [(r.span.line, r.message.split(" here")[0]) for r in found.related] == [
+        (14, "module m launched"), (15, "'gen' launched"), (17, "the launch inside the wrapper")]

@@ -224,8 +224,8 @@ class LateGenericInstance(Rule):
                     else f"is launched with {first} and {second}")
         return self.report(
             kernel.span,
-            f"generic kernel '{kernel.name}' {launched} and no "
-            "wp.overload is registered: each new type after the first load rebuilds its whole module; "
+            f"generic kernel '{kernel.name}' {launched} and no wp.overload(...) of it is seen (none at import, "
+            "and no run-time one warplint can follow): each new type after the first load rebuilds its whole module; "
             "register every instance with wp.overload(...) right after the kernel.",
             related=tuple(related),
             kernel=kernel.name,

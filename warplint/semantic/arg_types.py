@@ -175,7 +175,7 @@ def _table_item(project: Project, source: Source, depth: int) -> Types:
     evaluator knows the key and the literal's keys are constants, else any of its values."""
     value = source.value
     assert value.base is not None
-    if _filled_later(project, source.file, value.base, source.scope):
+    if project.evaluator.item_writes(source.file, value.base, source.scope):
         return UNKNOWN  # `TABLE[k] = ...` somewhere: the literal does not hold every value
     tables = project.evaluator.sources(source.file, value.base, source.scope, source.site)
     if not tables or any(t.attrs or not t.complete or t.value.kind != "dict" for t in tables):
@@ -196,13 +196,3 @@ def _table_item(project: Project, source: Source, depth: int) -> Types:
                 return UNKNOWN
             parts.append(dtype_types(project, Source(table.file, item, table.scope, table.site), item, depth + 1))
     return _union(parts)
-
-
-def _filled_later(project: Project, file: FileModel, base: Value, scope: str) -> bool:
-    """Items are written into the dict ``base`` names (``base[key] = value``, in its scope or, for a
-    module-level name, anywhere in the project)."""
-    if base.kind != "name" or not base.ref:
-        return False
-    if base.local:
-        return bool(project.subscript_assignments(file, scope, base.text))
-    return bool(project.item_assignments(project.canonical_ref(base.ref)))

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from warplint.model import Call, FileModel, Function, Kernel, Value
+from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value
 from warplint.names import is_warp
 
 from .values import (
@@ -649,16 +649,20 @@ class Evaluator:
             return ValueSet.union([stored, *known])
         return ValueSet.union(results) if results else _UNKNOWN
 
+    def item_writes(self, file: FileModel, base: Value, scope: str) -> list[tuple[FileModel, Assignment]]:
+        """The ``base[key] = value`` statements that write into the container ``base`` names: in its scope for a
+        local, anywhere in the project for a module-level name; none for any other expression."""
+        if base.kind != "name" or not base.ref:
+            return []
+        if base.local:
+            return [(file, a) for a in self.project.subscript_assignments(file, scope, base.text)]
+        return list(self.project.item_assignments(self.project.canonical_ref(base.ref)))
+
     def _stored_items(self, file: FileModel, base: Value, scope: str, site: Site | None, depth: int,
                       keys: ValueSet = _UNKNOWN) -> ValueSet | None:
         """The values written into the container ``base`` names by ``base[key] = value`` under a key that can
         equal one of ``keys`` (``_CACHE["a"]`` is not what ``_CACHE["b"] = ...`` stored); None when none are."""
-        if base.kind != "name" or not base.ref:
-            return None
-        if base.local:
-            writes = [(file, a) for a in self.project.subscript_assignments(file, scope, base.text)]
-        else:
-            writes = self.project.item_assignments(self.project.canonical_ref(base.ref))
+        writes = self.item_writes(file, base, scope)
         here = [(f, a, site if f is file and a.ctx.scope == scope else None) for f, a in writes]
         if keys.known:
             here = [(f, a, at) for f, a, at in here if a.target.key is None or _may_match(

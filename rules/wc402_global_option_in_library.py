@@ -101,12 +101,12 @@ class GlobalOptionInLibrary(Rule):
         for assignment in file.assignments:
             if assignment.ctx.in_main_guard or assignment.augmented:
                 continue
+            switch = _GLOBAL_SWITCHES.get(assignment.target.ref or "")
+            if assignment.target.kind != "attr" or switch is None:
+                continue
             if assignment.ctx.scope and not runs_at_import(project, file, assignment.ctx.scope):
                 continue
             ref = assignment.target.ref or ""
-            switch = _GLOBAL_SWITCHES.get(ref)
-            if assignment.target.kind != "attr" or switch is None:
-                continue
             bad_value, effect = switch
             found, value = project.constant(file, assignment.value, assignment.ctx.scope)
             if not found or value is not bad_value:

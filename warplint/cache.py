@@ -15,8 +15,9 @@ every rule module (rules add ``rule_facts`` to models, so adding or editing a ru
 invalidates). A cache file written under another salt is ignored (and removed when
 this one is saved).
 
-Layout: ``<dir>/models-<salt>.pickle`` and ``<dir>/results-<salt>.pickle`` (a warm run
-reads one file), ``<dir>/digests-<salt>.pickle`` (``StatDigests``, the flake8 plugin's warm
+Layout: ``<dir>/models-<salt>-<shard>.pickle`` (the models in ``MODEL_SHARDS`` files by a hash of the
+path, so a run after one edit rewrites one shard, not every model of the project) and
+``<dir>/results-<salt>.pickle`` (a warm run reads one file), ``<dir>/digests-<salt>.pickle`` (``StatDigests``, the flake8 plugin's warm
 path), plus a ``CACHEDIR.TAG`` and a ``.gitignore`` of ``*``; beside the user's secret,
 ``rules-<salt>.pickle`` (``registry.rule_table``). Writes go to a temporary file and
 are renamed into place (``os.replace``); a cache that cannot be read (corrupt,
@@ -39,6 +40,7 @@ import os
 import pickle
 import sys
 import tempfile
+import zlib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -292,6 +294,13 @@ def default_directory(root: str, configured: str | None) -> str:
     return os.path.join(root, DEFAULT_DIRNAME)
 
 
+MODEL_SHARDS = 16
+
+
+def _shard_of(absolute: str) -> int:
+    return zlib.crc32(absolute.encode("utf-8", "surrogatepass")) % MODEL_SHARDS
+
+
 class ModelCache:
     """Models by absolute path, each with the digest of the text it was built from."""
 
@@ -299,24 +308,35 @@ class ModelCache:
         self.directory = os.path.abspath(directory)
         self.salt = salt
         self.secret = secret
-        self.path = os.path.join(self.directory, f"models-{salt}.pickle")
         # path -> (digest, module, is_package, pickled model, noqa signature): models are unpickled on
         # use, so a run over a few files does not pay for the whole project's models.
         self.entries: dict[str, tuple[str, str, bool, bytes, str]] = {}
-        self.dirty = False
+        self._dirty: set[int] = set()
         self.hits = 0
         self.misses = 0
         self._loaded = False
+
+    def shard_path(self, shard: int) -> str:
+        return os.path.join(self.directory, f"models-{self.salt}-{shard}.pickle")
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self._dirty)
+
+    @dirty.setter
+    def dirty(self, value: bool) -> None:
+        self._dirty = set(range(MODEL_SHARDS)) if value else set()
 
     def load(self) -> None:
         if self._loaded:
             return
         self._loaded = True
-        data, present = _load_sealed(self.path, self.secret, "models", self.salt)
-        if data is not None and isinstance(data.get("entries"), dict):
-            self.entries = data["entries"]
-        elif present:  # corrupt, truncated, foreign or planted: start empty, rewrite on save
-            self.dirty = True
+        for shard in range(MODEL_SHARDS):
+            data, present = _load_sealed(self.shard_path(shard), self.secret, "models", f"{self.salt}-{shard}")
+            if data is not None and isinstance(data.get("entries"), dict):
+                self.entries.update(data["entries"])
+            elif present:  # corrupt, truncated, foreign or planted: start it empty, rewrite on save
+                self._dirty.add(shard)
 
     def get(self, absolute: str, text_digest: str, path: str, module: str, is_package: bool) -> FileModel | None:
         from .model import FileModel
@@ -368,7 +388,7 @@ class ModelCache:
         entry = self.entries.get(absolute)
         if entry is None or entry[0] != text_digest:
             self.entries[absolute] = (text_digest, module, is_package, b"", "")
-            self.dirty = True
+            self._dirty.add(_shard_of(absolute))
 
     def put(self, absolute: str, text_digest: str, model: FileModel, blob: bytes | None = None,
             noqa: str = "") -> None:
@@ -383,18 +403,26 @@ class ModelCache:
             except (pickle.PicklingError, RecursionError, TypeError, AttributeError):
                 return
         self.entries[absolute] = (text_digest, model.module, model.is_package, blob, noqa)
-        self.dirty = True
+        self._dirty.add(_shard_of(absolute))
 
     def save(self) -> bool:
-        """Write the cache if it changed; False when it could not be written (ignored)."""
-        if not self.dirty:
+        """Write the shards that changed; False when one could not be written (ignored)."""
+        if not self._dirty:
             return True
         for absolute in [a for a in self.entries if not os.path.exists(a)]:
             del self.entries[absolute]  # deleted or renamed files
-        payload = {"format": CACHE_FORMAT, "salt": self.salt, "entries": self.entries}
-        if not _replace_sealed(self.directory, self.path, "models", self.salt, self.secret, payload):
-            return False
-        self.dirty = False
+            self._dirty.add(_shard_of(absolute))
+        shards: dict[int, dict] = {shard: {} for shard in self._dirty}
+        for absolute, entry in self.entries.items():
+            part = shards.get(_shard_of(absolute))
+            if part is not None:
+                part[absolute] = entry
+        for shard, entries in sorted(shards.items()):
+            payload = {"format": CACHE_FORMAT, "salt": f"{self.salt}-{shard}", "entries": entries}
+            if not _replace_sealed(self.directory, self.shard_path(shard), "models", f"{self.salt}-{shard}",
+                                   self.secret, payload, keep=f"models-{self.salt}-"):
+                return False
+            self._dirty.discard(shard)
         return True
 
 
@@ -621,10 +649,11 @@ def file_digest(path: str) -> str | None:
 STALE_TEMP_S = 600.0  # a temp file this old is left from a killed run, not a write in progress
 
 
-def _replace_sealed(directory: str, path: str, kind: str, salt: str, secret: bytes, payload: dict) -> bool:
+def _replace_sealed(directory: str, path: str, kind: str, salt: str, secret: bytes, payload: dict,
+                    keep: str | None = None) -> bool:
     """Write ``payload`` sealed to ``path`` atomically (temp file + rename), then drop this kind's
-    files of other salts (other versions / rule sets) and temp files of killed runs. False when
-    it could not be written."""
+    files of other salts (other versions / rule sets; files named ``keep...`` stay: the other shards)
+    and temp files of killed runs. False when it could not be written."""
     import time
 
     try:
@@ -633,7 +662,8 @@ def _replace_sealed(directory: str, path: str, kind: str, salt: str, secret: byt
         now = time.time()
         for name in os.listdir(directory):
             other = os.path.join(directory, name)
-            stale_kind = name.startswith(f"{kind}-") and name.endswith(".pickle") and name != os.path.basename(path)
+            stale_kind = (name.startswith(f"{kind}-") and name.endswith(".pickle") and name != os.path.basename(path)
+                          and not (keep and name.startswith(keep)))
             try:
                 if stale_kind or (name.startswith(".tmp-") and now - os.lstat(other).st_mtime > STALE_TEMP_S):
                     os.unlink(other)

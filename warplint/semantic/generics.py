@@ -162,8 +162,9 @@ def runs_at_import(project: Project, file: FileModel, scope: str, depth: int = 0
         return True
     if depth >= IMPORT_DEPTH:
         return False
-    return any(runs_at_import(project, f, call.ctx.scope, depth + 1)
-               for f, call in project.call_sites(project.fqname(file, scope)) if not call.ctx.in_main_guard)
+    return project.cached(("runs at import", file.path, scope, depth), lambda: any(
+        runs_at_import(project, f, call.ctx.scope, depth + 1)
+        for f, call in project.call_sites(project.fqname(file, scope)) if not call.ctx.in_main_guard))
 
 
 def runs_at_run_time(project: Project, file: FileModel, scope: str, depth: int = 0) -> bool:
@@ -173,8 +174,12 @@ def runs_at_run_time(project: Project, file: FileModel, scope: str, depth: int =
         return False
     if depth >= IMPORT_DEPTH:
         return True
-    sites = project.call_sites(project.fqname(file, scope))
-    return not sites or any(runs_at_run_time(project, f, call.ctx.scope, depth + 1) for f, call in sites)
+
+    def compute() -> bool:
+        sites = project.call_sites(project.fqname(file, scope))
+        return not sites or any(runs_at_run_time(project, f, call.ctx.scope, depth + 1) for f, call in sites)
+
+    return project.cached(("runs at run time", file.path, scope, depth), compute)
 
 
 # ---------------------------------------------------------------------------------------------- timeline

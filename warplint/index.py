@@ -67,16 +67,35 @@ class _ModuleTable(dict):
     (a namespace package). A lookup that misses retries without leading components.
     """
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._retried: dict[str, object] = {}  # name -> what the tolerant retry found (None: nothing)
+
+    def __setitem__(self, name, value) -> None:
+        self._retried.clear()
+        super().__setitem__(name, value)
+
+    def setdefault(self, name, value=None):
+        self._retried.clear()
+        return super().setdefault(name, value)
+
     def get(self, name, default=None):
         found = dict.get(self, name)
         if found is not None or not isinstance(name, str):
             return found if found is not None else default
+        # Most lookups that miss are names outside the project (``numpy.zeros`` and each of its prefixes,
+        # for every call of every file): the retry is memoised.
+        if name in self._retried:
+            retried = self._retried[name]
+            return retried if retried is not None else default
         parts = name.split(".")
+        retried = None
         for i in range(1, min(len(parts) - 1, 3) + 1):
-            found = dict.get(self, ".".join(parts[i:]))
-            if found is not None:
-                return found
-        return default
+            retried = dict.get(self, ".".join(parts[i:]))
+            if retried is not None:
+                break
+        self._retried[name] = retried
+        return retried if retried is not None else default
 
     def __contains__(self, name) -> bool:
         return self.get(name) is not None
@@ -609,11 +628,13 @@ class Project:
         fn = file.functions.get(call.ctx.scope)
         if call.ctx.scope and (fn is None or head not in fn.locals):
             return None
-        for assignment in self.name_assignments(file, call.ctx.scope, head):
-            value = assignment.value
-            if value.kind == "call" and value.ref and self.is_class(value.ref):
-                return f"{value.ref}.{rest}"
-        return None
+        table: dict[tuple[int, str, str], str | None] = self.cached("instance_classes", dict)
+        key = (id(file), call.ctx.scope, head)
+        if key not in table:  # asked for every dotted call of every file: once per (file, scope, name)
+            table[key] = next((a.value.ref for a in self.name_assignments(file, call.ctx.scope, head)
+                               if a.value.kind == "call" and a.value.ref and self.is_class(a.value.ref)), None)
+        found = table[key]
+        return f"{found}.{rest}" if found is not None else None
 
     def canonical_function(self, fqname: str) -> str:
         table = self.memo.setdefault("canonical_function", {})

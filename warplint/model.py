@@ -9,9 +9,10 @@ imported from ``app.config`` -> ``"app.config.configure"``.
 from __future__ import annotations
 
 import operator
+import pickle
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar
 
 from .diagnostic import Span
 
@@ -73,6 +74,78 @@ def _defaults_of(cls: type) -> list[Any]:
                 found.append(MISSING)
         _DEFAULTS[cls] = found
     return found
+
+
+class _Stored:
+    """A field of a record read back from the cache, kept pickled (with the record's other ``_stored``
+    fields) until it is first read: a project's calls and assignments hold most of its values, and an
+    edit re-checks the project reading the arguments of a few percent of the calls and the value of about
+    one assignment in six. Unpickling every one of them was most of the time an edit took."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        state = obj.__dict__
+        values = state.get("_unpacked")
+        if values is None:
+            values = state["_unpacked"] = list(pickle.loads(state["_packed"]))
+        return values[self.index]
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        state = obj.__dict__
+        values = state.get("_unpacked")
+        if values is None:
+            packed = state.get("_packed")
+            values = state["_unpacked"] = list(pickle.loads(packed)) if packed else [None] * len(obj._stored)
+        values[self.index] = value
+
+
+def _stored_variant(cls: type, stored: tuple[str, ...]) -> type:
+    """``cls`` as read back from the cache: the ``stored`` fields stay pickled until first read."""
+    names = [f.name for f in fields(cls)]
+    kept = [n for n in names if n not in stored]
+    read_all = _reader(names)
+
+    def reduce(self: Any) -> tuple[Any, ...]:
+        state = self.__dict__
+        packed = state["_packed"] if "_unpacked" not in state else pickle.dumps(
+            tuple(state["_unpacked"]), protocol=pickle.HIGHEST_PROTOCOL)
+        return _restore, (variant, variant._read_kept(self), packed)
+
+    def eq(self: Any, other: object) -> bool:  # a stored record equals the same record not stored
+        return isinstance(other, cls) and read_all(self) == read_all(other)
+
+    namespace: dict[str, Any] = {name: _Stored(i) for i, name in enumerate(stored)}
+    namespace.update(_stored=stored, _kept=tuple(kept), _read_kept=staticmethod(_reader(kept)),
+                     _read_stored=staticmethod(_reader(stored)), __reduce__=reduce, __eq__=eq, __hash__=None,
+                     __doc__=cls.__doc__)
+    variant = type(cls.__name__, (cls,), namespace)
+    variant.__qualname__ = f"{cls.__qualname__}.Stored"
+    return variant
+
+
+def _reader(names: list[str] | tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """The named attributes of an object as a tuple (one name too)."""
+    getter = operator.attrgetter(*names)
+    return (lambda obj: (getter(obj),)) if len(names) == 1 else getter
+
+
+def _restore(variant: type, kept: tuple[Any, ...], packed: bytes) -> Any:
+    obj = object.__new__(variant)
+    state = obj.__dict__
+    state.update(zip(variant._kept, kept))  # type: ignore[attr-defined]
+    state["_packed"] = packed
+    return obj
+
+
+def _reduce_storing(self: Any) -> tuple[Any, ...]:
+    """``__reduce__`` of a record whose ``STORED`` fields are read back lazily (``_Stored``)."""
+    variant = type(self).Stored
+    return _restore, (variant, variant._read_kept(self),
+                      pickle.dumps(variant._read_stored(self), protocol=pickle.HIGHEST_PROTOCOL))
 
 
 @dataclass
@@ -172,6 +245,9 @@ class Call(Compact):
     has_star_args: bool = False
     receiver: Value | None = None  # for `f(...).method(...)`: the summarised `f(...)` call
 
+    __reduce__ = _reduce_storing
+    Stored: ClassVar[type]  # set below: read back from the cache, the arguments stay pickled until read
+
     def arg(self, position: int | None, keyword: str | None = None) -> Value | None:
         """The argument at ``position`` or passed as ``keyword``; for calls outside Warp's API
         (``os.environ.setdefault``, ``shutil.rmtree``). Warp calls: ``bound``."""
@@ -203,6 +279,13 @@ class Assignment(Compact):
     ctx: Context
     augmented: bool = False
     annotation: str | None = None  # the resolved class of `name: Class = ...` (class fields, locals)
+
+    __reduce__ = _reduce_storing
+    Stored: ClassVar[type]  # set below: read back from the cache, the value stays pickled until read
+
+
+Call.Stored = _stored_variant(Call, ("args", "kwargs", "receiver"))
+Assignment.Stored = _stored_variant(Assignment, ("value",))
 
 
 @dataclass

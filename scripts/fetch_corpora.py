@@ -7,7 +7,7 @@ directory of each package (the top-level package inside the corpus directory).
 
     python scripts/fetch_corpora.py               # the three original corpora (newton, mujoco-warp, warp-lang)
     python scripts/fetch_corpora.py newton        # one
-    python scripts/fetch_corpora.py --all         # all six (the accuracy benchmark's dev + held-out splits)
+    python scripts/fetch_corpora.py --all         # all eight (the accuracy benchmark's dev, held-out and blind splits)
 
 Versions are pinned: the labels in benchmarks/labels/ name lines of one release, so a newer
 release must be fetched (and its labels re-checked) on purpose, by changing the pin here.
@@ -34,7 +34,9 @@ class Corpus:
     name: str  # PyPI name, also the directory under .cache/corpora/
     top: str  # the top-level package inside the distribution
     version: str  # pinned release (the latest when the labels were made)
-    split: str  # "dev" (labels open) or "held-out" (benchmarks/accuracy.py hides details)
+    # "dev" (labels open), "held-out" (benchmarks/accuracy.py hides details) or "blind" (labelled by hand
+    # 2026-12-01 after the held-out split had been read; scored only with --blind, and read at the end)
+    split: str
 
 
 CORPORA = {
@@ -46,6 +48,9 @@ CORPORA = {
         Corpus("nvidia-physicsnemo", "physicsnemo", "2.2.2", "dev"),
         Corpus("nvalchemi-toolkit-ops", "nvalchemiops", "0.5.0", "held-out"),
         Corpus("mjlab", "mjlab", "1.6.0", "held-out"),
+        Corpus("warp-nn", "warp_nn", "0.4.1", "blind"),
+        # a monorepo wheel: the core package sits under source/isaaclab/
+        Corpus("isaaclab", "isaaclab/source/isaaclab/isaaclab", "2.3.2.post1", "blind"),
     )
 }
 # What a bare invocation fetches (precision.py and benchmarks/run.py were written for these three).

@@ -17,9 +17,9 @@ this one is saved).
 
 Layout: ``<dir>/models-<salt>-<shard>.pickle`` (the models in ``MODEL_SHARDS`` files by a hash of the
 path, so a run after one edit rewrites one shard, not every model of the project) and
-``<dir>/results-<salt>.pickle`` (a warm run reads one file), ``<dir>/digests-<salt>.pickle`` (``StatDigests``, the flake8 plugin's warm
-path), plus a ``CACHEDIR.TAG`` and a ``.gitignore`` of ``*``; beside the user's secret,
-``rules-<salt>.pickle`` (``registry.rule_table``). Writes go to a temporary file and
+``<dir>/results-<salt>.pickle`` (a warm run reads one file), ``<dir>/digests-<salt>.pickle``
+(``StatDigests``, the flake8 plugin's warm path), plus a ``CACHEDIR.TAG`` and a ``.gitignore``
+of ``*``; beside the user's secret, ``rules-<salt>.pickle`` (``registry.rule_table``). Writes go to a temporary file and
 are renamed into place (``os.replace``); a cache that cannot be read (corrupt,
 truncated, other format) is treated as empty, one that cannot be written is skipped:
 the cache never makes a run fail.

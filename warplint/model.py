@@ -107,19 +107,19 @@ def _stored_variant(cls: type, stored: tuple[str, ...]) -> type:
     """``cls`` as read back from the cache: the ``stored`` fields stay pickled until first read."""
     names = [f.name for f in fields(cls)]
     kept = [n for n in names if n not in stored]
-    read_all = _reader(names)
+    read_all, read_kept = _reader(names), _reader(kept)
 
     def reduce(self: Any) -> tuple[Any, ...]:
         state = self.__dict__
         packed = state["_packed"] if "_unpacked" not in state else pickle.dumps(
             tuple(state["_unpacked"]), protocol=pickle.HIGHEST_PROTOCOL)
-        return _restore, (variant, variant._read_kept(self), packed)
+        return _restore, (variant, read_kept(self), packed)
 
     def eq(self: Any, other: object) -> bool:  # a stored record equals the same record not stored
         return isinstance(other, cls) and read_all(self) == read_all(other)
 
     namespace: dict[str, Any] = {name: _Stored(i) for i, name in enumerate(stored)}
-    namespace.update(_stored=stored, _kept=tuple(kept), _read_kept=staticmethod(_reader(kept)),
+    namespace.update(_stored=stored, _kept=tuple(kept), _read_kept=staticmethod(read_kept),
                      _read_stored=staticmethod(_reader(stored)), __reduce__=reduce, __eq__=eq, __hash__=None,
                      __doc__=cls.__doc__)
     variant = type(cls.__name__, (cls,), namespace)
@@ -133,16 +133,16 @@ def _reader(names: list[str] | tuple[str, ...]) -> Callable[[Any], tuple[Any, ..
     return (lambda obj: (getter(obj),)) if len(names) == 1 else getter
 
 
-def _restore(variant: type, kept: tuple[Any, ...], packed: bytes) -> Any:
-    obj = object.__new__(variant)
+def _restore(variant: Any, kept: tuple[Any, ...], packed: bytes) -> Any:
+    obj: Any = object.__new__(variant)
     state = obj.__dict__
-    state.update(zip(variant._kept, kept))  # type: ignore[attr-defined]
+    state.update(zip(variant._kept, kept, strict=True))
     state["_packed"] = packed
     return obj
 
 
 def _reduce_storing(self: Any) -> tuple[Any, ...]:
-    """``__reduce__`` of a record whose ``STORED`` fields are read back lazily (``_Stored``)."""
+    """``__reduce__`` of a record whose ``Stored`` variant reads some fields back lazily (``_Stored``)."""
     variant = type(self).Stored
     return _restore, (variant, variant._read_kept(self),
                       pickle.dumps(variant._read_stored(self), protocol=pickle.HIGHEST_PROTOCOL))

@@ -24,7 +24,9 @@ with ``--report-deliberate`` (warplint's ``report-deliberate = true``) its verdi
 
 The held-out split (nvalchemi-toolkit-ops, mjlab) was chosen before the semantic-layer work started and
 is not looked at while rules are tuned: without ``--held-out`` it is neither linted nor read, and even
-with it only totals per rule are shown unless ``--details`` is given too.
+with it only totals per rule are shown unless ``--details`` is given too. It has been read since, so a third,
+**blind** split (warp-nn, isaaclab's core package) was chosen and labelled on 2026-12-01 by a reader who neither
+ran warplint nor read its rules: ``--blind`` scores it, and it is read only once the work it measures is done.
 
 Each corpus is linted once per warplint version: the findings are kept in .cache/accuracy/, keyed by the
 corpus version, the rule selection and a hash of warplint's own sources (``--refresh`` ignores them).
@@ -63,7 +65,7 @@ END = "<!-- accuracy:end -->"
 VERDICTS = ("defect", "harmless", "unsure")
 CONTEXTS = ("library", "application", "test", "benchmark", "example")
 UNCOVERED = "WC???"  # a defect no rule covers yet
-SPLITS = ("dev", "held-out")
+SPLITS = ("dev", "held-out", "blind")
 NO_VALUE = "\u2013"  # an en dash: an empty cell in the tables (and in docs/precision.md)
 
 
@@ -389,7 +391,7 @@ def markdown_table(table: list[tuple[str, ...]]) -> str:
 
 
 def write_markdown(dev_table: str, corpus_table: str, all_rules: bool, held_out_table: str | None = None,
-                   held_out_total: Score | None = None) -> None:
+                   held_out_total: Score | None = None, blind_table: str | None = None) -> None:
     """Replace the generated section of docs/precision.md (between BEGIN and END); the rest of the page stays.
     With ``held_out_table`` (a run with --held-out, made once the work it measures is done) the held-out
     split's per-rule totals follow the dev table, with what its totals say (``held_out_total``)."""
@@ -411,6 +413,18 @@ def write_markdown(dev_table: str, corpus_table: str, all_rules: bool, held_out_
             f"({t.hand_found / t.hand_defects:.0%})." if t.hand_defects else ".",
             f"The other {judged} defect labels were written after reading new findings (`from_finding = true`), one",
             "by one against the code and the hand labels; they count for precision and say little about recall.",
+        ]
+    blind: list[str] = []
+    if blind_table is not None:
+        blind = [
+            "",
+            "The **blind split** (warp-nn, isaaclab's core package), scored at the end (`--blind --markdown`), per",
+            "rule. It was chosen and labelled by hand on 2026-12-01, after the held-out split had been read, by a",
+            "reader who neither ran warplint nor read its rules, tests or these pages; its labels and findings are",
+            "read only once the work it measures is done. This is the one measurement on code the rules were",
+            "never looked at against:",
+            "",
+            blind_table,
         ]
     block = "\n".join([
         BEGIN,
@@ -438,6 +452,7 @@ def write_markdown(dev_table: str, corpus_table: str, all_rules: bool, held_out_
         "",
         dev_table,
         *held_out,
+        *blind,
         "",
         END,
     ])
@@ -479,8 +494,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--all-rules", action="store_true", help="run every rule (select ALL), opt-in included")
     parser.add_argument("--held-out", action="store_true", help="include the held-out split (totals per rule)")
+    parser.add_argument("--blind", action="store_true",
+                        help="include the blind split (totals per rule; read it only once the work is done)")
     parser.add_argument("--details", action="store_true",
-                        help="list missed defects and findings on harmless labels (held-out ones need --held-out)")
+                        help="list missed defects and findings on harmless labels (held-out and blind ones need "
+                             "--held-out / --blind)")
     parser.add_argument("--list-unjudged", action="store_true", help="print every unjudged dev finding")
     parser.add_argument("--markdown", action="store_true",
                         help=f"write the dev table into {os.path.relpath(PAGE, ROOT)} (with --held-out: both)")
@@ -491,15 +509,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("corpora", nargs="*", help="dev corpora to score (default: all of the split)")
     args = parser.parse_args(argv)
 
-    held_out = [name for name, c in CORPORA.items() if c.split == "held-out"]
-    asked_held_out = [name for name in args.corpora if name in held_out]
-    if asked_held_out and not args.held_out:
-        parser.error(f"{', '.join(asked_held_out)} is held out: pass --held-out to score it")
+    for split, flag, given in (("held-out", "--held-out", args.held_out), ("blind", "--blind", args.blind)):
+        asked = [name for name in args.corpora if name in CORPORA and CORPORA[name].split == split]
+        if asked and not given:
+            parser.error(f"{', '.join(asked)} is {split}: pass {flag} to score it")
     unknown = [name for name in args.corpora if name not in CORPORA]
     if unknown:
         parser.error(f"unknown corpus: {', '.join(unknown)}")
     dev = [n for n in (args.corpora or CORPORA) if CORPORA[n].split == "dev"]
     held = [n for n in (args.corpora or CORPORA) if CORPORA[n].split == "held-out"] if args.held_out else []
+    blind = [n for n in (args.corpora or CORPORA) if CORPORA[n].split == "blind"] if args.blind else []
     if args.markdown and args.corpora:
         parser.error("--markdown scores the whole dev split: give no corpus names")
 
@@ -511,10 +530,10 @@ def main(argv: list[str] | None = None) -> int:
                and (args.all_rules or rule.default_enabled)}
     digest = warplint_digest()
 
-    outcomes: dict[str, list[Outcome]] = {"dev": [], "held-out": []}
+    outcomes: dict[str, list[Outcome]] = {"dev": [], "held-out": [], "blind": []}
     headers: dict[str, dict] = {}
     labels_by_corpus: dict[str, list[Label]] = {}
-    for corpus in dev + held:
+    for corpus in dev + held + blind:
         anchor = DefinitionLines(os.path.dirname(fetch(corpus)))  # label paths: relative to the package's parent
         header, labels = load_labels(corpus, anchor)
         headers[corpus] = header
@@ -544,7 +563,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"held-out split ({', '.join(held)}), {selection}:")
         print(text_table(rows(combine(outcomes["held-out"]), names, enabled)))
 
-    shown = outcomes["dev"] + (outcomes["held-out"] if args.details else [])
+    if blind:
+        print()
+        print(f"blind split ({', '.join(blind)}), {selection}:")
+        print(text_table(rows(combine(outcomes["blind"]), names, enabled)))
+        for outcome in outcomes["blind"]:
+            t = Score()
+            for s in outcome.scores.values():
+                t.add(s)
+            print(f"  {outcome.corpus}: {t.defects} defects, {t.found} found ({t.recall()}), {t.findings} findings, "
+                  f"{t.on_harmless} on harmless, {t.unjudged} unjudged")
+
+    shown = outcomes["dev"] + (outcomes["held-out"] + outcomes["blind"] if args.details else [])
     if args.details:
         for outcome in shown:
             for lab in outcome.missed:
@@ -564,8 +594,9 @@ def main(argv: list[str] | None = None) -> int:
         held_total = Score()
         for score_of_rule in held_scores.values():
             held_total.add(score_of_rule)
+        blind_table = markdown_table(rows(combine(outcomes["blind"]), names, enabled)) if blind else None
         write_markdown(markdown_table(dev_table), corpus_table(outcomes["dev"], labels_by_corpus, headers),
-                       args.all_rules, held_table, held_total)
+                       args.all_rules, held_table, held_total, blind_table)
         print(f"\nwrote {os.path.relpath(PAGE, ROOT)}")
     return 0
 

@@ -114,6 +114,30 @@ def test_class_attributes_and_annotated_config(tmp_path):
     assert values["z"].constants() == [32]
 
 
+def test_an_instance_attribute_is_what_its_own_construction_passed(tmp_path):
+    # FAMILY.single is the `single=` of FAMILY's construction, not of every Family the project makes; an
+    # __init__ that stores its parameter is bound at the construction; a field not passed keeps its default
+    project = project_of(tmp_path, {"f.py": (
+        "import warp as wp\nfrom dataclasses import dataclass\n"
+        "@dataclass(frozen=True)\nclass Family:\n    single: object\n    batch: object = None\n"
+        "class Holder:\n    def __init__(self, value, scale=2):\n        self.value = value\n"
+        "        self.scale = scale\n"
+        "A = Family(single=1, batch=2)\nB = Family(single=3)\nH = Holder(5)\nG = Holder(6, scale=7)\n"
+        "def use(flag):\n"
+        "    a = A.single\n    b = B.single\n    n = B.batch\n    h = H.value\n    g = G.scale\n"
+        "    k = A.batch if flag else B.single\n"
+    )})
+    file = _file(project, "f.py")
+    evaluator = project.evaluator
+    values = {a.target.text: evaluator.values(file, a.value, "use") for a in file.assignments if a.ctx.scope == "use"}
+    assert values["a"].constants() == [1]
+    assert values["b"].constants() == [3]
+    assert values["n"].constants() == [None]
+    assert values["h"].constants() == [5]
+    assert values["g"].constants() == [7]
+    assert sorted(values["k"].constants()) == [2, 3]
+
+
 def test_cycles_and_bounds_end(tmp_path):
     project = project_of(tmp_path, {
         "r.py": "import warp as wp\ndef f(n):\n    return g(n)\ndef g(n):\n    return f(n)\nx = f(1)\ny = x + 1\n",

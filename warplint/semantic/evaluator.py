@@ -122,7 +122,7 @@ class Evaluator:
         finally:
             self._active.discard(key)
         if len(result) > MAX_VALUES:
-            result = ValueSet.of(Unknown(f"more than {MAX_VALUES} values"))
+            result = _coarser(result)
         if self._cycles == cycles:  # an answer cut short by a cycle is not final: not memoised
             self._memo[key] = result
             self._keep.append(value)  # the key holds id(value): keep the value alive while the memo is
@@ -398,7 +398,10 @@ class Evaluator:
     def _attribute(self, base: ValueSet, attr: str, depth: int) -> ValueSet:
         results: list[ValueSet] = []
         for v in base:
-            if isinstance(v, (Instance, ClassRef)):
+            constructed = self._constructed_attribute(v, attr, depth) if isinstance(v, Instance) else None
+            if constructed is not None:
+                results.append(constructed)
+            elif isinstance(v, (Instance, ClassRef)):
                 results.append(self._class_attribute(v.cls if isinstance(v, Instance) else v.fqname, attr, depth))
             elif isinstance(v, PythonModule):
                 results.append(self._global(f"{v.name}.{attr}", depth))
@@ -452,6 +455,45 @@ class Evaluator:
             result = self._instance_of(annotation, f"`{attr}: {annotation.rpartition('.')[2]}`")
         self._memo[key] = result
         return result
+
+    def _constructed_attribute(self, instance: Instance, attr: str, depth: int) -> ValueSet | None:
+        """``obj.attr`` of an instance whose construction is known: what that construction's own arguments give
+        it (``FAMILY = Family(single=k)``: ``FAMILY.single`` is ``k``, not the ``single`` of every ``Family``
+        the project makes). A keyword field of a class without its own ``__init__`` (a dataclass), else its
+        class-body default; with an ``__init__``, what it stores in ``self.attr`` from this call's arguments.
+        None when the construction does not decide it (set in another method too, positional fields, bases):
+        then every binding of the attribute counts (``_class_attribute``)."""
+        site = instance.made
+        if not isinstance(site, Site):
+            return None
+        cls = self.project.canonical_ref(instance.cls)
+        owner = self.project.owner_of(cls)
+        if owner is None:
+            return None
+        qual = cls[len(owner.module) + 1:]
+        if any(self.project.owner_of(b) is not None for b in owner.classes.get(qual, ())):
+            return None  # a project base may bind it too
+        bindings = self.project.attribute_assignments(f"{owner.module}.{qual}.{attr}")
+        # the class body's own statements are in the scope around it; a method's are in `Cls.method`
+        in_method = [a.ctx.scope for _, a in bindings if a.ctx.scope.startswith(f"{qual}.")]
+        init = f"{qual}.__init__"
+        if init not in owner.functions:
+            if attr in site.kwargs:
+                return self.values(site.file, site.kwargs[attr], site.scope, site.parent, depth)
+            if site.args or site.star or in_method:
+                return None
+            body = [self.values(f, a.value, a.ctx.scope, None, depth) for f, a in bindings]
+            return ValueSet.union(body) if body else None
+        if any(scope != init for scope in in_method) or any(a.augmented for _, a in bindings):
+            return None
+        stored = [(f, a) for f, a in bindings if a.ctx.scope == init]
+        if not stored:
+            return None
+        found = [self.values(f, a.value, a.ctx.scope, site, depth) for f, a in stored]
+        if all(a.ctx.conditions or a.ctx.try_index is not None or a.ctx.exit_branch is not None for _, a in stored):
+            # __init__ may leave it unset: the class-body default stays then
+            found += [self.values(f, a.value, a.ctx.scope, None, depth) for f, a in bindings if a.ctx.scope != init]
+        return ValueSet.union(found)
 
     def _instance_of(self, cls: str, reason: str) -> ValueSet:
         if self.project.owner_of(cls) is not None and self.project.is_class(cls):
@@ -546,7 +588,10 @@ class Evaluator:
                 at = self.enter(file, scope, value, self.project.canonical_function(callee.fqname), site)
                 results.append(self.returns(callee.fqname, at, depth))
             elif isinstance(callee, ClassRef):
-                results.append(ValueSet.of(Instance(callee.fqname, f"a {callee.fqname.rpartition('.')[2]}(...)")))
+                made = self.enter(file, scope, value, self.project.canonical_function(f"{callee.fqname}.__init__"),
+                                  site)
+                results.append(ValueSet.of(Instance(callee.fqname, f"a {callee.fqname.rpartition('.')[2]}(...)",
+                                                    made)))
             elif isinstance(callee, Lambda):
                 owner = self.project.file_at(callee.path)
                 results.append(self.values(owner, callee.body, callee.scope, None, depth) if owner else _UNKNOWN)
@@ -1014,6 +1059,13 @@ class Evaluator:
                     target = f"{imp.module}.{imported}" if imp.module else imported
                     return self._source_global(".".join((target, *rest)), attrs, depth + 1, found, seen)
         return False
+
+
+def _coarser(result: ValueSet) -> ValueSet:
+    """A set over the bound: instances of one class made at different calls count as one (their class is
+    still known); past the bound even so, unknown."""
+    merged = ValueSet(frozenset(Instance(v.cls, v.reason) if isinstance(v, Instance) else v for v in result))
+    return merged if len(merged) <= MAX_VALUES else ValueSet.of(Unknown(f"more than {MAX_VALUES} values"))
 
 
 def _item(base: AbstractValue, key: AbstractValue) -> ValueSet:

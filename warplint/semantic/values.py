@@ -79,6 +79,9 @@ class Instance:
 
     cls: str
     reason: str = field(default="", compare=False)
+    # the construction ``Cls(...)`` it came from (the evaluator's call site of ``Cls.__init__``): its own
+    # arguments decide its attributes. None when only the class is known (an annotation).
+    made: object | None = None
 
 
 @dataclass(frozen=True, eq=False)

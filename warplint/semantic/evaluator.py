@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value
 from warplint.names import is_warp
+from warplint.semantic.context import CodeContext
 
 from .values import (
     AbstractValue,
@@ -99,6 +100,7 @@ class Evaluator:
         self._sites: dict[tuple, Site] = {}
         self._keep: list[Value] = []
         self._reaching: dict[tuple, tuple[frozenset[tuple[str, str]], bool]] = {}
+        self._chosen: dict[tuple, bool] = {}
 
     # ------------------------------------------------------------------ entry points
     def values(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
@@ -683,6 +685,9 @@ class Evaluator:
         base = self.values(file, value.base, scope, site, depth)
         keys = self.values(file, value.key, scope, site, depth) if value.key is not None else _UNKNOWN
         results: list[ValueSet] = []
+        if site is None and self._key_chosen_by_users(file, value.key, scope):
+            # `TABLE[mode]` in a public function whose `mode` its users pass: any item can be chosen
+            keys = ValueSet.union([keys, *(k for b in base if isinstance(b, Mapping) for k, _ in b.items)])
         for b in base:
             for k in keys:
                 results.append(_item(b, k))
@@ -693,6 +698,37 @@ class Evaluator:
             known = [r for r in results if r.known]
             return ValueSet.union([stored, *known])
         return ValueSet.union(results) if results else _UNKNOWN
+
+    def _key_chosen_by_users(self, file: FileModel, key: Value | None, scope: str) -> bool:
+        fn = file.functions.get(scope)
+        return (key is not None and key.kind == "name" and key.local and fn is not None
+                and any(p.name == key.text for p in fn.params) and self.chosen_by_users(file, fn, key.text))
+
+    def chosen_by_users(self, file: FileModel, fn: Function, name: str, _depth: int = 0) -> bool:
+        """Parameter ``name`` of ``fn`` comes (through parameters passed on, a few calls deep) from a parameter
+        with a default of a public library function: its callers outside the project, the library's users,
+        pick it (whatever the project's own calls pass)."""
+        if _depth > 3:
+            return False
+        key = ("chosen by users", file.path, fn.qualname, name, _depth)
+        if key in self._chosen:
+            return self._chosen[key]
+        self._chosen[key] = False  # cycle guard
+        fq = self.project.fqname(file, fn.qualname)
+        found = (next((p.default for p in fn.params if p.name == name), None) is not None
+                 and not fn.name.startswith("_") and "." not in fn.qualname.replace(f"{fn.class_name}.", "", 1)
+                 and self.project.context_of(file, fn.qualname) is CodeContext.LIBRARY)
+        if not found:
+            for caller_file, call in self.project.call_sites(fq):
+                argument = self.bind(fn, name, self.site(caller_file, call.ctx.scope, call, fq, None))
+                caller = caller_file.functions.get(call.ctx.scope)
+                if (isinstance(argument, Value) and argument.kind == "name" and argument.local and caller is not None
+                        and any(p.name == argument.text for p in caller.params)
+                        and self.chosen_by_users(caller_file, caller, argument.text, _depth + 1)):
+                    found = True
+                    break
+        self._chosen[key] = found
+        return found
 
     def item_writes(self, file: FileModel, base: Value, scope: str) -> list[tuple[FileModel, Assignment]]:
         """The ``base[key] = value`` statements that write into the container ``base`` names: in its scope for a

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from warplint.model import Call, FileModel, Function, Kernel, Value
-from warplint.semantic.context import CodeContext
 
 if TYPE_CHECKING:
     from warplint.index import Project
@@ -81,28 +80,7 @@ def _one_literal(project: Project, file: FileModel, parameter: Parameter) -> boo
         return False
     if not project.evaluator.parameter(file, fn, parameter[1], None).single_constant()[0]:
         return False
-    return not _public_default(project, file, fn, parameter[1], 0)
-
-
-def _public_default(project: Project, file: FileModel, fn: Function, name: str, depth: int) -> bool:
-    """The parameter's value comes (through parameters passed on) from the default of a public library
-    function no call in the project makes: its callers are the library's users."""
-    if depth > 3:
-        return False
-    sites = project.call_sites(project.fqname(file, fn.qualname))
-    if not sites:
-        return (next((p.default for p in fn.params if p.name == name), None) is not None
-                and not fn.name.startswith("_") and project.context_of(file, fn.qualname) is CodeContext.LIBRARY)
-    evaluator = project.evaluator
-    fq = project.fqname(file, fn.qualname)
-    for caller_file, call in sites:
-        argument = evaluator.bind(fn, name, evaluator.site(caller_file, call.ctx.scope, call, fq, None))
-        caller = caller_file.functions.get(call.ctx.scope)
-        if (isinstance(argument, Value) and argument.kind == "name" and argument.local and caller is not None
-                and any(p.name == argument.text for p in caller.params)
-                and _public_default(project, caller_file, caller, argument.text, depth + 1)):
-            return True
-    return False
+    return not project.evaluator.chosen_by_users(file, fn, parameter[1])
 
 
 def _keeps_variants(project: Project, file: FileModel, kernel: Kernel) -> str | None:

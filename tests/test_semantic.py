@@ -138,6 +138,22 @@ def test_an_instance_attribute_is_what_its_own_construction_passed(tmp_path):
     assert sorted(values["k"].constants()) == [2, 3]
 
 
+def test_a_table_key_a_public_functions_users_pass_can_be_any_key(tmp_path):
+    # run() is public library API: its users pass mode, whatever main() passes; _run() is private
+    project = project_of(tmp_path, {"lib/__init__.py": "", "lib/ops.py": (
+        "import warp as wp\nTABLE = {'a': 32, 'b': 64}\n"
+        "def run(mode='a'):\n    return inner(mode)\n"
+        "def inner(mode):\n    t = TABLE[mode]\n    return t\n"
+        "def _run(mode='a'):\n    u = TABLE[mode]\n    return u\n"
+        "def main():\n    run()\n    _run()\n"
+    )})
+    file = _file(project, "ops.py")
+    evaluator = project.evaluator
+    found = {a.target.text: evaluator.values(file, a.value, a.ctx.scope) for a in file.assignments if a.ctx.scope}
+    assert found["t"].constants() == [32, 64]
+    assert found["u"].constants() == [32]
+
+
 def test_cycles_and_bounds_end(tmp_path):
     project = project_of(tmp_path, {
         "r.py": "import warp as wp\ndef f(n):\n    return g(n)\ndef g(n):\n    return f(n)\nx = f(1)\ny = x + 1\n",

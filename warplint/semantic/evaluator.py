@@ -687,7 +687,9 @@ class Evaluator:
         results: list[ValueSet] = []
         if site is None and self._key_chosen_by_users(file, value.key, scope):
             # `TABLE[mode]` in a public function whose `mode` its users pass: any item can be chosen
-            keys = ValueSet.union([keys, *(k for b in base if isinstance(b, Mapping) for k, _ in b.items)])
+            keys = ValueSet.union([keys, *(k for b in base if isinstance(b, Mapping) for k, _ in b.items),
+                                   *(ValueSet.of(*(Const(k) for k in b.value)) for b in base
+                                     if isinstance(b, Const) and isinstance(b.value, dict))])
         for b in base:
             for k in keys:
                 results.append(_item(b, k))

@@ -470,6 +470,15 @@ def write_markdown(dev_table: str, corpus_table: str, all_rules: bool, held_out_
         fh.write(page)
 
 
+def corpus_line(outcome: Outcome) -> str:
+    """One corpus's totals, for the text output."""
+    t = Score()
+    for s in outcome.scores.values():
+        t.add(s)
+    return (f"  {outcome.corpus}: {t.defects} defects, {t.found} found ({t.recall()}), {t.findings} findings, "
+            f"{t.on_harmless} on harmless, {t.unjudged} unjudged")
+
+
 def corpus_table(outcomes: list[Outcome], labels: dict[str, list[Label]], headers: dict[str, dict]) -> str:
     """One row per corpus: version, split, label counts and totals; held-out corpora show no numbers."""
     lines = ["| corpus | version | split | labelled | labels (defect / harmless / unsure) | defects found | findings "
@@ -553,11 +562,7 @@ def main(argv: list[str] | None = None) -> int:
     print(text_table(dev_table))
     print()
     for outcome in outcomes["dev"]:
-        t = Score()
-        for s in outcome.scores.values():
-            t.add(s)
-        print(f"  {outcome.corpus}: {t.defects} defects, {t.found} found ({t.recall()}), {t.findings} findings, "
-              f"{t.on_harmless} on harmless, {t.unjudged} unjudged")
+        print(corpus_line(outcome))
     if held:
         print()
         print(f"held-out split ({', '.join(held)}), {selection}:")
@@ -568,11 +573,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"blind split ({', '.join(blind)}), {selection}:")
         print(text_table(rows(combine(outcomes["blind"]), names, enabled)))
         for outcome in outcomes["blind"]:
-            t = Score()
-            for s in outcome.scores.values():
-                t.add(s)
-            print(f"  {outcome.corpus}: {t.defects} defects, {t.found} found ({t.recall()}), {t.findings} findings, "
-                  f"{t.on_harmless} on harmless, {t.unjudged} unjudged")
+            print(corpus_line(outcome))
 
     shown = outcomes["dev"] + (outcomes["held-out"] + outcomes["blind"] if args.details else [])
     if args.details:

@@ -391,7 +391,8 @@ def markdown_table(table: list[tuple[str, ...]]) -> str:
 
 
 def write_markdown(dev_table: str, corpus_table: str, all_rules: bool, held_out_table: str | None = None,
-                   held_out_total: Score | None = None, blind_table: str | None = None) -> None:
+                   held_out_total: Score | None = None, blind_table: str | None = None,
+                   blind_total: Score | None = None) -> None:
     """Replace the generated section of docs/precision.md (between BEGIN and END); the rest of the page stays.
     With ``held_out_table`` (a run with --held-out, made once the work it measures is done) the held-out
     split's per-rule totals follow the dev table, with what its totals say (``held_out_total``)."""
@@ -425,6 +426,13 @@ def write_markdown(dev_table: str, corpus_table: str, all_rules: bool, held_out_
             "never looked at against:",
             "",
             blind_table,
+        ]
+        b = blind_total or Score()
+        blind += [
+            "",
+            f"On the blind split **{b.found} of {b.defects} labelled defects are found** and {b.on_harmless} of "
+            f"{b.findings} findings sit on a look-alike ({b.lookalikes} look-alikes labelled); "
+            "`--blind --details` lists the missed labels.",
         ]
     block = "\n".join([
         BEGIN,
@@ -595,9 +603,13 @@ def main(argv: list[str] | None = None) -> int:
         held_total = Score()
         for score_of_rule in held_scores.values():
             held_total.add(score_of_rule)
-        blind_table = markdown_table(rows(combine(outcomes["blind"]), names, enabled)) if blind else None
+        blind_scores = combine(outcomes["blind"])
+        blind_table = markdown_table(rows(blind_scores, names, enabled)) if blind else None
+        blind_total = Score()
+        for score_of_rule in blind_scores.values():
+            blind_total.add(score_of_rule)
         write_markdown(markdown_table(dev_table), corpus_table(outcomes["dev"], labels_by_corpus, headers),
-                       args.all_rules, held_table, held_total, blind_table)
+                       args.all_rules, held_table, held_total, blind_table, blind_total)
         print(f"\nwrote {os.path.relpath(PAGE, ROOT)}")
     return 0
 

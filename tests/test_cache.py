@@ -187,3 +187,26 @@ def test_salt_covers_the_code_cached_findings_come_from(monkeypatch):
     cache.salt_for(all_rules())
     names = {os.path.basename(p) for p in seen if os.path.dirname(p) == os.path.dirname(cache.__file__)}
     assert {"noqa.py", "edits.py", "rule.py", "engine.py"} <= names, sorted(names)
+
+
+def test_cached_calls_and_assignments_unpickle_their_values_on_first_read():
+    import dataclasses
+
+    from warplint.diagnostic import Span
+    from warplint.model import Assignment, Call, Context, Value
+
+    call = Call("warp.launch", Span(3, 4, 3, 30), (Value("name", text="k"),),
+                {"dim": Value("const", text="8", const=8)}, Context("run", 2))
+    back = pickle.loads(pickle.dumps(call))
+    assert isinstance(back, Call) and back.callee == "warp.launch" and back.ctx == call.ctx
+    assert "_unpacked" not in back.__dict__  # the arguments are still bytes
+    again = pickle.loads(pickle.dumps(back))  # re-pickled unread: the same bytes go on
+    assert again.__dict__["_packed"] == back.__dict__["_packed"]
+    assert back.bound("dim") == Value("const", text="8", const=8) and back.args == call.args
+    assert back == call and call == back
+    moved = dataclasses.replace(back, callee="warp.launch_tiled")
+    assert moved.args == call.args and moved.callee == "warp.launch_tiled"
+    assignment = Assignment(Value("name", text="x"), Value("const", const=1), Span(1, 0, 1, 5), Context("", 1))
+    read = pickle.loads(pickle.dumps(assignment))
+    assert read.target == assignment.target and "_unpacked" not in read.__dict__
+    assert read.value == assignment.value and read == assignment

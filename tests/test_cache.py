@@ -125,7 +125,7 @@ def test_truncated_entry_in_valid_cache_is_a_miss(project, tmp_path):
     session.index_root()
     cache: ModelCache = session.cache
     cache.entries[str(project / "app.py")] = ("wrong-digest", "app", False, cache.entries[str(project / "app.py")][3])
-    cache.dirty = True
+    cache.changed(str(project / "app.py"))
     cache.save()
     again = Session(Config(root=str(project)))
     again.index_root()

@@ -319,13 +319,9 @@ class ModelCache:
     def shard_path(self, shard: int) -> str:
         return os.path.join(self.directory, f"models-{self.salt}-{shard}.pickle")
 
-    @property
-    def dirty(self) -> bool:
-        return bool(self._dirty)
-
-    @dirty.setter
-    def dirty(self, value: bool) -> None:
-        self._dirty = set(range(MODEL_SHARDS)) if value else set()
+    def changed(self, absolute: str) -> None:
+        """``absolute``'s entry changed: its shard is written on save."""
+        self._dirty.add(_shard_of(absolute))
 
     def load(self) -> None:
         if self._loaded:
@@ -388,7 +384,7 @@ class ModelCache:
         entry = self.entries.get(absolute)
         if entry is None or entry[0] != text_digest:
             self.entries[absolute] = (text_digest, module, is_package, b"", "")
-            self._dirty.add(_shard_of(absolute))
+            self.changed(absolute)
 
     def put(self, absolute: str, text_digest: str, model: FileModel, blob: bytes | None = None,
             noqa: str = "") -> None:
@@ -403,7 +399,7 @@ class ModelCache:
             except (pickle.PicklingError, RecursionError, TypeError, AttributeError):
                 return
         self.entries[absolute] = (text_digest, model.module, model.is_package, blob, noqa)
-        self._dirty.add(_shard_of(absolute))
+        self.changed(absolute)
 
     def save(self) -> bool:
         """Write the shards that changed; False when one could not be written (ignored)."""
@@ -411,7 +407,7 @@ class ModelCache:
             return True
         for absolute in [a for a in self.entries if not os.path.exists(a)]:
             del self.entries[absolute]  # deleted or renamed files
-            self._dirty.add(_shard_of(absolute))
+            self.changed(absolute)
         shards: dict[int, dict] = {shard: {} for shard in self._dirty}
         for absolute, entry in self.entries.items():
             part = shards.get(_shard_of(absolute))

@@ -703,8 +703,8 @@ class Evaluator:
 
     def _key_chosen_by_users(self, file: FileModel, key: Value | None, scope: str) -> bool:
         fn = file.functions.get(scope)
-        return (key is not None and key.kind == "name" and key.local and fn is not None
-                and any(p.name == key.text for p in fn.params) and self.chosen_by_users(file, fn, key.text))
+        return key is not None and fn is not None and _is_parameter(key, fn) and self.chosen_by_users(
+            file, fn, key.text)
 
     def chosen_by_users(self, file: FileModel, fn: Function, name: str, _depth: int = 0) -> bool:
         """Parameter ``name`` of ``fn`` comes (through parameters passed on, a few calls deep) from a parameter
@@ -717,15 +717,15 @@ class Evaluator:
             return self._chosen[key]
         self._chosen[key] = False  # cycle guard
         fq = self.project.fqname(file, fn.qualname)
-        found = (next((p.default for p in fn.params if p.name == name), None) is not None
-                 and not fn.name.startswith("_") and "." not in fn.qualname.replace(f"{fn.class_name}.", "", 1)
-                 and self.project.context_of(file, fn.qualname) is CodeContext.LIBRARY)
+        public = (not fn.name.startswith("_") and not (fn.class_name or "").startswith("_")
+                  and not fn.ctx.scope  # not nested in another function
+                  and self.project.context_of(file, fn.qualname) is CodeContext.LIBRARY)
+        found = public and next((p.default for p in fn.params if p.name == name), None) is not None
         if not found:
             for caller_file, call in self.project.call_sites(fq):
                 argument = self.bind(fn, name, self.site(caller_file, call.ctx.scope, call, fq, None))
                 caller = caller_file.functions.get(call.ctx.scope)
-                if (isinstance(argument, Value) and argument.kind == "name" and argument.local and caller is not None
-                        and any(p.name == argument.text for p in caller.params)
+                if (isinstance(argument, Value) and caller is not None and _is_parameter(argument, caller)
                         and self.chosen_by_users(caller_file, caller, argument.text, _depth + 1)):
                     found = True
                     break
@@ -1097,6 +1097,11 @@ class Evaluator:
                     target = f"{imp.module}.{imported}" if imp.module else imported
                     return self._source_global(".".join((target, *rest)), attrs, depth + 1, found, seen)
         return False
+
+
+def _is_parameter(value: Value, fn: Function) -> bool:
+    """``value`` is a bare read of one of ``fn``'s parameters."""
+    return value.kind == "name" and value.local and any(p.name == value.text for p in fn.params)
 
 
 def _coarser(result: ValueSet) -> ValueSet:

@@ -59,10 +59,17 @@ class LateGenericInstance(Rule):
     The first-instance cases need no types. Which launch runs first is approximated by
     source order and the call graph (as for kernels defined in functions): a launch or
     load of the module earlier in the same function (not in the other branch of the same
-    `if`), in a caller before the call that leads to the kernel's launch, or in a test
-    the runner runs first (also before the test that calls the launching helper). Where
-    nothing orders them (two entry points of a library, say) it is not reported, though
-    it rebuilds whenever another kernel of the module happens to run first. A kernel
+    `if`), in a caller before the call that leads to the kernel's launch, in a test
+    the runner runs first (also before the test that calls the launching helper), or in
+    another public function of a library file whose public function leads to the launch:
+    a program calls one file's API in an order of its own (a reset, then a measurement),
+    so any of them can load the module first. That takes the public functions of one file
+    to be used together; public functions of other files (two solvers that each program
+    uses one of) are not taken to run first, nor are the functions that lead to the
+    launch, nor an object's other methods when its construction makes the instance, nor
+    anything before a function whose first run is at import. Where nothing orders them
+    otherwise (entry points in two files) it is not reported, though it rebuilds whenever
+    another kernel of the module happens to run first. A kernel
     with any `wp.overload` registration is taken to be launched with registered types:
     only its run-time registrations are checked, and when some are made at import, only
     run-time ones that write out a signature not registered at import. A getter (cached
@@ -295,6 +302,9 @@ class LateGenericInstance(Rule):
             first = f"module {module} loaded here first"
         if earlier.runner:
             first += f" (the test runner runs {earlier.runner.rpartition('.')[2]}() first)"
+        if earlier.peer is not None:
+            peer, entry = earlier.peer
+            first += f" by {peer}(), which users of the library can call before {entry}()"
         related = [Related(earlier.file.path, earlier.call.span, first)]
         related += [Related(f.path, call.span, f"{call.callee.rpartition('.')[2]}() called here, after it")
                     for f, call in earlier.through]

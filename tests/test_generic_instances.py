@@ -84,6 +84,10 @@ def test_launched_before_in_scope_in_callers_and_in_runner_order(tmp_path):
             "def main(a):\n    step(a)\n    late(a)\n"
             "def alone(a):\n    wp.launch(other, dim=1, inputs=[a])\n    wp.launch(plain, dim=1, inputs=[a])\n"
         ),
+        "_private.py": HEADER + KERNELS + (
+            "def _step(a):\n    wp.launch(plain, dim=1, inputs=[a])\n"
+            "def _alone(a):\n    wp.launch(other, dim=1, inputs=[a])\n"
+        ),
         "test_m.py": HEADER + KERNELS + (
             "def test_a():\n    wp.launch(plain, dim=1, inputs=[None])\n"
             "def test_b():\n    wp.launch(gen, dim=1, inputs=[None])\n"
@@ -97,9 +101,13 @@ def test_launched_before_in_scope_in_callers_and_in_runner_order(tmp_path):
     earlier = project.launched_before(f, _call(f, "launch", "late"), "m", lambda k: k is not None and k[1] != "other")
     assert earlier is not None and earlier.call is _call(f, "step", "main")
     assert [call for _, call in earlier.through] == [_call(f, "late", "main")]
-    # nothing before the first launch of alone(), nor of a kernel the filter refuses
-    assert project.launched_before(f, _call(f, "launch", "alone"), "m", lambda k: True) is None
-    assert project.launched_before(f, _call(f, "launch", "step", 1), "m", lambda k: k is not None
+    # alone() and step() are public functions of one library file: its users can call step() first
+    earlier = project.launched_before(f, _call(f, "launch", "alone"), "m", lambda k: True)
+    assert earlier is not None and earlier.peer == ("step", "alone") and earlier.call is _call(f, "launch", "step", 0)
+    # nothing before the first launch of a private function no one calls, nor of a kernel the filter refuses
+    p = _file(project, "_private.py")
+    assert project.launched_before(p, _call(p, "launch", "_alone"), "_private", lambda k: True) is None
+    assert project.launched_before(p, _call(p, "launch", "_step"), "_private", lambda k: k is not None
                                    and k[1] == "other") is None
     t = _file(project, "test_m.py")
     earlier = project.launched_before(t, _call(t, "launch", "test_b"), "test_m", not_gen)

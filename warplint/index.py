@@ -784,6 +784,59 @@ class Project:
         index = ordered.index(fn)
         return [f.qualname for f in reversed(ordered[:index])]
 
+    def library_peers(self, file: FileModel, scope: str) -> list[tuple[FileModel, str, str]]:
+        """Functions a library's users can call before ``scope`` runs: (file, peer, entry) where ``entry`` is
+        ``scope`` or a function that leads to it (a few calls up) and is public API of a library file (a
+        public top-level function, or a public method of a public class), and ``peer`` another public
+        function of that file. Nothing in the project orders a library's entry points, but a program calls
+        several functions of one file's API (a setup, then a step), in an order its author picks. Functions
+        of other files are left out: one file's API is used together, files hold alternatives (two
+        solvers) that each program uses only one of. So are the functions that lead to ``scope`` (a caller
+        launches only what it launches before the call, in ``Project.caller_scopes``), and an object's other
+        methods when the entry is its construction (``__init__`` and what it calls run before them)."""
+        fn = file.functions.get(scope)
+        if fn is None:
+            return []
+
+        def compute() -> list[tuple[FileModel, str, str]]:
+            entries = [(file, scope)] + [(f, call.ctx.scope) for f, call, _ in self.caller_scopes(
+                self.fqname(file, scope)) if call.ctx.scope]
+            chain = {(f.path, qualname) for f, qualname in entries}
+            found: list[tuple[FileModel, str, str]] = []
+            seen: set[tuple[str, str]] = set()
+            for entry_file, entry in entries:
+                if entry not in self._library_api_of(entry_file):
+                    continue
+                owner = entry_file.functions[entry].class_name
+                # an object's construction (its __init__ and what __init__ calls) runs before its other methods
+                constructing = owner is not None and (entry_file.path, f"{owner}.__init__") in chain
+                for peer in self._library_api_of(entry_file):
+                    if (peer == entry or (entry_file.path, peer) in chain or (entry_file.path, peer) in seen
+                            or (constructing and entry_file.functions[peer].class_name == owner)):
+                        continue
+                    seen.add((entry_file.path, peer))
+                    found.append((entry_file, peer, entry))
+            return found
+
+        return self.cached(("library peers", file.path, scope), compute)
+
+    def _library_api_of(self, file: FileModel) -> tuple[str, ...]:
+        """The qualnames of a library file's public API (see ``library_peers``), in source order."""
+        def compute() -> tuple[str, ...]:
+            if self.context_of(file) is not CodeContext.LIBRARY:
+                return ()
+            public_classes = {name for name in file.classes if "." not in name and not name.startswith("_")}
+
+            def public(fn: Function) -> bool:
+                named = not fn.name.startswith("_") or fn.name in ("__init__", "__call__")
+                return (named and not fn.ctx.scope and not fn.is_warp
+                        and (fn.class_name is None or fn.class_name in public_classes))
+
+            return tuple(fn.qualname for fn in sorted(file.functions.values(), key=lambda f: f.ctx.order)
+                         if public(fn))
+
+        return self.cached(("library api", id(file)), compute)
+
     def _registered_tests(self, file: FileModel) -> dict[str, tuple[str, str]]:
         """Functions registered as test methods by a call that passes a class, a "test..." name and the
         function (Warp's ``add_function_test`` and similar helpers): qualname -> (class, test name)."""

@@ -11,8 +11,10 @@ questions rules ask:
 - ``kernel_timeline``: per statement of a scope, which kernels of which modules it launches or loads,
   directly or through project calls (the module-level ``Project.launch_timeline`` at kernel grain);
 - ``launched_before``: a launch or load of a module, of kernels a predicate accepts, that can run before a
-  call: earlier in its scope, in a test the runner runs first, or in a caller before the call that leads
-  there (source order and the call graph, as ``Project.launch_timeline`` approximates run order).
+  call: earlier in its scope, in a test the runner runs first, in a caller before the call that leads
+  there (source order and the call graph, as ``Project.launch_timeline`` approximates run order), or in
+  another public function of the library file whose public function leads there (its users call them in
+  an order of their own: ``Project.library_peers``).
 """
 
 from __future__ import annotations
@@ -105,7 +107,8 @@ class Event:
 class Earlier:
     """A launch or load that can run before a given call: ``call`` in ``file``; ``through`` are the calls
     (file, call) in callers that lead to the given call, after the launch; ``runner`` names the test the
-    runner runs first when the launch is in one."""
+    runner runs first when the launch is in one; ``peer`` the public function of a library file that users
+    can call before the one (``entry``) that leads to the given call."""
 
     file: FileModel
     call: Call
@@ -113,6 +116,7 @@ class Earlier:
     kernel: KernelKey | None
     through: tuple[tuple[FileModel, Call], ...] = ()
     runner: str = ""
+    peer: tuple[str, str] | None = None  # (peer, entry): users can call the library's peer() before entry()
 
 
 # ---------------------------------------------------------------------------------------------- registrations
@@ -303,4 +307,10 @@ def launched_before(project: Project, file: FileModel, call: Call, module: str,
                     if matches(caller_file, event):
                         return Earlier(caller_file, event.call, event.module, event.kernel,
                                        through=((caller_file, caller),), runner=earlier)
+    if runs_at_import(project, file, scope):
+        return None  # its first run is at import, before any public function can be called
+    for peer_file, peer, entry in project.library_peers(file, scope):
+        for event in kernel_timeline(project, peer_file, peer):
+            if matches(peer_file, event):
+                return Earlier(peer_file, event.call, event.module, event.kernel, peer=(peer, entry))
     return None

@@ -154,6 +154,23 @@ def test_a_table_key_a_public_functions_users_pass_can_be_any_key(tmp_path):
     assert found["u"].constants() == [32]
 
 
+def test_a_dicts_get_is_its_item_or_the_default(tmp_path):
+    project = project_of(tmp_path, {"m.py": (
+        "import warp as wp\nA = 32\nB = 64\nTABLE = {'a': A, 'b': B}\n"
+        "def pick(x):\n    t = TABLE.get(x.key)\n    return t\n"
+        "def known():\n    u = TABLE.get('b')\n    w = TABLE.get('z', 8)\n    local = {'c': 1}\n"
+        "    v = local.get('c')\n    return u, w, v\n"
+        "def other(obj):\n    o = obj.get('a')\n    return o\n"
+    )})
+    file = _file(project, "m.py")
+    evaluator = project.evaluator
+    found = {a.target.text: evaluator.values(file, a.value, a.ctx.scope) for a in file.assignments if a.ctx.scope}
+    # a key not known: any item (of a table of names, as a table of kernels is), or None when it is missing
+    assert set(found["t"].constants()) == {32, 64, None}
+    assert found["u"].constants() == [64] and found["w"].constants() == [8] and found["v"].constants() == [1]
+    assert not found["o"].known  # another object's get(): not a dict the evaluator knows
+
+
 def test_cycles_and_bounds_end(tmp_path):
     project = project_of(tmp_path, {
         "r.py": "import warp as wp\ndef f(n):\n    return g(n)\ndef g(n):\n    return f(n)\nx = f(1)\ny = x + 1\n",

@@ -412,7 +412,9 @@ class Project:
 
     def all_launches(self) -> list[Launch]:
         """Every launch in the project, once per call of its wrapper when the wrapper's parameters decide its
-        kernel or block size (followed outwards up to a few wrapper levels), else once."""
+        kernel or block size (followed outwards up to a few wrapper levels), else once. A wrapper call inside
+        a library's public function is also kept with that function's parameters unbound: its users call it
+        with arguments of their own, whatever the project's calls pass."""
         return self.cached("all_launches", self._all_launches)
 
     def _all_launches(self) -> list[Launch]:
@@ -454,6 +456,9 @@ class Project:
             outer = self.evaluator.site(caller_file, call.ctx.scope, call, fq, None)
             inner = self.evaluator.site(site.file, site.scope, site.call, site.function, outer)
             found.extend(self._outwards(launch, inner, level + 1))
+        if caller.qualname in self._library_api_of(site.file):
+            # public API: its users call it too, with arguments of their own (its parameters unbound here)
+            return found + here
         return found or here
 
     @staticmethod

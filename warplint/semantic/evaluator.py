@@ -578,6 +578,10 @@ class Evaluator:
             return self.values(file, value.args[0], scope, site, depth)
         if ref in ("int", "float", "min", "max", "len", "range", "round", "abs"):
             return self._builtin(file, value, scope, site, depth)
+        if ref is not None and ref.endswith(".get") and 1 <= len(value.args) <= 2 and not value.kwargs:
+            got = self._mapping_get(file, value, scope, site, depth)
+            if got is not None:
+                return got
         if ref is not None:
             callees = self._callees_named(file, value, scope, site, depth)
         elif value.base is not None:
@@ -678,7 +682,25 @@ class Evaluator:
                 results.add(Unknown("arithmetic that fails"))
         return ValueSet(frozenset(results))
 
-    def _subscript(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
+    def _mapping_get(self, file: FileModel, value: Value, scope: str, site: Site | None,
+                     depth: int) -> ValueSet | None:
+        """``TABLE.get(key[, default])`` of a dict: ``TABLE[key]``, and the default (None) where no key can
+        match; None when the receiver is not a dict the evaluator knows (another object's ``get``)."""
+        ref = (value.ref or "").removesuffix(".get")
+        local = "." not in ref and ref not in file.toplevel  # as a call's own name is resolved
+        owner = Value("name" if "." not in ref else "attr", text=value.text.rpartition(".get(")[0], ref=ref,
+                      local=local)
+        tables = self.values(file, owner, scope, site, depth)
+        if not any(isinstance(t, Mapping) or (isinstance(t, Const) and isinstance(t.value, dict)) for t in tables):
+            return None
+        default = (self.values(file, value.args[1], scope, site, depth) if len(value.args) == 2
+                   else ValueSet.of(Const(None, f"{owner.text}.get() of a missing key")))
+        lookup = Value("subscript", text=f"{owner.text}[...]", base=owner, key=value.args[0])
+        return self._subscript(file, lookup, scope, site, depth, missing=default)
+
+    def _subscript(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int,
+                   missing: ValueSet | None = None) -> ValueSet:
+        """``base[key]``; ``missing`` is what a key no item has gives (``dict.get``'s default), else Unknown."""
         assert value.base is not None
         if value.base.kind in ("name", "attr") and value.base.text in ("os.environ", "environ"):
             return ValueSet.of(Varies("read from the environment"))
@@ -692,7 +714,7 @@ class Evaluator:
                                      if isinstance(b, Const) and isinstance(b.value, dict))])
         for b in base:
             for k in keys:
-                results.append(_item(b, k))
+                results.append(_item(b, k, missing))
         stored = self._stored_items(file, value.base, scope, site, depth, keys)
         if stored is not None:
             # a dict filled by `CACHE[key] = make(...)` (a memoizing factory): what was stored, plus the
@@ -1111,9 +1133,11 @@ def _coarser(result: ValueSet) -> ValueSet:
     return merged if len(merged) <= MAX_VALUES else ValueSet.of(Unknown(f"more than {MAX_VALUES} values"))
 
 
-def _item(base: AbstractValue, key: AbstractValue) -> ValueSet:
+def _item(base: AbstractValue, key: AbstractValue, missing: ValueSet | None = None) -> ValueSet:
     if isinstance(base, Mapping):  # the values stored under a key that can equal this one
         found = [v for k, v in base.items if any(_may_equal(key, candidate) for candidate in k)]
+        if missing is not None and (not found or not isinstance(key, Const)):
+            found.append(missing)  # a key not known may be one no item has
         return ValueSet.union(found) if found else ValueSet.of(Unknown("no such key"))
     if isinstance(base, Varies) or isinstance(key, Varies):
         return ValueSet.of(Varies("indexed by or into a run-time value"))
@@ -1123,7 +1147,7 @@ def _item(base: AbstractValue, key: AbstractValue) -> ValueSet:
                 container: Any = base.value
                 return ValueSet.of(Const(container[key.value]))
             except (KeyError, IndexError, TypeError):
-                return ValueSet.of(Unknown("no such item"))
+                return missing or ValueSet.of(Unknown("no such item"))
         if isinstance(base, Sequence) and isinstance(key.value, int) and -len(base.items) <= key.value < len(
                 base.items):
             return base.items[key.value]

@@ -42,8 +42,9 @@ class KernelJoinsLoadedModule(Rule):
     call, a launch counts when it launches a kernel whose factory call computes the same
     name from the same expressions (`wp.launch(_get_a(x.dtype))`, then `_get_b(x.dtype)`
     with both names from `_module_name(dtype)`), before the call. A lazy builder (a
-    function that caches the kernel it makes in a dict or with `functools.cache`, itself or
-    in its caller) whose kernel has one content on every call is reported when its first call
+    function that caches the kernel it makes in a dict or with `functools.cache`, itself, in
+    its caller, or past dispatchers that return its kernel on, as `return _build_batched() if
+    batched else _build_single()`) whose kernel has one content on every call is reported when its first call
     comes at run time (not at import, not only in setup before any launch) and another
     kernel of the module is launched in code nothing orders after that call (another entry
     point of the library, another test): whichever runs first, the builder's first call

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from warplint.diagnostic import Related
 from warplint.index import Launch, Project
 from warplint.model import Call, FileModel, Kernel
-from warplint.names import is_warp
 from warplint.rule import Report, Rule
 from warplint.semantic import arg_types
 from warplint.semantic.generics import Earlier
@@ -78,7 +77,10 @@ class LateGenericInstance(Rule):
     type not made at import is missed. Not reported either: the only kernel of
     its module (a `module="unique"` kernel is one), a kernel never launched, kernels
     defined inside functions (their creation after a load is already a rebuild, reported
-    on its own). A run-time `wp.overload` that raises (inside `assertRaises`, say) is
+    on its own, and so are the instances their factory registers on them there), except for
+    a `wp.overload` of such a kernel made elsewhere at run time (a getter that adds one
+    instance per dtype to a kernel a builder made and cached). A run-time `wp.overload`
+    that raises (inside `assertRaises`, say) is
     reported all the same. One finding per kernel, at its definition; its related
     locations are every launch that adds an instance of a new type (with the first
     launch), or every late launch or run-time `wp.overload` call with the launch or load
@@ -126,26 +128,17 @@ class LateGenericInstance(Rule):
     )
 
     # ------------------------------------------------------------------ project-wide facts
-    def _index(self, project: Project) -> tuple[dict[tuple[str, str], list[Launch]], set[tuple[str, str]]]:
+    def _index(self, project: Project) -> dict[tuple[str, str], list[Launch]]:
         return project.cached((self.code, "index"), lambda: self._build_index(project))
 
     @staticmethod
-    def _build_index(project: Project) -> tuple[dict[tuple[str, str], list[Launch]], set[tuple[str, str]]]:
+    def _build_index(project: Project) -> dict[tuple[str, str], list[Launch]]:
         launches: dict[tuple[str, str], list[Launch]] = {}
-        overloaded: set[tuple[str, str]] = set()
         for f in project.files:
             for launch in project.launches(f):
                 if launch.kernel.generic:
                     launches.setdefault((launch.kernel_file.path, launch.kernel.name), []).append(launch)
-            for call in f.calls:
-                if is_warp(call.callee, "overload"):
-                    found = project.find_kernel(f, call.ctx.scope, call.bound("kernel"))
-                    if found is not None:
-                        overloaded.add((found[0].path, found[1].name))
-            for fn in f.functions.values():
-                if "warp.overload" in fn.decorators:
-                    overloaded.add((f.path, fn.name))
-        return launches, overloaded
+        return launches
 
     @staticmethod
     def _signature(project: Project, launch: Launch, generic_positions: list[int]) -> dict[int, str]:
@@ -155,7 +148,7 @@ class LateGenericInstance(Rule):
 
     # ------------------------------------------------------------------ check
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        launches, overloaded = self._index(project)
+        launches = self._index(project)
         module_level = [k for k in file.kernels if k.ctx.scope == ""]
         for kernel in file.kernels:
             if not kernel.generic:
@@ -168,15 +161,14 @@ class LateGenericInstance(Rule):
             if fn is None:
                 continue
             typed: _Typed | None = None
-            if (file.path, kernel.name) not in overloaded:
+            if not project.overload_registrations(file, kernel):
                 generic_positions = [i for i, p in enumerate(fn.params) if "Any" in p.annotation.split()]
                 kernel_launches = sorted(
                     launches.get((file.path, kernel.name), []),
                     key=lambda launch: (launch.file.path, launch.call.span.line, launch.call.span.col),
                 )
                 typed = self._new_types(project, kernel_launches, generic_positions)
-            # a kernel made by a factory joins its module late anyway: WC101's
-            late = self._late_first_instance(project, file, kernel) if kernel.ctx.scope == "" else None
+            late = self._late_first_instance(project, file, kernel)
             if typed is not None:
                 yield self._report_types(project, file, kernel, typed, late.related if late else ())
             elif late is not None:
@@ -249,6 +241,13 @@ class LateGenericInstance(Rule):
         module = f"unique:{file.module}.{kernel.function or kernel.name}" if declared == "unique" else declared
         key = (file.path, kernel.name)
         registrations = project.overload_registrations(file, kernel)
+        if kernel.ctx.scope:
+            # a kernel made by a factory joins its module late anyway (WC101's), with the instances the factory
+            # registers on it there; a getter elsewhere registering more of them later is this rule's
+            registrations = [r for r in registrations if r.file is not file or r.call is None
+                             or r.call.ctx.scope != kernel.ctx.scope]
+            if not registrations:
+                return None
         triggers: list[tuple[Earlier, Related]] = []
         if registrations:
             # The launches use the registered types, and so does a run-time registration whose types are not

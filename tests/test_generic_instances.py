@@ -2,7 +2,7 @@
 where wp.overload registers them and whether that runs at import, which kernel each statement launches,
 and which launch of a module can run before a call."""
 
-from warplint.testing import project_of
+from warplint.testing import lint_tree, project_of
 
 HEADER = "from typing import Any\nimport functools\nimport warp as wp\n"
 KERNELS = (
@@ -205,7 +205,6 @@ def test_launch_argument_types_in_parameter_order(tmp_path):
 
 # ---------------------------------------------------------------------------------------------- WC106's locations
 def _wc106(tmp_path, source):
-    from warplint.testing import lint_tree
 
     (tmp_path / "m.py").write_text(source)
     return [d for d in lint_tree(str(tmp_path), ("WC106",)) if d.code == "WC106"]
@@ -252,3 +251,22 @@ def test_wc106_names_the_launch_inside_a_wrapper_too(tmp_path):
     ))
     assert [(r.span.line, r.message.split(" here")[0]) for r in found.related] == [
         (14, "module m launched"), (15, "'gen' launched"), (17, "the launch inside the wrapper")]
+
+
+def test_a_registering_helper_with_many_callers_registers_each_callers_kernel(tmp_path):
+    # register(kernel, dtypes) is called for more kernels than the evaluator follows call sites of one
+    # parameter: each call still registers its own kernel, and WC106 sees those registrations
+    kernels = "".join(f"@wp.kernel\ndef k{i}(a: wp.array(dtype=Any)):\n    a[0] = a[0]\n" for i in range(20))
+    registered = "".join(f"K{i} = register(k{i}, (wp.float32, wp.float64))\n" for i in range(20))
+    project = project_of(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/dispatch.py": HEADER + ("def register(kernel, dtypes):\n    out = {}\n    for t in dtypes:\n"
+                                     "        out[t] = wp.overload(kernel, [wp.array(dtype=t)])\n    return out\n"),
+        "pkg/ops.py": HEADER + "from pkg.dispatch import register\n" + kernels + registered + (
+            "def run(n):\n    wp.launch(k3, dim=n, inputs=[wp.zeros(n, dtype=wp.float32)])\n"
+            "    wp.launch(k3, dim=n, inputs=[wp.zeros(n, dtype=wp.float64)])\n"),
+    })
+    ops = _file(project, "ops.py")
+    assert all(r.at_import for r in project.overload_registrations(ops, _kernel(ops, "k3")))
+    assert len(project.overload_registrations(ops, _kernel(ops, "k3"))) == 1
+    assert not [d for d in lint_tree(str(tmp_path), ("WC106",)) if d.code == "WC106"]

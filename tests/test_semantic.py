@@ -171,6 +171,26 @@ def test_a_dicts_get_is_its_item_or_the_default(tmp_path):
     assert not found["o"].known  # another object's get(): not a dict the evaluator knows
 
 
+def test_a_dict_a_helper_fills_and_returns_holds_what_it_stored(tmp_path):
+    project = project_of(tmp_path, {"m.py": (
+        "import warp as wp\nfrom typing import Any\n"
+        "@wp.kernel\ndef k(x: wp.array(dtype=Any)):\n    x[0] = x[0]\n"
+        "def register(kernel, dtypes):\n    out = {}\n    for t in dtypes:\n"
+        "        out[t] = wp.overload(kernel, [wp.array(dtype=t)])\n    return out\n"
+        "TABLE = register(k, (wp.float32, wp.float64))\n"
+        "def run(x):\n    chosen = TABLE[x.dtype]\n    wp.launch(chosen, dim=1, inputs=[x])\n"
+        "def listed():\n    items = []\n    items[0] = 1\n    return items\n"
+        "LISTED = listed()\n"
+    )})
+    file = _file(project, "m.py")
+    evaluator = project.evaluator
+    chosen = next(a for a in file.assignments if a.target.text == "chosen")
+    assert [k.index for k in evaluator.values(file, chosen.value, "run").kernels()] == [0]
+    assert [launch.kernel.name for launch in project.launches(file)] == ["k"]
+    listed = next(a for a in file.assignments if a.target.text == "LISTED")
+    assert not any(type(v).__name__ == "Mapping" for v in evaluator.values(file, listed.value, ""))  # not a dict
+
+
 def test_cycles_and_bounds_end(tmp_path):
     project = project_of(tmp_path, {
         "r.py": "import warp as wp\ndef f(n):\n    return g(n)\ndef g(n):\n    return f(n)\nx = f(1)\ny = x + 1\n",

@@ -294,6 +294,9 @@ class Evaluator:
                 results.append(ValueSet.of(Varies(f"`{name}` is updated in place")))
             else:
                 results.append(self.values(file, assignment.value, scope, site, depth))
+        filled = self._filled_dict(file, scope, name, results, site, depth)
+        if filled is not None:
+            results.append(filled)
         param = next((p for p in fn.params if p.name == name), None)
         if param is not None:
             results.append(self.parameter(file, fn, name, site if site is not None and site.function == fq else None,
@@ -762,6 +765,21 @@ class Evaluator:
         if base.local:
             return [(file, a) for a in self.project.subscript_assignments(file, scope, base.text)]
         return list(self.project.item_assignments(self.project.canonical_ref(base.ref)))
+
+    def _filled_dict(self, file: FileModel, scope: str, name: str, bound: list[ValueSet], site: Site | None,
+                     depth: int) -> ValueSet | None:
+        """A local dict its function fills (``out = {}`` then ``out[key] = value``, in a loop, say): a
+        ``Mapping`` of what was stored, so the dict a helper returns holds its items wherever it goes. None
+        when the local is not bound to a dict or nothing is stored into it."""
+        if not any(isinstance(v, Mapping) or (isinstance(v, Const) and isinstance(v.value, dict))
+                   for values in bound for v in values):
+            return None
+        writes = self.project.subscript_assignments(file, scope, name)
+        if not writes:
+            return None
+        return ValueSet.of(Mapping(tuple(
+            (self.values(file, a.target.key, scope, site, depth) if a.target.key is not None else _UNKNOWN,
+             self.values(file, a.value, scope, site, depth)) for a in writes), f"`{name}` filled item by item"))
 
     def _stored_items(self, file: FileModel, base: Value, scope: str, site: Site | None, depth: int,
                       keys: ValueSet = _UNKNOWN) -> ValueSet | None:

@@ -97,8 +97,38 @@ def _keeps_variants(project: Project, file: FileModel, kernel: Kernel) -> str | 
     if any(a.target.kind == "subscript" and a.value.kind == "name" and a.value.text in names
            for a in file.assignments if a.ctx.scope == fn.qualname):
         return fq
-    return next((project.fqname(caller_file, call.ctx.scope) for caller_file, call in project.call_sites(fq)
-                 if _caller_keeps(project, caller_file, call)), None)
+    return _kept_by_callers(project, fq, 0)
+
+
+KEEPER_DEPTH = 3  # factories that hand a factory's kernel on (`return _build()`) followed up to the keeper
+
+
+def _kept_by_callers(project: Project, fq: str, depth: int) -> str | None:
+    """The caller that keeps what ``fq`` returns, directly or after callers that return it on unchanged (a
+    dispatcher ``def _make(kind): return _build_a() if ... else _build_b()``)."""
+    sites = project.call_sites(fq)
+    keeper = next((project.fqname(caller_file, call.ctx.scope) for caller_file, call in sites
+                   if _caller_keeps(project, caller_file, call)), None)
+    if keeper is not None or depth >= KEEPER_DEPTH:
+        return keeper
+    for caller_file, call in sites:
+        caller = caller_file.functions.get(call.ctx.scope)
+        if caller is not None and _returns_result(caller, call):
+            keeper = _kept_by_callers(project, project.fqname(caller_file, caller.qualname), depth + 1)
+            if keeper is not None:
+                return keeper
+    return None
+
+
+def _returns_result(caller: Function, call: Call) -> bool:
+    """``caller`` returns what ``call`` (made in it) returns: ``return make()``, or a local bound to it."""
+    stored = set(call.assigned_to)
+
+    def is_result(value: Value) -> bool:  # the call, a local bound to it, or a branch of `a() if t else b()`
+        return ((value.kind == "name" and value.text in stored) or (value.kind == "call" and value.ref == call.callee)
+                or (value.kind == "ifexp" and any(isinstance(v, Value) and is_result(v) for v in value.items)))
+
+    return any(is_result(r) for r in caller.returns)
 
 
 def _caller_keeps(project: Project, file: FileModel, call: Call) -> bool:
@@ -118,10 +148,7 @@ def _caller_keeps(project: Project, file: FileModel, call: Call) -> bool:
            and not (a.target.base.kind == "name" and a.target.base.local) and is_result(a.value, a.ctx.order)
            for a in file.assignments):
         return True
-    if not project.evaluator.is_memoized(caller):
-        return False
-    return any((r.kind == "name" and r.text in stored) or (r.kind == "call" and r.ref == call.callee)
-               for r in caller.returns)
+    return project.evaluator.is_memoized(caller) and _returns_result(caller, call)
 
 
 _SLOT = re.compile("\x00([^\x00]*)\x00")  # evaluator.PARAMETER_SLOT

@@ -456,7 +456,7 @@ class Project:
             outer = self.evaluator.site(caller_file, call.ctx.scope, call, fq, None)
             inner = self.evaluator.site(site.file, site.scope, site.call, site.function, outer)
             found.extend(self._outwards(launch, inner, level + 1))
-        if caller.qualname in self._library_api_of(site.file):
+        if self.is_library_api(site.file, caller.qualname):
             # public API: its users call it too, with arguments of their own (its parameters unbound here)
             return found + here
         return found or here
@@ -810,7 +810,7 @@ class Project:
             found: list[tuple[FileModel, str, str]] = []
             seen: set[tuple[str, str]] = set()
             for entry_file, entry in entries:
-                if entry not in self._library_api_of(entry_file):
+                if not self.is_library_api(entry_file, entry):
                     continue
                 owner = entry_file.functions[entry].class_name
                 # an object's construction (its __init__ and what __init__ calls) runs before its other methods
@@ -825,8 +825,13 @@ class Project:
 
         return self.cached(("library peers", file.path, scope), compute)
 
+    def is_library_api(self, file: FileModel, qualname: str) -> bool:
+        """``qualname`` is public API of a library file, which the library's users call: a public top-level
+        function, or a public method (``__init__``/``__call__`` included) of a public top-level class."""
+        return qualname in self._library_api_of(file)
+
     def _library_api_of(self, file: FileModel) -> tuple[str, ...]:
-        """The qualnames of a library file's public API (see ``library_peers``), in source order."""
+        """The qualnames of a library file's public API (``is_library_api``), in source order."""
         def compute() -> tuple[str, ...]:
             if self.context_of(file) is not CodeContext.LIBRARY:
                 return ()

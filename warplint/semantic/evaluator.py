@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value
 from warplint.names import is_warp
-from warplint.semantic.context import CodeContext
 
 from .values import (
     AbstractValue,
@@ -742,10 +741,8 @@ class Evaluator:
             return self._chosen[key]
         self._chosen[key] = False  # cycle guard
         fq = self.project.fqname(file, fn.qualname)
-        public = (not fn.name.startswith("_") and not (fn.class_name or "").startswith("_")
-                  and not fn.ctx.scope  # not nested in another function
-                  and self.project.context_of(file, fn.qualname) is CodeContext.LIBRARY)
-        found = public and next((p.default for p in fn.params if p.name == name), None) is not None
+        found = self.project.is_library_api(file, fn.qualname) and next(
+            (p.default for p in fn.params if p.name == name), None) is not None
         if not found:
             for caller_file, call in self.project.call_sites(fq):
                 argument = self.bind(fn, name, self.site(caller_file, call.ctx.scope, call, fq, None))

@@ -97,6 +97,17 @@ def test_noqa_forms(tmp_path, run_cli):
     assert "WC501" in run_cli("c.py", "--format", "concise")[1]
 
 
+def test_noqa_lines_are_numbered_as_the_parser_numbers_them(tmp_path, run_cli):
+    """Directives are found by searching the text, not by splitting it into lines: the line a directive
+    suppresses on must still count \\r\\n, lone \\r and non-ASCII text before it as the parser does."""
+    text = ("import warp as wp\r\n'''é İ ∑\rstill the string'''\r\n"
+            "wp.force_load()  # NoQa: WC501\nwp.force_load()\r\nwp.force_load()  # noqa\n"
+            "x = '# NOQA'; wp.force_load()\n")
+    (tmp_path / "a.py").write_bytes(text.encode("utf-8"))
+    _, out, _ = run_cli("a.py", "--format", "concise", "-q")
+    assert [line.split(":")[1] for line in out.splitlines()] == ["5"]
+
+
 def test_config_from_pyproject(tmp_path, run_cli):
     write(tmp_path, "pyproject.toml", '[tool.warplint]\nignore = ["WC201"]\n'
                                       'per-file-ignores = { "legacy/*" = ["WC501"] }\nextend-exclude = ["vendored/"]\n')

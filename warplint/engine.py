@@ -14,21 +14,23 @@ import re
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from . import cache as _cache
 from . import parse_guard, warp_version, workers
 from .config import Config
 from .diagnostic import Diagnostic, Span
 from .discovery import Discovery, ProjectScope
-from .extract import extract
-from .index import Project
 from .model import FileModel
 from .names import module_name_for_path
 from .noqa import find_suppressions, unused_codes, unused_noqa_reports
-from .registry import FileError, UnusedNoqa, all_rules
+from .registry import FileError, UnusedNoqa, all_rules, selection_table
 from .rule import Report, Rule
+
+if TYPE_CHECKING:  # LibCST, the extractor and the index are imported when a file is parsed or checked:
+    import libcst as cst  # a run answered from the result cache needs none of them
+
+    from .index import Project
 from .sources import decode as decode  # decode: where the front ends import it from
 from .sources import locate_installed, read_source
 
@@ -124,6 +126,8 @@ def _analyze(path: str, text: str, module: str | None, is_package: bool | None,
 
 
 def _parse_and_extract(model: FileModel, text: str, stack: int) -> FileModel:
+    import libcst as cst
+
     try:
         tree = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -156,6 +160,8 @@ def _parse_and_extract(model: FileModel, text: str, stack: int) -> FileModel:
 
 
 def _extracted(tree: cst.Module, text: str, model: FileModel) -> FileModel:
+    from .extract import extract
+
     visitors = rule_visitors(all_rules().values())
     extract(tree, model, [v for _, v in visitors], text)
     for code, visitor in visitors:
@@ -313,8 +319,8 @@ class Session:
         root_is_project: bool | None = None,
     ) -> None:
         self.config = config
-        self.rules = rules if rules is not None else all_rules()
-        self.enabled = config.enabled_codes(self.rules)
+        self._rules = rules  # None: the registry's, imported when a file is checked (``rules``)
+        self.enabled = config.enabled_codes(rules if rules is not None else selection_table())
         self.discovery = Discovery(config)
         # The Warp the project runs against (asked for, Warp's own tree, the project's venv, warplint's own)
         self.warp_environment = warp_version.environment(config.root, config.warp_version, config.warp_version_source)
@@ -332,12 +338,18 @@ class Session:
         self._cache: _cache.ModelCache | None = None
         self.configure_cache(cache, cache_dir)
 
+    @property
+    def rules(self) -> dict[str, Rule]:
+        if self._rules is None:
+            self._rules = all_rules()
+        return self._rules
+
     def configure_cache(self, enabled: bool = True, directory: str | None = None) -> None:
         self._cache = None
         self._results = None
         if not enabled:
             return
-        salt = _cache.salt_for(self.rules)
+        salt = _cache.salt_for(self._rules) if self._rules is not None else _cache.registry_salt()
         secret = _cache.user_secret()  # None: no key kept safely, so no cache is trusted
         if salt is not None and secret is not None:
             where = directory or _cache.default_directory(self.config.root, self.config.cache_dir)
@@ -486,6 +498,8 @@ class Session:
         """The project index over the current models; built once until a model changes (flake8 and the
         editor check file after file against the same index, and its project-wide facts are not cheap)."""
         if self._project is None:
+            from .index import Project
+
             self._project = Project(self.models.values(), self.load_external, self.warp_environment)
         return self._project
 

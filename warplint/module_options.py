@@ -48,9 +48,13 @@ def option_changes(file: FileModel, project: Project) -> list[OptionChange]:
     return project.cached(("option_changes", id(file)), lambda: _option_changes(project, file))
 
 
+def _may_change_options(callee: str) -> bool:
+    return callee == "warp.set_module_options" or callee.endswith(".options.update")
+
+
 def _option_changes(project: Project, file: FileModel) -> list[OptionChange]:
     changes: list[OptionChange] = []
-    for call in file.calls:
+    for call in project.calls_where(file, _may_change_options):
         if is_warp(call.callee, "set_module_options"):
             target = call.bound("module")
             module = file.module if target is None else module_of(project, file, target, call.ctx.scope)
@@ -93,6 +97,9 @@ def option_changes_by(project: Project, fqname: str, _depth: int = 0) -> list[Op
     key = ("option_changes_by", fqname)
     if key in project.memo:
         return project.memo[key]
+    if project.canonical_function(fqname) not in _option_changers(project):
+        project.memo[key] = []
+        return project.memo[key]
     project.memo[key] = []  # cycle guard
     found = project.function(fqname)
     result: list[OptionChange] = []
@@ -104,3 +111,22 @@ def option_changes_by(project: Project, fqname: str, _depth: int = 0) -> list[Op
                 result.extend(option_changes_by(project, project.callee_of(file, call), _depth + 1))
     project.memo[key] = result
     return result
+
+
+def _option_changers(project: Project) -> frozenset[str]:
+    """The project functions (canonical names) that change module options directly or through any chain of
+    calls: found once from the few changes upwards through their callers, so that asking about each of the
+    project's calls (WC102 asks about every one) walks no call tree that changes nothing."""
+    def compute() -> frozenset[str]:
+        found: set[str] = set()
+        pending = [project.fqname(f, c.ctx.scope) for f in project.files for c in option_changes(f, project)
+                   if c.ctx.scope]
+        while pending:
+            fqname = project.canonical_function(pending.pop())
+            if fqname in found:
+                continue
+            found.add(fqname)
+            pending.extend(project.fqname(f, call.ctx.scope) for f, call in project.callers(fqname) if call.ctx.scope)
+        return frozenset(found)
+
+    return project.cached("option_changers", compute)

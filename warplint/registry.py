@@ -133,6 +133,22 @@ def table_of(rules: dict[str, Rule]) -> list[tuple[str, str, bool, bool]]:
             for code, rule in rules.items()]
 
 
+def selection_table() -> dict[str, RuleInfo]:
+    """What selection reads of every registry rule: the table a run under this warplint's salt kept, else
+    the rules' own (imported, and the table kept for the next run). A run answered from the result cache
+    then imports no rule, and with them not LibCST: most of a warm run's time."""
+    from .cache import registry_salt
+
+    salt = registry_salt()
+    table = rule_table(salt) if salt is not None else None
+    if table is None:
+        table = {code: RuleInfo(code, name, default_enabled, runtime_only)
+                 for code, name, default_enabled, runtime_only in table_of(all_rules())}
+        if salt is not None:
+            remember_table(salt)
+    return table
+
+
 def remember_table(salt: str) -> None:
     """Keep ``all_rules()``'s table for ``rule_table`` under ``salt`` (unless it is kept already)."""
     from .cache import load_user_entry, store_user_entry

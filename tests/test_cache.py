@@ -7,8 +7,11 @@ No timing is asserted here (see benchmarks/run.py).
 
 from __future__ import annotations
 
+import ast
 import os
 import pickle
+import subprocess
+import sys
 
 import pytest
 
@@ -210,3 +213,31 @@ def test_cached_calls_and_assignments_unpickle_their_values_on_first_read():
     read = pickle.loads(pickle.dumps(assignment))
     assert read.target == assignment.target and "_unpacked" not in read.__dict__
     assert read.value == assignment.value and read == assignment
+    assert read.span == assignment.span and "span" not in read.__dict__  # spans are read back lazily too
+    plain = pickle.loads(pickle.dumps(Call("app.f", Span(1, 0, 1, 3), (), {}, Context("", 1))))
+    assert "has_star_args" not in plain.__dict__ and plain.has_star_args is False  # defaults: the class's
+    assert plain.assigned_to == () and plain.receiver is None
+
+
+def test_a_warm_run_imports_neither_the_rules_nor_libcst(tmp_path):
+    """A run the result cache answers selects rules from the table an earlier run kept: importing the rules
+    (and with them LibCST) was most of a warm run's time."""
+    (tmp_path / "app.py").write_text("import warp as wp\n\nwp.force_load()\n")
+    argv = [str(tmp_path), "--format", "concise", "-j", "1", "-o", str(tmp_path / "out.txt")]
+    probe = ("import sys\nfrom warplint.cli import main\n"
+             f"code = main({argv!r})\n"
+             "print(code, sorted({m.split('.')[0] if m.startswith('libcst') else m for m in sys.modules\n"
+             "                    if m.startswith(('libcst', 'warplint.rules.', 'warplint.extract'))}))\n")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+
+    def run() -> tuple[str, list[str]]:
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path,
+                              check=True)
+        code, _, imported = done.stdout.strip().partition(" ")
+        return code, ast.literal_eval(imported)
+
+    cold = run()
+    assert cold[0] == "1" and "libcst" in cold[1] and any(m.startswith("warplint.rules.") for m in cold[1])
+    assert "WC501" in (tmp_path / "out.txt").read_text()
+    assert run() == ("1", [])
+    assert "WC501" in (tmp_path / "out.txt").read_text()

@@ -325,3 +325,19 @@ def test_positional_construction_of_a_class_with_its_own_init(tmp_path):
     )})
     (launch,) = project.launches(_file(project, "s.py"))
     assert launch.block_dims.known and sorted(launch.block_dims.constants()) == [64, 128]
+
+
+def test_the_calls_and_assignments_of_one_statement_share_its_context():
+    """One Context object per statement (fewer objects to cache and read back), never one shared across
+    statements, and the shared one keeps the very exit branch whose end is set when the branch closes."""
+    from warplint.engine import analyze
+
+    model = analyze("m.py", "def f(x):\n    if x:\n        y = g(h(x))\n        return y\n    k(x)\n    k(x)\n")
+    calls = {c.callee.rpartition(".")[2]: c for c in model.calls}
+    (assignment,) = [a for a in model.assignments if a.target.text == "y"]
+    assert calls["g"].ctx is calls["h"].ctx is assignment.ctx
+    first_k, second_k = [c for c in model.calls if c.callee.endswith("k")]
+    assert first_k.ctx is not second_k.ctx and first_k.ctx.order < second_k.ctx.order
+    branch = assignment.ctx.exit_branch
+    assert branch is not None and branch.end > assignment.ctx.order  # the `return y` after it
+    assert assignment.ctx.runs_before(branch.end) and not assignment.ctx.runs_before(first_k.ctx.order)

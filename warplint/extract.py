@@ -121,6 +121,7 @@ class Extractor(cst.CSTVisitor):
         self.model = model
         self.frames: list[_Frame] = [_Frame("")]
         self.order = 0
+        self._last_ctx: Context | None = None
         self.main_guard = 0
         self.open_withs: list[WithBlock | None] = []  # None: a `with` inside a Warp function body
         self._span_targets: list[tuple[Any, str, cst.CSTNode]] = []
@@ -202,7 +203,7 @@ class Extractor(cst.CSTVisitor):
             tries.extend(frame.tries)
             handlers += frame.handlers
             finals += frame.finals
-        return Context(
+        made = Context(
             scope=ff.qualname,
             order=self.order,
             conditions=tuple(conditions),
@@ -216,6 +217,13 @@ class Extractor(cst.CSTVisitor):
             tests=tuple(tests),
             expects_raise=raises,
         )
+        # The calls and assignments of one statement share its context: a third fewer objects to pickle and
+        # read back. Sharing needs the very exit branch (its end is set when the branch closes), not an equal one.
+        last = self._last_ctx
+        if last is not None and last.order == made.order and last.exit_branch is made.exit_branch and last == made:
+            return last
+        self._last_ctx = made
+        return made
 
     def value(self, node: cst.BaseExpression | None, depth: int = 0, span: bool = False) -> Value:
         if node is None:

@@ -251,7 +251,7 @@ class Call(Compact):
     receiver: Value | None = None  # for `f(...).method(...)`: the summarised `f(...)` call
 
     __reduce__ = _reduce_storing
-    Stored: ClassVar[type]  # set below: read back from the cache, the arguments stay pickled until read
+    Stored: ClassVar[type]  # set below: read back from the cache, the arguments and span stay pickled until read
 
     def arg(self, position: int | None, keyword: str | None = None) -> Value | None:
         """The argument at ``position`` or passed as ``keyword``; for calls outside Warp's API
@@ -286,11 +286,12 @@ class Assignment(Compact):
     annotation: str | None = None  # the resolved class of `name: Class = ...` (class fields, locals)
 
     __reduce__ = _reduce_storing
-    Stored: ClassVar[type]  # set below: read back from the cache, the value stays pickled until read
+    Stored: ClassVar[type]  # set below: read back from the cache, the value and span stay pickled until read
 
 
-Call.Stored = _stored_variant(Call, ("args", "kwargs", "receiver"))
-Assignment.Stored = _stored_variant(Assignment, ("value",))
+# Spans too: only the few records a rule reports or relates read theirs.
+Call.Stored = _stored_variant(Call, ("args", "kwargs", "receiver", "span"))
+Assignment.Stored = _stored_variant(Assignment, ("value", "span"))
 
 
 @dataclass

@@ -221,21 +221,25 @@ def test_cached_calls_and_assignments_unpickle_their_values_on_first_read():
 
 def test_a_warm_run_imports_neither_the_rules_nor_libcst(tmp_path):
     """A run the result cache answers selects rules from the table an earlier run kept: importing the rules
-    (and with them LibCST) was most of a warm run's time."""
+    (and with them LibCST) was most of a warm run's time. ``--no-cache`` keeps no table either."""
     (tmp_path / "app.py").write_text("import warp as wp\n\nwp.force_load()\n")
     argv = [str(tmp_path), "--format", "concise", "-j", "1", "-o", str(tmp_path / "out.txt")]
     probe = ("import sys\nfrom warplint.cli import main\n"
-             f"code = main({argv!r})\n"
+             f"code = main({argv!r} + sys.argv[1:])\n"
              "print(code, sorted({m.split('.')[0] if m.startswith('libcst') else m for m in sys.modules\n"
              "                    if m.startswith(('libcst', 'warplint.rules.', 'warplint.extract'))}))\n")
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    user_cache = tmp_path / "xdg"
+    env = {**os.environ, "XDG_CACHE_HOME": str(user_cache)}
 
-    def run() -> tuple[str, list[str]]:
-        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path,
-                              check=True)
+    def run(*extra: str) -> tuple[str, list[str]]:
+        done = subprocess.run([sys.executable, "-c", probe, *extra], capture_output=True, text=True, env=env,
+                              cwd=tmp_path, check=True)
         code, _, imported = done.stdout.strip().partition(" ")
         return code, ast.literal_eval(imported)
 
+    uncached = run("--no-cache")
+    assert uncached[0] == "1" and "libcst" in uncached[1]
+    assert not user_cache.exists() and not (tmp_path / ".warplint_cache").exists()
     cold = run()
     assert cold[0] == "1" and "libcst" in cold[1] and any(m.startswith("warplint.rules.") for m in cold[1])
     assert "WC501" in (tmp_path / "out.txt").read_text()

@@ -233,7 +233,7 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     argv, command = _split_confirm_command(list(argv))
     args = check_parser().parse_args(argv)
     _check_flags(args)
-    rules = selection_table()  # not the rules themselves: a run the result cache answers imports none
+    rules = selection_table(kept=not args.no_cache)  # not the rules: a run the result cache answers imports none
     known = set(rules)
     paths = args.paths or ["."]
     if args.stdin_filename and "-" not in args.paths:
@@ -275,7 +275,7 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
 
     from .engine import Session
 
-    session = Session(config)
+    session = Session(config, cache=not args.no_cache)
     if args.show_files:
         return _show_files(session, paths, out, err)
     bar = ProgressBar(err) if progress_wanted(err) and not args.quiet else None

@@ -320,7 +320,7 @@ class Session:
     ) -> None:
         self.config = config
         self._rules = rules  # None: the registry's, imported when a file is checked (``rules``)
-        self.enabled = config.enabled_codes(rules if rules is not None else selection_table())
+        self.enabled = config.enabled_codes(rules if rules is not None else selection_table(kept=cache))
         self.discovery = Discovery(config)
         # The Warp the project runs against (asked for, Warp's own tree, the project's venv, warplint's own)
         self.warp_environment = warp_version.environment(config.root, config.warp_version, config.warp_version_source)

@@ -133,13 +133,14 @@ def table_of(rules: dict[str, Rule]) -> list[tuple[str, str, bool, bool]]:
             for code, rule in rules.items()]
 
 
-def selection_table() -> dict[str, RuleInfo]:
+def selection_table(kept: bool = True) -> dict[str, RuleInfo]:
     """What selection reads of every registry rule: the table a run under this warplint's salt kept, else
     the rules' own (imported, and the table kept for the next run). A run answered from the result cache
-    then imports no rule, and with them not LibCST: most of a warm run's time."""
+    then imports no rule, and with them not LibCST: most of a warm run's time. ``kept=False`` (``--no-cache``)
+    neither reads nor writes the kept table."""
     from .cache import registry_salt
 
-    salt = registry_salt()
+    salt = registry_salt() if kept else None
     table = rule_table(salt) if salt is not None else None
     if table is None:
         table = {code: RuleInfo(code, name, default_enabled, runtime_only)

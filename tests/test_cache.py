@@ -192,6 +192,21 @@ def test_salt_covers_the_code_cached_findings_come_from(monkeypatch):
     assert {"noqa.py", "edits.py", "rule.py", "engine.py"} <= names, sorted(names)
 
 
+def test_the_source_digest_is_read_once_and_follows_edits(tmp_path):
+    """A run asks for the salt several times; the sources are hashed once while unchanged, again after an edit."""
+    from warplint import cache
+
+    source = tmp_path / "rule.py"
+    source.write_text("code = 1\n")
+    first = cache._source_digest([str(source)])
+    assert first is not None and cache._source_digest([str(source)]) == first
+    before = source.stat().st_mtime_ns
+    source.write_text("code = 2\n")  # same size: the stat signature's times move (set apart: coarse clocks)
+    os.utime(source, ns=(before + 10**9, before + 10**9))
+    assert cache._source_digest([str(source)]) not in (None, first)
+    assert cache._source_digest([str(tmp_path / "missing.py")]) is None
+
+
 def test_cached_calls_and_assignments_unpickle_their_values_on_first_read():
     import dataclasses
 

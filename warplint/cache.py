@@ -68,15 +68,28 @@ def digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
+_SOURCE_DIGESTS: dict[tuple, str] = {}  # (path, stat signature)... -> digest, for this process
+
+
 def _source_digest(paths: Iterable[str]) -> str | None:
+    files = sorted(set(paths))
+    try:  # a run asks for the salt several times (selection, models, results): read the sources once
+        stats = [(path, os.stat(path)) for path in files]
+        signature = tuple((p, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev) for p, st in stats)
+    except OSError:
+        return None
+    known = _SOURCE_DIGESTS.get(signature)
+    if known is not None:
+        return known
     h = hashlib.blake2b(digest_size=16)
-    for path in sorted(set(paths)):
+    for path in files:
         try:
             with open(path, "rb") as fh:
                 h.update(path.encode() + b"\0" + fh.read() + b"\0")
         except OSError:
             return None
-    return h.hexdigest()
+    _SOURCE_DIGESTS[signature] = found = h.hexdigest()
+    return found
 
 
 def salt_for(rules: dict) -> str | None:

@@ -8,77 +8,15 @@ import libcst as cst
 from warplint.diagnostic import Fix, Span
 from warplint.edits import nearest_name, replace, string_content
 from warplint.index import Project, is_test_file
-from warplint.locate import PositionedVisitor
 from warplint.model import NO_SPAN, Context, FileModel, Value
-from warplint.names import canonical, dotted_name, is_warp
+from warplint.names import is_warp
 from warplint.rule import Report, Rule
 from warplint.semantic.values import WarpModule
 
 from ._expected_errors import ExpectedErrorBlocks, inside
 
-
-class _UpdateCalls(PositionedVisitor):
-    """Finds `wp.get_module(..).options.update({...})` / `wp.get_module_options().update({...})`.
-
-    The model drops calls whose callee is not a dotted name, so these are collected
-    here: (callee text of the inner call, option keys, span).
-    """
-
-    def __init__(self) -> None:
-        self._pending: list[tuple[str, tuple[str, ...], cst.CSTNode]] = []
-        self._raises = ExpectedErrorBlocks()
-
-    def visit_With(self, node: cst.With) -> None:
-        self._raises.visit_With(node)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "update"):
-            return
-        owner = func.value
-        if isinstance(owner, cst.Attribute) and owner.attr.value == "options":
-            owner = owner.value
-        if not isinstance(owner, cst.Call):
-            return
-        inner = dotted_name(owner.func)
-        if inner is None or inner.rpartition(".")[2] not in ("get_module", "get_module_options"):
-            return
-        if func.value is owner and not inner.endswith("get_module_options"):
-            return  # get_module(..).update: not the options dict
-        keys: list[str] = []
-        for arg in node.args:
-            if arg.keyword is not None:
-                keys.append(arg.keyword.value)
-            elif isinstance(arg.value, cst.Dict):
-                for el in arg.value.elements:
-                    if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString):
-                        key = el.key.evaluated_value
-                        if isinstance(key, str):  # a b"..." key is no option name (report() skips it too)
-                            keys.append(key)
-        if keys:
-            self._pending.append((inner, tuple(keys), node))
-
-    @property
-    def facts(self) -> dict[str, list]:
-        """{"updates": [(inner callee, keys, span)], "raises": [(first, last line)]}"""
-        spans = self.positions.spans([n for _, _, n in self._pending])
-        updates = [(inner, keys, spans[id(n)]) for inner, keys, n in self._pending if id(n) in spans]
-        self._raises.positions = self.positions
-        return {"updates": updates, "raises": self._raises.facts}
-
-
-def _resolve_head(file: FileModel, dotted: str) -> str:
-    """Resolve a dotted name through the file's module-level imports (``wp.get_module`` -> ``warp.get_module``)."""
-    head, _, rest = dotted.partition(".")
-    for imp in file.imports:
-        if imp.alias == head and not imp.names:
-            target = imp.module if imp.alias != imp.module.partition(".")[0] or "." not in imp.module else head
-            return canonical(f"{target}.{rest}" if rest else target)
-        for name, bound in imp.names:
-            if bound == head:
-                full = f"{imp.module}.{name}"
-                return canonical(f"{full}.{rest}" if rest else full)
-    return dotted
+# The chained forms, as the model spells their callees (``gm("x").options.update`` too, imports resolved).
+_CHAINED_UPDATES = ("warp.get_module().options.update", "warp.get_module_options().update")
 
 
 class UnknownModuleOption(Rule):
@@ -130,7 +68,7 @@ class UnknownModuleOption(Rule):
     )
 
     def collect(self) -> cst.CSTVisitor:
-        return _UpdateCalls()
+        return ExpectedErrorBlocks()
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         if is_test_file(file):
@@ -171,8 +109,12 @@ class UnknownModuleOption(Rule):
                         yield from report(key, span, call.ctx.scope, "Module.options.update()", literal=literal)
                     for key in call.kwargs:
                         yield from report(key, call.span, call.ctx.scope, "Module.options.update()")
-        facts = file.rule_facts.get(self.code) or {}
-        expected_errors = facts.get("raises", ())
+        for call in project.calls_where(file, _CHAINED_UPDATES.__contains__):
+            for key, span, literal in self._keys(project, file, call.arg(0), call.ctx, call.span):
+                yield from report(key, span, call.ctx.scope, "Module.options.update()", literal=literal)
+            for key in call.kwargs:
+                yield from report(key, call.span, call.ctx.scope, "Module.options.update()")
+        expected_errors = file.rule_facts.get(self.code) or ()
         for kernel in file.kernels:
             options = kernel.options.get("module_options")
             if options is not None and not inside(expected_errors, kernel.span.line):
@@ -189,10 +131,6 @@ class UnknownModuleOption(Rule):
                 and self._is_options(project, file, t.base, a.ctx)
             ):
                 yield from report(t.key.const, a.span, a.ctx.scope, "Module.options", literal=t.key.span)
-        for inner, keys, span in facts.get("updates", ()):
-            if is_warp(_resolve_head(file, inner), "get_module", "get_module_options"):
-                for key in keys:
-                    yield from report(key, span, "", "Module.options.update()")
 
     @staticmethod
     def _fix(key: str, literal: Span, valid: frozenset[str]) -> Fix | None:

@@ -621,6 +621,16 @@ class Project:
     # ------------------------------------------------------------------ call graph
     def callers(self, fqname: str) -> list[tuple[FileModel, Call]]:
         """The project's calls of the function (or class) ``fqname``, in file and source order."""
+        self._resolve_calls_named(fqname.rpartition(".")[2])
+        return self._callers.get(self.canonical_function(fqname), [])
+
+    def calls_of(self, file: FileModel, function: Function) -> list[tuple[FileModel, Call]]:
+        """The project's calls whose callee resolves to exactly ``function`` of ``file`` (``callers`` spells
+        the name it is given canonically first, and a canonical name need not stay one when asked again)."""
+        self._resolve_calls_named(function.name)
+        return self._callers.get(self.fqname(file, function.qualname), [])
+
+    def _resolve_calls_named(self, last_name: str) -> None:
         # Resolving a call (instance methods, canonical spellings) keeps the last part of its callee's name,
         # so calls are grouped by that part and a group is resolved the first time a name in it is asked
         # for: an edit re-checks the project asking about a few thousand names of 200 000 calls.
@@ -629,7 +639,6 @@ class Project:
             for f in self.files:
                 for call in f.calls:
                     self._calls_by_last_name.setdefault(call.callee.rpartition(".")[2], []).append((f, call))
-        last_name = fqname.rpartition(".")[2]
         pending = self._calls_by_last_name.pop(last_name, None)
         if pending is not None:
             for f, call in pending:
@@ -637,7 +646,6 @@ class Project:
                     continue
                 callee = self._method_of_instance(f, call) or call.callee
                 self._callers.setdefault(self.canonical_function(callee), []).append((f, call))
-        return self._callers.get(self.canonical_function(fqname), [])
 
     def callee_of(self, file: FileModel, call: Call) -> str:
         """The function a call calls, methods of locally constructed instances included."""

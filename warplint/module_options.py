@@ -97,13 +97,13 @@ def option_changes_by(project: Project, fqname: str, _depth: int = 0) -> list[Op
     key = ("option_changes_by", fqname)
     if key in project.memo:
         return project.memo[key]
-    if project.canonical_function(fqname) not in _option_changers(project):
+    found = project.function(fqname)
+    if found is None or (found[0].path, found[1].qualname) not in _option_changers(project):
         project.memo[key] = []
         return project.memo[key]
     project.memo[key] = []  # cycle guard
-    found = project.function(fqname)
     result: list[OptionChange] = []
-    if found is not None and _depth < 8:
+    if _depth < 8:
         file, function = found
         result = [c for c in option_changes(file, project) if c.ctx.scope == function.qualname]
         for call in project.calls_in(file, function.qualname):
@@ -113,20 +113,22 @@ def option_changes_by(project: Project, fqname: str, _depth: int = 0) -> list[Op
     return result
 
 
-def _option_changers(project: Project) -> frozenset[str]:
-    """The project functions (canonical names) that change module options directly or through any chain of
-    calls: found once from the few changes upwards through their callers, so that asking about each of the
-    project's calls (WC102 asks about every one) walks no call tree that changes nothing."""
-    def compute() -> frozenset[str]:
-        found: set[str] = set()
-        pending = [project.fqname(f, c.ctx.scope) for f in project.files for c in option_changes(f, project)
+def _option_changers(project: Project) -> frozenset[tuple[str, str]]:
+    """The project functions (path, qualname) that change module options directly or through any chain of
+    calls: found once from the few changes upwards through the calls that resolve to each, so that asking
+    about each of the project's calls (WC102 asks about every one) walks no call tree that changes nothing.
+    Functions, not names: a name resolved twice need not land on the same function."""
+    def compute() -> frozenset[tuple[str, str]]:
+        found: set[tuple[str, str]] = set()
+        pending = [(f, f.functions.get(c.ctx.scope)) for f in project.files for c in option_changes(f, project)
                    if c.ctx.scope]
         while pending:
-            fqname = project.canonical_function(pending.pop())
-            if fqname in found:
+            file, function = pending.pop()
+            if function is None or (file.path, function.qualname) in found:
                 continue
-            found.add(fqname)
-            pending.extend(project.fqname(f, call.ctx.scope) for f, call in project.callers(fqname) if call.ctx.scope)
+            found.add((file.path, function.qualname))
+            pending.extend((f, f.functions.get(call.ctx.scope)) for f, call in project.calls_of(file, function)
+                           if call.ctx.scope)
         return frozenset(found)
 
     return project.cached("option_changers", compute)

@@ -8,7 +8,7 @@ import libcst as cst
 from warplint.diagnostic import Fix, Span
 from warplint.edits import nearest_name, replace, string_content
 from warplint.index import Project, is_test_file
-from warplint.model import NO_SPAN, Context, FileModel, Value
+from warplint.model import NO_SPAN, Call, Context, FileModel, Value
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
 from warplint.semantic.values import WarpModule
@@ -102,18 +102,12 @@ class UnknownModuleOption(Rule):
             if is_warp(call.callee, "set_module_options"):
                 for key, span, literal in self._keys(project, file, call.bound("options"), call.ctx, call.span):
                     yield from report(key, span, call.ctx.scope, "set_module_options()", literal=literal)
-            elif call.callee.endswith(".options.update"):
-                owner = call.callee[: -len(".options.update")].removeprefix(file.module + ".")
-                if "." not in owner and self._is_module(project, file, owner, call.ctx):
-                    for key, span, literal in self._keys(project, file, call.arg(0), call.ctx, call.span):
-                        yield from report(key, span, call.ctx.scope, "Module.options.update()", literal=literal)
-                    for key in call.kwargs:
-                        yield from report(key, call.span, call.ctx.scope, "Module.options.update()")
-        for call in project.calls_where(file, _CHAINED_UPDATES.__contains__):
-            for key, span, literal in self._keys(project, file, call.arg(0), call.ctx, call.span):
-                yield from report(key, span, call.ctx.scope, "Module.options.update()", literal=literal)
-            for key in call.kwargs:
-                yield from report(key, call.span, call.ctx.scope, "Module.options.update()")
+            elif call.callee in _CHAINED_UPDATES or (call.callee.endswith(".options.update")
+                                                      and self._is_module_holder(project, file, call)):
+                for key, span, literal in self._keys(project, file, call.arg(0), call.ctx, call.span):
+                    yield from report(key, span, call.ctx.scope, "Module.options.update()", literal=literal)
+                for key in call.kwargs:
+                    yield from report(key, call.span, call.ctx.scope, "Module.options.update()")
         expected_errors = file.rule_facts.get(self.code) or ()
         for kernel in file.kernels:
             options = kernel.options.get("module_options")
@@ -165,6 +159,11 @@ class UnknownModuleOption(Rule):
         """``name`` can be a ``wp.Module`` (``m = wp.get_module(...)``), as the evaluator follows it."""
         holder = Value("name", text=name, ref=name, local=True)
         return any(isinstance(v, WarpModule) for v in project.evaluator.values(file, holder, ctx.scope))
+
+    def _is_module_holder(self, project: Project, file: FileModel, call: Call) -> bool:
+        """``m.options.update(...)`` where the local or global ``m`` can be a ``wp.Module``."""
+        owner = call.callee[: -len(".options.update")].removeprefix(file.module + ".")
+        return "." not in owner and self._is_module(project, file, owner, call.ctx)
 
     def _is_options(self, project: Project, file: FileModel, base: Value | None, ctx: Context) -> bool:
         """``base`` is a live Module.options dict."""

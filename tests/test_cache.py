@@ -192,14 +192,26 @@ def test_salt_covers_the_code_cached_findings_come_from(monkeypatch):
     assert {"noqa.py", "edits.py", "rule.py", "engine.py"} <= names, sorted(names)
 
 
-def test_the_source_digest_is_read_once_and_follows_edits(tmp_path):
+def test_the_source_digest_is_read_once_and_follows_edits(tmp_path, monkeypatch):
     """A run asks for the salt several times; the sources are hashed once while unchanged, again after an edit."""
+    import hashlib
+
     from warplint import cache
 
+    hashed: list[int] = []
+
+    class CountingHashlib:
+        @staticmethod
+        def blake2b(*args, **kwargs):
+            hashed.append(1)
+            return hashlib.blake2b(*args, **kwargs)
+
+    monkeypatch.setattr(cache, "hashlib", CountingHashlib)
     source = tmp_path / "rule.py"
     source.write_text("code = 1\n")
     first = cache._source_digest([str(source)])
     assert first is not None and cache._source_digest([str(source)]) == first
+    assert len(hashed) == 1  # the second ask read nothing
     before = source.stat().st_mtime_ns
     source.write_text("code = 2\n")  # same size: the stat signature's times move (set apart: coarse clocks)
     os.utime(source, ns=(before + 10**9, before + 10**9))

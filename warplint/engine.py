@@ -26,13 +26,13 @@ from .names import module_name_for_path
 from .noqa import find_suppressions, unused_codes, unused_noqa_reports
 from .registry import FileError, UnusedNoqa, all_rules, selection_table
 from .rule import Report, Rule
+from .sources import decode as decode  # decode: where the front ends import it from
+from .sources import locate_installed, read_source
 
 if TYPE_CHECKING:  # LibCST, the extractor and the index are imported when a file is parsed or checked:
     import libcst as cst  # a run answered from the result cache needs none of them
 
     from .index import Project
-from .sources import decode as decode  # decode: where the front ends import it from
-from .sources import locate_installed, read_source
 
 _NOQA_LINE = re.compile(r"^.*noqa.*$", re.M | re.I)  # every line a suppression (or WC001) could read
 # Changed files compared model by model with their cached models before the rules run again (each costs a

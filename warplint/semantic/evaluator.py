@@ -693,7 +693,7 @@ class Evaluator:
         owner = Value("name" if "." not in ref else "attr", text=value.text.rpartition(".get(")[0], ref=ref,
                       local=local)
         tables = self.values(file, owner, scope, site, depth)
-        if not any(isinstance(t, Mapping) or (isinstance(t, Const) and isinstance(t.value, dict)) for t in tables):
+        if not any(_is_dict(t) for t in tables):
             return None
         default = (self.values(file, value.args[1], scope, site, depth) if len(value.args) == 2
                    else ValueSet.of(Const(None, f"{owner.text}.get() of a missing key")))
@@ -768,8 +768,7 @@ class Evaluator:
         """A local dict its function fills (``out = {}`` then ``out[key] = value``, in a loop, say): a
         ``Mapping`` of what was stored, so the dict a helper returns holds its items wherever it goes. None
         when the local is not bound to a dict or nothing is stored into it."""
-        if not any(isinstance(v, Mapping) or (isinstance(v, Const) and isinstance(v.value, dict))
-                   for values in bound for v in values):
+        if not any(_is_dict(v) for values in bound for v in values):
             return None
         writes = self.project.subscript_assignments(file, scope, name)
         if not writes:
@@ -1146,6 +1145,11 @@ def _coarser(result: ValueSet) -> ValueSet:
     still known); past the bound even so, unknown."""
     merged = ValueSet(frozenset(Instance(v.cls, v.reason) if isinstance(v, Instance) else v for v in result))
     return merged if len(merged) <= MAX_VALUES else ValueSet.of(Unknown(f"more than {MAX_VALUES} values"))
+
+
+def _is_dict(value: AbstractValue) -> bool:
+    """A dict the evaluator knows: a literal one, or one filled item by item (a ``Mapping``)."""
+    return isinstance(value, Mapping) or (isinstance(value, Const) and isinstance(value.value, dict))
 
 
 def _item(base: AbstractValue, key: AbstractValue, missing: ValueSet | None = None) -> ValueSet:

@@ -1,8 +1,15 @@
 """Every rule: metadata, its own VALID/INVALID examples, and its fixture file(s).
 
 Fixtures live in tests/fixtures/WCnnn.py (or a directory tests/fixtures/WCnnn/ for
-multi-file cases; several are allowed as WCnnn_*.py / WCnnn_*/). Offending lines end
-with `# WCnnn`; every other line must stay clean for that rule.
+multi-file cases; several are allowed as WCnnn_*.py / WCnnn_*/). Each offending line ends
+with a comment that pins the finding: its code, its 1-based column (as the text output
+prints it) and a quoted fragment of its message,
+
+    wp.config.cache_kernels = False  # WC202:1 "cache_kernels is turned off"
+
+(single quotes when the fragment holds a double quote; several findings on one line are
+separated by commas: `# WC101:9 "is created when", WC303:5 'at block_dim 64'`). Every
+other line must stay clean for that rule.
 """
 
 import glob
@@ -12,7 +19,7 @@ import pytest
 
 from warplint.docs import rule_markdown
 from warplint.registry import all_rules
-from warplint.testing import fixture_results, lint_example
+from warplint.testing import ExpectationError, fixture_results, lint_example
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 STATIC_RULES = [r for code, r in all_rules().items() if code != "WC000" and not r.runtime_only]
@@ -56,3 +63,21 @@ def test_fixture(rule):
         assert not missing and not unexpected, f"{path}: missing {missing}, unexpected {unexpected}"
         bad += len(expected)
     assert bad >= 4, f"{rule.code}: fixtures need at least 4 offending cases, found {bad}"
+
+
+def test_fixture_expectations_pin_column_and_message(tmp_path):
+    """A finding at another column, or whose message lacks the fragment, is one missing and one unexpected
+    entry; an expectation without its column and fragment is refused."""
+    path = tmp_path / "WC202.py"
+    line = "import warp as wp\nwp.config.cache_kernels = False  # {}\n"
+    path.write_text(line.format('WC202:1 "cache_kernels is turned off"'))
+    expected, actual = fixture_results(str(path), ("WC202",))
+    assert expected == actual == {(str(path), 2, "WC202", 1, "cache_kernels is turned off")}
+    for wrong in ('WC202:5 "cache_kernels is turned off"', "WC202:1 'cache_kernels is turned on'"):
+        path.write_text(line.format(wrong))
+        expected, actual = fixture_results(str(path), ("WC202",))
+        assert len(expected - actual) == 1 and len(actual - expected) == 1, wrong
+    for incomplete in ("WC202", "WC202:1", 'WC202 "cache_kernels is turned off"'):
+        path.write_text(line.format(incomplete))
+        with pytest.raises(ExpectationError, match="needs its column and a fragment"):
+            fixture_results(str(path), ("WC202",))

@@ -1,7 +1,10 @@
 """Helpers for rule tests: lint snippets and fixture files with inline expectations.
 
-A fixture is a Python file whose offending lines end with a comment naming the
-expected code(s): ``wp.force_load()  # WC501``. A multi-file fixture is a directory;
+A fixture is a Python file whose offending lines end with a comment naming each expected
+finding: its code, its 1-based column (as the text output prints it) and a fragment of its
+message in quotes, ``wp.force_load()  # WC501:1 "without modules= builds every"``. Several
+findings on one line are separated by commas: ``# WC101:9 "is created when", WC303:5 'at block_dim'``
+(single quotes when the fragment holds a double quote). A multi-file fixture is a directory;
 every ``.py`` in it is linted as one project and expectations are read from all.
 """
 
@@ -15,7 +18,10 @@ from .config import Config
 from .engine import Session
 from .registry import all_rules
 
-EXPECT = re.compile(r"#\s*(?:expect:\s*)?((?:WC\d{3}[\s,]*)+)\s*$")
+_FINDING = r"""WC\d{3}(?::\d+)?(?:\s*(?:"[^"]*"|'[^']*'))?"""
+# An expectation comment ends the line: `# WC501:1 "fragment"`, several joined by commas (`expect:` may lead).
+EXPECT = re.compile(rf"#\s*(?:expect:\s*)?({_FINDING}(?:\s*,?\s*{_FINDING})*)\s*,?\s*$")
+FINDING = re.compile(r"""(WC\d{3})(?::(\d+))?(?:\s*(?:"([^"]*)"|'([^']*)'))?""")
 FILE_MARK = re.compile(r"^# file: (\S+)\s*$", re.M)
 
 
@@ -68,32 +74,56 @@ def lint_example(source: str, code: str) -> list:
         return [d for d in found if os.path.abspath(d.path) == target]
 
 
-def expectations(path: str) -> set[tuple[int, str]]:
+class ExpectationError(ValueError):
+    """A fixture expectation without its column or message fragment."""
+
+
+def expectations(path: str) -> set[tuple[int, str, int, str]]:
+    """The expected findings of a fixture file: (line, code, 1-based column, message fragment)."""
     expected = set()
     with open(path, encoding="utf-8") as fh:
         for number, line in enumerate(fh, start=1):
             m = EXPECT.search(line)
-            if m:
-                for code in re.findall(r"WC\d{3}", m.group(1)):
-                    expected.add((number, code))
+            if not m:
+                continue
+            for item in FINDING.finditer(m.group(1)):
+                code, column, fragment = item.group(1), item.group(2), item.group(3) or item.group(4)
+                if column is None or not fragment:
+                    raise ExpectationError(
+                        f"{path}:{number}: `{item.group(0)}` needs its column and a fragment of the message: "
+                        f'`# {code}:COLUMN "fragment"`')
+                expected.add((number, code, int(column), fragment))
     return expected
 
 
 def fixture_results(path: str, codes: tuple[str, ...]) -> tuple[set, set]:
-    """(expected, actual) sets of (path, line, code) for a fixture file or directory."""
+    """(expected, actual) sets of (path, line, code, column, fragment) for a fixture file or directory.
+
+    A finding counts as the expectation at its line, code and column whose fragment its message contains;
+    a finding that matches none stands with its whole message, so a wrong column or fragment shows up as one
+    missing and one unexpected entry."""
     root = path if os.path.isdir(path) else os.path.dirname(path)
     files = (
         [os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs if f.endswith(".py")]
         if os.path.isdir(path)
         else [path]
     )
-    expected = {(os.path.abspath(f), line, code) for f in files for line, code in expectations(f) if code in codes}
+    expected = {(os.path.abspath(f), *found) for f in files for found in expectations(f) if found[1] in codes}
     if os.path.isdir(path):
         diagnostics = lint_tree(path, codes)
     else:
         session = Session(Config(root=root, select=codes))
         diagnostics = session.lint_paths([path]).diagnostics
-    actual = {(os.path.abspath(d.path), d.span.line, d.code) for d in diagnostics if d.code in codes}
+    fragments: dict[tuple[str, int, str, int], list[str]] = {}
+    for file, line, code, column, fragment in expected:
+        fragments.setdefault((file, line, code, column), []).append(fragment)
+    actual = set()
+    for d in diagnostics:
+        if d.code not in codes:
+            continue
+        where = (os.path.abspath(d.path), d.span.line, d.code, d.span.col + 1)
+        said = next((f for f in sorted(fragments.get(where, ())) if f in d.message), d.message)
+        actual.add((*where, said))
     return expected, actual
 
 

@@ -73,6 +73,12 @@ STEP_CAPS = {
 REQUIRED_KEYS = {"usd_required": "pxr", "torch_required": "torch", "pillow_required": "PIL", "nlopt_required": "nlopt"}
 PIP_NAME = {"pxr": "usd-core", "PIL": "pillow"}
 
+# runtime-only findings of a defect (a rebuild, an option lost, a cache thrown away) vs. of a measured cost
+# (backward built and unused, one-kernel modules, serial or per-block_dim builds, link time): both are misses,
+# the totals give the recall over each
+DEFECT_CODES = {"WC901", "WC902", "WC903", "WC904", "WC908"}
+DEFECT_MECHANISMS = {"CS-1", "CS-2", "CS-3", "CS-3B", "CS-6"}  # static findings on the same kinds of defect
+
 CONFIRMED, NOT_REPRODUCED, NOT_EXERCISED, INCONCLUSIVE = "confirmed", "not-reproduced", "not-exercised", "inconclusive"
 
 
@@ -525,7 +531,8 @@ def score(diagnostics: list[Any], truth: dict[str, Any], root: str) -> dict[str,
     library: list[dict[str, Any]] = []
     for d in result.runtime_findings:
         item = {"code": d.code, "name": d.name, "path": d.path, "line": d.span.line, "mechanism": d.mechanism,
-                "message": d.message, "cost_ms": (d.confirm or {}).get("cost_ms")}
+                "kind": "defect" if d.code in DEFECT_CODES else "cost", "message": d.message,
+                "cost_ms": (d.confirm or {}).get("cost_ms")}
         (misses if in_project(d.path, root) else library).append(item)
     s = result.summary
     return {
@@ -546,7 +553,8 @@ def score(diagnostics: list[Any], truth: dict[str, Any], root: str) -> dict[str,
 
 def totals(examples: list[dict[str, Any]]) -> dict[str, Any]:
     t: dict[str, Any] = dict.fromkeys(
-        ("tp", "fp", "cuda-only", "not-exercised", "inconclusive", "misses", "out_of_scope"), 0)
+        ("tp", "fp", "cuda-only", "not-exercised", "inconclusive", "misses", "defect_misses", "out_of_scope"), 0)
+    by_code: dict[str, int] = {}
     ran = 0
     for e in examples:
         if e["status"] != "ran":
@@ -555,10 +563,17 @@ def totals(examples: list[dict[str, Any]]) -> dict[str, Any]:
         for k, v in e["score"]["counts"].items():
             t[k] += v
         t["misses"] += len(e["score"]["misses"])
+        t["defect_misses"] += sum(1 for m in e["score"]["misses"] if m["code"] in DEFECT_CODES)
+        for m in e["score"]["misses"]:
+            by_code[m["code"]] = by_code.get(m["code"], 0) + 1
         t["out_of_scope"] += len(e["score"]["out_of_scope"])
     t["ran"] = ran
     t["precision"] = _ratio(t["tp"], t["tp"] + t["fp"])
     t["recall"] = _ratio(t["tp"], t["tp"] + t["misses"])
+    defect_tp = sum(1 for e in examples if e["status"] == "ran" for f in e["score"]["static"]
+                    if f["bucket"] == "tp" and (f["mechanism"] or "").upper() in DEFECT_MECHANISMS)
+    t["recall_defects"] = _ratio(defect_tp, defect_tp + t["defect_misses"])
+    t["misses_by_code"] = dict(sorted(by_code.items()))
     return t
 
 
@@ -689,9 +704,12 @@ def markdown_section(path: str = DATA) -> str:
         "exercised** is left out. Runtime-only findings (WC9xx) at a line of the example are **misses**; those "
         "pointing into Warp's own library are out of scope (only counted).",
         "",
-        f"**Totals** over {t['ran']} examples that ran: precision {t['precision']}, recall {t['recall']}; "
-        f"{t['cuda-only']} CUDA-only finding(s) not reproducible on CPU, {t['not-exercised']} not exercised, "
-        f"{t['inconclusive']} inconclusive, {t['out_of_scope']} runtime finding(s) in Warp's library code.",
+        f"**Totals** over {t['ran']} examples that ran: precision {t['precision']}, recall {t['recall']} "
+        f"(over the defects alone — rebuilds, lost options, lost caches: WC901-WC904, WC908 against CS-1/2/3/3b/6 "
+        f"findings — {t['recall_defects']}); {t['cuda-only']} CUDA-only finding(s) not reproducible on CPU, "
+        f"{t['not-exercised']} not exercised, {t['inconclusive']} inconclusive, {t['out_of_scope']} runtime "
+        f"finding(s) in Warp's library code. Misses by code: "
+        + (", ".join(f"{c} {n}" for c, n in t["misses_by_code"].items()) or "none") + ".",
         "",
         "| example | ran | cold / warm s | built | static findings (verdict) | runtime-only (misses) |",
         "|---|---|---|---|---|---|",

@@ -293,6 +293,13 @@ def test_statistics_respect_the_format_and_the_output_file(tmp_path, run_cli):
     for refused in ("sarif", "github"):
         code, out, err = run_cli("bad.py", "--statistics", "--format", refused, "-o", "x")
         assert code == 2 and out == "" and f"--format {refused}" in err and not (tmp_path / "x").exists()
+        assert "(use text, concise or json)" in err
+
+
+def test_formats_are_the_writers():
+    from warplint.report import FORMATS, HUMAN_FORMATS, STATISTICS_FORMATS, WRITERS
+
+    assert list(WRITERS) == list(FORMATS) and set(HUMAN_FORMATS) < set(STATISTICS_FORMATS) <= set(FORMATS)
 
 
 # ---------------------------------------------------------------------- --add-noqa and WC001

@@ -23,7 +23,7 @@ from .interrupts import Terminated
 from .progress import ProgressBar, erase_progress
 from .progress import wanted as progress_wanted
 from .registry import all_rules, selection_table
-from .report import COLORS, FORMATS, PLAIN, STATISTICS_FORMATS, WRITERS, shown_path, write_statistics
+from .report import COLORS, FORMATS, HUMAN_FORMATS, PLAIN, STATISTICS_FORMATS, WRITERS, shown_path, write_statistics
 from .rule import Rule
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -112,8 +112,8 @@ def check_parser() -> argparse.ArgumentParser:
                        help="like --per-file-ignores, in addition to the config's")
     shown = p.add_argument_group("output")
     shown.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                       help="colour the text and concise output (auto: on a terminal, unless NO_COLOR is set; "
-                            "FORCE_COLOR forces it)")
+                       help=f"colour the {' and '.join(HUMAN_FORMATS)} output (auto: on a terminal, unless "
+                            "NO_COLOR is set; FORCE_COLOR forces it)")
     shown.add_argument("-q", "--quiet", action="store_true", help="print the findings only (no summary, no notes)")
     shown.add_argument("-v", "--verbose", action="store_true",
                        help="say on stderr what was checked: files, cache use, time")
@@ -321,7 +321,7 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
         return session.texts.get(os.path.abspath(path))
 
     stream = _open_output(args.output_file) if args.output_file else _lenient(out)
-    palette = COLORS if use_color(args.color, stream) and args.format in ("text", "concise") else PLAIN
+    palette = COLORS if use_color(args.color, stream) and args.format in HUMAN_FORMATS else PLAIN
     try:
         if confirm_result is not None and args.format == "json":
             # With --confirm the JSON document is an object: the findings plus the run summary.
@@ -341,13 +341,13 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
 
             listing = _fixes.fix_summary(fixes.fixed) if fixes is not None else _fixes.available_summary(
                 diagnostics, args.unsafe_fixes)
-            (stream if args.format in ("text", "concise") else err).write(listing)
-        if confirm_result is not None and args.format in ("text", "concise"):
+            (stream if args.format in HUMAN_FORMATS else err).write(listing)
+        if confirm_result is not None and args.format in HUMAN_FORMATS:
             from .confirm import render_summary
 
             summary = render_summary(confirm_result)
             stream.write(summary if summary.endswith("\n") else summary + "\n")
-        if args.format in ("text", "concise") and not args.quiet:
+        if args.format in HUMAN_FORMATS and not args.quiet:
             stream.write(summary_line(diagnostics, result, args.unsafe_fixes) + "\n")
         stream.flush()  # a full disk shows here, not at exit
     except BrokenPipeError:
@@ -441,7 +441,8 @@ def _check_flags(args) -> None:
     if args.quiet and args.verbose:
         raise UsageError("--quiet and --verbose contradict each other")
     if args.statistics and args.format not in STATISTICS_FORMATS:
-        raise UsageError(f"--statistics is not available with --format {args.format} (use text, concise or json)")
+        usable = f"{', '.join(STATISTICS_FORMATS[:-1])} or {STATISTICS_FORMATS[-1]}"
+        raise UsageError(f"--statistics is not available with --format {args.format} (use {usable})")
     if args.add_noqa:
         clash = [flag for flag, on in (("--fix", args.fix), ("--diff", args.diff), ("--confirm", args.confirm),
                                        ("--statistics", args.statistics)) if on]

@@ -18,7 +18,6 @@ from .noqa import source_lines
 from .registry import all_rules
 
 DOCS_URL = "https://github.com/warplint/warplint/blob/main/docs/rules/{code}.md"
-FORMATS = ("text", "concise", "json", "sarif", "github")
 
 
 def rule_url(code: str) -> str:
@@ -41,7 +40,7 @@ def shown_path(path: str) -> str:
 
 @dataclass(frozen=True)
 class Palette:
-    """ANSI styles for the human formats (text, concise); ``PLAIN`` has none."""
+    """ANSI styles for the human formats (``HUMAN_FORMATS``); ``PLAIN`` has none."""
 
     path: str = ""
     code: str = ""
@@ -349,6 +348,10 @@ WRITERS: dict[str, Callable[..., None]] = {
     "sarif": write_sarif,
     "github": write_github,
 }
+FORMATS = tuple(WRITERS)  # what --format takes
+# The formats people read: coloured, followed by the summary line (and --show-fixes, --confirm's summary), with
+# --statistics as a table. The others are read by programs and carry nothing but their document.
+HUMAN_FORMATS = ("text", "concise")
 
 
 @dataclass(frozen=True)
@@ -373,12 +376,12 @@ def statistics(diagnostics: list[Diagnostic], unsafe: bool = False) -> list[Rule
     return sorted(rows, key=lambda r: (-r.count, r.code))
 
 
-STATISTICS_FORMATS = ("text", "concise", "json")  # SARIF and GitHub annotations have no place for a table
+STATISTICS_FORMATS = (*HUMAN_FORMATS, "json")  # SARIF and GitHub annotations have no place for a table
 
 
 def write_statistics(diagnostics: list[Diagnostic], out: TextIO, output_format: str = "text", unsafe: bool = False,
                      palette: Palette = PLAIN) -> None:
-    """The ``--statistics`` report: a table (text, concise), or a JSON list of {code, name, count,
+    """The ``--statistics`` report: a table (``HUMAN_FORMATS``), or a JSON list of {code, name, count,
     fixable, fixable_count} as ruff writes it."""
     rows = statistics(diagnostics, unsafe)
     if output_format == "json":

@@ -383,12 +383,14 @@ def test_missing_command():
     assert r.failed.startswith("cannot run the command")
 
 
-def test_runtime_codes_match_the_rule_files():
-    from warplint.confirm import RUNTIME_CODES
-    from warplint.confirm.judge import RUNTIME_CONFIDENCE
+def test_runtime_findings_are_the_rule_files():
+    """Each runtime finding is named by its rule's code, and the rule (rules/wc9xx_*.py) gives its name, mechanism
+    and confidence: every code the judge and the cost profile make is a runtime rule, and every runtime rule is made."""
+    import inspect
+    import re
+
+    from warplint.confirm import costs, judge, runtime_rules
     from warplint.registry import all_rules
 
-    rules = {c: r for c, r in all_rules().items() if r.runtime_only}
-    assert {c: r.name for c, r in rules.items()} == RUNTIME_CODES
-    for code, rule in rules.items():
-        assert rule.confidence == RUNTIME_CONFIDENCE.get(code, "high")
+    made = set(re.findall(r'"(WC9\d\d)"', inspect.getsource(judge) + inspect.getsource(costs)))
+    assert made == set(runtime_rules()) == {code for code, rule in all_rules().items() if rule.runtime_only}

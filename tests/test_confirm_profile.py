@@ -132,6 +132,8 @@ def test_fragmented_modules_found_and_main_left_out(profiled):
     assert d.data["modules"] == ["frag_a", "frag_b", "frag_c"]  # __main__ is built at two block_dims
     assert d.line == mark("profile_demo.py", "frag")
     assert len(d.related) == 2 and d.confirm["cost_ms"] > 0
+    # name, mechanism and confidence are the rule file's (rules/wc910_fragmented_modules_built.py)
+    assert (d.name, d.mechanism, d.confidence) == ("fragmented-modules-built", "CS-4", "medium")
 
 
 def test_backward_never_used_is_found(profiled):

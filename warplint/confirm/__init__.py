@@ -20,7 +20,7 @@ from typing import Any
 from warplint.diagnostic import Diagnostic
 
 from .events import RunData, short
-from .judge import CONFIRMED, INCONCLUSIVE, NOT_EXERCISED, NOT_REPRODUCED, Finding, Judge
+from .judge import CONFIRMED, INCONCLUSIVE, NOT_EXERCISED, NOT_REPRODUCED, Finding, Judge, runtime_rules
 from .profile import Profile, render_profile
 from .runner import CannotRun, PassResult, Workspace, run_pass
 from .whatif import Sample, WhatIf, auto_candidates, measure, parse_whatifs, render_whatifs, run_candidates
@@ -33,22 +33,10 @@ __all__ = [
     "NOT_REPRODUCED",
     "NOT_EXERCISED",
     "INCONCLUSIVE",
-    "RUNTIME_CODES",
+    "runtime_rules",
 ]
 
 ARTIFACT_VERSION = 1
-RUNTIME_CODES = {
-    "WC901": "module-rebuilt-at-runtime",
-    "WC902": "cache-not-reused",
-    "WC903": "option-never-arrived",
-    "WC904": "identity-differs-between-runs",
-    "WC905": "module-built-per-block-dim",
-    "WC906": "link-dominated-build",
-    "WC907": "backward-never-used",
-    "WC908": "lto-rebuilt-after-clear",
-    "WC909": "modules-built-serially",
-    "WC910": "fragmented-modules-built",
-}
 
 
 @dataclass

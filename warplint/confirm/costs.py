@@ -29,9 +29,7 @@ class SiteNote:
 
 @dataclass
 class CostFinding:
-    code: str
-    name: str
-    mechanism: str
+    code: str  # its rule (rules/wc9xx_*.py) gives the finding's name, mechanism and confidence
     site: tuple | None
     message: str
     evidence: str
@@ -85,7 +83,7 @@ def block_dim_variants(profile: Profile) -> list[CostFinding]:
                f"{_secs(cost)}; launch its kernels at one block_dim, or move the kernels launched at "
                f"{', '.join(map(str, odd))} into their own module.")
         out.append(CostFinding(
-            "WC905", "module-built-per-block-dim", "CS-5", odd_sites[0], msg,
+            "WC905", odd_sites[0], msg,
             f"module {module} built at {len(order)} block_dims on {device} ("
             + ", ".join(f"{b}: {short(by_bd[b][0].hash)}" for b in order) + f"); +{cost:.0f} ms",
             cost, {"module": module, "device": device, "block_dims": order, "main_block_dim": main},
@@ -110,7 +108,7 @@ def link_dominated(profile: Profile) -> list[CostFinding]:
                "Fewer or smaller distinct tile shapes, enable_mathdx_gemm=False for float32 GEMMs, and "
                "enable_backward=False (no adjoint LTOs) cut it; keep the LTO cache between runs.")
         out.append(CostFinding(
-            "WC906", "link-dominated-build", "CS-7", i.site, msg,
+            "WC906", i.site, msg,
             f"{i.label()}: {_secs(i.ms)} in all, native {_secs(i.native_ms)}, LTO {_secs(i.lto_ms)} "
             f"({i.lto_built} built{', ' + names if names else ''})",
             i.lto_ms, {"module": i.module, "hash": i.hash, "lto_built": i.lto_built, "native_ms": i.native_ms,
@@ -146,7 +144,7 @@ def backward_unused(profile: Profile) -> list[CostFinding]:
                "launch ran. Set enable_backward=False for the module (or wp.config.enable_backward = False at "
                "the entry point, before importing the kernels); --what-if enable_backward=False measures it.")
         out.append(CostFinding(
-            "WC907", "backward-never-used", "CS-10", ids[0].site, msg,
+            "WC907", ids[0].site, msg,
             f"module {module}: {len(ids)} build(s), {_secs(total)}, adjoint {share_text}; no taped or adjoint launch",
             None, {"module": module, "adjoint_bytes": adj, "source_bytes": src, "lto_built": ltos}, [], ids))
     return out
@@ -168,7 +166,7 @@ def lto_rebuilt_after_clear(profile: Profile) -> list[CostFinding]:
         related = [SiteNote(first["_site"], "first built for this load") for first, _, _ in items[:3]
                    if first.get("_site")]
         out.append(CostFinding(
-            "WC908", "lto-rebuilt-after-clear", "CS-2", clear.get("_site"), msg,
+            "WC908", clear.get("_site"), msg,
             f"{len(items)} LTO(s) built twice, clear_lto_cache() between; +{cost:.0f} ms", cost,
             {"ltos": [again.get("key") for _, _, again in items], "modules": modules}, related, [], [clear]))
     return out
@@ -205,7 +203,7 @@ def serial_builds(profile: Profile) -> list[CostFinding]:
                f" up to {speedup:.1f}x. --what-if parallel-preload measures it.")
         related = [SiteNote(i.site, f"{i.label()} built here ({_secs(i.ms)})") for i in serial[1:6] if i.site]
         out.append(CostFinding(
-            "WC909", "modules-built-serially", "CS-13", serial[0].site, msg,
+            "WC909", serial[0].site, msg,
             f"{len(serial)} serial builds, sum {total:.0f} ms, largest {largest.ms:.0f} ms: best wall "
             f"{largest.ms:.0f} ms, upper speed-up {speedup:.2f}x", saving,
             {"modules": mods, "sum_ms": round(total, 3), "largest_ms": largest.ms,
@@ -243,7 +241,7 @@ def fragmented(profile: Profile) -> list[CostFinding]:
                f"One shared module would save about {_secs(saving)} ((n - 1) x the smallest build).")
         related = [SiteNote(i.site, f"{i.label()} built here ({_secs(i.ms)})") for i in ids[1:6] if i.site]
         out.append(CostFinding(
-            "WC910", "fragmented-modules-built", "CS-4", ids[0].site, msg,
+            "WC910", ids[0].site, msg,
             f"{len(modules)} one-kernel modules, {total:.0f} ms; about +{saving:.0f} ms over one module", saving,
             {"modules": modules, "device": device, "block_dim": block_dim}, related, ids))
     return out

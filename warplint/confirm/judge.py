@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from warplint.diagnostic import Diagnostic, Related, Span
+from warplint.registry import all_rules
+from warplint.rule import Rule
 
 from .costs import CostFinding, SiteNote, cost_findings
 from .events import SNAPSHOT_OPTIONS, Rebuild, RunData, is_warp_module, norm_path, short
@@ -20,8 +23,15 @@ INCONCLUSIVE = "inconclusive"
 
 UNIQUE_NAME = re.compile(r"_[0-9a-f]{8}$")
 MAX_PROBE_LINES = 40
-RUNTIME_CONFIDENCE = {"WC904": "medium", "WC907": "medium", "WC910": "medium"}  # mirrors rules/wc9xx_*.py
 CHURN_MECHS = ("CS-1", "CS-3", "CS-4", "CS-5", "CS-6", "CS-9")
+
+
+@functools.cache
+def runtime_rules() -> dict[str, Rule]:
+    """The ``--confirm``-only rules by code (``runtime_only``: rules/wc9xx_*.py), the one source of each runtime
+    finding's code, name, mechanism and confidence. Asked when the first finding is made, not at import: building
+    the command line imports this package, and importing the rules imports LibCST."""
+    return {code: rule for code, rule in all_rules().items() if rule.runtime_only}
 
 
 @dataclass
@@ -553,8 +563,7 @@ class Judge:
             if c.code != "WC909" and c.event_ids & self.explained:
                 continue  # a static finding on the same cause was confirmed with these loads (serial builds
                 # are about scheduling, which no static finding on a load explains)
-            d = self._diag(c.site, c.code, c.name, c.mechanism, c.message, c.data, c.evidence, c.cost_ms,
-                           related=self._related(c))
+            d = self._diag(c.site, c.code, c.message, c.data, c.evidence, c.cost_ms, related=self._related(c))
             if d:
                 out.append(d)
         return out
@@ -567,19 +576,22 @@ class Judge:
                 out.append(Related(_rel(s.site[0], self.cwd), Span(int(s.site[1]), 0, int(s.site[1]), 0), s.note))
         return tuple(out)
 
-    def _diag(self, site: tuple | None, code: str, name: str, mech: str, message: str, data: dict,
-              evidence: str, cost: float | None, related: tuple[Related, ...] = ()) -> Diagnostic | None:
+    def _diag(self, site: tuple | None, code: str, message: str, data: dict, evidence: str, cost: float | None,
+              related: tuple[Related, ...] = (), mechanism: str | None = None) -> Diagnostic | None:
+        """A runtime finding of rule ``code``, with its name and confidence (and its mechanism, unless this
+        finding names a narrower one) from the rule."""
         if not site or not site[0] or site[0].startswith("<"):
             return None
+        rule = runtime_rules()[code]
         path = _rel(site[0], self.cwd)
         return Diagnostic(
             path=path,
             span=Span(site[1], 0, site[1], 0),
             code=code,
-            name=name,
-            mechanism=mech,
+            name=rule.name,
+            mechanism=mechanism or rule.mechanism,
             message=message,
-            confidence=RUNTIME_CONFIDENCE.get(code, "high"),
+            confidence=rule.confidence,
             data=data,
             confirm={"verdict": CONFIRMED, "evidence": evidence, "cost_ms": None if cost is None else round(cost, 1)},
             related=related,
@@ -612,9 +624,9 @@ class Judge:
                 "overload": "register the overloads with wp.overload before the first launch",
             }.get(kind, "make every kernel and option of the module known before its first launch")
             msg = f"Module {mod} was built again at run time ({text}), costing {cost:.0f} ms; {fix}."
-            d = self._diag(site, "WC901", "module-rebuilt-at-runtime", mech, msg,
+            d = self._diag(site, "WC901", msg,
                            {"module": mod, "hashes": [rb.load.get("hash") for rb in rbs], "cause": kind},
-                           f"{text}; +{cost:.0f} ms", cost)
+                           f"{text}; +{cost:.0f} ms", cost, mechanism=mech)
             if d:
                 out.append(d)
         return out
@@ -653,7 +665,7 @@ class Judge:
         evidence = f"{len(items)} identities compiled again with the same caches ({names}); +{cost:.0f} ms"
         msg = (f"The kernel cache is not reused: {why}; a second run with the same caches compiled "
                f"{len(items)} identities again ({cost:.0f} ms). Keep the cache (or guard this behind a flag).")
-        d = self._diag(site, "WC902", "cache-not-reused", "CS-2", msg,
+        d = self._diag(site, "WC902", msg,
                        {"identities": [[e.get("module"), e.get("hash")] for e in items]}, evidence, cost)
         return [d] if d else []
 
@@ -676,7 +688,7 @@ class Judge:
             msg = (f"wp.config.{option} = {a.get('value')} never reached module(s) {', '.join(mods[:3])}"
                    f"{' ...' if len(mods) > 3 else ''}: they were created (imported) before this line and built with "
                    f"{option}={built}. Set it before importing the modules that define the kernels.")
-            d = self._diag(site, "WC903", "option-never-arrived", "CS-3b", msg,
+            d = self._diag(site, "WC903", msg,
                            {"option": option, "modules": mods}, evidence, None)
             if d:
                 out.append(d)
@@ -699,7 +711,7 @@ class Judge:
             msg = (f"Module {mod} gets a different identity on every run (cold {', '.join(cold_h) or '-'}, "
                    f"warm {', '.join(warm_h)}), so the cache never hits ({cost:.0f} ms per run): a kernel captures a "
                    f"value that changes between runs (time, random, id, path).")
-            d = self._diag(site, "WC904", "identity-differs-between-runs", "CS-2", msg,
+            d = self._diag(site, "WC904", msg,
                            {"module": mod, "hashes": [e.get("hash") for e in es]}, evidence, cost)
             if d:
                 out.append(d)

@@ -17,6 +17,7 @@ import time
 import pytest
 
 from warplint import workers
+from warplint.engine import analyze
 from warplint.model import FileModel
 
 GOOD = "import warp as wp\n\nwp.force_load()\n"
@@ -67,7 +68,7 @@ def test_a_dying_worker_costs_its_file_only():
     big = busy_source(10_000)  # ~2 MB: needs far more than 32 MiB to model
     items = [("big.py", big, "big", False), ("good.py", GOOD, "good", False)]
     answers: dict[int, object] = {}
-    workers.run(items, 1, workers.Budget(600, 32), answers.__setitem__)  # one worker: good.py comes after
+    workers.run(items, 1, workers.Budget(600, 32), answers.__setitem__, analyze)  # one worker: good.py comes after
     failure = answers[0]
     assert isinstance(failure, workers.Failure)
     assert "memory" in failure.reason, failure.reason
@@ -100,7 +101,7 @@ def test_the_time_budget_ends_one_file():
     big = busy_source(10_000)  # ~2 MB: modelled in a worker even in a serial run
     items = [("big.py", big, "big", False), ("good.py", GOOD, "good", False)]
     answers: dict[int, object] = {}
-    workers.run(items, 1, workers.Budget(2.0, 4096), answers.__setitem__)
+    workers.run(items, 1, workers.Budget(2.0, 4096), answers.__setitem__, analyze)
     assert isinstance(answers[0], workers.Failure) and "file-timeout" in answers[0].reason
     assert isinstance(pickle.loads(answers[1]), FileModel)  # type: ignore[arg-type]  # bytes for a modelled file
 

@@ -249,7 +249,7 @@ def analyze_many(items: list[tuple[str, str, str, bool]], jobs: int, budget: wor
             if progress is not None:
                 progress(sum(r is not None for r in results), len(items))
 
-        workers.run([items[i] for i in remote], jobs, budget, done)
+        workers.run([items[i] for i in remote], jobs, budget, done, analyze)
     finished = sum(r is not None for r in results)
     for i, r in enumerate(results):
         if r is None:

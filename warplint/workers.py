@@ -25,8 +25,12 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
+from typing import Any
 
 Item = tuple[str, str, str, bool]  # (path, text, module, is_package), the arguments of engine.analyze
+# What models one file in a worker: ``engine.analyze``, passed in by the engine (this module never imports it:
+# the engine imports this one). A module-level function, so it reaches a spawned or forkserver worker by name.
+Analyze = Callable[[str, str, str, bool], Any]
 
 
 @dataclass(frozen=True)
@@ -113,14 +117,14 @@ def _silence_native_stderr() -> None:
         pass
 
 
-def _worker_main(conn: Connection, parent: int, memory_mib: int) -> None:
+def _worker_main(conn: Connection, parent: int, memory_mib: int, analyze: Analyze) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
     if hasattr(signal, "pthread_sigmask"):  # blocked across the fork (see _Worker), ignored from now on
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _die_with_parent(parent)
     for name in ("SIGTERM", "SIGHUP"):
         signal.signal(getattr(signal, name), signal.SIG_DFL)
-    from . import engine, parse_guard
+    from . import parse_guard
 
     parse_guard.IN_SACRIFICIAL_PROCESS = True  # a parser crash here costs one file, not the run
     _silence_native_stderr()
@@ -131,7 +135,7 @@ def _worker_main(conn: Connection, parent: int, memory_mib: int) -> None:
         except (EOFError, OSError):
             return
         try:
-            blob = pickle.dumps(engine.analyze(*item), protocol=pickle.HIGHEST_PROTOCOL)
+            blob = pickle.dumps(analyze(*item), protocol=pickle.HIGHEST_PROTOCOL)
         except MemoryError:
             conn.send_bytes(_FAILED + b"exceeded the memory budget (file-memory) while modelling it")
             return  # what is left of this heap is not worth reusing
@@ -143,9 +147,10 @@ def _worker_main(conn: Connection, parent: int, memory_mib: int) -> None:
 
 # ---------------------------------------------------------------------- the main side
 class _Worker:
-    def __init__(self, context, memory_mib: int) -> None:
+    def __init__(self, context, memory_mib: int, analyze: Analyze) -> None:
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker_main, args=(child, os.getpid(), memory_mib), daemon=True)
+        self.process = context.Process(target=_worker_main, args=(child, os.getpid(), memory_mib, analyze),
+                                       daemon=True)
         # SIGINT stays blocked from the fork until the worker ignores it: a Ctrl-C to the process group
         # in between would otherwise end the fresh worker with a KeyboardInterrupt traceback. Here, a
         # Ctrl-C that arrives meanwhile is delivered as soon as the mask is restored.
@@ -196,10 +201,11 @@ def _death_reason(exitcode: int | None, budget: Budget) -> str:
     return f"the process modelling it exited unexpectedly (status {exitcode})"
 
 
-def run(items: list[Item], jobs: int, budget: Budget, on_done: Callable[[int, bytes | Failure], None]) -> None:
-    """Model ``items`` in up to ``jobs`` workers, largest first; ``on_done(index, blob or Failure)``
-    for each. Items never attempted because no worker could be started get no call (the caller
-    models those itself)."""
+def run(items: list[Item], jobs: int, budget: Budget, on_done: Callable[[int, bytes | Failure], None],
+        analyze: Analyze) -> None:
+    """Model ``items`` in up to ``jobs`` workers, largest first, each with ``analyze(*item)`` (``engine.analyze``);
+    ``on_done(index, blob or Failure)`` for each. Items never attempted because no worker could be started get
+    no call (the caller models those itself)."""
     if not items:
         return
     context = _context()
@@ -211,7 +217,7 @@ def run(items: list[Item], jobs: int, budget: Budget, on_done: Callable[[int, by
         while queue or any(w.index is not None for w in workers):
             while queue and len(workers) < size:
                 try:
-                    workers.append(_Worker(context, budget.memory_mib))
+                    workers.append(_Worker(context, budget.memory_mib, analyze))
                 except OSError:
                     if not workers:
                         return

@@ -183,11 +183,11 @@ def test_salt_covers_the_code_cached_findings_come_from(monkeypatch):
     """Suppressions and WC001 (noqa.py), the fixes' edits (edits.py) and Report (rule.py) decide the findings
     the results cache keeps: editing one of them must not serve the findings of the code before."""
     from warplint import cache
-    from warplint.registry import all_rules
+    from warplint.registry import all_rules, salt_for
 
     seen: list[str] = []
     monkeypatch.setattr(cache, "_source_digest", lambda paths: seen.extend(paths) or "x")
-    cache.salt_for(all_rules())
+    salt_for(all_rules())
     names = {os.path.basename(p) for p in seen if os.path.dirname(p) == os.path.dirname(cache.__file__)}
     assert {"noqa.py", "edits.py", "rule.py", "engine.py"} <= names, sorted(names)
 

@@ -17,11 +17,11 @@ import sys
 import pytest
 
 from warplint import cache
-from warplint.cache import CACHE_FORMAT, MAGIC, TAG_SIZE, salt_for, seal
+from warplint.cache import CACHE_FORMAT, MAGIC, TAG_SIZE, seal
 from warplint.cli import main
 from warplint.config import Config
 from warplint.engine import Session
-from warplint.registry import all_rules
+from warplint.registry import all_rules, salt_for
 
 APP = "import warp as wp\n\nwp.force_load()\n"
 

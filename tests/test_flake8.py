@@ -266,10 +266,10 @@ def test_rule_table_is_the_registry():
     the same codes; it is kept under the salt of the registry's rules, the salt the engine uses."""
     from warplint import cache
     from warplint.config import Config
-    from warplint.registry import RuleInfo, remember_table, rule_table
+    from warplint.registry import RuleInfo, remember_table, rule_table, salt_for
 
     salt = cache.registry_salt()
-    assert salt is not None and salt == cache.salt_for(all_rules())
+    assert salt is not None and salt == salt_for(all_rules())
     remember_table(salt)
     table = rule_table(salt)
     assert table == {code: RuleInfo(code, rule.name, rule.default_enabled, rule.runtime_only)

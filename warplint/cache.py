@@ -92,30 +92,17 @@ def _source_digest(paths: Iterable[str]) -> str | None:
     return found
 
 
-def salt_for(rules: dict) -> str | None:
-    """The cache salt for this warplint and rule set; None when it cannot be told (no cache)."""
-    from .registry import all_rules
-
-    registry = all_rules()
-    if rules.keys() == registry.keys() and all(rule is registry[code] for code, rule in rules.items()):
-        return registry_salt()  # every rule of the registry: its sources decide its codes
-    files = []
-    for rule in rules.values():
-        module = sys.modules.get(type(rule).__module__)
-        path = getattr(module, "__file__", None)
-        if not path:
-            return None  # a rule without a source file (defined in a REPL): do not cache
-        files.append(os.path.abspath(path))
-    return _salt(files, ",".join(sorted(rules)))
-
-
 def registry_salt() -> str | None:
-    """``salt_for(all_rules())`` without importing a rule, LibCST or the engine (the flake8 plugin's
-    warm path): the registry's rules are the modules of ``warplint.rules``, whose sources are hashed."""
-    return _salt([], "registry")
+    """The salt of the registry's rules (``registry.salt_for(all_rules())``) without importing a rule, LibCST or
+    the engine (the flake8 plugin's warm path): they are the modules of ``warplint.rules``, whose sources are
+    hashed."""
+    return rules_salt([], "registry")
 
 
-def _salt(rule_files: list[str], codes: str) -> str | None:
+def rules_salt(rule_files: list[str], codes: str) -> str | None:
+    """The cache salt for this warplint with the rules of ``rule_files`` (besides every module of
+    ``warplint.rules``, always hashed) and ``codes``; None when a source cannot be read (no cache).
+    ``registry.salt_for`` picks the arguments for a rule set."""
     from importlib import metadata
 
     from . import __version__

@@ -24,7 +24,7 @@ from .discovery import Discovery, ProjectScope
 from .model import FileModel
 from .names import module_name_for_path
 from .noqa import find_suppressions, unused_codes, unused_noqa_reports
-from .registry import FileError, UnusedNoqa, all_rules, selection_table
+from .registry import FileError, UnusedNoqa, all_rules, salt_for, selection_table
 from .rule import Report, Rule
 from .sources import decode as decode  # decode: where the front ends import it from
 from .sources import locate_installed, read_source
@@ -349,7 +349,7 @@ class Session:
         self._results = None
         if not enabled:
             return
-        salt = _cache.salt_for(self._rules) if self._rules is not None else _cache.registry_salt()
+        salt = salt_for(self._rules) if self._rules is not None else _cache.registry_salt()
         secret = _cache.user_secret()  # None: no key kept safely, so no cache is trusted
         if salt is not None and secret is not None:
             where = directory or _cache.default_directory(self.config.root, self.config.cache_dir)

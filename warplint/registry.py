@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import pkgutil
+import sys
 from dataclasses import dataclass
 
+from .cache import load_user_entry, registry_salt, rules_salt, store_user_entry
 from .rule import Rule
 
 
@@ -100,6 +103,23 @@ def get_rule(code: str) -> Rule | None:
     return all_rules().get(code.upper())
 
 
+def salt_for(rules: dict[str, Rule]) -> str | None:
+    """The cache salt for this warplint and rule set; None when it cannot be told (no cache). The registry's
+    rules are salted as ``cache.registry_salt`` salts them (every module of ``warplint.rules``: their sources
+    decide their codes); another set adds its rules' own source files and its codes."""
+    registry = all_rules()
+    if rules.keys() == registry.keys() and all(rule is registry[code] for code, rule in rules.items()):
+        return registry_salt()
+    files = []
+    for rule in rules.values():
+        module = sys.modules.get(type(rule).__module__)
+        path = getattr(module, "__file__", None)
+        if not path:
+            return None  # a rule without a source file (defined in a REPL): do not cache
+        files.append(os.path.abspath(path))
+    return rules_salt(files, ",".join(sorted(rules)))
+
+
 @dataclass(frozen=True)
 class RuleInfo:
     """What selection reads of a rule (``Config.enabled_codes``, flake8's narrowing)."""
@@ -113,8 +133,6 @@ class RuleInfo:
 def rule_table(salt: str) -> dict[str, RuleInfo] | None:
     """The registry's rules by code as ``all_rules`` finds them, when a run under ``salt`` (see
     ``cache.registry_salt``) kept them with ``remember_table``; else None (import them)."""
-    from .cache import load_user_entry
-
     data = load_user_entry("rules", salt)
     rows = data.get("rules") if data is not None else None
     if not (isinstance(rows, list) and rows and all(isinstance(r, tuple) and len(r) == 4 for r in rows)):
@@ -138,8 +156,6 @@ def selection_table(kept: bool = True) -> dict[str, RuleInfo]:
     the rules' own (imported, and the table kept for the next run). A run answered from the result cache
     then imports no rule, and with them not LibCST: most of a warm run's time. ``kept=False`` (``--no-cache``)
     neither reads nor writes the kept table."""
-    from .cache import registry_salt
-
     salt = registry_salt() if kept else None
     table = rule_table(salt) if salt is not None else None
     if table is None:
@@ -152,8 +168,6 @@ def selection_table(kept: bool = True) -> dict[str, RuleInfo]:
 
 def remember_table(salt: str) -> None:
     """Keep ``all_rules()``'s table for ``rule_table`` under ``salt`` (unless it is kept already)."""
-    from .cache import load_user_entry, store_user_entry
-
     rows = table_of(all_rules())
     data = load_user_entry("rules", salt)
     if data is None or data.get("rules") != rows:

@@ -246,7 +246,7 @@ class KernelJoinsLoadedModule(Rule):
                         else project.kernels_of_module(module))
             factory = file.functions.get(scope)
             memo = ""
-            if factory is not None and project.evaluator.is_memoized(factory):
+            if factory is not None and project.is_memoized(factory):
                 memo = (f" The cache on {factory.name}() only saves repeats: each new argument still makes a "
                         "new kernel.")
             named = f"{module} (the same name for the same arguments)" if computed else module
@@ -280,7 +280,7 @@ class KernelJoinsLoadedModule(Rule):
             values = ", ".join(varying)
             factory = file.functions.get(scope)
             variants = project.kernel_variants(file, kernel)
-            keeper = (f"the cache on {factory.name}()" if factory is not None and project.evaluator.is_memoized(factory)
+            keeper = (f"the cache on {factory.name}()" if factory is not None and project.is_memoized(factory)
                       else f"{scope}()" if variants is None or variants.keeper in ("", project.fqname(file, scope))
                       else f"the cache in {variants.keeper.rpartition('.')[2]}()")
             kept = (f"{keeper} keeps the earlier ones, so each new value rebuilds the module with all of them"
@@ -342,7 +342,7 @@ class KernelJoinsLoadedModule(Rule):
     def _never_varies(project: Project, file: FileModel, scope: str, name: str) -> bool:
         """A captured name that has one literal value on every call (a constant local, or a parameter every
         call site passes the same literal): each call re-defines identical content, which builds nothing."""
-        return project.evaluator.values(file, Value("name", text=name, ref=name, local=True), scope
+        return project.values(file, Value("name", text=name, ref=name, local=True), scope
                                         ).single_constant()[0]
 
     def _launched_before(self, file: FileModel, kernel: Kernel, module: str, project: Project):
@@ -467,14 +467,14 @@ def _new_variant(project: Project, file: FileModel, scope: str, first: Value, la
     if fn is None or variants is None:
         return False
     fq = project.fqname(kernel_file, fn.qualname)
-    sites = [project.evaluator.site(file, scope, c, fq, None) for c in (first, later)]
+    sites = [project.site(file, scope, c, fq, None) for c in (first, later)]
     for qual, name in variants.content:
         if qual != fn.qualname:
             continue
         shapes = []
         for site in sites:
-            argument = project.evaluator.bind(fn, name, site)
-            shapes.append(project.evaluator.shape_of(file, argument, scope) if isinstance(argument, Value)
+            argument = project.bind(fn, name, site)
+            shapes.append(project.shape_of(file, argument, scope) if isinstance(argument, Value)
                           else "default" if argument is not None else None)
         if None in shapes or shapes[0] != shapes[1]:
             return True

@@ -6,8 +6,8 @@ from typing import Any
 from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import FileModel
-from warplint.module_options import OptionChange, option_changes, option_changes_by
 from warplint.rule import Report, Rule
+from warplint.semantic.module_options import OptionChange
 
 # Values that leave a fresh module's hash as it was (warp-facts §3).
 _DEFAULTS: dict[str, Any] = {"fast_math": False, "fuse_fp": True, "block_dim": 256, "strip_hash": False,
@@ -77,7 +77,7 @@ class ModuleOptionsAfterLoad(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        direct = option_changes(file, project)
+        direct = project.option_changes(file)
         scopes = {""} | set(file.functions)
         for scope in sorted(scopes):
             # Option-changing statements of this scope: direct, or calls into helpers.
@@ -86,7 +86,7 @@ class ModuleOptionsAfterLoad(Rule):
             ]
             for call in project.calls_in(file, scope):
                 if not project.is_warp_api(call.callee):
-                    for c in option_changes_by(project, call.callee):
+                    for c in project.option_changes_by(call.callee):
                         changes.append((call.ctx.order, c, call))
             if not changes:
                 continue

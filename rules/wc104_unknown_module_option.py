@@ -158,7 +158,7 @@ class UnknownModuleOption(Rule):
     def _is_module(project: Project, file: FileModel, name: str, ctx: Context) -> bool:
         """``name`` can be a ``wp.Module`` (``m = wp.get_module(...)``), as the evaluator follows it."""
         holder = Value("name", text=name, ref=name, local=True)
-        return any(isinstance(v, WarpModule) for v in project.evaluator.values(file, holder, ctx.scope))
+        return any(isinstance(v, WarpModule) for v in project.values(file, holder, ctx.scope))
 
     def _is_module_holder(self, project: Project, file: FileModel, call: Call) -> bool:
         """``m.options.update(...)`` where the local or global ``m`` can be a ``wp.Module``."""

@@ -7,7 +7,6 @@ from warplint.diagnostic import Related
 from warplint.index import Launch, Project
 from warplint.model import Call, FileModel, Kernel
 from warplint.rule import Report, Rule
-from warplint.semantic import arg_types
 from warplint.semantic.generics import Earlier
 
 
@@ -143,7 +142,7 @@ class LateGenericInstance(Rule):
     @staticmethod
     def _signature(project: Project, launch: Launch, generic_positions: list[int]) -> dict[int, str]:
         """The one type each generic argument of a launch has, where it has exactly one."""
-        types = arg_types.launch_argument_types(project, launch) or []
+        types = project.launch_argument_types(launch) or []
         return {p: kind for p in generic_positions if p < len(types) and (kind := types[p].one) is not None}
 
     # ------------------------------------------------------------------ check
@@ -185,7 +184,7 @@ class LateGenericInstance(Rule):
         chosen = False
         related: list[Related] = []
         for launch in kernel_launches:
-            types = arg_types.launch_argument_types(project, launch) or []
+            types = project.launch_argument_types(launch) or []
             several = next((types[p] for p in positions if p < len(types) and types[p].several), None)
             if several is not None:
                 names = sorted(self._short(n) for n in several.names)

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from warplint.index import Project
 from warplint.model import Call, FileModel
 from warplint.rule import Report, Rule
-from warplint.semantic.events import events
 
 from ._cache_common import deliberate_reason
 
@@ -64,7 +63,7 @@ class KernelCacheCleared(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        for operation in events(project, file).cache_operations:
+        for operation in project.events(file).cache_operations:
             call = operation.call
             if self._gated(call):
                 continue

@@ -5,7 +5,6 @@ from collections.abc import Iterator
 from warplint.index import Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
-from warplint.semantic.facts_paths import fresh_dir_reason
 
 from ._cache_common import deliberate_reason, env_writes, gate_reason
 
@@ -68,7 +67,7 @@ class TemporaryKernelCacheDir(Rule):
         ]
         sites += [(v, c, s, "WARP_CACHE_PATH") for v, c, s in env_writes(file, "WARP_CACHE_PATH", project)]
         for value, ctx, span, what in sites:
-            why = fresh_dir_reason(project, file, value, ctx.scope)
+            why = project.fresh_dir_reason(file, value, ctx.scope)
             if why is None or gate_reason(file, ctx, project):
                 continue
             yield self.report(

@@ -5,7 +5,6 @@ from collections.abc import Iterator
 from warplint.index import Project
 from warplint.model import Call, FileModel, Value
 from warplint.rule import Report, Rule
-from warplint.semantic.facts_paths import cache_dir_read
 
 from ._cache_common import deliberate_reason, env_writes, gate_reason
 
@@ -25,7 +24,7 @@ def _cache_dirs(file: FileModel, project: Project) -> tuple[dict[int, str], dict
         if value.kind not in ("name", "attr") or not value.ref:
             continue
         names[(ctx.scope if value.local else "", value.ref)] = what
-        for source in project.evaluator.sources(file, value, ctx.scope):
+        for source in project.sources(file, value, ctx.scope):
             sources.setdefault(id(source.value), what)
     return sources, names
 
@@ -83,13 +82,13 @@ class KernelCacheDirRemoved(Rule):
             target = self._removed_path(call)
             if target is None:
                 continue
-            what = cache_dir_read(project, file, target, call.ctx.scope)
+            what = project.cache_dir_read(file, target, call.ctx.scope)
             if what is None and target.kind in ("name", "attr") and target.ref:
                 if cache_dirs is None:
                     cache_dirs = _cache_dirs(file, project)
                 sources, names = cache_dirs
                 what = names.get((call.ctx.scope if target.local else "", target.ref)) or next(
-                    (sources[id(s.value)] for s in project.evaluator.sources(file, target, call.ctx.scope)
+                    (sources[id(s.value)] for s in project.sources(file, target, call.ctx.scope)
                      if id(s.value) in sources), None)
             if what is None or gate_reason(file, call.ctx, project):
                 continue

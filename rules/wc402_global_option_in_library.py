@@ -8,7 +8,6 @@ from warplint.index import Project
 from warplint.model import FileModel, Value
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
-from warplint.semantic.generics import runs_at_import
 
 # Global switches a library should leave to the application.
 _GLOBAL_SWITCHES = {
@@ -104,7 +103,7 @@ class GlobalOptionInLibrary(Rule):
             switch = _GLOBAL_SWITCHES.get(assignment.target.ref or "")
             if assignment.target.kind != "attr" or switch is None:
                 continue
-            if assignment.ctx.scope and not runs_at_import(project, file, assignment.ctx.scope):
+            if assignment.ctx.scope and not project.runs_at_import(file, assignment.ctx.scope):
                 continue
             ref = assignment.target.ref or ""
             bad_value, effect = switch
@@ -123,7 +122,7 @@ class GlobalOptionInLibrary(Rule):
         for call in file.calls:
             if call.ctx.in_main_guard or not is_warp(call.callee, "set_module_options"):
                 continue
-            if call.ctx.scope and not runs_at_import(project, file, call.ctx.scope):
+            if call.ctx.scope and not project.runs_at_import(file, call.ctx.scope):
                 continue
             target = self._target(project, file, call.bound("module"), call.ctx.scope)
             if target is None or self._owned(project, top, target):
@@ -142,7 +141,7 @@ class GlobalOptionInLibrary(Rule):
         project, which the evaluator does not model, is the name the import binds."""
         if value is None:
             return None
-        names, complete = project.evaluator.module_names(file, value, scope)
+        names, complete = project.module_names(file, value, scope)
         if names:
             return next(iter(names)) if complete and len(names) == 1 else None
         if value.kind in ("name", "attr") and value.ref and not value.local and project.owner_of(value.ref) is None:

@@ -6,7 +6,6 @@ from warplint.index import Project
 from warplint.model import FileModel, Kernel
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
-from warplint.semantic.differentiation import false_keys, options_off
 
 # Which MathDx ops add adjoint LTOs under the module's enable_backward, and the option that turns each op's
 # MathDx path off, are facts of the project's Warp version (project.warp, read from each release's builtins).
@@ -69,12 +68,12 @@ class TileKernelBackwardOptionIgnored(Rule):
 
     def _options_off(self, project: Project) -> tuple[dict[str, set[str]], set[str]]:
         """Options set to False per module by set_module_options, and wp.config options set False at module level."""
-        off = options_off(project)  # the semantic layer: warplint.semantic.differentiation
+        off = project.options_off()  # the semantic layer: warplint.semantic.differentiation
         return off.modules, off.config
 
     @staticmethod
     def _false_keys(project: Project, file: FileModel, items, scope: str) -> set[str]:
-        return false_keys(project, file, items, scope)
+        return project.false_keys(file, items, scope)
 
     def _tile_ops(self, project: Project, kernel: Kernel) -> list[str]:
         backward_ops = project.warp.mathdx_backward_lto_ops

@@ -5,7 +5,6 @@ from collections.abc import Iterator
 from warplint.index import Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
-from warplint.semantic.differentiation import differentiation_sites, kernel_options_off, mathdx_ops
 
 
 class BackwardNeverUsed(Rule):
@@ -97,17 +96,17 @@ class BackwardNeverUsed(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        if not file.kernels or differentiation_sites(project):
+        if not file.kernels or project.differentiation_sites():
             return
         for kernel in file.kernels:
             if "enable_backward" in kernel.options:
                 continue  # False: WC403's case; True or not literal: the author decided
             # the project's Warp decides which ops link adjoint LTOs, and which option turns their MathDx path off
             backward_ops = project.warp.mathdx_backward_lto_ops
-            ops = sorted(op for op in mathdx_ops(project, file, kernel) if op in backward_ops)
+            ops = sorted(op for op in project.mathdx_ops(file, kernel) if op in backward_ops)
             if not ops:
                 continue
-            off = kernel_options_off(project, file, kernel)
+            off = project.kernel_options_off(file, kernel)
             if off is None or "enable_backward" in off:
                 continue
             ops = [op for op in ops if project.warp.mathdx_options.get(op) not in off]

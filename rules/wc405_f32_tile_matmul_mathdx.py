@@ -5,13 +5,6 @@ from collections.abc import Iterator
 from warplint.index import Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
-from warplint.semantic.differentiation import (
-    kernel_options_given,
-    kernel_options_off,
-    mathdx_ops,
-    matmul_precisions,
-    tile_dtypes,
-)
 
 
 class F32TileMatmulMathDx(Rule):
@@ -92,17 +85,17 @@ class F32TileMatmulMathDx(Rule):
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         for kernel in file.kernels:
-            if "tile_matmul" not in mathdx_ops(project, file, kernel):
+            if "tile_matmul" not in project.mathdx_ops(file, kernel):
                 continue
-            dtypes = tile_dtypes(project, file, kernel)
+            dtypes = project.tile_dtypes(file, kernel)
             if dtypes != {"float32"}:
                 continue  # half precision, mixed, or not known
-            if matmul_precisions(project, file, kernel) - {"default"}:
+            if project.matmul_precisions(file, kernel) - {"default"}:
                 continue  # tf32 (or a precision that cannot be told)
-            off = kernel_options_off(project, file, kernel)
+            off = project.kernel_options_off(file, kernel)
             if off is None or "enable_mathdx_gemm" in off:
                 continue
-            if "enable_mathdx_gemm" in kernel_options_given(project, file, kernel):
+            if "enable_mathdx_gemm" in project.kernel_options_given(file, kernel):
                 continue  # set on purpose (True) for this module, or by the application
             backward = "enable_backward" not in off and kernel.options.get("enable_backward") is None
             yield self.report(

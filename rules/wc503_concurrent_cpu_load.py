@@ -135,7 +135,7 @@ class ConcurrentCpuLoad(Rule):
             return True  # every registered module, Warp's own included
         # A list literal (or a name bound to list literals, followed by the evaluator) of several modules;
         # a list of unknown length may hold one module (serial): not guessed.
-        sources = project.evaluator.sources(file, modules, call.ctx.scope)
+        sources = project.sources(file, modules, call.ctx.scope)
         return bool(sources) and all(
             s.complete and not s.attrs and s.value.kind == "seq" and len(s.value.items) > 1 for s in sources
         )

@@ -101,9 +101,9 @@ class PreloadWithoutBlockDim(Rule):
     @staticmethod
     def _option_target(project: Project, file: FileModel, value: Value | None, scope: str) -> str | None:
         """The one Warp module ``set_module_options(..., module=)`` changes (None/absent: the file's own)."""
-        if value is None or project.evaluator.constant(file, value, scope) == (True, None):
+        if value is None or project.constant(file, value, scope) == (True, None):
             return file.module
-        names, complete = project.evaluator.module_names(file, value, scope)
+        names, complete = project.module_names(file, value, scope)
         return project.canonical_module(next(iter(names))) if complete and len(names) == 1 else None
 
     def _preloaded(self, project: Project, file: FileModel, call: Call, short: str) -> list[str]:
@@ -123,7 +123,7 @@ class PreloadWithoutBlockDim(Rule):
                     if module and module != "unique":
                         names.append(module)
             else:  # wp.get_module("name"), or a name bound to one
-                values = project.evaluator.values(file, item, call.ctx.scope)
+                values = project.values(file, item, call.ctx.scope)
                 if values.known and all(isinstance(v, WarpModule) for v in values):
                     names += [project.canonical_module(v.name) for v in values if isinstance(v, WarpModule)]
         return [n for n in names if isinstance(n, str)]

@@ -103,14 +103,14 @@ class LoadModuleWithoutKernels(Rule):
     @staticmethod
     def _absent(project: Project, file: FileModel, value: Value | None, scope: str) -> bool:
         """No module given: absent, or a value that can only be None."""
-        return value is None or project.evaluator.constant(file, value, scope) == (True, None)
+        return value is None or project.constant(file, value, scope) == (True, None)
 
     @staticmethod
     def _names_own_module(project: Project, file: FileModel, value: Value | None, scope: str) -> bool:
         """The value designates this file's module and nothing else (a string, ``__name__``, followed)."""
         if value is None:
             return False
-        names, complete = project.evaluator.module_names(file, value, scope)
+        names, complete = project.module_names(file, value, scope)
         return complete and names == {file.module}
 
     @staticmethod

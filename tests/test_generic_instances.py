@@ -169,7 +169,7 @@ def _types_of(project, file, name):
     from warplint.semantic import arg_types
 
     (assignment,) = project.name_assignments(file, "run", name)
-    return arg_types.value_types(project, file, assignment.value, "run")
+    return arg_types.value_types(project.layer, file, assignment.value, "run")
 
 
 def test_value_types_follow_makers_names_and_dtype_tables(tmp_path):
@@ -199,7 +199,7 @@ def test_launch_argument_types_in_parameter_order(tmp_path):
     )})
     f = _file(project, "m.py")
     (launch,) = [ln for ln in project.launches(f) if ln.kernel.name == "gen"]
-    first, second = arg_types.launch_argument_types(project, launch)
+    first, second = arg_types.launch_argument_types(project.layer, launch)
     assert first.several and second.one == "array[warp.int32]"
 
 

@@ -45,14 +45,13 @@ def test_one_answer_for_a_module_name_in_a_variable(tmp_path):
             "@wp.kernel(module=name)\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
         ),
     })
-    from warplint.module_options import module_of, option_changes
 
     file = _file(project, "solver.py")
     kernel = file.kernels[0]
-    (change,) = option_changes(file, project)
+    (change,) = project.option_changes(file)
     assert change.module == "app.solver"
     assert project.kernel_module(file, kernel) == "app.solver"
-    assert module_of(project, file, kernel.module_value) == "app.solver"
+    assert project.module_of(file, kernel.module_value) == "app.solver"
     assert project.constant(file, kernel.module_value) == (True, "app.solver")
 
 
@@ -72,7 +71,7 @@ def test_values_follow_bindings_parameters_and_returns(tmp_path):
     })
     file = _file(project, "m.py")
     launches = [c for c in file.calls if c.callee == "warp.launch"]
-    evaluator = project.evaluator
+    evaluator = project.layer.evaluator
     kernels = evaluator.values(file, launches[0].bound("kernel"), "run")
     assert [type(v) for v in kernels] == [KernelRef]
     assert sorted(evaluator.values(file, launches[0].bound("block_dim"), "run").constants()) == [64, 128]
@@ -109,7 +108,7 @@ def test_class_attributes_and_annotated_config(tmp_path):
         ),
     })
     file = _file(project, "c.py")
-    evaluator = project.evaluator
+    evaluator = project.layer.evaluator
     values = {a.target.text: evaluator.values(file, a.value, "use") for a in file.assignments if a.ctx.scope == "use"}
     assert values["x"].constants() == [64]
     assert values["y"].constants() == [128]
@@ -130,7 +129,7 @@ def test_an_instance_attribute_is_what_its_own_construction_passed(tmp_path):
         "    k = A.batch if flag else B.single\n"
     )})
     file = _file(project, "f.py")
-    evaluator = project.evaluator
+    evaluator = project.layer.evaluator
     values = {a.target.text: evaluator.values(file, a.value, "use") for a in file.assignments if a.ctx.scope == "use"}
     assert values["a"].constants() == [1]
     assert values["b"].constants() == [3]
@@ -150,7 +149,7 @@ def test_a_table_key_a_public_functions_users_pass_can_be_any_key(tmp_path):
         "def main():\n    run()\n    _run()\n"
     )})
     file = _file(project, "ops.py")
-    evaluator = project.evaluator
+    evaluator = project.layer.evaluator
     found = {a.target.text: evaluator.values(file, a.value, a.ctx.scope) for a in file.assignments if a.ctx.scope}
     assert found["t"].constants() == [32, 64]
     assert found["u"].constants() == [32]
@@ -165,7 +164,7 @@ def test_a_dicts_get_is_its_item_or_the_default(tmp_path):
         "def other(obj):\n    o = obj.get('a')\n    return o\n"
     )})
     file = _file(project, "m.py")
-    evaluator = project.evaluator
+    evaluator = project.layer.evaluator
     found = {a.target.text: evaluator.values(file, a.value, a.ctx.scope) for a in file.assignments if a.ctx.scope}
     # a key not known: any item (of a table of names, as a table of kernels is), or None when it is missing
     assert set(found["t"].constants()) == {32, 64, None}
@@ -185,7 +184,7 @@ def test_a_dict_a_helper_fills_and_returns_holds_what_it_stored(tmp_path):
         "LISTED = listed()\n"
     )})
     file = _file(project, "m.py")
-    evaluator = project.evaluator
+    evaluator = project.layer.evaluator
     chosen = next(a for a in file.assignments if a.target.text == "chosen")
     assert [k.index for k in evaluator.values(file, chosen.value, "run").kernels()] == [0]
     assert [launch.kernel.name for launch in project.launches(file)] == ["k"]
@@ -199,7 +198,7 @@ def test_cycles_and_bounds_end(tmp_path):
     })
     file = _file(project, "r.py")
     y = next(a for a in file.assignments if a.target.text == "y")
-    result = project.evaluator.values(file, y.value, "")
+    result = project.layer.evaluator.values(file, y.value, "")
     assert not result.known  # a cycle adds no value: the sum is not a constant
     assert Const(2) not in result.items and not any(isinstance(v, Varies) and not v.reason for v in result)
 

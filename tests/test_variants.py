@@ -56,17 +56,17 @@ FACTORIES = {
 def test_parameters_reaching_a_module_name_through_a_helper_and_an_f_string(tmp_path):
     project = project_of(tmp_path, FACTORIES)
     file, kernel = _kernel(project, "sort_pass")
-    params, complete = project.evaluator.parameters_reaching(file, kernel.module_value, "get_sort")
+    params, complete = project.layer.evaluator.parameters_reaching(file, kernel.module_value, "get_sort")
     assert complete
     assert params == {("get_sort", "dtype"), ("get_sort", "batched")}
     # through a local, a join of a list and a helper that reads only one of the two arguments it is given
     file, kernel = _kernel(project, "scan_pass")
-    params, complete = project.evaluator.parameters_reaching(file, kernel.module_value, "get_scan")
+    params, complete = project.layer.evaluator.parameters_reaching(file, kernel.module_value, "get_scan")
     assert complete
     assert params == {("get_scan", "dtype"), ("get_scan", "inclusive")}
     # a literal and a module-level name read no parameter; `not x` is an expression the binder keeps no parts of
-    assert project.evaluator.parameters_reaching(file, Value("const", const="m"), "get_scan") == (frozenset(), True)
-    assert project.evaluator.parameters_reaching(file, Value("other"), "get_scan") == (frozenset(), False)
+    assert project.layer.evaluator.parameters_reaching(file, Value("const", const="m"), "get_scan") == (frozenset(), True)
+    assert project.layer.evaluator.parameters_reaching(file, Value("other"), "get_scan") == (frozenset(), False)
 
 
 def test_kernel_variants_content_and_module(tmp_path):
@@ -210,7 +210,7 @@ def test_a_public_keyword_nobody_passes_is_the_users_choice(tmp_path):
     file, kernel = _kernel(project, "select_pass")
     fn = file.functions["get_select"]
     # the evaluator reads the default of select() (no call in the project passes another value) ...
-    assert project.evaluator.parameter(file, fn, "largest", None).single_constant() == (True, False)
+    assert project.layer.evaluator.parameter(file, fn, "largest", None).single_constant() == (True, False)
     # ... but a user of the library picks it: both variants share f'lib.select_{dtype}'
     assert project.kernel_variants(file, kernel).shared == {("get_select", "largest")}
     file, kernel = _kernel(project, "private_pass")
@@ -437,6 +437,6 @@ def test_parameters_reaching_a_name_built_in_place_and_under_tests(tmp_path):
         ),
     })
     file, kernel = _kernel(project, "scale")
-    params, complete = project.evaluator.parameters_reaching(file, kernel.module_value, "get_scale")
+    params, complete = project.layer.evaluator.parameters_reaching(file, kernel.module_value, "get_scale")
     assert complete
     assert params == {("get_scale", p) for p in ("dtype", "scale_pos", "scale_charge", "mode")}

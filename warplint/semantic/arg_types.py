@@ -30,7 +30,8 @@ from warplint.names import is_warp
 from .evaluator import Site, Source
 
 if TYPE_CHECKING:
-    from warplint.index import Launch, Project
+    from .events import Launch
+    from .layer import Layer
 
 # Warp calls that create an array whose dtype is their `dtype=` argument (or the given positional one).
 ARRAY_MAKERS = {"array": 1, "zeros": 1, "ones": 1, "empty": 1, "full": 2, "from_numpy": 1, "from_torch": 1}
@@ -77,7 +78,7 @@ def _union(parts: list[Types]) -> Types:
     return Types(frozenset().union(*(p.names for p in parts)), all(p.known for p in parts))
 
 
-def launch_arguments(project: Project, launch: Launch) -> list[Source] | None:
+def launch_arguments(layer: Layer, launch: Launch) -> list[Source] | None:
     """The kernel arguments of a launch, in parameter order: the items of ``inputs=[...]`` then of
     ``outputs=[...]`` (or of a name bound to one list literal); None when a list cannot be read."""
     call = launch.call
@@ -86,7 +87,7 @@ def launch_arguments(project: Project, launch: Launch) -> list[Source] | None:
         listed = call.bound(keyword)
         if listed is None:
             continue
-        lists = project.evaluator.sources(launch.file, listed, call.ctx.scope, launch.site)
+        lists = layer.evaluator.sources(launch.file, listed, call.ctx.scope, launch.site)
         if len(lists) != 1 or lists[0].value.kind != "seq" or lists[0].attrs:
             return None
         where = lists[0]
@@ -94,26 +95,26 @@ def launch_arguments(project: Project, launch: Launch) -> list[Source] | None:
     return args
 
 
-def launch_argument_types(project: Project, launch: Launch) -> list[Types] | None:
+def launch_argument_types(layer: Layer, launch: Launch) -> list[Types] | None:
     """``Types`` of each kernel argument of a launch (``launch_arguments``), memoised per launch."""
     def compute() -> list[Types] | None:
-        args = launch_arguments(project, launch)
+        args = launch_arguments(layer, launch)
         if args is None:
             return None
-        return [value_types(project, a.file, a.value, a.scope, a.site) for a in args]
+        return [value_types(layer, a.file, a.value, a.scope, a.site) for a in args]
 
-    return project.cached(("launch argument types", id(launch.call), id(launch.site), id(launch.kernel)), compute)
+    return layer.cached(("launch argument types", id(launch.call), id(launch.site), id(launch.kernel)), compute)
 
 
-def value_types(project: Project, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
+def value_types(layer: Layer, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
                 _depth: int = 0) -> Types:
     """The Warp types ``value`` (written in ``scope`` of ``file``) can have."""
     if value is None or _depth > MAX_DEPTH:
         return UNKNOWN
-    return _union([_source_types(project, s, _depth) for s in project.evaluator.sources(file, value, scope, site)])
+    return _union([_source_types(layer, s, _depth) for s in layer.evaluator.sources(file, value, scope, site)])
 
 
-def _source_types(project: Project, source: Source, depth: int) -> Types:
+def _source_types(layer: Layer, source: Source, depth: int) -> Types:
     value = source.value
     if source.attrs or not source.complete:
         return UNKNOWN
@@ -132,13 +133,13 @@ def _source_types(project: Project, source: Source, depth: int) -> Types:
         return Types(frozenset({value.ref}), True)
     if short in ARRAY_MAKERS:
         position = ARRAY_MAKERS[short]
-        dtype = dtype_types(project, source, value.kwargs.get("dtype") or (
+        dtype = dtype_types(layer, source, value.kwargs.get("dtype") or (
             value.args[position] if len(value.args) > position else None), depth)
         return _arrays(dtype)
     if short in LIKE_MAKERS and value.args:
         if "dtype" in value.kwargs:
-            return _arrays(dtype_types(project, source, value.kwargs["dtype"], depth))
-        return value_types(project, source.file, value.args[0], source.scope, source.site, depth + 1)
+            return _arrays(dtype_types(layer, source, value.kwargs["dtype"], depth))
+        return value_types(layer, source.file, value.args[0], source.scope, source.site, depth + 1)
     return UNKNOWN
 
 
@@ -146,18 +147,18 @@ def _arrays(dtype: Types) -> Types:
     return Types(frozenset(f"array[{d}]" for d in dtype.names), dtype.known and bool(dtype.names))
 
 
-def dtype_types(project: Project, where: Source, value: Value | None, depth: int = 0) -> Types:
+def dtype_types(layer: Layer, where: Source, value: Value | None, depth: int = 0) -> Types:
     """The scalar types a ``dtype=`` argument (written where ``where`` is) can name: Warp's types and Python's
     scalars, followed through names like any value, and through items of dict literals."""
     if value is None or depth > MAX_DEPTH:
         return UNKNOWN
     parts: list[Types] = []
-    for source in project.evaluator.sources(where.file, value, where.scope, where.site):
+    for source in layer.evaluator.sources(where.file, value, where.scope, where.site):
         v = source.value
         if source.attrs or not source.complete:
             return UNKNOWN
         if v.kind == "subscript" and v.base is not None:
-            parts.append(_table_item(project, source, depth))
+            parts.append(_table_item(layer, source, depth))
             continue
         if v.kind not in ("name", "attr") or not v.ref or v.local:
             return UNKNOWN
@@ -170,17 +171,17 @@ def dtype_types(project: Project, where: Source, value: Value | None, depth: int
     return _union(parts)
 
 
-def _table_item(project: Project, source: Source, depth: int) -> Types:
+def _table_item(layer: Layer, source: Source, depth: int) -> Types:
     """``TABLE[key]`` as a dtype, where ``TABLE`` is a dict literal: the item its key selects when the
     evaluator knows the key and the literal's keys are constants, else any of its values."""
     value = source.value
     assert value.base is not None
-    if project.evaluator.item_writes(source.file, value.base, source.scope):
+    if layer.evaluator.item_writes(source.file, value.base, source.scope):
         return UNKNOWN  # `TABLE[k] = ...` somewhere: the literal does not hold every value
-    tables = project.evaluator.sources(source.file, value.base, source.scope, source.site)
+    tables = layer.evaluator.sources(source.file, value.base, source.scope, source.site)
     if not tables or any(t.attrs or not t.complete or t.value.kind != "dict" for t in tables):
         return UNKNOWN
-    known_key, key = project.evaluator.constant(source.file, value.key, source.scope, source.site)
+    known_key, key = layer.evaluator.constant(source.file, value.key, source.scope, source.site)
     parts: list[Types] = []
     for table in tables:
         items = [item for item in table.value.items if isinstance(item, tuple) and len(item) == 2]
@@ -194,5 +195,5 @@ def _table_item(project: Project, source: Source, depth: int) -> Types:
         for _, item in chosen:
             if not isinstance(item, Value):
                 return UNKNOWN
-            parts.append(dtype_types(project, Source(table.file, item, table.scope, table.site), item, depth + 1))
+            parts.append(dtype_types(layer, Source(table.file, item, table.scope, table.site), item, depth + 1))
     return _union(parts)

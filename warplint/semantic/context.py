@@ -21,12 +21,18 @@ from __future__ import annotations
 
 import enum
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Hashable
+from typing import Protocol, TypeVar
 
 from warplint.model import FileModel
 
-if TYPE_CHECKING:
-    from warplint.index import Project
+T = TypeVar("T")
+
+
+class Memo(Protocol):
+    """Where a project keeps what it derived (``Bindings.cached``)."""
+
+    def cached(self, key: Hashable, compute: Callable[[], T]) -> T: ...
 
 
 class CodeContext(enum.Enum):
@@ -101,15 +107,15 @@ def is_asv_class(file: FileModel, qualname: str) -> bool:
                and (a.target.ref or "")[len(prefix):] in ASV_ATTRIBUTES for a in file.assignments)
 
 
-def context_of(project: Project, file: FileModel, scope: str = "") -> CodeContext:
+def context_of(memo: Memo, file: FileModel, scope: str = "") -> CodeContext:
     """The kind of code ``scope`` (a function's qualname, "" for module level) of ``file`` is."""
-    found = project.cached(("file context", id(file)), lambda: file_context(file))
+    found = memo.cached(("file context", id(file)), lambda: file_context(file))
     if found.builds_cold_on_purpose or not scope:
         return found
     fn = file.functions.get(scope)
     while fn is not None and fn.class_name is None and fn.ctx.scope:
         fn = file.functions.get(fn.ctx.scope)  # a function nested in a method is that method's code
-    if fn is not None and fn.class_name is not None and project.cached(
+    if fn is not None and fn.class_name is not None and memo.cached(
             ("asv class", id(file), fn.class_name), lambda: is_asv_class(file, fn.class_name or "")):
         return CodeContext.BENCHMARK
     return found

@@ -1,4 +1,5 @@
-"""Which devices a launch (or a load) can run on, and the block sizes it uses on CUDA.
+"""Which devices a launch (or a load) can run on, and the block sizes it uses on CUDA (``builds`` turns
+them into the module variants launches and preloads build).
 
 CUDA-only effects (a module built once per ``block_dim``, the driver's JIT cache, MathDx LTO links)
 cost nothing where every launch that reaches the code runs on the CPU. The devices a launch can use:
@@ -32,9 +33,8 @@ from warplint.names import is_warp
 from .values import Const, Sequence, Unknown, ValueSet, Varies
 
 if TYPE_CHECKING:
-    from warplint.index import Launch, Project
-
     from .evaluator import Site
+    from .layer import Layer
 
 
 class Device(enum.Enum):
@@ -140,14 +140,14 @@ def _const_devices(value: object) -> frozenset[Device] | None:
     return None if value is None else EITHER
 
 
-def value_devices(project: Project, file: FileModel, value: Value, ctx: Context, site: Site | None,
+def value_devices(layer: Layer, file: FileModel, value: Value, ctx: Context, site: Site | None,
                   depth: int = 0) -> frozenset[Device]:
     """The devices a ``device=`` expression can name (None: the default device where ``ctx`` runs)."""
     found: frozenset[Device] = frozenset()
-    for v in project.evaluator.values(file, value, ctx.scope, site):
+    for v in layer.evaluator.values(file, value, ctx.scope, site):
         if isinstance(v, Const):
             named = _const_devices(v.value)
-            found |= named if named is not None else default_devices(project, file, ctx, depth)
+            found |= named if named is not None else default_devices(layer, file, ctx, depth)
         elif isinstance(v, Sequence):
             for item in v.items:
                 for one in item:
@@ -160,67 +160,58 @@ def value_devices(project: Project, file: FileModel, value: Value, ctx: Context,
     return found or EITHER
 
 
-def default_devices(project: Project, file: FileModel, ctx: Context, depth: int = 0) -> frozenset[Device]:
+def default_devices(layer: Layer, file: FileModel, ctx: Context, depth: int = 0) -> frozenset[Device]:
     """The devices Warp's current default device can be where ``ctx`` runs."""
     key = ("default devices", id(file), ctx.scope, ctx.order, depth)
-    return project.cached(key, lambda: _default_devices(project, file, ctx, depth))
+    return layer.cached(key, lambda: _default_devices(layer, file, ctx, depth))
 
 
-def _default_devices(project: Project, file: FileModel, ctx: Context, depth: int) -> frozenset[Device]:
+def _default_devices(layer: Layer, file: FileModel, ctx: Context, depth: int) -> frozenset[Device]:
     blocks = sorted((b for b in file.with_blocks if b.holds(ctx)), key=lambda b: -b.ctx.order)
     for block in blocks:  # innermost first
         for item in block.items:
             if item.kind == "call" and is_warp(item.ref, "ScopedDevice"):
                 device = item.args[0] if item.args else item.kwargs.get("device")
-                if device is not None and project.constant(file, device, block.ctx.scope) != (True, None):
-                    return value_devices(project, file, device, block.ctx, None, depth + 1)
-    for call in reversed(project.calls_in(file, ctx.scope)):
+                if device is not None and layer.evaluator.constant(file, device, block.ctx.scope) != (True, None):
+                    return value_devices(layer, file, device, block.ctx, None, depth + 1)
+    for call in reversed(layer.bindings.calls_in(file, ctx.scope)):
         if (is_warp(call.callee, "set_device") and call.ctx.runs_before(ctx.order) and not call.ctx.conditions
                 and call.args):
-            return value_devices(project, file, call.args[0], call.ctx, None, depth + 1)
+            return value_devices(layer, file, call.args[0], call.ctx, None, depth + 1)
     if ctx.scope and depth < MAX_CALLER_LEVELS:
         fn = file.functions.get(ctx.scope)
-        sites = project.call_sites(project.fqname(file, fn.qualname)) if fn is not None else []
+        sites = layer.bindings.call_sites(layer.bindings.fqname(file, fn.qualname)) if fn is not None else []
         if sites:
             found: frozenset[Device] = frozenset()
             for caller_file, call in sites:
-                found |= condition_devices(call.ctx) & default_devices(project, caller_file, call.ctx, depth + 1)
+                found |= condition_devices(call.ctx) & default_devices(layer, caller_file, call.ctx, depth + 1)
                 if found == EITHER:
                     break
             return found or EITHER
     return EITHER
 
 
-def call_devices(project: Project, file: FileModel, call: Call, site: Site | None = None,
+def call_devices(layer: Layer, file: FileModel, call: Call, site: Site | None = None,
                  absent_means_all: bool = False) -> frozenset[Device]:
     """The devices a ``wp.launch``/``load_module``/``force_load`` call can run on (``force_load``
     without a device loads on every device: ``absent_means_all``)."""
     device = call.bound("device")
     if device is None or (device.kind == "const" and device.const is None):
-        found = EITHER if absent_means_all else default_devices(project, file, call.ctx)
+        found = EITHER if absent_means_all else default_devices(layer, file, call.ctx)
     else:
-        found = value_devices(project, file, device, call.ctx, site)
+        found = value_devices(layer, file, device, call.ctx, site)
     return (found & condition_devices(call.ctx)) or found
 
 
-def launch_devices(project: Project, launch: Launch) -> frozenset[Device]:
-    return project.cached(("launch devices", id(launch.call), id(launch.site)),
-                          lambda: call_devices(project, launch.file, launch.call, launch.site))
-
-
-def can_run_on_cuda(project: Project, launch: Launch) -> bool:
-    return Device.CUDA in launch_devices(project, launch)
-
-
 # ---------------------------------------------------------------------------------------------- block sizes
-def cuda_block_dims(project: Project, file: FileModel, call: Call, site: Site | None) -> ValueSet:
+def cuda_block_dims(layer: Layer, file: FileModel, call: Call, site: Site | None) -> ValueSet:
     """The block sizes a launch uses on CUDA (256 when absent): ``Evaluator.block_dims`` without what
     only the CPU takes."""
     value = call.bound("block_dim")
-    evaluator = project.evaluator
+    evaluator = layer.evaluator
     if value is None:
         return evaluator.block_dims(file, None, call.ctx.scope, site)
-    narrowed = _on_cuda(project, file, value, call.ctx, 0)
+    narrowed = _on_cuda(layer, file, value, call.ctx, 0)
     if narrowed is None:
         found = evaluator.block_dims(file, value, call.ctx.scope, site)
     else:
@@ -237,7 +228,7 @@ def cuda_block_dims(project: Project, file: FileModel, call: Call, site: Site | 
 MAX_NARROWING = 3  # names followed to their bindings to drop what only the CPU takes
 
 
-def _on_cuda(project: Project, file: FileModel, value: Value, at: Context, depth: int
+def _on_cuda(layer: Layer, file: FileModel, value: Value, at: Context, depth: int
              ) -> list[tuple[FileModel, Value, str]] | None:
     """What ``value`` (read at ``at``) can be on CUDA, as expressions (file, value, scope) to evaluate, when
     that leaves something out: the CPU branch of ``a if <device test> else b``, followed through the
@@ -246,19 +237,19 @@ def _on_cuda(project: Project, file: FileModel, value: Value, at: Context, depth
         return None
     chosen = _cuda_branch(value)
     if chosen is not value:
-        return _on_cuda(project, file, chosen, at, depth + 1) or [(file, chosen, at.scope)]
+        return _on_cuda(layer, file, chosen, at, depth + 1) or [(file, chosen, at.scope)]
     if value.kind != "name":
         return None
     if value.local:
         if "." in value.text or _is_parameter(file, at.scope, value.text):
             return None
-        owner, scope, bindings = file, at.scope, project.name_assignments(file, at.scope, value.text)
+        owner, scope, bindings = file, at.scope, layer.bindings.name_assignments(file, at.scope, value.text)
     elif value.ref:
-        ref = project.canonical_ref(value.ref)
-        found = project.owner_of(ref)
+        ref = layer.bindings.canonical_ref(value.ref)
+        found = layer.bindings.owner_of(ref)
         if found is None or "." in ref[len(found.module) + 1:]:
             return None
-        owner, scope, bindings = found, "", project.name_assignments(found, "", ref[len(found.module) + 1:])
+        owner, scope, bindings = found, "", layer.bindings.name_assignments(found, "", ref[len(found.module) + 1:])
     else:
         return None
     if not bindings or any(a.augmented for a in bindings):
@@ -270,7 +261,7 @@ def _on_cuda(project: Project, file: FileModel, value: Value, at: Context, depth
     result: list[tuple[FileModel, Value, str]] = []
     changed = len(kept) < len(bindings)
     for a in kept:
-        inner = _on_cuda(project, owner, a.value, a.ctx, depth + 1)
+        inner = _on_cuda(layer, owner, a.value, a.ctx, depth + 1)
         changed = changed or inner is not None
         result.extend(inner if inner is not None else [(owner, a.value, scope)])
     return result if changed else None
@@ -319,78 +310,3 @@ def _cuda_branch(value: Value) -> Value:
     if holds == CPU_ONLY:
         return value.items[1]
     return value
-
-def project_may_use_cuda(project: Project) -> bool:
-    """Whether some launch or load of the project can run on CUDA (True when it has none: its Warp work
-    happens elsewhere, on devices not known here)."""
-    def compute() -> bool:
-        launches = project.all_launches()
-        loads = [(f, c) for f in project.files for c in project.warp_calls(f, "load_module", "force_load")]
-        if not launches and not loads:
-            return True
-        return (any(can_run_on_cuda(project, launch) for launch in launches)
-                or any(Device.CUDA in call_devices(project, f, c, None, is_warp(c.callee, "force_load"))
-                       for f, c in loads))
-
-    return bool(project.cached("project may use cuda", compute))
-
-
-# ---------------------------------------------------------------------------------------------- variants
-# A module variant: the device kind and the block size it is built for (1 on the CPU, which ignores block_dim).
-Variant = tuple[Device, int]
-
-
-def _variants(found: frozenset[Device], block_dims: ValueSet) -> frozenset[Variant] | None:
-    variants: set[Variant] = set()
-    for device in found:
-        if device is Device.CPU:
-            variants.add((Device.CPU, 1))
-            continue
-        for value in block_dims:
-            if not (isinstance(value, Const) and isinstance(value.value, int)):
-                return None
-            variants.add((Device.CUDA, value.value))
-    return frozenset(variants)
-
-
-def launch_variants(project: Project, launch: Launch) -> frozenset[Variant] | None:
-    """The module variants a launch loads; None when its block size on CUDA is not known statically."""
-    return _variants(launch_devices(project, launch), launch.block_dims)
-
-
-def load_variants(project: Project, file: FileModel, call: Call) -> frozenset[Variant] | None:
-    """The module variants a ``load_module``/``force_load`` builds (without ``block_dim``: the module's
-    default 256 on CUDA, 1 on the CPU); None when not known statically."""
-    found = call_devices(project, file, call, None, is_warp(call.callee, "force_load"))
-    block_dim = call.bound("block_dim")
-    if block_dim is None or (block_dim.kind == "const" and block_dim.const is None):
-        sizes = project.evaluator.block_dims(file, None, call.ctx.scope)
-    else:
-        sizes = project.evaluator.block_dims(file, block_dim, call.ctx.scope)
-    return _variants(found, sizes)
-
-
-def module_launch_variants(project: Project, module: str) -> frozenset[Variant] | None:
-    """Every variant the project's launches of ``module`` use; None when one of them is not known."""
-    def compute() -> frozenset[Variant] | None:
-        found: set[Variant] = set()
-        for launch in project.all_launches():
-            if launch.module != module:
-                continue
-            variants = launch_variants(project, launch)
-            if variants is None:
-                return None
-            found |= variants
-        return frozenset(found)
-
-    return project.cached(("module launch variants", module), compute)
-
-
-def preload_unused(project: Project, file: FileModel, call: Call, module: str) -> bool:
-    """A preload of ``module`` built only variants no launch of it uses (a tiled module preloaded at 256 and
-    launched at 64 and 128): a kernel joining after it joins no variant that was built."""
-    if not is_warp(call.callee, "load_module", "force_load"):
-        return False
-    loaded = load_variants(project, file, call)
-    used = module_launch_variants(project, module)
-    return loaded is not None and used is not None and bool(used) and not (loaded & used)

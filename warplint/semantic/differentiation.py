@@ -16,10 +16,11 @@ from __future__ import annotations
 import builtins
 from dataclasses import dataclass, field
 
-from warplint.index import Project
 from warplint.model import Call, FileModel, Function, Kernel, Value
-from warplint.module_options import option_changes
 from warplint.names import is_warp
+
+from .launches import IdentityFacts
+from .module_options import option_changes
 
 _MAX_DEPTH = 8
 _PYTHON_BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_"))
@@ -42,7 +43,7 @@ class OptionsOff:
     unknown_module: set[str] = field(default_factory=set)  # keys set False on a module that cannot be told
 
 
-def dict_items(project: Project, file: FileModel, value: Value | None, scope: str = "",
+def dict_items(facts: IdentityFacts, file: FileModel, value: Value | None, scope: str = "",
                _depth: int = 0) -> tuple | None:
     """The (key, value) items of a dict literal, also through a name bound once to one."""
     if value is None or _depth > 4:
@@ -50,39 +51,39 @@ def dict_items(project: Project, file: FileModel, value: Value | None, scope: st
     if value.kind == "dict":
         return value.items
     if value.kind == "name" and value.local:
-        bound = project.name_assignments(file, scope, value.text)
+        bound = facts.bindings.name_assignments(file, scope, value.text)
         if len(bound) == 1 and not bound[0].augmented:
-            return dict_items(project, file, bound[0].value, scope, _depth + 1)
+            return dict_items(facts, file, bound[0].value, scope, _depth + 1)
         return None
     if value.kind in ("name", "attr") and value.ref:
         module, _, name = value.ref.rpartition(".")
-        owner = project.by_module.get(module)
+        owner = facts.bindings.by_module.get(module)
         if owner is not None and name in owner.constants:
-            return dict_items(project, owner, owner.constants[name], "", _depth + 1)
+            return dict_items(facts, owner, owner.constants[name], "", _depth + 1)
     return None
 
 
-def false_keys(project: Project, file: FileModel, items, scope: str) -> set[str]:
+def false_keys(facts: IdentityFacts, file: FileModel, items, scope: str) -> set[str]:
     """Keys of dict items whose value resolves to the literal False."""
     off = set()
     for key, value in items or ():
         if key.kind == "const" and isinstance(key.const, str):
-            found, const = project.constant(file, value, scope)
+            found, const = facts.evaluator.constant(file, value, scope)
             if found and const is False:
                 off.add(key.const)
     return off
 
 
-def options_off(project: Project) -> OptionsOff:
+def options_off(facts: IdentityFacts) -> OptionsOff:
     """Module options set to False per Warp module, and wp.config options set to False."""
-    return project.cached(("semantic.differentiation", "options_off"), lambda: _options_off(project))
+    return facts.cached(("semantic.differentiation", "options_off"), lambda: _options_off(facts))
 
 
-def _options_off(project: Project) -> OptionsOff:
+def _options_off(facts: IdentityFacts) -> OptionsOff:
     result = OptionsOff()
-    for f in project.files:
-        for call in project.warp_calls(f, "set_module_options"):
-            off = false_keys(project, f, dict_items(project, f, call.bound("options"), call.ctx.scope), call.ctx.scope)
+    for f in facts.bindings.files:
+        for call in facts.bindings.warp_calls(f, "set_module_options"):
+            off = false_keys(facts, f, dict_items(facts, f, call.bound("options"), call.ctx.scope), call.ctx.scope)
             if not off:
                 continue
             target = call.bound("module")
@@ -93,7 +94,7 @@ def _options_off(project: Project) -> OptionsOff:
             ):
                 result.modules.setdefault(f.module, set()).update(off)
             else:
-                found, name = project.constant(f, target, call.ctx.scope)
+                found, name = facts.evaluator.constant(f, target, call.ctx.scope)
                 if found and isinstance(name, str):
                     result.modules.setdefault(name, set()).update(off)
                 elif target.ref:
@@ -101,7 +102,7 @@ def _options_off(project: Project) -> OptionsOff:
                 else:
                     result.unknown_module |= off
         # wp.get_module(m).options[k] = False and .options.update({...}) (set_module_options is done above)
-        for change in option_changes(f, project):
+        for change in option_changes(f, facts):
             if change.how == "set_module_options" or not change.values:
                 continue
             off = {k for k, v in change.values.items() if isinstance(k, str) and v is False}
@@ -114,7 +115,7 @@ def _options_off(project: Project) -> OptionsOff:
         for a in f.assignments:
             ref = a.target.ref or ""
             if a.target.kind == "attr" and ref.startswith("warp.config."):
-                found, value = project.constant(f, a.value, a.ctx.scope)
+                found, value = facts.evaluator.constant(f, a.value, a.ctx.scope)
                 if found and value is False:
                     result.config_anywhere.add(ref[len("warp.config."):])
                     if a.ctx.scope == "":
@@ -122,55 +123,57 @@ def _options_off(project: Project) -> OptionsOff:
     return result
 
 
-def kernel_options_off(project: Project, file: FileModel, kernel: Kernel, anywhere: bool = True) -> set[str] | None:
+def kernel_options_off(facts: IdentityFacts, file: FileModel, kernel: Kernel, anywhere: bool = True) -> set[str] | None:
     """Options that are False for the module ``kernel`` joins; None when its module cannot be told.
 
     A ``module="unique"`` kernel has its ``module_options`` and the ``wp.config`` values (it does
     not inherit its file's set_module_options); any other kernel has its module's options and
     ``wp.config``. ``anywhere``: count ``wp.config.x = False`` in any scope (else module level only).
     """
-    off = options_off(project)
+    off = options_off(facts)
     config = off.config_anywhere if anywhere else off.config
     if kernel.is_unique:
-        items = dict_items(project, file, kernel.options.get("module_options"), kernel.ctx.scope)
-        return set(config) | false_keys(project, file, items, kernel.ctx.scope)
-    module = project.kernel_module(file, kernel)
+        items = dict_items(facts, file, kernel.options.get("module_options"), kernel.ctx.scope)
+        return set(config) | false_keys(facts, file, items, kernel.ctx.scope)
+    module = facts.kernel_module(file, kernel)
     if module is None:
         return None
-    return set(config) | off.modules.get(project.canonical_module(module), set()) | off.modules.get(module, set())
+    canonical = facts.bindings.canonical_module(module)
+    return set(config) | off.modules.get(canonical, set()) | off.modules.get(module, set())
 
 
-def kernel_options_given(project: Project, file: FileModel, kernel: Kernel) -> set[str]:
+def kernel_options_given(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> set[str]:
     """Option keys the project sets explicitly (to any value) for the module ``kernel`` joins: a unique
     kernel's ``module_options``, set_module_options / ``wp.get_module(m).options`` for its module,
     and ``wp.config.<key> = ...`` anywhere."""
-    given = set(project.cached(("semantic.differentiation", "config_given"), lambda: {
-        (a.target.ref or "")[len("warp.config."):] for f in project.files for a in f.assignments
+    given = set(facts.cached(("semantic.differentiation", "config_given"), lambda: {
+        (a.target.ref or "")[len("warp.config."):] for f in facts.bindings.files for a in f.assignments
         if a.target.kind == "attr" and (a.target.ref or "").startswith("warp.config.")
     }))
     if kernel.is_unique:
-        items = dict_items(project, file, kernel.options.get("module_options"), kernel.ctx.scope) or ()
+        items = dict_items(facts, file, kernel.options.get("module_options"), kernel.ctx.scope) or ()
         return given | {k.const for k, _ in items if k.kind == "const" and isinstance(k.const, str)}
-    module = project.kernel_module(file, kernel)
-    for f in project.files:
-        for change in option_changes(f, project):
+    module = facts.kernel_module(file, kernel)
+    canonical = facts.bindings.canonical_module
+    for f in facts.bindings.files:
+        for change in option_changes(f, facts):
             if change.module is not None and module is not None and (
-                change.module == module or project.canonical_module(change.module) == project.canonical_module(module)
+                change.module == module or canonical(change.module) == canonical(module)
             ):
                 given |= set(change.values or ())
     return given
 
 
 # ---------------------------------------------------------------------------------------- differentiation
-def differentiation_sites(project: Project) -> list[tuple[FileModel, Call]]:
+def differentiation_sites(facts: IdentityFacts) -> list[tuple[FileModel, Call]]:
     """Calls that show the project differentiates: ``wp.Tape(...)``, a launch whose ``adjoint`` is not
     the literal False, ``<...tape...>.backward(...)``, and ``warp.autograd.*`` (gradcheck, jacobian)."""
-    return project.cached(("semantic.differentiation", "sites"), lambda: _differentiation_sites(project))
+    return facts.cached(("semantic.differentiation", "sites"), lambda: _differentiation_sites(facts))
 
 
-def _differentiation_sites(project: Project) -> list[tuple[FileModel, Call]]:
+def _differentiation_sites(facts: IdentityFacts) -> list[tuple[FileModel, Call]]:
     sites = []
-    for f in project.files:
+    for f in facts.bindings.files:
         for call in f.calls:
             callee = call.callee
             if is_warp(callee) and (callee.rpartition(".")[2] == "Tape" or callee.startswith("warp.autograd.")):
@@ -178,7 +181,7 @@ def _differentiation_sites(project: Project) -> list[tuple[FileModel, Call]]:
             elif is_warp(callee, "launch", "launch_tiled"):
                 adjoint = call.bound("adjoint")
                 if adjoint is not None:
-                    found, value = project.constant(f, adjoint, call.ctx.scope)
+                    found, value = facts.evaluator.constant(f, adjoint, call.ctx.scope)
                     if not (found and value is False):
                         sites.append((f, call))
             elif callee.endswith(".backward") and "tape" in callee.rpartition(".")[0].rpartition(".")[2].lower():
@@ -192,57 +195,57 @@ def _kernel_function(file: FileModel, kernel: Kernel) -> Function | None:
     return fn if fn is not None and fn.is_warp else None
 
 
-def _helpers(project: Project, fn: Function) -> list[tuple[FileModel, Function] | None]:
+def _helpers(facts: IdentityFacts, fn: Function) -> list[tuple[FileModel, Function] | None]:
     """The project functions a Warp body calls (None for a callee that cannot be found: it may be a
     ``@wp.func`` of another package or a closure)."""
     found: list[tuple[FileModel, Function] | None] = []
     for callee in sorted(fn.warp_calls):
         if is_warp(callee) or callee in _PYTHON_BUILTINS:
             continue
-        target = project.function(callee)
+        target = facts.bindings.function(callee)
         if target is not None:
             if target[1].is_warp:
                 found.append(target)
             continue
         module, _, name = callee.rpartition(".")
-        owner = project.by_module.get(module)
+        owner = facts.bindings.by_module.get(module)
         if owner is not None and name in owner.toplevel:
             continue  # a struct, a class or a constant of a project module: no tile comes from it
         found.append(None)
     return found
 
 
-def mathdx_ops(project: Project, file: FileModel, kernel: Kernel) -> frozenset[str]:
+def mathdx_ops(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> frozenset[str]:
     """The MathDx tile builtins (those that build an LTO in the project's Warp: ``project.warp.mathdx_lto_ops``,
     without ``warp.``) a kernel calls, in its body
     or through the project's ``@wp.func``s (transitively)."""
     fn = _kernel_function(file, kernel)
     calls = fn.warp_calls if fn is not None else kernel.warp_calls
-    lto_ops = project.warp.mathdx_lto_ops
+    lto_ops = facts.bindings.warp.mathdx_lto_ops
     ops = {c[len("warp."):] for c in calls if is_warp(c) and c[len("warp."):] in lto_ops}
     if fn is not None:
-        for helper in _helpers(project, fn):
+        for helper in _helpers(facts, fn):
             if helper is not None:
-                ops |= _function_mathdx_ops(project, *helper)
+                ops |= _function_mathdx_ops(facts, *helper)
     return frozenset(ops)
 
 
-def _function_mathdx_ops(project: Project, file: FileModel, fn: Function, _depth: int = 0) -> frozenset[str]:
+def _function_mathdx_ops(facts: IdentityFacts, file: FileModel, fn: Function, _depth: int = 0) -> frozenset[str]:
     key = ("semantic.differentiation", "mathdx_ops", file.module, fn.qualname)
-    if key in project.memo:
-        return project.memo[key]
-    project.memo[key] = frozenset()  # cycle guard
-    lto_ops = project.warp.mathdx_lto_ops
+    if key in facts.memo:
+        return facts.memo[key]
+    facts.memo[key] = frozenset()  # cycle guard
+    lto_ops = facts.bindings.warp.mathdx_lto_ops
     ops = {c[len("warp."):] for c in fn.warp_calls if is_warp(c) and c[len("warp."):] in lto_ops}
     if _depth < _MAX_DEPTH:
-        for helper in _helpers(project, fn):
+        for helper in _helpers(facts, fn):
             if helper is not None:
-                ops |= _function_mathdx_ops(project, *helper, _depth=_depth + 1)
-    project.memo[key] = frozenset(ops)
-    return project.memo[key]
+                ops |= _function_mathdx_ops(facts, *helper, _depth=_depth + 1)
+    facts.memo[key] = frozenset(ops)
+    return facts.memo[key]
 
 
-def normalise_dtype(project: Project, dotted: str, _depth: int = 0) -> str:
+def normalise_dtype(facts: IdentityFacts, dotted: str, _depth: int = 0) -> str:
     """``warp.float32``/``float``/``numpy.float32`` -> ``float32``, through module-level aliases
     (``DTYPE = wp.float16``); "" when it cannot be told; other Warp types by their last name."""
     if not dotted or _depth > 4:
@@ -250,55 +253,55 @@ def normalise_dtype(project: Project, dotted: str, _depth: int = 0) -> str:
     head, _, name = dotted.rpartition(".")
     if not head or head == "builtins" or is_warp(dotted) or head in ("numpy", "np"):
         return _DTYPE_NAMES.get(name, name if is_warp(dotted) else "")
-    owner = project.by_module.get(head)
+    owner = facts.bindings.by_module.get(head)
     if owner is not None and name in owner.constants:
         value = owner.constants[name]
         if value.kind in ("name", "attr") and value.ref and not value.local:
-            return normalise_dtype(project, value.ref, _depth + 1)
+            return normalise_dtype(facts, value.ref, _depth + 1)
     return ""
 
 
-def tile_dtypes(project: Project, file: FileModel, kernel: Kernel) -> frozenset[str] | None:
+def tile_dtypes(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> frozenset[str] | None:
     """The dtypes (``float32``, ``float16``, ...) of every tile the kernel creates, in its body and its
     project ``@wp.func``s (transitively, with their tile parameters); None when any of them cannot
     be told (a ``wp.tile(x)``, ``tile_map``, a closure dtype, a helper outside the project)."""
     fn = _kernel_function(file, kernel)
     if fn is None:
         return None
-    return _function_tile_dtypes(project, file, fn, kernel=True)
+    return _function_tile_dtypes(facts, file, fn, kernel=True)
 
 
-def _function_tile_dtypes(project: Project, file: FileModel, fn: Function, kernel: bool = False,
+def _function_tile_dtypes(facts: IdentityFacts, file: FileModel, fn: Function, kernel: bool = False,
                           _depth: int = 0) -> frozenset[str] | None:
     key = ("semantic.differentiation", "tile_dtypes", file.module, fn.qualname, kernel)
-    if key in project.memo:
-        return project.memo[key]
-    project.memo[key] = frozenset()  # cycle guard (recursion is not allowed in Warp code anyway)
-    result: set[str] | None = {normalise_dtype(project, d) for d in fn.tile_dtypes}
+    if key in facts.memo:
+        return facts.memo[key]
+    facts.memo[key] = frozenset()  # cycle guard (recursion is not allowed in Warp code anyway)
+    result: set[str] | None = {normalise_dtype(facts, d) for d in fn.tile_dtypes}
     if not kernel and result is not None:
         # a helper's tile parameters are tiles its callers made; an unannotated one is any tile
         for p in fn.params:
             kind, dtype = fn.param_dtypes.get(p.name, ("", ""))
             if kind == "tile":
-                result.add(normalise_dtype(project, dtype))
+                result.add(normalise_dtype(facts, dtype))
             elif not p.annotation or "Any" in p.annotation.split():
                 result.add("")
     if _depth >= _MAX_DEPTH:
         result = None
     else:
-        for helper in _helpers(project, fn):
-            sub = None if helper is None else _function_tile_dtypes(project, *helper, _depth=_depth + 1)
+        for helper in _helpers(facts, fn):
+            sub = None if helper is None else _function_tile_dtypes(facts, *helper, _depth=_depth + 1)
             if sub is None or result is None:
                 result = None
                 break
             result |= sub
     if result is not None and "" in result:
         result = None
-    project.memo[key] = None if result is None else frozenset(result)
-    return project.memo[key]
+    facts.memo[key] = None if result is None else frozenset(result)
+    return facts.memo[key]
 
 
-def matmul_precisions(project: Project, file: FileModel, kernel: Kernel) -> frozenset[str]:
+def matmul_precisions(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> frozenset[str]:
     """The precision= values of the kernel's tile_matmul calls (its body and project helpers)."""
     fn = _kernel_function(file, kernel)
     if fn is None:
@@ -313,5 +316,5 @@ def matmul_precisions(project: Project, file: FileModel, kernel: Kernel) -> froz
         seen.add((f.module, current.qualname))
         found.update(current.matmul_precisions)
         if depth < _MAX_DEPTH:
-            stack.extend((hf, hfn, depth + 1) for h in _helpers(project, current) if h is not None for hf, hfn in [h])
+            stack.extend((hf, hfn, depth + 1) for h in _helpers(facts, current) if h is not None for hf, hfn in [h])
     return frozenset(found)

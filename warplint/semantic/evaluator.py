@@ -39,7 +39,7 @@ from .values import (
 )
 
 if TYPE_CHECKING:
-    from warplint.index import Project
+    from .bindings import Bindings
 
 MAX_DEPTH = 14  # nested questions per answer (name -> parameter -> call site -> ...)
 MAX_VALUES = 16  # values per set; more collapse to Unknown
@@ -91,8 +91,8 @@ _FILLING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "se
 
 
 class Evaluator:
-    def __init__(self, project: Project) -> None:
-        self.project = project
+    def __init__(self, bindings: Bindings) -> None:
+        self.bindings = bindings
         self._memo: dict[tuple, ValueSet] = {}
         self._active: set[tuple] = set()
         self._cycles = 0
@@ -100,6 +100,10 @@ class Evaluator:
         self._keep: list[Value] = []
         self._reaching: dict[tuple, tuple[frozenset[tuple[str, str]], bool]] = {}
         self._chosen: dict[tuple, bool] = {}
+        # Until ``kernels.add_decorated_kernels`` has completed the models' kernel lists, an answer that read one
+        # may miss a kernel a project decorator makes: such answers are not memoised (``kernels_of``).
+        self.kernels_whole = False
+        self._partial_reads = 0
 
     # ------------------------------------------------------------------ entry points
     def values(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
@@ -117,14 +121,15 @@ class Evaluator:
             self._cycles += 1
             return ValueSet(frozenset())  # a cycle adds no value of its own
         self._active.add(key)
-        cycles = self._cycles
+        cycles, partial = self._cycles, self._partial_reads
         try:
             result = self._values(file, value, scope, site, _depth + 1)
         finally:
             self._active.discard(key)
         if len(result) > MAX_VALUES:
             result = _coarser(result)
-        if self._cycles == cycles:  # an answer cut short by a cycle is not final: not memoised
+        # an answer cut short by a cycle, or that read a kernel list still incomplete, is not final: not memoised
+        if self._cycles == cycles and self._partial_reads == partial:
             self._memo[key] = result
             self._keep.append(value)  # the key holds id(value): keep the value alive while the memo is
         return result
@@ -158,14 +163,21 @@ class Evaluator:
             return None
         return self.site(site.file, site.scope, site.origin, site.function, self._without_outermost(site.parent))
 
+    def kernels_of(self, file: FileModel) -> list[Kernel]:
+        """The kernels ``file`` creates (a read before the decorated kernels are added makes the answer
+        reading it provisional)."""
+        if not self.kernels_whole:
+            self._partial_reads += 1
+        return file.kernels
+
     def kernel(self, ref: KernelRef) -> tuple[FileModel, Kernel] | None:
-        file = self.project.file_at(ref.path)
+        file = self.bindings.file_at(ref.path)
         if file is None or ref.index >= len(file.kernels):
             return None
         return file, file.kernels[ref.index]
 
     def kernel_ref(self, file: FileModel, kernel: Kernel, reason: str = "") -> KernelRef:
-        return KernelRef(file.path, self.project.kernel_index(file, kernel), reason)
+        return KernelRef(file.path, self.bindings.kernel_index(file, kernel), reason)
 
     def module_names(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None
                      ) -> tuple[set[str], bool]:
@@ -196,7 +208,7 @@ class Evaluator:
     def block_dims(self, file: FileModel, value: Value | None, scope: str, site: Site | None = None
                    ) -> ValueSet:
         """The CUDA block sizes a launch's ``block_dim`` argument gives (absent or None or <= 0: 256)."""
-        launch_default = self.project.warp.launch_block_dim  # 256 in every release 1.10-1.19
+        launch_default = self.bindings.warp.launch_block_dim  # 256 in every release 1.10-1.19
         if value is None:
             return ValueSet.of(Const(launch_default, "the launch default"))
         result: set[AbstractValue] = set()
@@ -285,8 +297,8 @@ class Evaluator:
     def _binding_in(self, file: FileModel, fn: Function, name: str, site: Site | None, depth: int
                     ) -> ValueSet | None:
         scope = fn.qualname
-        fq = self.project.fqname(file, scope)
-        bindings = self.project.name_assignments(file, scope, name)
+        fq = self.bindings.fqname(file, scope)
+        bindings = self.bindings.name_assignments(file, scope, name)
         results: list[ValueSet] = []
         for assignment in bindings:
             if assignment.augmented:
@@ -302,7 +314,7 @@ class Evaluator:
                                           depth))
         if results:
             return ValueSet.union(results)
-        for index, kernel in enumerate(file.kernels):
+        for index, kernel in enumerate(self.kernels_of(file)):
             if kernel.ctx.scope == scope and ((kernel.name == name and kernel.form == "decorator")
                                               or name in kernel.assigned_to):
                 return ValueSet.of(KernelRef(file.path, index, f"kernel `{kernel.name}` defined in {scope}()"))
@@ -321,7 +333,7 @@ class Evaluator:
         return any(d in MEMOIZING_DECORATORS for d in fn.decorators)
 
     def _function_ref(self, file: FileModel, fn: Function) -> FunctionRef:
-        return FunctionRef(self.project.fqname(file, fn.qualname), self.is_memoized(fn), f"function {fn.qualname}")
+        return FunctionRef(self.bindings.fqname(file, fn.qualname), self.is_memoized(fn), f"function {fn.qualname}")
 
     def _global(self, ref: str, depth: int) -> ValueSet:
         """A dotted name outside any function: a module, or a name in one (across files)."""
@@ -333,20 +345,20 @@ class Evaluator:
             self._cycles += 1
             return ValueSet(frozenset())
         self._active.add(key)
-        cycles = self._cycles
+        cycles, partial = self._cycles, self._partial_reads
         try:
             result = self._global_uncached(ref, depth)
         finally:
             self._active.discard(key)
-        if self._cycles == cycles:
+        if self._cycles == cycles and self._partial_reads == partial:
             self._memo[key] = result
         return result
 
     def _global_uncached(self, ref: str, depth: int) -> ValueSet:
-        if self.project.is_warp_api(ref):
+        if self.bindings.is_warp_api(ref):
             return ValueSet.of(Unknown(f"the Warp object {ref}"))
-        ref = self.project.canonical_ref(ref)
-        owner = self.project.owner_of(ref)
+        ref = self.bindings.canonical_ref(ref)
+        owner = self.bindings.owner_of(ref)
         if owner is None:
             return ValueSet.of(Unknown(f"{ref} is not in the project"))
         if ref == owner.module:
@@ -369,14 +381,14 @@ class Evaluator:
 
     def _module_level(self, owner: FileModel, name: str, depth: int) -> ValueSet:
         results: list[ValueSet] = []
-        for assignment in self.project.name_assignments(owner, "", name):
+        for assignment in self.bindings.name_assignments(owner, "", name):
             if assignment.augmented:
                 results.append(ValueSet.of(Varies(f"`{name}` is updated in place")))
             else:
                 results.append(self.values(owner, assignment.value, "", None, depth))
         if results:
             return ValueSet.union(results)
-        for index, kernel in enumerate(owner.kernels):
+        for index, kernel in enumerate(self.kernels_of(owner)):
             if kernel.ctx.scope == "" and ((kernel.name == name and kernel.form == "decorator")
                                            or name in kernel.assigned_to):
                 return ValueSet.of(KernelRef(owner.path, index, f"kernel `{kernel.name}` of {owner.module}"))
@@ -394,7 +406,7 @@ class Evaluator:
             if imp.alias == name and not imp.names:
                 return self._global(imp.module if "." not in imp.module or imp.alias != imp.module.partition(".")[0]
                                     else imp.alias, depth)
-        submodule = self.project.module(f"{owner.module}.{name}")
+        submodule = self.bindings.module(f"{owner.module}.{name}")
         if submodule is not None:
             return ValueSet.of(PythonModule(submodule.module, "a submodule"))
         return ValueSet.of(Unknown(f"{owner.module}.{name} is not bound at module level"))
@@ -423,15 +435,16 @@ class Evaluator:
         found = self._memo.get(key)
         if found is not None:
             return found
-        cls = self.project.canonical_ref(cls)
-        owner = self.project.owner_of(cls)
+        cls = self.bindings.canonical_ref(cls)
+        owner = self.bindings.owner_of(cls)
         if owner is None or cls in _seen:
             return ValueSet.of(Unknown(f"class {cls} is not in the project"))
         qual = cls[len(owner.module) + 1:]
         target = f"{owner.module}.{qual}.{attr}"
+        partial = self._partial_reads
         results: list[ValueSet] = []
         annotation: str | None = None
-        for assignment in self.project.attribute_assignments(target):
+        for assignment in self.bindings.attribute_assignments(target):
             file, a = assignment
             annotation = annotation or a.annotation
             if a.augmented:
@@ -439,7 +452,7 @@ class Evaluator:
             else:
                 results.append(self.values(file, a.value, a.ctx.scope, None, depth))
         # dataclass-style `Settings(threads=64)`: only a class without its own __init__ takes fields as keywords
-        constructions = [] if f"{qual}.__init__" in owner.functions else self.project.constructions(cls)
+        constructions = [] if f"{qual}.__init__" in owner.functions else self.bindings.constructions(cls)
         for file, call in constructions:
             if attr in call.kwargs:
                 results.append(self.values(file, call.kwargs[attr], call.ctx.scope, None, depth))
@@ -452,12 +465,13 @@ class Evaluator:
             results.append(ValueSet.of(self._function_ref(owner, method)))
         if not results:
             for base in owner.classes.get(qual, ()):
-                if self.project.owner_of(base) is not None:
+                if self.bindings.owner_of(base) is not None:
                     results.append(self._class_attribute(base, attr, depth, _seen | {cls}))
         result = ValueSet.union(results) if results else ValueSet.of(Unknown(f"{qual}.{attr} is not bound"))
         if annotation and result.items and all(isinstance(v, Unknown) for v in result):
             result = self._instance_of(annotation, f"`{attr}: {annotation.rpartition('.')[2]}`")
-        self._memo[key] = result
+        if self._partial_reads == partial:
+            self._memo[key] = result
         return result
 
     def _constructed_attribute(self, instance: Instance, attr: str, depth: int) -> ValueSet | None:
@@ -470,14 +484,14 @@ class Evaluator:
         site = instance.made
         if not isinstance(site, Site):
             return None
-        cls = self.project.canonical_ref(instance.cls)
-        owner = self.project.owner_of(cls)
+        cls = self.bindings.canonical_ref(instance.cls)
+        owner = self.bindings.owner_of(cls)
         if owner is None:
             return None
         qual = cls[len(owner.module) + 1:]
-        if any(self.project.owner_of(b) is not None for b in owner.classes.get(qual, ())):
+        if any(self.bindings.owner_of(b) is not None for b in owner.classes.get(qual, ())):
             return None  # a project base may bind it too
-        bindings = self.project.attribute_assignments(f"{owner.module}.{qual}.{attr}")
+        bindings = self.bindings.attribute_assignments(f"{owner.module}.{qual}.{attr}")
         # the class body's own statements are in the scope around it; a method's are in `Cls.method`
         in_method = [a.ctx.scope for _, a in bindings if a.ctx.scope.startswith(f"{qual}.")]
         init = f"{qual}.__init__"
@@ -500,7 +514,7 @@ class Evaluator:
         return ValueSet.union(found)
 
     def _instance_of(self, cls: str, reason: str) -> ValueSet:
-        if self.project.owner_of(cls) is not None and self.project.is_class(cls):
+        if self.bindings.owner_of(cls) is not None and self.bindings.is_class(cls):
             return ValueSet.of(Instance(cls, reason))
         return ValueSet.of(Unknown(reason))
 
@@ -512,8 +526,8 @@ class Evaluator:
             return ValueSet.of(Unknown(f"`{name}` is not a parameter"))
         if site is not None:
             return self._bound_at(file, fn, param.name, site, depth)
-        fq = self.project.fqname(file, fn.qualname)
-        sites = self.project.call_sites(fq)
+        fq = self.bindings.fqname(file, fn.qualname)
+        sites = self.bindings.call_sites(fq)
         results: list[ValueSet] = []
         for caller_file, call in sites[:MAX_SITES]:
             at = self.site(caller_file, call.ctx.scope, call, fq, None)
@@ -564,7 +578,7 @@ class Evaluator:
         return _DEFAULT if param.default is not None else None
 
     def returns(self, fqname: str, site: Site | None, depth: int) -> ValueSet:
-        found = self.project.function(fqname)
+        found = self.bindings.function(fqname)
         if found is None:
             return ValueSet.of(Unknown(f"{fqname} is not a project function"))
         file, fn = found
@@ -574,7 +588,7 @@ class Evaluator:
 
     def _call(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
         ref = value.ref
-        if self.project.is_warp_api(ref):
+        if self.bindings.is_warp_api(ref):
             return self._warp_call(file, value, scope, site, depth)
         if ref == "functools.partial" and value.args:
             return self.values(file, value.args[0], scope, site, depth)
@@ -593,15 +607,15 @@ class Evaluator:
         results: list[ValueSet] = []
         for callee in callees:
             if isinstance(callee, FunctionRef):
-                at = self.enter(file, scope, value, self.project.canonical_function(callee.fqname), site)
+                at = self.enter(file, scope, value, self.bindings.canonical_function(callee.fqname), site)
                 results.append(self.returns(callee.fqname, at, depth))
             elif isinstance(callee, ClassRef):
-                made = self.enter(file, scope, value, self.project.canonical_function(f"{callee.fqname}.__init__"),
+                made = self.enter(file, scope, value, self.bindings.canonical_function(f"{callee.fqname}.__init__"),
                                   site)
                 results.append(ValueSet.of(Instance(callee.fqname, f"a {callee.fqname.rpartition('.')[2]}(...)",
                                                     made)))
             elif isinstance(callee, Lambda):
-                owner = self.project.file_at(callee.path)
+                owner = self.bindings.file_at(callee.path)
                 results.append(self.values(owner, callee.body, callee.scope, None, depth) if owner else _UNKNOWN)
             else:
                 results.append(ValueSet.of(Unknown(f"the result of {value.text}")))
@@ -636,7 +650,7 @@ class Evaluator:
             return ValueSet.of(Unknown("wp.overload of a kernel not followed"))
         if is_warp(value.ref, "kernel", "Kernel") and value.args:
             name = value.args[0].text.rpartition(".")[2]
-            for index, kernel in enumerate(file.kernels):
+            for index, kernel in enumerate(self.kernels_of(file)):
                 if kernel.ctx.scope == scope and kernel.form != "decorator" and kernel.name == name:
                     return ValueSet.of(KernelRef(file.path, index, f"{value.text} of `{name}`"))
         return ValueSet.of(Unknown(f"the result of {value.ref}()"))
@@ -740,11 +754,11 @@ class Evaluator:
         if key in self._chosen:
             return self._chosen[key]
         self._chosen[key] = False  # cycle guard
-        fq = self.project.fqname(file, fn.qualname)
-        found = self.project.is_library_api(file, fn.qualname) and next(
+        fq = self.bindings.fqname(file, fn.qualname)
+        found = self.bindings.is_library_api(file, fn.qualname) and next(
             (p.default for p in fn.params if p.name == name), None) is not None
         if not found:
-            for caller_file, call in self.project.call_sites(fq):
+            for caller_file, call in self.bindings.call_sites(fq):
                 argument = self.bind(fn, name, self.site(caller_file, call.ctx.scope, call, fq, None))
                 caller = caller_file.functions.get(call.ctx.scope)
                 if (isinstance(argument, Value) and caller is not None and _is_parameter(argument, caller)
@@ -760,8 +774,8 @@ class Evaluator:
         if base.kind != "name" or not base.ref:
             return []
         if base.local:
-            return [(file, a) for a in self.project.subscript_assignments(file, scope, base.text)]
-        return list(self.project.item_assignments(self.project.canonical_ref(base.ref)))
+            return [(file, a) for a in self.bindings.subscript_assignments(file, scope, base.text)]
+        return list(self.bindings.item_assignments(self.bindings.canonical_ref(base.ref)))
 
     def _filled_dict(self, file: FileModel, scope: str, name: str, bound: list[ValueSet], site: Site | None,
                      depth: int) -> ValueSet | None:
@@ -770,7 +784,7 @@ class Evaluator:
         when the local is not bound to a dict or nothing is stored into it."""
         if not any(_is_dict(v) for values in bound for v in values):
             return None
-        writes = self.project.subscript_assignments(file, scope, name)
+        writes = self.bindings.subscript_assignments(file, scope, name)
         if not writes:
             return None
         return ValueSet.of(Mapping(tuple(
@@ -856,7 +870,7 @@ class Evaluator:
             if value.text == "__name__" or not value.local:
                 return True
             return self._reaching_local(file, value.text.partition(".")[0], scope, depth, found, seen)
-        if kind == "call" and value.ref is not None and not self.project.is_warp_api(value.ref):
+        if kind == "call" and value.ref is not None and not self.bindings.is_warp_api(value.ref):
             callees = self._callees_named(file, value, scope, None, depth)
             functions = [c for c in callees if isinstance(c, FunctionRef)]
             if functions and len(functions) == len(callees):
@@ -885,7 +899,7 @@ class Evaluator:
             fn = file.functions.get(current)
             if fn is None:
                 return True
-            bindings = self.project.name_assignments(file, current, name)
+            bindings = self.bindings.name_assignments(file, current, name)
             is_param = any(p.name == name for p in fn.params)
             if is_param:
                 found.add((current, name))
@@ -896,7 +910,7 @@ class Evaluator:
                     # `if flag: name = ...`: which binding holds depends on the test too
                     complete = self._reaching_tests(file, a.ctx.tests, current, depth, found, seen) and complete
                 # a container filled in place (`parts.append("pos")` under `if pos:`): what goes in, and when
-                for call in self.project.calls_in(file, current):
+                for call in self.bindings.calls_in(file, current):
                     head, _, method = call.callee.rpartition(".")
                     if head == name and method in _FILLING_METHODS:
                         for part in (*call.args, *call.kwargs.values()):
@@ -912,7 +926,7 @@ class Evaluator:
                           found: set[tuple[str, str]], seen: set[tuple]) -> bool:
         """What a call of the project function ``fqname`` reads: the arguments whose parameters reach its
         return values."""
-        target = self.project.function(fqname)
+        target = self.bindings.function(fqname)
         if target is None:
             return False
         owner, fn = target
@@ -920,7 +934,7 @@ class Evaluator:
         complete = True
         for returned in fn.returns:
             complete = self._reaching_into(owner, returned, fn.qualname, depth + 1, inner, seen) and complete
-        site = self.site(file, scope, call, self.project.canonical_function(fqname), None)
+        site = self.site(file, scope, call, self.bindings.canonical_function(fqname), None)
         for qual, name in sorted(inner):
             if qual != fn.qualname:
                 continue  # a parameter of a function around the callee: not this call's argument
@@ -952,13 +966,13 @@ class Evaluator:
             head, _, rest = value.text.partition(".")
             tail = f".{rest}" if rest else ""
             if not value.local:
-                return f"<{self.project.canonical_ref(value.ref)}>" if value.ref else None
+                return f"<{self.bindings.canonical_ref(value.ref)}>" if value.ref else None
             current = scope
             while current:
                 fn = file.functions.get(current)
                 if fn is None:
                     return None
-                bindings = self.project.name_assignments(file, current, head)
+                bindings = self.bindings.name_assignments(file, current, head)
                 if any(p.name == head for p in fn.params):
                     return None if bindings else PARAMETER_SLOT % head + tail
                 if bindings:
@@ -977,7 +991,7 @@ class Evaluator:
                 functions = [c.fqname for c in callees if isinstance(c, FunctionRef)]
                 callee: str | None = ref  # a builtin or a name outside the project: itself
                 if len(functions) == 1 == len(callees):
-                    callee = self.project.canonical_function(functions[0])
+                    callee = self.bindings.canonical_function(functions[0])
                 elif self._is_local_name(file, ref.partition(".")[0], scope):
                     callee = None  # a local callable: which one is not told by its name
             else:
@@ -1054,20 +1068,20 @@ class Evaluator:
                 more = (*rest.split("."), *attrs) if rest else attrs
                 if self._source_local(file, head, scope, site, more, depth, found, seen):
                     return
-            elif value.ref and not self.project.is_warp_api(value.ref):
+            elif value.ref and not self.bindings.is_warp_api(value.ref):
                 ref = f"{file.module}.{value.ref}" if "." not in value.ref and value.ref == value.text else value.ref
                 if self._source_global(ref, attrs, depth, found, seen):
                     return
-        elif kind == "call" and value.ref is not None and not self.project.is_warp_api(value.ref):
+        elif kind == "call" and value.ref is not None and not self.bindings.is_warp_api(value.ref):
             ref = value.ref
             callees = self._callees_named(file, value, scope, site, depth)
             functions = [c for c in callees if isinstance(c, FunctionRef)]
             if functions and len(functions) == len(callees):
                 for callee in functions:
-                    target = self.project.function(callee.fqname)
+                    target = self.bindings.function(callee.fqname)
                     if target is None or not target[1].returns:
                         continue
-                    at = self.enter(file, scope, value, self.project.canonical_function(callee.fqname), site)
+                    at = self.enter(file, scope, value, self.bindings.canonical_function(callee.fqname), site)
                     for returned in target[1].returns:
                         self._sources(target[0], returned, target[1].qualname, at, attrs, depth + 1, found, seen)
                 return
@@ -1081,7 +1095,7 @@ class Evaluator:
             fn = file.functions.get(current)
             if fn is None:
                 break
-            bindings = self.project.name_assignments(file, current, name)
+            bindings = self.bindings.name_assignments(file, current, name)
             param = next((p for p in fn.params if p.name == name), None)
             if bindings or param is not None:
                 for a in bindings:
@@ -1096,11 +1110,11 @@ class Evaluator:
 
     def _source_parameter(self, file: FileModel, fn: Function, name: str, site: Site | None,
                           attrs: tuple[str, ...], depth: int, found: list[Source], seen: set[tuple]) -> None:
-        fq = self.project.fqname(file, fn.qualname)
+        fq = self.bindings.fqname(file, fn.qualname)
         if site is not None and site.function == fq:
             sites = [site]
         else:
-            sites = [self.site(cf, call.ctx.scope, call, fq, None) for cf, call in self.project.call_sites(fq)]
+            sites = [self.site(cf, call.ctx.scope, call, fq, None) for cf, call in self.bindings.call_sites(fq)]
         param = next(p for p in fn.params if p.name == name)
         if not sites and param.default is not None:
             self._sources(file, param.default, fn.ctx.scope, None, attrs, depth + 1, found, seen)
@@ -1114,13 +1128,13 @@ class Evaluator:
     def _source_global(self, ref: str, attrs: tuple[str, ...], depth: int, found: list[Source],
                        seen: set[tuple]) -> bool:
         """Follow a module-level name (``pkg.mod.NAME.attr``) to its bindings; False when not in the project."""
-        ref = self.project.canonical_ref(ref)
-        owner = self.project.owner_of(ref)
+        ref = self.bindings.canonical_ref(ref)
+        owner = self.bindings.owner_of(ref)
         if owner is None or ref == owner.module or depth > MAX_DEPTH:
             return False
         name, *rest = ref[len(owner.module) + 1:].split(".")
         more = (*rest, *attrs)
-        bindings = self.project.name_assignments(owner, "", name)
+        bindings = self.bindings.name_assignments(owner, "", name)
         if bindings:
             for a in bindings:
                 self._sources(owner, a.value, "", None, more, depth + 1, found, seen)

@@ -1,7 +1,7 @@
 """Typed events: what a file does to Warp's compilation state, built once per project.
 
 Rules filter these instead of re-reading ``file.calls``/``file.assignments`` for the shapes of
-Warp's API: a launch (``index.Launch``), a kernel created, a module option change
+Warp's API: a launch (``Launch``), a kernel created, a module option change
 (``module_options.OptionChange``), a ``wp.config`` assignment, a cache operation, a load or
 preload. Each event carries the statement's ``Context`` (scope, source order, control flow),
 so "before/after" and "inside a loop" are the same question for every kind.
@@ -15,12 +15,44 @@ from typing import TYPE_CHECKING
 from warplint.diagnostic import Span
 from warplint.model import Call, Context, FileModel, Kernel, Value
 
+from .values import ValueSet
+
 if TYPE_CHECKING:
-    from warplint.index import Launch, Project
-    from warplint.module_options import OptionChange
+    from .evaluator import Site
+    from .module_options import OptionChange
 
 CACHE_OPERATIONS = ("clear_kernel_cache", "clear_lto_cache")
+LAUNCH_CALLS = ("launch", "launch_tiled")
 LOAD_CALLS = ("load_module", "force_load")
+EMPTY = ValueSet()
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A ``wp.launch``/``launch_tiled`` of one kernel. ``site`` is set when the launch is written
+    in a wrapper whose parameters decide the kernel or block size: then ``kernel`` and
+    ``block_dims`` are what that call of the wrapper passes, and ``origin`` is that call."""
+
+    file: FileModel
+    call: Call
+    kernel_file: FileModel
+    kernel: Kernel
+    module: str  # the Warp module name the launched kernel belongs to
+    block_dims: ValueSet = EMPTY  # the CUDA block sizes (256 for an absent block_dim; CPU-only values left out)
+    site: Site | None = None
+
+    @property
+    def block_dim(self) -> Value | None:
+        return self.call.bound("block_dim")
+
+    @property
+    def origin(self) -> tuple[FileModel, Call]:
+        """Where the launch is made from: the outermost wrapper call, or the launch itself."""
+        if self.site is not None:
+            outer = self.site.outermost()
+            if outer.call is not None:
+                return outer.file, outer.call
+        return self.file, self.call
 
 
 @dataclass(frozen=True)
@@ -78,32 +110,3 @@ class FileEvents:
     config_assignments: tuple[ConfigAssignment, ...]
     cache_operations: tuple[CacheOperation, ...]
     loads: tuple[Load, ...]
-
-
-def events(project: Project, file: FileModel) -> FileEvents:
-    """The events written in ``file`` (memoised per project), each kind in source order."""
-    return project.cached(("events", id(file)), lambda: _build(project, file))
-
-
-def _build(project: Project, file: FileModel) -> FileEvents:
-    from warplint.module_options import option_changes
-
-    config: list[ConfigAssignment] = []
-    for assignment in file.assignments:
-        target = assignment.target
-        ref = target.ref or ""
-        if target.kind == "attr" and ref.startswith("warp.config.") and ref.count(".") == 2:
-            config.append(ConfigAssignment(file, ref.rpartition(".")[2], assignment.value, assignment.span,
-                                           assignment.ctx))
-    caches = [CacheOperation(file, call.callee.rpartition(".")[2], call)
-              for call in project.warp_calls(file, *CACHE_OPERATIONS)]
-    loads = [Load(file, call, tuple(project.modules_loaded_by(file, call)))
-             for call in project.warp_calls(file, *LOAD_CALLS)]
-    return FileEvents(
-        launches=tuple(project.launches(file)),
-        kernels=tuple(KernelCreated(file, k) for k in file.kernels),
-        option_changes=tuple(option_changes(file, project)),
-        config_assignments=tuple(sorted(config, key=lambda e: e.ctx.order)),
-        cache_operations=tuple(caches),
-        loads=tuple(loads),
-    )

@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING
 from warplint.model import FileModel, Value
 
 if TYPE_CHECKING:
-    from warplint.index import Project
-
     from .evaluator import Site
+    from .layer import Layer
 
 # Calls whose result is a new directory (or a name unique to this run) each time.
 FRESH_DIR_CALLS = frozenset({"tempfile.mkdtemp", "tempfile.TemporaryDirectory"})
@@ -25,7 +24,7 @@ UNIQUE_PART_CALLS = frozenset(
 _MAX_PARTS = 6  # nested parts of one expression (os.path.join(f"{...}", str(...)))
 
 
-def fresh_dir_reason(project: Project, file: FileModel, value: Value | None, scope: str = "",
+def fresh_dir_reason(layer: Layer, file: FileModel, value: Value | None, scope: str = "",
                      site: Site | None = None, _depth: int = 0) -> str | None:
     """Why ``value`` is a directory that is new on every run, or None: it comes from
     ``tempfile.mkdtemp()``/``TemporaryDirectory()`` or a path with a timestamp, UUID, pid or random part
@@ -36,19 +35,19 @@ def fresh_dir_reason(project: Project, file: FileModel, value: Value | None, sco
     # Memoised per project: the parts of a path each fan out over every call site of the parameters
     # they read, and without the memo the same (part, call site) is asked again along every path
     # that reaches it (millions of questions on Warp's own test tree).
-    memo: dict[tuple, str | None] = project.cached("fresh_dir_reason", dict)
+    memo: dict[tuple, str | None] = layer.cached("fresh_dir_reason", dict)
     key = (id(file), scope, id(value), id(site), _depth)
     if key not in memo:
         memo[key] = None  # a part that leads back to itself adds no reason of its own
         memo[key] = next(
-            (why for source in project.evaluator.sources(file, value, scope, site)
-             if (why := _fresh_part(project, source.file, source.value, source.scope, source.site, _depth))),
+            (why for source in layer.evaluator.sources(file, value, scope, site)
+             if (why := _fresh_part(layer, source.file, source.value, source.scope, source.site, _depth))),
             None,
         )
     return memo[key]
 
 
-def _fresh_part(project: Project, file: FileModel, value: Value, scope: str, site: Site | None,
+def _fresh_part(layer: Layer, file: FileModel, value: Value, scope: str, site: Site | None,
                 depth: int) -> str | None:
     kind = value.kind
     parts: list[Value] = []
@@ -67,18 +66,18 @@ def _fresh_part(project: Project, file: FileModel, value: Value, scope: str, sit
     elif kind == "attr" and value.base is not None:
         parts = [value.base]  # tempfile.TemporaryDirectory().name
     for part in parts:
-        why = fresh_dir_reason(project, file, part, scope, site, depth + 1)
+        why = fresh_dir_reason(layer, file, part, scope, site, depth + 1)
         if why:
             return why
     return None
 
 
-def cache_dir_read(project: Project, file: FileModel, value: Value | None, scope: str = "",
+def cache_dir_read(layer: Layer, file: FileModel, value: Value | None, scope: str = "",
                    site: Site | None = None) -> str | None:
     """What ``value`` reads Warp's kernel cache directory from (``"wp.config.kernel_cache_dir"`` or
     ``"WARP_CACHE_PATH"``: ``os.environ[...]``, ``os.environ.get``, ``os.getenv``), followed through
     names, parameters and returns; None when no source of it is one."""
-    for source in project.evaluator.sources(file, value, scope, site):
+    for source in layer.evaluator.sources(file, value, scope, site):
         v = source.value
         if source.attrs:
             continue
@@ -90,7 +89,7 @@ def cache_dir_read(project: Project, file: FileModel, value: Value | None, scope
         elif v.kind == "call" and v.ref in ("os.environ.get", "os.getenv") and v.args:
             key = v.args[0]
         if key is not None:
-            found, name = project.evaluator.constant(source.file, key, source.scope, source.site)
+            found, name = layer.evaluator.constant(source.file, key, source.scope, source.site)
             if found and name == "WARP_CACHE_PATH":
                 return "WARP_CACHE_PATH"
     return None

@@ -27,8 +27,11 @@ from warplint.diagnostic import Span
 from warplint.model import Call, Context, FileModel, Kernel, Value
 from warplint.names import is_warp
 
+from .builds import preload_unused
+
 if TYPE_CHECKING:
-    from warplint.index import Launch, Project
+    from .events import Launch
+    from .launches import IdentityFacts
 
 LAUNCH_CALLS = ("launch", "launch_tiled")
 LOAD_CALLS = ("load_module", "force_load")
@@ -120,35 +123,35 @@ class Earlier:
 
 
 # ---------------------------------------------------------------------------------------------- registrations
-def registrations(project: Project, file: FileModel, kernel: Kernel) -> list[Registration]:
+def registrations(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> list[Registration]:
     """Every ``wp.overload`` of ``kernel`` in the project (empty for a kernel with none)."""
-    return list(project.cached("generic registrations", lambda: _registrations(project)).get(
+    return list(facts.cached("generic registrations", lambda: _registrations(facts)).get(
         kernel_key(file, kernel), ()))
 
 
-def _registrations(project: Project) -> dict[KernelKey, list[Registration]]:
+def _registrations(facts: IdentityFacts) -> dict[KernelKey, list[Registration]]:
     table: dict[KernelKey, list[Registration]] = {}
-    for f in project.files:
+    for f in facts.bindings.files:
         for call in f.calls:
             if not is_warp(call.callee, "overload") or call.ctx.expects_raise:
                 continue  # one the test expects to raise registers nothing (wp.overload checks, then adds)
             value = call.bound("kernel")
             fn = f.functions.get(call.ctx.scope)
-            sites = project.call_sites(project.fqname(f, call.ctx.scope)) if fn is not None else []
+            sites = facts.bindings.call_sites(facts.bindings.fqname(f, call.ctx.scope)) if fn is not None else []
             if fn is not None and value is not None and sites and any(
                     n.partition(".")[0] in {p.name for p in fn.params} for n in value.names()):
                 # `def register(kernel, dtype): wp.overload(kernel, ...)`: each call registers its own kernel
                 for caller_file, caller in sites:
-                    site = project.evaluator.site(caller_file, caller.ctx.scope, caller,
-                                                  project.fqname(f, call.ctx.scope), None)
-                    at_import = runs_at_import(project, caller_file, caller.ctx.scope)
-                    for kf, k in project.find_kernels(f, call.ctx.scope, value, site):
+                    site = facts.evaluator.site(caller_file, caller.ctx.scope, caller,
+                                                  facts.bindings.fqname(f, call.ctx.scope), None)
+                    at_import = runs_at_import(facts, caller_file, caller.ctx.scope)
+                    for kf, k in facts.find_kernels(f, call.ctx.scope, value, site):
                         table.setdefault(kernel_key(kf, k), []).append(Registration(f, call.span, call, at_import))
                 continue
-            at_import = runs_at_import(project, f, call.ctx.scope)
+            at_import = runs_at_import(facts, f, call.ctx.scope)
             # a getter called at import and again at run time: both (the run-time calls may repeat a signature)
-            both = at_import and bool(call.ctx.scope) and runs_at_run_time(project, f, call.ctx.scope)
-            for kf, k in project.find_kernels(f, call.ctx.scope, value):
+            both = at_import and bool(call.ctx.scope) and runs_at_run_time(facts, f, call.ctx.scope)
+            for kf, k in facts.find_kernels(f, call.ctx.scope, value):
                 table.setdefault(kernel_key(kf, k), []).append(Registration(f, call.span, call, at_import))
                 if both:
                     table[kernel_key(kf, k)].append(Registration(f, call.span, call, False))
@@ -158,7 +161,7 @@ def _registrations(project: Project) -> dict[KernelKey, list[Registration]]:
     return table
 
 
-def runs_at_import(project: Project, file: FileModel, scope: str, depth: int = 0) -> bool:
+def runs_at_import(facts: IdentityFacts, file: FileModel, scope: str, depth: int = 0) -> bool:
     """Code of ``scope`` runs while its module is imported: module scope, or a function called there
     (followed up to a few call levels; a call under ``if __name__ == "__main__":`` runs the program, not an
     import)."""
@@ -166,12 +169,12 @@ def runs_at_import(project: Project, file: FileModel, scope: str, depth: int = 0
         return True
     if depth >= IMPORT_DEPTH:
         return False
-    return project.cached(("runs at import", file.path, scope, depth), lambda: any(
-        runs_at_import(project, f, call.ctx.scope, depth + 1)
-        for f, call in project.call_sites(project.fqname(file, scope)) if not call.ctx.in_main_guard))
+    return facts.cached(("runs at import", file.path, scope, depth), lambda: any(
+        runs_at_import(facts, f, call.ctx.scope, depth + 1)
+        for f, call in facts.bindings.call_sites(facts.bindings.fqname(file, scope)) if not call.ctx.in_main_guard))
 
 
-def runs_at_run_time(project: Project, file: FileModel, scope: str, depth: int = 0) -> bool:
+def runs_at_run_time(facts: IdentityFacts, file: FileModel, scope: str, depth: int = 0) -> bool:
     """Code of ``scope`` can run after its module was imported: a function called from a function that can,
     or one the project never calls (called from outside it)."""
     if not scope:
@@ -180,65 +183,65 @@ def runs_at_run_time(project: Project, file: FileModel, scope: str, depth: int =
         return True
 
     def compute() -> bool:
-        sites = project.call_sites(project.fqname(file, scope))
-        return not sites or any(runs_at_run_time(project, f, call.ctx.scope, depth + 1) for f, call in sites)
+        sites = facts.bindings.call_sites(facts.bindings.fqname(file, scope))
+        return not sites or any(runs_at_run_time(facts, f, call.ctx.scope, depth + 1) for f, call in sites)
 
-    return project.cached(("runs at run time", file.path, scope, depth), compute)
+    return facts.cached(("runs at run time", file.path, scope, depth), compute)
 
 
 # ---------------------------------------------------------------------------------------------- timeline
-def kernel_timeline(project: Project, file: FileModel, scope: str) -> list[Event]:
+def kernel_timeline(facts: IdentityFacts, file: FileModel, scope: str) -> list[Event]:
     """The launch and load events of each statement of ``scope``, in source order."""
-    return project.cached(("kernel timeline", file.path, scope), lambda: _timeline(project, file, scope))
+    return facts.cached(("kernel timeline", file.path, scope), lambda: _timeline(facts, file, scope))
 
 
-def _timeline(project: Project, file: FileModel, scope: str) -> list[Event]:
+def _timeline(facts: IdentityFacts, file: FileModel, scope: str) -> list[Event]:
     events: list[Event] = []
-    for call in project.calls_in(file, scope):
+    for call in facts.bindings.calls_in(file, scope):
         events.extend(Event(call.ctx.order, module, kernel, call)
-                      for module, kernel, _ in _call_events(project, file, call, 0))
+                      for module, kernel, _ in _call_events(facts, file, call, 0))
     events.sort(key=lambda e: e.order)
     return events
 
 
-def _launches_by_call(project: Project, file: FileModel) -> dict[int, list[Launch]]:
+def _launches_by_call(facts: IdentityFacts, file: FileModel) -> dict[int, list[Launch]]:
     def compute() -> dict[int, list[Launch]]:
         table: dict[int, list[Launch]] = {}
-        for launch in project.launches(file):
+        for launch in facts.launches(file):
             table.setdefault(id(launch.call), []).append(launch)
         return table
 
-    return project.cached(("launches by call", id(file)), compute)
+    return facts.cached(("launches by call", id(file)), compute)
 
 
-def _expanded_by_origin(project: Project) -> dict[int, list[Launch]]:
+def _expanded_by_origin(facts: IdentityFacts) -> dict[int, list[Launch]]:
     """The launches ``Project.all_launches`` binds to one call of their wrapper, by that call."""
     def compute() -> dict[int, list[Launch]]:
         table: dict[int, list[Launch]] = {}
         seen: set[tuple[int, int, KernelKey]] = set()
-        for launch in project.all_launches():
+        for launch in facts.all_launches():
             key = (id(launch.origin[1]), id(launch.call), kernel_key(launch.kernel_file, launch.kernel))
             if launch.site is not None and key not in seen:  # one wrapper launch, expanded once per kernel
                 seen.add(key)
                 table.setdefault(id(launch.origin[1]), []).append(launch)
         return table
 
-    return project.cached("launches by origin", compute)
+    return facts.cached("launches by origin", compute)
 
 
 _Found = tuple[str, KernelKey | None, int]  # (module, kernel, id of the launch/load call deep inside)
 
 
-def _call_events(project: Project, file: FileModel, call: Call, depth: int) -> list[_Found]:
-    direct = _launches_by_call(project, file).get(id(call))
+def _call_events(facts: IdentityFacts, file: FileModel, call: Call, depth: int) -> list[_Found]:
+    direct = _launches_by_call(facts, file).get(id(call))
     if direct is not None:
         return [(ln.module, kernel_key(ln.kernel_file, ln.kernel), id(call)) for ln in direct]
     if is_warp(call.callee, *LOAD_CALLS):
-        return [(m, None, id(call)) for m in project.modules_loaded_by(file, call)]
-    if project.is_warp_api(call.callee):
+        return [(m, None, id(call)) for m in facts.modules_loaded_by(file, call)]
+    if facts.bindings.is_warp_api(call.callee):
         return []
-    deep = _function_events(project, project.callee_of(file, call), depth + 1)
-    expanded = _expanded_by_origin(project).get(id(call), []) if depth == 0 else []
+    deep = _function_events(facts, facts.bindings.callee_of(file, call), depth + 1)
+    expanded = _expanded_by_origin(facts).get(id(call), []) if depth == 0 else []
     if not expanded:
         return deep
     # a wrapper whose parameters decide what it launches: this call's own launches replace the union
@@ -247,19 +250,19 @@ def _call_events(project: Project, file: FileModel, call: Call, depth: int) -> l
             + [found for found in deep if found[2] not in bound])
 
 
-def _function_events(project: Project, fqname: str, depth: int) -> list[_Found]:
-    memo: dict[str, list[_Found]] = project.memo.setdefault("kernel events of functions", {})
-    canonical = project.canonical_function(fqname)
+def _function_events(facts: IdentityFacts, fqname: str, depth: int) -> list[_Found]:
+    memo: dict[str, list[_Found]] = facts.memo.setdefault("kernel events of functions", {})
+    canonical = facts.bindings.canonical_function(fqname)
     if canonical in memo:
         return memo[canonical]
     memo[canonical] = []  # cycle guard
-    found = project.function(canonical)
+    found = facts.bindings.function(canonical)
     result: list[_Found] = []
     if found is not None and depth < MAX_DEPTH:
         f, fn = found
         seen: set[tuple[str, KernelKey | None, int]] = set()
-        for call in project.calls_in(f, fn.qualname):
-            for item in _call_events(project, f, call, depth):
+        for call in facts.bindings.calls_in(f, fn.qualname):
+            for item in _call_events(facts, f, call, depth):
                 if item not in seen:
                     seen.add(item)
                     result.append(item)
@@ -276,7 +279,7 @@ def exclusive_branches(a: Context, b: Context) -> bool:
     return any(d == f"not ({c})" or c == f"not ({d})" for c in a.conditions for d in b.conditions)
 
 
-def launched_before(project: Project, file: FileModel, call: Call, module: str,
+def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: str,
                     accept: Callable[[KernelKey | None], bool]) -> Earlier | None:
     """A launch or load of ``module`` (``accept``\\ ed by its kernel; None for a load) that can run before
     ``call``, if the index shows one."""
@@ -284,33 +287,33 @@ def launched_before(project: Project, file: FileModel, call: Call, module: str,
 
     def matches(f: FileModel, event: Event) -> bool:
         return (event.module in (module, "*") and accept(event.kernel)
-                and not (event.kernel is None and project.preload_unused(f, event.call, module)))
+                and not (event.kernel is None and preload_unused(facts, f, event.call, module)))
 
-    for event in kernel_timeline(project, file, scope):
+    for event in kernel_timeline(facts, file, scope):
         if (event.call is not call and event.call.ctx.runs_before(call.ctx.order)
                 and not exclusive_branches(event.call.ctx, call.ctx) and matches(file, event)):
             return Earlier(file, event.call, event.module, event.kernel)
     if not scope:
         return None
-    for earlier in project.runner_predecessors(file, scope):
-        for event in kernel_timeline(project, file, earlier):
+    for earlier in facts.runner_predecessors(file, scope):
+        for event in kernel_timeline(facts, file, earlier):
             if matches(file, event):
                 return Earlier(file, event.call, event.module, event.kernel, runner=earlier)
-    for caller_file, caller, _level in project.caller_scopes(project.fqname(file, scope)):
-        for event in kernel_timeline(project, caller_file, caller.ctx.scope):
+    for caller_file, caller, _level in facts.caller_scopes(facts.bindings.fqname(file, scope)):
+        for event in kernel_timeline(facts, caller_file, caller.ctx.scope):
             if (event.call is not caller and event.call.ctx.runs_before(caller.ctx.order)
                     and not exclusive_branches(event.call.ctx, caller.ctx) and matches(caller_file, event)):
                 return Earlier(caller_file, event.call, event.module, event.kernel, through=((caller_file, caller),))
         if caller.ctx.scope:  # a helper called by a test: the tests the runner runs before that one
-            for earlier in project.runner_predecessors(caller_file, caller.ctx.scope):
-                for event in kernel_timeline(project, caller_file, earlier):
+            for earlier in facts.runner_predecessors(caller_file, caller.ctx.scope):
+                for event in kernel_timeline(facts, caller_file, earlier):
                     if matches(caller_file, event):
                         return Earlier(caller_file, event.call, event.module, event.kernel,
                                        through=((caller_file, caller),), runner=earlier)
-    if runs_at_import(project, file, scope):
+    if runs_at_import(facts, file, scope):
         return None  # its first run is at import, before any public function can be called
-    for peer_file, peer, entry in project.library_peers(file, scope):
-        for event in kernel_timeline(project, peer_file, peer):
+    for peer_file, peer, entry in facts.library_peers(file, scope):
+        for event in kernel_timeline(facts, peer_file, peer):
             if matches(peer_file, event):
                 return Earlier(peer_file, event.call, event.module, event.kernel, peer=(peer, entry))
     return None

@@ -17,25 +17,27 @@ from warplint.names import is_warp
 from warplint.semantic.values import FunctionRef, Lambda
 
 if TYPE_CHECKING:
-    from warplint.index import Project
+    from .bindings import Bindings
+    from .evaluator import Evaluator
 
 
-def add_decorated_kernels(project: Project) -> None:
+def add_decorated_kernels(bindings: Bindings, evaluator: Evaluator) -> None:
     """Add a ``derived`` Kernel to each file for every function a kernel-making project decorator
-    decorates (replacing those of an earlier project over the same models: idempotent)."""
-    for file in project.files:
+    decorates (replacing those of an earlier project over the same models: idempotent). The first step
+    after the tables: from here on the models' kernel lists are whole (``Evaluator.kernels_of``)."""
+    for file in bindings.files:
         if any(k.derived for k in file.kernels):
             file.kernels = [k for k in file.kernels if not k.derived]
     makers: dict[int, dict[str, Value] | None] = {}
-    for file in project.files:
+    for file in bindings.files:
         for fn in list(file.functions.values()):
             if fn.is_warp or not fn.decorator_values:
                 continue
             for decorator in fn.decorator_values:
-                if decorator.kind not in ("name", "attr", "call") or project.is_warp_api(decorator.ref):
+                if decorator.kind not in ("name", "attr", "call") or bindings.is_warp_api(decorator.ref):
                     continue
                 if id(decorator) not in makers:
-                    makers[id(decorator)] = _kernel_options(project, file, fn, decorator)
+                    makers[id(decorator)] = _kernel_options(bindings, evaluator, file, fn, decorator)
                 options = makers[id(decorator)]
                 if options is not None:
                     file.kernels.append(Kernel(
@@ -43,13 +45,15 @@ def add_decorated_kernels(project: Project) -> None:
                         options=options, derived=True,
                     ))
                     break
+    evaluator.kernels_whole = True
 
 
-def _kernel_options(project: Project, file: FileModel, fn: Function, decorator: Value) -> dict[str, Value] | None:
+def _kernel_options(bindings: Bindings, evaluator: Evaluator, file: FileModel, fn: Function, decorator: Value
+                    ) -> dict[str, Value] | None:
     """The ``wp.kernel`` options the decorator applies, when it makes a kernel of what it decorates."""
-    for value in project.evaluator.values(file, decorator, fn.ctx.scope):
+    for value in evaluator.values(file, decorator, fn.ctx.scope):
         if isinstance(value, FunctionRef):
-            found = project.function(value.fqname)
+            found = bindings.function(value.fqname)
             if found is None:
                 continue
             _, maker = found

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .diagnostic import Span
-from .model import Context, FileModel, Value
-from .names import is_warp
+from warplint.diagnostic import Span
+from warplint.model import Context, FileModel, Value
+from warplint.names import is_warp
 
 if TYPE_CHECKING:
-    from .index import Project
+    from .layer import Layer
 
 
 @dataclass(frozen=True)
@@ -30,10 +30,10 @@ class OptionChange:
     path: str = ""  # the file the change is written in
 
 
-def module_of(project: Project, file: FileModel, value: Value | None, scope: str = "") -> str | None:
+def module_of(layer: Layer, file: FileModel, value: Value | None, scope: str = "") -> str | None:
     """The one Warp module an expression names (the evaluator's answer: a string, a Python
     module object, ``__name__``, ``wp.get_module("x")``, a local or constant bound to one)."""
-    names, complete = project.evaluator.module_names(file, value, scope)
+    names, complete = layer.evaluator.module_names(file, value, scope)
     return next(iter(names)) if complete and len(names) == 1 else None
 
 
@@ -43,21 +43,21 @@ def _literal_dict(value: Value | None) -> dict[str, Any] | None:
     return None
 
 
-def option_changes(file: FileModel, project: Project) -> list[OptionChange]:
+def option_changes(file: FileModel, layer: Layer) -> list[OptionChange]:
     """Every module option change written in ``file``, in source order (memoised per project)."""
-    return project.cached(("option_changes", id(file)), lambda: _option_changes(project, file))
+    return layer.cached(("option_changes", id(file)), lambda: _option_changes(layer, file))
 
 
 def _may_change_options(callee: str) -> bool:
     return callee == "warp.set_module_options" or callee.endswith(".options.update")
 
 
-def _option_changes(project: Project, file: FileModel) -> list[OptionChange]:
+def _option_changes(layer: Layer, file: FileModel) -> list[OptionChange]:
     changes: list[OptionChange] = []
-    for call in project.calls_where(file, _may_change_options):
+    for call in layer.bindings.calls_where(file, _may_change_options):
         if is_warp(call.callee, "set_module_options"):
             target = call.bound("module")
-            module = file.module if target is None else module_of(project, file, target, call.ctx.scope)
+            module = file.module if target is None else module_of(layer, file, target, call.ctx.scope)
             changes.append(
                 OptionChange(module, _literal_dict(call.bound("options")), call.span, call.ctx,
                              "set_module_options", target is not None, file.path)
@@ -66,10 +66,10 @@ def _option_changes(project: Project, file: FileModel) -> list[OptionChange]:
             call.callee == "warp.get_module().options.update" or call.callee.count(".") == 2
         ):
             if call.receiver is not None:
-                module = module_of(project, file, call.receiver, call.ctx.scope)
+                module = module_of(layer, file, call.receiver, call.ctx.scope)
             else:
                 holder = Value("name", text=call.callee.split(".")[0], local=True)
-                module = module_of(project, file, holder, call.ctx.scope)
+                module = module_of(layer, file, holder, call.ctx.scope)
                 if module is None:
                     continue
             changes.append(
@@ -83,7 +83,7 @@ def _option_changes(project: Project, file: FileModel) -> list[OptionChange]:
         if base.kind != "attr" or not base.text.endswith(".options"):
             continue
         holder = base.base if base.base is not None else Value("name", text=base.text[: -len(".options")], local=True)
-        module = module_of(project, file, holder, assignment.ctx.scope)
+        module = module_of(layer, file, holder, assignment.ctx.scope)
         if module is None and base.base is None:
             continue
         key = target.key.const if target.key.kind == "const" else None
@@ -92,43 +92,43 @@ def _option_changes(project: Project, file: FileModel) -> list[OptionChange]:
     return sorted(changes, key=lambda c: c.ctx.order)
 
 
-def option_changes_by(project: Project, fqname: str, _depth: int = 0) -> list[OptionChange]:
+def option_changes_by(layer: Layer, fqname: str, _depth: int = 0) -> list[OptionChange]:
     """Option changes a project function makes, directly or through the functions it calls."""
     key = ("option_changes_by", fqname)
-    if key in project.memo:
-        return project.memo[key]
-    found = project.function(fqname)
-    if found is None or (found[0].path, found[1].qualname) not in _option_changers(project):
-        project.memo[key] = []
-        return project.memo[key]
-    project.memo[key] = []  # cycle guard
+    if key in layer.memo:
+        return layer.memo[key]
+    found = layer.bindings.function(fqname)
+    if found is None or (found[0].path, found[1].qualname) not in _option_changers(layer):
+        layer.memo[key] = []
+        return layer.memo[key]
+    layer.memo[key] = []  # cycle guard
     result: list[OptionChange] = []
     if _depth < 8:
         file, function = found
-        result = [c for c in option_changes(file, project) if c.ctx.scope == function.qualname]
-        for call in project.calls_in(file, function.qualname):
-            if not project.is_warp_api(call.callee):  # Warp's tests and examples are project code
-                result.extend(option_changes_by(project, project.callee_of(file, call), _depth + 1))
-    project.memo[key] = result
+        result = [c for c in option_changes(file, layer) if c.ctx.scope == function.qualname]
+        for call in layer.bindings.calls_in(file, function.qualname):
+            if not layer.bindings.is_warp_api(call.callee):  # Warp's tests and examples are project code
+                result.extend(option_changes_by(layer, layer.bindings.callee_of(file, call), _depth + 1))
+    layer.memo[key] = result
     return result
 
 
-def _option_changers(project: Project) -> frozenset[tuple[str, str]]:
+def _option_changers(layer: Layer) -> frozenset[tuple[str, str]]:
     """The project functions (path, qualname) that change module options directly or through any chain of
     calls: found once from the few changes upwards through the calls that resolve to each, so that asking
     about each of the project's calls (WC102 asks about every one) walks no call tree that changes nothing.
     Functions, not names: a name resolved twice need not land on the same function."""
     def compute() -> frozenset[tuple[str, str]]:
         found: set[tuple[str, str]] = set()
-        pending = [(f, f.functions.get(c.ctx.scope)) for f in project.files for c in option_changes(f, project)
+        pending = [(f, f.functions.get(c.ctx.scope)) for f in layer.bindings.files for c in option_changes(f, layer)
                    if c.ctx.scope]
         while pending:
             file, function = pending.pop()
             if function is None or (file.path, function.qualname) in found:
                 continue
             found.add((file.path, function.qualname))
-            pending.extend((f, f.functions.get(call.ctx.scope)) for f, call in project.calls_of(file, function)
+            pending.extend((f, f.functions.get(call.ctx.scope)) for f, call in layer.bindings.calls_of(file, function)
                            if call.ctx.scope)
         return frozenset(found)
 
-    return project.cached("option_changers", compute)
+    return layer.cached("option_changers", compute)

@@ -20,15 +20,17 @@ from typing import TYPE_CHECKING
 
 from warplint.model import Call, FileModel, Function, Kernel, Value
 
+from .evaluator import PARAMETER_SLOT
+
 if TYPE_CHECKING:
-    from warplint.index import Project
+    from .launches import IdentityFacts
 
 Parameter = tuple[str, str]  # (function qualname within the file, parameter name)
 
 
 @dataclass(frozen=True)
 class Variants:
-    """What decides a run-time kernel's content and module (``Project.kernel_variants``)."""
+    """What decides a run-time kernel's content and module (``kernel_variants``)."""
 
     factory: str  # qualname of the function that creates the kernel
     captures: frozenset[str]  # names of the factory (and functions around it) the content reads
@@ -47,12 +49,16 @@ class Variants:
         return frozenset(p for p in self.content - self.module if p in self.varying)
 
 
-def kernel_variants(project: Project, file: FileModel, kernel: Kernel) -> Variants | None:
+def kernel_variants(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> Variants | None:
     """The variants of ``kernel`` (None for a kernel created at import time)."""
+    return facts.cached(("kernel_variants", id(kernel)), lambda: _kernel_variants(facts, file, kernel))
+
+
+def _kernel_variants(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> Variants | None:
     factory = kernel.ctx.scope
     if not factory:
         return None
-    evaluator = project.evaluator
+    evaluator = facts.evaluator
     captures = set(kernel.captured | kernel.static_captured)  # the binder's: body, wp.static and annotations
     content: set[Parameter] = set()
     for name in sorted(captures):
@@ -66,55 +72,55 @@ def kernel_variants(project: Project, file: FileModel, kernel: Kernel) -> Varian
     if kernel.module_value is not None and not (complete and len(names) == 1):
         params, known = evaluator.parameters_reaching(file, kernel.module_value, factory)
         module = params if known else None
-    varying = frozenset(p for p in content if not _one_literal(project, file, p))
-    keeper = _keeps_variants(project, file, kernel)
+    varying = frozenset(p for p in content if not _one_literal(facts, file, p))
+    keeper = _keeps_variants(facts, file, kernel)
     return Variants(factory, frozenset(captures), frozenset(content), module, keeper is not None, varying,
                     keeper or "")
 
 
-def _one_literal(project: Project, file: FileModel, parameter: Parameter) -> bool:
+def _one_literal(facts: IdentityFacts, file: FileModel, parameter: Parameter) -> bool:
     """Every call passes one literal for the parameter, and it is not a library function's public default
     (a keyword a user of the library chooses: ``sort(keys, descending=False)`` called by nobody in the project)."""
     fn = file.functions.get(parameter[0])
     if fn is None:
         return False
-    if not project.evaluator.parameter(file, fn, parameter[1], None).single_constant()[0]:
+    if not facts.evaluator.parameter(file, fn, parameter[1], None).single_constant()[0]:
         return False
-    return not project.evaluator.chosen_by_users(file, fn, parameter[1])
+    return not facts.evaluator.chosen_by_users(file, fn, parameter[1])
 
 
-def _keeps_variants(project: Project, file: FileModel, kernel: Kernel) -> str | None:
+def _keeps_variants(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> str | None:
     """Who keeps each kernel the factory makes (its fqname), if anyone: the factory, ``functools.cache``d or
     storing the kernel into a container (``_CACHE[key] = kernel``), or a caller doing either with what the
     factory returns (``_CACHE[key] = _build(flag)``, a ``functools.cache``d getter returning ``_build(flag)``)."""
     fn = file.functions.get(kernel.ctx.scope)
     if fn is None:
         return None
-    fq = project.fqname(file, fn.qualname)
-    if project.evaluator.is_memoized(fn):
+    fq = facts.bindings.fqname(file, fn.qualname)
+    if facts.evaluator.is_memoized(fn):
         return fq
     names = {kernel.name, *kernel.assigned_to}
     if any(a.target.kind == "subscript" and a.value.kind == "name" and a.value.text in names
            for a in file.assignments if a.ctx.scope == fn.qualname):
         return fq
-    return _kept_by_callers(project, fq, 0)
+    return _kept_by_callers(facts, fq, 0)
 
 
 KEEPER_DEPTH = 3  # factories that hand a factory's kernel on (`return _build()`) followed up to the keeper
 
 
-def _kept_by_callers(project: Project, fq: str, depth: int) -> str | None:
+def _kept_by_callers(facts: IdentityFacts, fq: str, depth: int) -> str | None:
     """The caller that keeps what ``fq`` returns, directly or after callers that return it on unchanged (a
     dispatcher ``def _make(kind): return _build_a() if ... else _build_b()``)."""
-    sites = project.call_sites(fq)
-    keeper = next((project.fqname(caller_file, call.ctx.scope) for caller_file, call in sites
-                   if _caller_keeps(project, caller_file, call)), None)
+    sites = facts.bindings.call_sites(fq)
+    keeper = next((facts.bindings.fqname(caller_file, call.ctx.scope) for caller_file, call in sites
+                   if _caller_keeps(facts, caller_file, call)), None)
     if keeper is not None or depth >= KEEPER_DEPTH:
         return keeper
     for caller_file, call in sites:
         caller = caller_file.functions.get(call.ctx.scope)
         if caller is not None and _returns_result(caller, call):
-            keeper = _kept_by_callers(project, project.fqname(caller_file, caller.qualname), depth + 1)
+            keeper = _kept_by_callers(facts, facts.bindings.fqname(caller_file, caller.qualname), depth + 1)
             if keeper is not None:
                 return keeper
     return None
@@ -131,7 +137,7 @@ def _returns_result(caller: Function, call: Call) -> bool:
     return any(is_result(r) for r in caller.returns)
 
 
-def _caller_keeps(project: Project, file: FileModel, call: Call) -> bool:
+def _caller_keeps(facts: IdentityFacts, file: FileModel, call: Call) -> bool:
     """The result of ``call`` (a factory call) is kept by its caller: stored into a container, directly or
     through a local, or returned by a memoised function."""
     caller = file.functions.get(call.ctx.scope)
@@ -148,18 +154,18 @@ def _caller_keeps(project: Project, file: FileModel, call: Call) -> bool:
            and not (a.target.base.kind == "name" and a.target.base.local) and is_result(a.value, a.ctx.order)
            for a in file.assignments):
         return True
-    return project.evaluator.is_memoized(caller) and _returns_result(caller, call)
+    return facts.evaluator.is_memoized(caller) and _returns_result(caller, call)
 
 
 _SLOT = re.compile("\x00([^\x00]*)\x00")  # evaluator.PARAMETER_SLOT
 
 
-def module_shape(project: Project, file: FileModel, kernel: Kernel) -> str | None:
+def module_shape(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> str | None:
     """How the kernel's module name is computed from its factory's parameters (``Evaluator.shape_of``), for a
     kernel whose module is not one known name; None when that is not known."""
-    if not kernel.ctx.scope or kernel.module_value is None or project.kernel_module(file, kernel) is not None:
+    if not kernel.ctx.scope or kernel.module_value is None or facts.kernel_module(file, kernel) is not None:
         return None
-    return project.evaluator.shape_of(file, kernel.module_value, kernel.ctx.scope)
+    return facts.evaluator.shape_of(file, kernel.module_value, kernel.ctx.scope)
 
 
 def positional(shape: str) -> str:
@@ -169,16 +175,38 @@ def positional(shape: str) -> str:
     return _SLOT.sub(lambda m: f"\x00#{order.setdefault(m.group(1), len(order))}\x00", shape)
 
 
-def module_shape_at(project: Project, file: FileModel, scope: str, call: Call | Value, kernel_file: FileModel,
+def kernels_of_module_shape(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> list[tuple[FileModel, Kernel]]:
+    """For a kernel whose module name is computed per call (``module=_module_name(dtype)``): every kernel
+    whose name is computed the same way from its factory's arguments (the same helper, the same literal
+    parts), itself included. Called with the same arguments, they join one module. A name that is just a
+    parameter (``module=module``) tells nothing about which: only the kernel itself."""
+    def by_shape() -> dict[str, list[tuple[FileModel, Kernel]]]:
+        table: dict[str, list[tuple[FileModel, Kernel]]] = {}
+        for f in facts.bindings.files:
+            for k in f.kernels:
+                shape = module_shape(facts, f, k)
+                if shape is not None:
+                    table.setdefault(positional(shape), []).append((f, k))
+        return table
+
+    shape = module_shape(facts, file, kernel)
+    if shape is None:
+        return []
+    if positional(shape) == positional(PARAMETER_SLOT % "_"):
+        return [(file, kernel)]
+    return list(facts.cached("kernels_by_module_shape", by_shape).get(positional(shape), ()))
+
+
+def module_shape_at(facts: IdentityFacts, file: FileModel, scope: str, call: Call | Value, kernel_file: FileModel,
                     kernel: Kernel) -> str | None:
     """The module name ``kernel`` gets when its factory is called by ``call`` (written in ``scope`` of
     ``file``), as a shape of the caller's expressions: two calls with equal shapes name one module."""
-    shape = module_shape(project, kernel_file, kernel)
+    shape = module_shape(facts, kernel_file, kernel)
     fn = kernel_file.functions.get(kernel.ctx.scope)
     if shape is None or fn is None:
         return None
-    evaluator = project.evaluator
-    site = evaluator.site(file, scope, call, project.fqname(kernel_file, fn.qualname), None)
+    evaluator = facts.evaluator
+    site = evaluator.site(file, scope, call, facts.bindings.fqname(kernel_file, fn.qualname), None)
     failed = False
 
     def bound(match: re.Match) -> str:
@@ -212,7 +240,7 @@ class Apart:
     own: Call  # launches the lazily built kernel
 
 
-def launched_apart(project: Project, file: FileModel, kernel: Kernel, module: str) -> Apart | None:
+def launched_apart(facts: IdentityFacts, file: FileModel, kernel: Kernel, module: str) -> Apart | None:
     """For a kernel a lazy builder makes on first use (a factory that keeps what it made: a cache dict,
     ``functools.cache``): a launch of another kernel of ``module`` that can run before the builder's first
     call. The builder is called at run time (not at import, not only in setup before any launch) and the
@@ -220,43 +248,47 @@ def launched_apart(project: Project, file: FileModel, kernel: Kernel, module: st
     library, another test). Whichever runs first, a first call of the builder after a load of the module
     registers a new kernel in it, and its next launch rebuilds the whole module: once per builder, even
     when the kernel captures nothing. None when the index shows no such launch."""
+    return facts.cached(("launched_apart", id(kernel), module), lambda: _launched_apart(facts, file, kernel, module))
+
+
+def _launched_apart(facts: IdentityFacts, file: FileModel, kernel: Kernel, module: str) -> Apart | None:
     scope = kernel.ctx.scope
-    variants = project.kernel_variants(file, kernel)
+    variants = kernel_variants(facts, file, kernel)
     if not scope or variants is None or not variants.kept:
         return None
-    fq = project.fqname(file, scope)
-    sites = project.call_sites(fq)
-    if not sites or project.runs_before_launches(fq) or any(
+    fq = facts.bindings.fqname(file, scope)
+    sites = facts.bindings.call_sites(fq)
+    if not sites or facts.runs_before_launches(fq) or any(
             not call.ctx.scope and not call.ctx.conditions and not call.ctx.in_main_guard for _, call in sites):
         return None  # called at import (the cache then returns that kernel) or only before any launch
-    own = project.kernel_launches(file, kernel)
+    own = facts.kernel_launches(file, kernel)
     if not own:
         return None
-    leading = [(f, call) for f, call, _ in project.caller_scopes(fq)]
-    for launch in _module_launches(project, module):
+    leading = [(f, call) for f, call, _ in facts.caller_scopes(fq)]
+    for launch in _module_launches(facts, module):
         if launch.kernel_file is file and launch.kernel.ctx.scope == scope:
             continue  # a kernel the same builder makes
-        if not _preceded(project, launch.file, launch.call.ctx.scope, launch.call.ctx.order, file, kernel,
+        if not _preceded(facts, launch.file, launch.call.ctx.scope, launch.call.ctx.order, file, kernel,
                          leading, 3):
             return Apart(launch.file, launch.call, own[0][0], own[0][1])
     return None
 
 
-def _module_launches(project: Project, module: str) -> list:
+def _module_launches(facts: IdentityFacts, module: str) -> list:
     """Every launch of a kernel of ``module``: kernels made at import first, then in project file order."""
     def by_module() -> dict[str, list]:
         table: dict[str, list] = {}
-        for f in project.files:
-            for launch in project.launches(f):
+        for f in facts.bindings.files:
+            for launch in facts.launches(f):
                 table.setdefault(launch.module, []).append(launch)
         for launches in table.values():
             launches.sort(key=lambda ln: bool(ln.kernel.ctx.scope))  # stable: file order within each group
         return table
 
-    return project.cached("launches_by_module", by_module).get(module, [])
+    return facts.cached("launches_by_module", by_module).get(module, [])
 
 
-def _preceded(project: Project, file: FileModel, scope: str, order: int, kernel_file: FileModel, kernel: Kernel,
+def _preceded(facts: IdentityFacts, file: FileModel, scope: str, order: int, kernel_file: FileModel, kernel: Kernel,
               leading: list[tuple[FileModel, Call]], depth: int) -> bool:
     """Every way to the statement at ``order`` of ``scope`` first runs the kernel's definition or a call
     that leads to it (``leading``), as far as ``depth`` levels of callers show."""
@@ -266,35 +298,42 @@ def _preceded(project: Project, file: FileModel, scope: str, order: int, kernel_
         return True
     if not scope or depth <= 0:
         return False
-    sites = project.call_sites(project.fqname(file, scope))
-    return bool(sites) and all(_preceded(project, f, call.ctx.scope, call.ctx.order, kernel_file, kernel, leading,
+    sites = facts.bindings.call_sites(facts.bindings.fqname(file, scope))
+    return bool(sites) and all(_preceded(facts, f, call.ctx.scope, call.ctx.order, kernel_file, kernel, leading,
                                          depth - 1) for f, call in sites)
 
 
 MAX_EVIDENCE_SITES = 16  # call sites read per parameter, over every level followed
 
 
-def parameter_values(project: Project, file: FileModel, fn: Function, name: str, depth: int = 3
+def parameter_values(facts: IdentityFacts, file: FileModel, fn: Function, name: str, depth: int = 3
                      ) -> list[tuple[object, FileModel, Call]]:
     """The literal values call sites pass for parameter ``name`` of ``fn``, each with the first call (in
     project order) that writes it: directly (``get_kernel(x, charge_grad=True)``), or as a caller's own
     parameter passed on (``_ewald(x, charge_grad)`` called as ``_ewald(x, True)``), up to ``depth`` callers
     out. One entry per value, at most ``MAX_EVIDENCE_SITES`` call sites read: the evidence that a parameter
     takes several values."""
+    if depth == 3:  # what rules ask (the default): once per project
+        return facts.cached(("parameter_values", id(fn), name), lambda: _parameter_values(facts, file, fn, name, depth))
+    return _parameter_values(facts, file, fn, name, depth)
+
+
+def _parameter_values(facts: IdentityFacts, file: FileModel, fn: Function, name: str, depth: int
+                      ) -> list[tuple[object, FileModel, Call]]:
     found: dict[object, tuple[object, FileModel, Call]] = {}
     budget = [MAX_EVIDENCE_SITES]
-    _collect_values(project, file, fn, name, depth, found, budget, set())
+    _collect_values(facts, file, fn, name, depth, found, budget, set())
     return list(found.values())
 
 
-def _collect_values(project: Project, file: FileModel, fn: Function, name: str, depth: int,
+def _collect_values(facts: IdentityFacts, file: FileModel, fn: Function, name: str, depth: int,
                     found: dict[object, tuple[object, FileModel, Call]], budget: list[int], seen: set) -> None:
-    fq = project.fqname(file, fn.qualname)
+    fq = facts.bindings.fqname(file, fn.qualname)
     if depth < 0 or (fq, name) in seen:
         return
     seen.add((fq, name))
-    evaluator = project.evaluator
-    for caller_file, call in project.call_sites(fq):
+    evaluator = facts.evaluator
+    for caller_file, call in facts.bindings.call_sites(fq):
         if budget[0] <= 0:
             return
         budget[0] -= 1
@@ -310,4 +349,4 @@ def _collect_values(project: Project, file: FileModel, fn: Function, name: str, 
         caller = caller_file.functions.get(call.ctx.scope)
         if (argument.kind == "name" and argument.local and caller is not None
                 and any(p.name == argument.text for p in caller.params)):
-            _collect_values(project, caller_file, caller, argument.text, depth - 1, found, budget, seen)
+            _collect_values(facts, caller_file, caller, argument.text, depth - 1, found, budget, seen)

@@ -1,0 +1,424 @@
+"""The binder's tables: what the project's files define, name and call, answered across files.
+
+Which file a dotted name belongs to (tolerant of the import root), the functions, classes and
+constructions, call sites and callers (methods of locally constructed instances included), the
+assignments to names, subscripts, items and attributes, the calls per callee and per scope, a
+library file's public API, what kind of code a file is, whether importing a module defines
+kernels, and the facts of the Warp version the project runs against.
+
+Pure over the file models: it knows no evaluator and no identity fact (``warplint.semantic``'s
+package docstring gives the layer's order). Installed third-party packages are located on
+``sys.path`` without importing them and read from disk on demand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from warplint.model import Assignment, Call, FileModel, Function, Kernel
+from warplint.names import is_warp_api
+from warplint.warp_version import Found, WarpEnvironment, WarpFacts, own_interpreter_version, version_in_config
+
+from .context import CodeContext, context_of
+
+
+class _ModuleTable(dict):
+    """Module name -> file, tolerant of the import root.
+
+    A file's name comes from its package ``__init__.py`` chain (``particles.kernels``);
+    code run from a parent directory imports it as ``examples.particles.kernels``
+    (a namespace package). A lookup that misses retries without leading components.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._retried: dict[str, object] = {}  # name -> what the tolerant retry found (None: nothing)
+
+    def __setitem__(self, name, value) -> None:
+        self._retried.clear()
+        super().__setitem__(name, value)
+
+    def setdefault(self, name, value=None):
+        self._retried.clear()
+        return super().setdefault(name, value)
+
+    def get(self, name, default=None):
+        found = dict.get(self, name)
+        if found is not None or not isinstance(name, str):
+            return found if found is not None else default
+        # Most lookups that miss are names outside the project (``numpy.zeros`` and each of its prefixes,
+        # for every call of every file): the retry is memoised.
+        if name in self._retried:
+            retried = self._retried[name]
+            return retried if retried is not None else default
+        parts = name.split(".")
+        retried = None
+        for i in range(1, min(len(parts) - 1, 3) + 1):
+            retried = dict.get(self, ".".join(parts[i:]))
+            if retried is not None:
+                break
+        self._retried[name] = retried
+        return retried if retried is not None else default
+
+    def __contains__(self, name) -> bool:
+        return self.get(name) is not None
+
+
+
+class Bindings:
+    """The per-file and project tables over the models of the linted files (files that failed to parse
+    left out)."""
+
+    def __init__(
+        self,
+        files: Iterable[FileModel],
+        load_external: Callable[[str], FileModel | None] | None = None,
+        warp_environment: WarpEnvironment | None = None,
+    ) -> None:
+        self.files = [f for f in files if f.error is None]
+        self._warp_environment = warp_environment or WarpEnvironment(own_install=own_interpreter_version())
+        self._warp: WarpFacts | None = None
+        self.by_module: dict[str, FileModel] = _ModuleTable()
+        for f in self.files:
+            self.by_module.setdefault(f.module, f)
+        self.by_path = {f.path: f for f in self.files}
+        self._load_external = load_external
+        self._external: dict[str, FileModel | None] = {}
+        self._callers: dict[str, list[tuple[FileModel, Call]]] = {}  # filled name by name (``callers``)
+        self._calls_by_last_name: dict[str, list[tuple[FileModel, Call]]] | None = None
+        self._defines_cache: dict[str, str | None] = {}
+        self.memo: dict = {}  # the tables, built on first use
+
+    @property
+    def warp(self) -> WarpFacts:
+        """The facts of the Warp this project runs against (warplint/warp_version.py says how it is found):
+        ``warp.config_names``, ``warp.module_options`` (the valid names), ``warp.label`` for messages."""
+        if self._warp is None:
+            self._warp = self._warp_environment.facts(self._linted_warp_tree())
+        return self._warp
+
+    def _linted_warp_tree(self) -> Found | None:
+        """The linted files are Warp's own: the version in their ``warp/config.py``."""
+        for module in ("warp.config", "warp._src.config"):
+            owner = dict.get(self.by_module, module)  # exactly Warp's module, not a tolerant import-root match
+            if owner is not None:
+                version = version_in_config(owner.path)
+                if version:
+                    return Found(version, f"the linted Warp tree ({module.replace('.', '/')}.py)")
+        return None
+
+    # ------------------------------------------------------------------ lookup
+    def module(self, name: str, external: bool = False) -> FileModel | None:
+        found = self.by_module.get(name)
+        if found is not None or not external or self._load_external is None:
+            return found
+        if name not in self._external:
+            self._external[name] = self._load_external(name)
+        return self._external[name]
+
+    def file_at(self, path: str) -> FileModel | None:
+        found = self.by_path.get(path)
+        if found is None:
+            found = next((f for f in self._external.values() if f is not None and f.path == path), None)
+        return found
+
+    def _owner_prefix(self, ref: str) -> tuple[FileModel, str] | None:
+        """The project file owning the dotted name ``ref``, and the prefix of ``ref`` that names it (a
+        namespace-package spelling ``newton._src.x`` of the file named ``x`` included)."""
+        table: dict[str, tuple[FileModel, str] | None] = self.cached("owner_prefix", dict)
+        if ref in table:  # asked for every callee of every call, again by most rules: memoised per name
+            return table[ref]
+        module = ref
+        found_at: tuple[FileModel, str] | None = None
+        while module:
+            found = self.by_module.get(module)
+            if found is not None:
+                found_at = found, module
+                break
+            module = module.rpartition(".")[0]
+        table[ref] = found_at
+        return found_at
+
+    def context_of(self, file: FileModel, scope: str = "") -> CodeContext:
+        """What kind of code ``scope`` of ``file`` is: library, application, test, benchmark or example
+        (``warplint.semantic.context``)."""
+        return context_of(self, file, scope)
+
+    def is_warp_api(self, ref: str | None) -> bool:
+        """A name of Warp's API. Linting Warp's own tree, only what the ``warp`` package itself exports
+        is API; ``warp._src.optim.linear.X`` is then code of the project (names.is_warp_api: tests and
+        examples are project code always)."""
+        if not is_warp_api(ref):
+            return False
+        owner = self.owner_of(ref or "")
+        return owner is None or owner.module == "warp"
+
+    def owner_of(self, ref: str) -> FileModel | None:
+        """The project file whose module is the longest prefix of the dotted name ``ref``."""
+        found = self._owner_prefix(ref)
+        return found[0] if found is not None else None
+
+    def canonical_ref(self, ref: str) -> str:
+        """``ref`` with its module part spelled as the owning file's module name: a namespace-package
+        import ``newton._src.solvers.x.k`` of the file named ``solvers.x`` becomes ``solvers.x.k``."""
+        found = self._owner_prefix(ref)
+        return found[0].module + ref[len(found[1]):] if found is not None else ref
+
+    def is_class(self, fqname: str) -> bool:
+        fqname = self.canonical_ref(fqname)
+        owner = self.owner_of(fqname)
+        return owner is not None and fqname[len(owner.module) + 1:] in owner.classes
+
+    def kernel_index(self, file: FileModel, kernel: Kernel) -> int:
+        # keyed by the list's length too: the decorated kernels are added to the models after the tables are made
+        table = self.cached(("kernel_index", id(file), len(file.kernels)),
+                            lambda: {id(k): i for i, k in enumerate(file.kernels)})
+        return table[id(kernel)]
+
+    def attribute_assignments(self, ref: str) -> list[tuple[FileModel, Assignment]]:
+        """Assignments to the attribute ``ref`` (``pkg.mod.Class.attr``): class body and ``self.attr = ...``."""
+        def by_ref() -> dict[str, list[tuple[FileModel, Assignment]]]:
+            table: dict[str, list[tuple[FileModel, Assignment]]] = {}
+            for f in self.files:
+                for a in f.assignments:
+                    if a.target.kind == "attr" and a.target.ref:
+                        table.setdefault(a.target.ref, []).append((f, a))
+            return table
+
+        return self.cached("attribute_assignments", by_ref).get(ref, [])
+
+    def constructions(self, cls: str) -> list[tuple[FileModel, Call]]:
+        """Calls that construct the project class ``cls``."""
+        return self.callers(cls)
+
+    def call_sites(self, fqname: str) -> list[tuple[FileModel, Call]]:
+        """Calls of a project function (``Class(...)`` counts as a call of ``Class.__init__``)."""
+        sites = list(self.callers(fqname))
+        head, _, name = fqname.rpartition(".")
+        if name == "__init__":
+            sites += self.callers(head)
+        return sites
+
+    def canonical_module(self, name: str) -> str:
+        """A project module's own name for any spelling the import root allows."""
+        found = self.by_module.get(name)
+        return found.module if found is not None else name
+
+    def function(self, fqname: str) -> tuple[FileModel, Function] | None:
+        """``pkg.mod.Class.method`` -> (file, Function), for project files."""
+        module = fqname.rpartition(".")[0]
+        while module:
+            f = self.by_module.get(module)
+            if f is not None:
+                qual = fqname[len(module) + 1 :]
+                fn = f.functions.get(qual)
+                return (f, fn) if fn is not None else None
+            module = module.rpartition(".")[0]
+        return None
+
+    @staticmethod
+    def fqname(file: FileModel, qualname: str) -> str:
+        return f"{file.module}.{qualname}" if qualname else file.module
+
+    def cached(self, key, compute):
+        """``compute()`` once per project: a table built on first use."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
+
+    # ------------------------------------------------------------------ per-file tables
+    def calls_to(self, file: FileModel, *callees: str) -> list[Call]:
+        """The calls in ``file`` of any of ``callees`` (dotted, as resolved: ``"warp.force_load"``), in source
+        order. One table per file: most rules look for a few Warp calls, and sweeping every call of every
+        file once per rule was a large part of a re-check."""
+        table = self._calls_by_callee(file)
+        if len(callees) == 1:
+            return [call for _, call in table.get(callees[0], ())]
+        return [call for _, call in sorted((e for c in set(callees) for e in table.get(c, ())), key=lambda e: e[0])]
+
+    def calls_where(self, file: FileModel, test: Callable[[str], bool]) -> list[Call]:
+        """The calls in ``file`` whose callee ``test`` accepts, in source order (tested once per callee)."""
+        table = self._calls_by_callee(file)
+        return [call for _, call in sorted((e for c in table if test(c) for e in table[c]), key=lambda e: e[0])]
+
+    def _calls_by_callee(self, file: FileModel) -> dict[str, list[tuple[int, Call]]]:
+        def by_callee() -> dict[str, list[tuple[int, Call]]]:
+            table: dict[str, list[tuple[int, Call]]] = {}
+            for index, call in enumerate(file.calls):
+                table.setdefault(call.callee, []).append((index, call))
+            return table
+
+        return self.cached(("calls_to", id(file)), by_callee)
+
+    def warp_calls(self, file: FileModel, *names: str) -> list[Call]:
+        """``calls_to`` for Warp's API by short name: ``warp_calls(f, "load_module", "force_load")``."""
+        return self.calls_to(file, *(f"warp.{name}" for name in names))
+
+    def calls_in(self, file: FileModel, scope: str) -> list[Call]:
+        """The calls written directly in ``scope`` of ``file``, in source order."""
+        def by_scope() -> dict[str, list[Call]]:
+            table: dict[str, list[Call]] = {}
+            for call in file.calls:
+                table.setdefault(call.ctx.scope, []).append(call)
+            return table
+
+        return self.cached(("calls_by_scope", id(file)), by_scope).get(scope, [])
+
+    def name_assignments(self, file: FileModel, scope: str, name: str) -> list:
+        """Assignments ``name = ...`` written directly in ``scope``."""
+        def by_scope_and_name() -> dict[tuple[str, str], list]:
+            table: dict[tuple[str, str], list] = {}
+            for a in file.assignments:
+                if a.target.kind == "name":
+                    table.setdefault((a.ctx.scope, a.target.text), []).append(a)
+            return table
+
+        return self.cached(("names_by_scope", id(file)), by_scope_and_name).get((scope, name), [])
+
+    def subscript_assignments(self, file: FileModel, scope: str, name: str) -> list:
+        """Assignments ``name[key] = ...`` written directly in ``scope``."""
+        def by_scope_and_name() -> dict[tuple[str, str], list]:
+            table: dict[tuple[str, str], list] = {}
+            for a in file.assignments:
+                base = a.target.base
+                if a.target.kind == "subscript" and base is not None and base.kind == "name":
+                    table.setdefault((a.ctx.scope, base.text), []).append(a)
+            return table
+
+        return self.cached(("subscripts_by_scope", id(file)), by_scope_and_name).get((scope, name), [])
+
+    def item_assignments(self, ref: str) -> list[tuple[FileModel, Assignment]]:
+        """``NAME[key] = value`` anywhere in the project, where ``NAME`` is the module-level ``ref``."""
+        def by_ref() -> dict[str, list[tuple[FileModel, Assignment]]]:
+            table: dict[str, list[tuple[FileModel, Assignment]]] = {}
+            for f in self.files:
+                for a in f.assignments:
+                    base = a.target.base
+                    if a.target.kind == "subscript" and base is not None and base.kind == "name" and base.ref \
+                            and not base.local:
+                        table.setdefault(self.canonical_ref(base.ref), []).append((f, a))
+            return table
+
+        return self.cached("item_assignments", by_ref).get(ref, [])
+
+    # ------------------------------------------------------------------ call graph
+    def callers(self, fqname: str) -> list[tuple[FileModel, Call]]:
+        """The project's calls of the function (or class) ``fqname``, in file and source order."""
+        self._resolve_calls_named(fqname.rpartition(".")[2])
+        return self._callers.get(self.canonical_function(fqname), [])
+
+    def calls_of(self, file: FileModel, function: Function) -> list[tuple[FileModel, Call]]:
+        """The project's calls whose callee resolves to exactly ``function`` of ``file`` (``callers`` spells
+        the name it is given canonically first, and a canonical name need not stay one when asked again)."""
+        self._resolve_calls_named(function.name)
+        return self._callers.get(self.fqname(file, function.qualname), [])
+
+    def _resolve_calls_named(self, last_name: str) -> None:
+        # Resolving a call (instance methods, canonical spellings) keeps the last part of its callee's name,
+        # so calls are grouped by that part and a group is resolved the first time a name in it is asked
+        # for: an edit re-checks the project asking about a few thousand names of 200 000 calls.
+        if self._calls_by_last_name is None:
+            self._calls_by_last_name = {}
+            for f in self.files:
+                for call in f.calls:
+                    self._calls_by_last_name.setdefault(call.callee.rpartition(".")[2], []).append((f, call))
+        pending = self._calls_by_last_name.pop(last_name, None)
+        if pending is not None:
+            for f, call in pending:
+                if self.is_warp_api(call.callee):  # Warp's tests and examples are project code
+                    continue
+                callee = self._method_of_instance(f, call) or call.callee
+                self._callers.setdefault(self.canonical_function(callee), []).append((f, call))
+
+    def callee_of(self, file: FileModel, call: Call) -> str:
+        """The function a call calls, methods of locally constructed instances included."""
+        return self._method_of_instance(file, call) or call.callee
+
+    def _method_of_instance(self, file: FileModel, call: Call) -> str | None:
+        """``s.step()`` where the local ``s`` is bound to ``Solver(...)``: ``pkg.mod.Solver.step``."""
+        head, _, rest = call.callee.partition(".")
+        if not rest or "." in rest:
+            return None
+        fn = file.functions.get(call.ctx.scope)
+        if call.ctx.scope and (fn is None or head not in fn.locals):
+            return None
+        table: dict[tuple[int, str, str], str | None] = self.cached("instance_classes", dict)
+        key = (id(file), call.ctx.scope, head)
+        if key not in table:  # asked for every dotted call of every file: once per (file, scope, name)
+            table[key] = next((a.value.ref for a in self.name_assignments(file, call.ctx.scope, head)
+                               if a.value.kind == "call" and a.value.ref and self.is_class(a.value.ref)), None)
+        found = table[key]
+        return f"{found}.{rest}" if found is not None else None
+
+    def canonical_function(self, fqname: str) -> str:
+        table = self.memo.setdefault("canonical_function", {})
+        canonical = table.get(fqname)
+        if canonical is None:
+            found = self.function(fqname)
+            canonical = self.fqname(found[0], found[1].qualname) if found is not None else fqname
+            table[fqname] = canonical
+        return canonical
+
+    # ------------------------------------------------------------------ imports
+    def defines_kernels_at_import(self, module: str, _seen: set[str] | None = None) -> str | None:
+        """If importing ``module`` creates kernels, the module that defines them; else None.
+
+        Follows module-level imports transitively (project files first, then installed
+        packages read from disk). Warp itself does not count.
+        """
+        if module == "warp" or module.startswith("warp."):
+            return None
+        if module in self._defines_cache:
+            return self._defines_cache[module]
+        seen = _seen if _seen is not None else set()
+        if module in seen or len(seen) > 400:
+            return None  # a cycle or a huge import graph: not known (yet)
+        seen.add(module)
+        result: str | None = None
+        f = self.module(module, external=True)
+        if f is not None:
+            if f.module_kernels():
+                result = f.module
+            else:
+                result = self._first_kernel_import(f, module, seen)
+        if _seen is None or result is not None:
+            # Only complete answers are memoised: a None found inside a cycle may be partial.
+            self._defines_cache[module] = result
+        return result
+
+    def _first_kernel_import(self, f: FileModel, module: str, seen: set[str]) -> str | None:
+        for imp in f.imports:
+            if imp.ctx.scope != "" or imp.ctx.conditions or imp.ctx.try_index is not None:
+                continue
+            candidates = [imp.module] + [f"{imp.module}.{name}" for name, _ in imp.names]
+            for cand in candidates:
+                if not cand or cand == module:
+                    continue
+                hit = self.defines_kernels_at_import(cand, seen)
+                if hit:
+                    return hit
+        return None
+
+
+    def is_library_api(self, file: FileModel, qualname: str) -> bool:
+        """``qualname`` is public API of a library file, which the library's users call: a public top-level
+        function, or a public method (``__init__``/``__call__`` included) of a public top-level class."""
+        return qualname in self._library_api_of(file)
+
+    def _library_api_of(self, file: FileModel) -> tuple[str, ...]:
+        """The qualnames of a library file's public API (``is_library_api``), in source order."""
+        def compute() -> tuple[str, ...]:
+            if self.context_of(file) is not CodeContext.LIBRARY:
+                return ()
+            public_classes = {name for name in file.classes if "." not in name and not name.startswith("_")}
+
+            def public(fn: Function) -> bool:
+                named = not fn.name.startswith("_") or fn.name in ("__init__", "__call__")
+                return (named and not fn.ctx.scope and not fn.is_warp
+                        and (fn.class_name is None or fn.class_name in public_classes))
+
+            return tuple(fn.qualname for fn in sorted(file.functions.values(), key=lambda f: f.ctx.order)
+                         if public(fn))
+
+        return self.cached(("library api", id(file)), compute)
+

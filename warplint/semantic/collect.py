@@ -1,0 +1,38 @@
+"""The one collector of events: what each file does to Warp's compilation state, as typed events
+(``events``), built once per project from the identity facts.
+"""
+
+from __future__ import annotations
+
+from warplint.model import FileModel
+
+from .events import CACHE_OPERATIONS, LOAD_CALLS, CacheOperation, ConfigAssignment, FileEvents, KernelCreated, Load
+from .launches import IdentityFacts
+from .module_options import option_changes
+
+
+def events(facts: IdentityFacts, file: FileModel) -> FileEvents:
+    """The events written in ``file`` (memoised per project), each kind in source order."""
+    return facts.cached(("events", id(file)), lambda: _build(facts, file))
+
+
+def _build(facts: IdentityFacts, file: FileModel) -> FileEvents:
+    config: list[ConfigAssignment] = []
+    for assignment in file.assignments:
+        target = assignment.target
+        ref = target.ref or ""
+        if target.kind == "attr" and ref.startswith("warp.config.") and ref.count(".") == 2:
+            config.append(ConfigAssignment(file, ref.rpartition(".")[2], assignment.value, assignment.span,
+                                           assignment.ctx))
+    caches = [CacheOperation(file, call.callee.rpartition(".")[2], call)
+              for call in facts.bindings.warp_calls(file, *CACHE_OPERATIONS)]
+    loads = [Load(file, call, tuple(facts.modules_loaded_by(file, call)))
+             for call in facts.bindings.warp_calls(file, *LOAD_CALLS)]
+    return FileEvents(
+        launches=tuple(facts.launches(file)),
+        kernels=tuple(KernelCreated(file, k) for k in file.kernels),
+        option_changes=tuple(option_changes(file, facts)),
+        config_assignments=tuple(sorted(config, key=lambda e: e.ctx.order)),
+        cache_operations=tuple(caches),
+        loads=tuple(loads),
+    )

@@ -1,0 +1,409 @@
+"""The identity facts: which Warp module each kernel joins, the launches and their block sizes, and the
+order in which code launches and loads modules.
+
+Built over the binder's tables and the evaluator (``layer.Layer``), once per project: the kernels
+of a module, every launch (expanded through the wrappers whose parameters decide it), the modules a
+function launches or loads (transitively), the launch/load timeline of a scope, the order a test
+runner runs tests in, the public API a library's users call in an order of their own, and the
+calls that lead to a function. The fact modules above (``builds``, ``generics``, ``variants``,
+``differentiation``, ``collect``) take an ``IdentityFacts``.
+"""
+
+from __future__ import annotations
+
+from warplint.model import Call, FileModel, Function, Kernel, Value
+from warplint.names import is_warp
+
+from . import devices
+from .bindings import Bindings
+from .context import is_test_file
+from .evaluator import MAX_SITE_CHAIN, MAX_SITES, Evaluator, Site
+from .events import LAUNCH_CALLS, LOAD_CALLS, Launch
+from .layer import Layer
+
+# What a launch raises before it loads its module: ValueError from its checks of dim and block_dim (negative or
+# too many dimensions, block_dim over 1024 on the CPU). Its other errors (an argument's type, a CUDA launch
+# failure) come after the load.
+RAISED_BEFORE_LOAD = ("ValueError",)
+UNIQUE = "unique"
+
+
+class IdentityFacts(Layer):
+    def __init__(self, bindings: Bindings, evaluator: Evaluator) -> None:
+        super().__init__(bindings, evaluator)
+        self._launch_cache: dict[str, dict[str, Call]] = {}
+
+    # ------------------------------------------------------------------ kernels
+    def kernel_module(self, file: FileModel, kernel: Kernel) -> str | None:
+        """The Warp module a kernel joins; ``"unique"`` for module="unique"; None if not one known module."""
+        names, complete = self.evaluator.kernel_modules(file, kernel)
+        if complete and len(names) == 1:
+            return self.bindings.canonical_module(next(iter(names)))
+        return None
+
+    def kernels_of_module(self, module: str) -> list[tuple[FileModel, Kernel]]:
+        # One pass over every kernel, indexed by module (rules ask for many modules, per file).
+        def by_module() -> dict[str | None, list[tuple[FileModel, Kernel]]]:
+            table: dict[str | None, list[tuple[FileModel, Kernel]]] = {}
+            for f in self.bindings.files:
+                for k in f.kernels:
+                    table.setdefault(self.kernel_module(f, k), []).append((f, k))
+            return table
+
+        return list(self.cached("kernels_by_module", by_module).get(module, ()))
+
+
+    def kernel_launches(self, file: FileModel, kernel: Kernel) -> list[tuple[FileModel, Call]]:
+        """The launch calls that can launch ``kernel``, whatever module it joins (``launches`` keeps only
+        kernels of one known module)."""
+        def by_kernel() -> dict[int, list[tuple[FileModel, Call]]]:
+            table: dict[int, list[tuple[FileModel, Call]]] = {}
+            for f in self.bindings.files:
+                for call in self.bindings.warp_calls(f, *LAUNCH_CALLS):
+                    for _, k in self.find_kernels(f, call.ctx.scope, call.bound("kernel")):
+                        table.setdefault(id(k), []).append((f, call))
+            return table
+
+        return list(self.cached("launches_by_kernel", by_kernel).get(id(kernel), ()))
+
+    def runs_before_launches(self, fqname: str, depth: int = 3) -> bool:
+        """Every call of ``fqname`` runs before any launch or load: each is made outside loops (an import-time loop
+        that launches nothing aside), at import time or in a function itself only called so, with nothing launched
+        before it there. False when nothing
+        in the project calls it (an entry point: its callers are not known) or deeper than ``depth``."""
+        sites = self.bindings.call_sites(fqname)
+        if not sites or depth < 0:
+            return False
+        for f, call in sites:
+            timeline = self.launch_timeline(f, call.ctx.scope)
+            # a loop repeats the call after a launch of its scope; an import-time one that launches nothing
+            # (`for n in ns: K[n] = make(n)`) runs whole before them
+            if (call.ctx.in_loop and (call.ctx.scope or timeline)) or any(
+                    launch.ctx.runs_before(call.ctx.order) for _, _, launch in timeline):
+                return False
+            if call.ctx.scope and not self.runs_before_launches(self.bindings.fqname(f, call.ctx.scope), depth - 1):
+                return False
+        return True
+
+
+    def find_kernels(self, file: FileModel, scope: str, value: Value | None, site: Site | None = None
+                     ) -> list[tuple[FileModel, Kernel]]:
+        """The kernels a launch's ``kernel`` argument can be (the evaluator's kernel references)."""
+        if value is None:
+            return []
+        found = []
+        for ref in self.evaluator.values(file, value, scope, site).kernels():
+            kernel = self.evaluator.kernel(ref)
+            if kernel is not None:
+                found.append(kernel)
+        return found
+
+    def find_kernel(self, file: FileModel, scope: str, value: Value | None) -> tuple[FileModel, Kernel] | None:
+        """The kernel a launch's ``kernel`` argument names, when it is exactly one."""
+        found = self.find_kernels(file, scope, value)
+        return found[0] if len(found) == 1 else None
+
+
+    def launches(self, file: FileModel) -> list[Launch]:
+        return list(self.cached(("launches", id(file)), lambda: self._launches(file)))
+
+    def _launches(self, file: FileModel, site: Site | None = None, scope: str | None = None) -> list[Launch]:
+        result = []
+        for call in self.bindings.warp_calls(file, *LAUNCH_CALLS):
+            if (scope is not None and call.ctx.scope != scope) or call.ctx.expects_raise == RAISED_BEFORE_LOAD:
+                continue  # a launch the test expects to fail its checks loads nothing
+            block_dims = devices.cuda_block_dims(self, file, call, site)
+            for kf, kernel in self.find_kernels(file, call.ctx.scope, call.bound("kernel"), site):
+                module = self.kernel_module(kf, kernel)
+                if module is None:
+                    continue
+                if module == UNIQUE:
+                    module = f"unique:{kf.module}.{kernel.function or kernel.name}"
+                result.append(Launch(file, call, kf, kernel, module, block_dims, site))
+        return result
+
+    def launches_at(self, site: Site) -> list[Launch]:
+        """The launches the function ``site`` calls makes, directly, with its parameters bound there."""
+        def compute() -> list[Launch]:
+            found = self.bindings.function(site.function)
+            if found is None:
+                return []
+            return self._launches(found[0], site, found[1].qualname)
+
+        return self.cached(("launches_at", id(site)), compute)
+
+    def all_launches(self) -> list[Launch]:
+        """Every launch in the project, once per call of its wrapper when the wrapper's parameters decide its
+        kernel or block size (followed outwards up to a few wrapper levels), else once. A wrapper call inside
+        a library's public function is also kept with that function's parameters unbound: its users call it
+        with arguments of their own, whatever the project's calls pass."""
+        return self.cached("all_launches", self._all_launches)
+
+    def _all_launches(self) -> list[Launch]:
+        result: list[Launch] = []
+        for f in self.bindings.files:
+            for launch in self.launches(f):
+                result.extend(self._through_callers(launch))
+        return result
+
+    def _through_callers(self, launch: Launch) -> list[Launch]:
+        fn = launch.file.functions.get(launch.call.ctx.scope)
+        if fn is None or not self._depends_on_parameters(launch.file, fn, launch.call):
+            return [launch]
+        fq = self.bindings.fqname(launch.file, fn.qualname)
+        sites = self.bindings.call_sites(fq)
+        if not is_test_file(launch.file):  # a library wrapper is judged by its product's calls
+            sites = [(f, c) for f, c in sites if not is_test_file(f)]
+        if not sites or len(sites) > MAX_SITES:
+            return [launch]
+        expanded: list[Launch] = []
+        for caller_file, call in sites:
+            site = self.evaluator.site(caller_file, call.ctx.scope, call, fq, None)
+            expanded.extend(self._outwards(launch, site, 1))
+        return expanded or [launch]
+
+    def _outwards(self, launch: Launch, site: Site, level: int) -> list[Launch]:
+        """The launch at ``site``; when the calling function's own parameters still decide it, at its callers."""
+        here = [ln for ln in self.launches_at(site) if ln.call is launch.call]
+        caller = site.file.functions.get(site.scope)
+        if (level >= MAX_SITE_CHAIN or caller is None or site.call is None
+                or not self._depends_on_parameters(site.file, caller, site.call)):
+            return here
+        fq = self.bindings.fqname(site.file, caller.qualname)
+        sites = self.bindings.call_sites(fq)
+        if not sites or len(sites) > MAX_SITES:
+            return here
+        found: list[Launch] = []
+        for caller_file, call in sites:
+            outer = self.evaluator.site(caller_file, call.ctx.scope, call, fq, None)
+            inner = self.evaluator.site(site.file, site.scope, site.call, site.function, outer)
+            found.extend(self._outwards(launch, inner, level + 1))
+        if self.bindings.is_library_api(site.file, caller.qualname):
+            # public API: its users call it too, with arguments of their own (its parameters unbound here)
+            return found + here
+        return found or here
+
+    @staticmethod
+    def _depends_on_parameters(file: FileModel, fn: Function, call: Call) -> bool:
+        """Whether ``call``'s kernel / block_dim (or, for a wrapper call, any argument) reads a parameter
+        of ``fn``."""
+        params = {p.name for p in fn.params} - {"self", "cls"}
+        if not params:
+            return False
+        if is_warp(call.callee, *LAUNCH_CALLS):
+            # the variant's identity: which kernel, which block size (the device set is followed anyway)
+            values = [call.bound(p) for p in ("kernel", "block_dim")]
+        else:
+            values = [*call.args, *call.kwargs.values()]
+        return any(v is not None and any(n.partition(".")[0] in params for n in v.names()) for v in values)
+
+    def launch_block_dim(self, launch: Launch) -> int | None:
+        """The block_dim a launch uses on CUDA (256 when not given); None when not one value known statically."""
+        found, value = launch.block_dims.single_constant()
+        return value if found and isinstance(value, int) else None
+
+
+    def repeats_cached_call(self, file: FileModel, call: Call, fqname: str, before: Call) -> bool:
+        """``call`` calls the memoised (``functools.cache``) function ``fqname`` with the literal arguments of
+        another call that runs before ``before``: earlier in the same scope, or at import (module level). The
+        cache returns what that call made, so this one defines nothing new."""
+        found = self.bindings.function(fqname)
+        if found is None or not self.evaluator.is_memoized(found[1]):
+            return False
+        key = self._literal_arguments(file, call)
+        if key is None:
+            return False
+        for other_file, other in self.bindings.call_sites(fqname):
+            if other is call:
+                continue
+            earlier = ((other_file is file and other.ctx.scope == before.ctx.scope
+                        and other.ctx.runs_before(before.ctx.order))
+                       or (not other.ctx.scope and not other.ctx.in_main_guard and not other.ctx.conditions))
+            if earlier and self._literal_arguments(other_file, other) == key:
+                return True
+        return False
+
+    def _literal_arguments(self, file: FileModel, call: Call) -> tuple | None:
+        """The literal values a call passes (positional, then keywords by name); None when one is not a literal."""
+        if call.has_star_args:
+            return None
+        found: list[object] = []
+        for value in (*call.args, *(call.kwargs[k] for k in sorted(call.kwargs))):
+            known, literal = self.evaluator.constant(file, value, call.ctx.scope)
+            if not known:
+                return None
+            found.append(repr(literal))
+        return (tuple(found[:len(call.args)]), tuple(zip(sorted(call.kwargs), found[len(call.args):], strict=True)))
+
+
+    def modules_launched_by(self, fqname: str, _depth: int = 0) -> dict[str, Call]:
+        """Warp modules a function launches or loads, directly or through project calls.
+
+        Maps module name -> the first call in this function that leads there.
+        ``"*"`` stands for every module (``force_load()`` without ``modules``).
+        """
+        if fqname in self._launch_cache:
+            return self._launch_cache[fqname]
+        self._launch_cache[fqname] = {}  # cycle guard
+        found = self.bindings.function(fqname)
+        result: dict[str, Call] = {}
+        if found is not None and _depth < 12:
+            f, fn = found
+            launches = {id(ln.call): ln.module for ln in self.launches(f) if ln.call.ctx.scope == fn.qualname}
+            for call in self.bindings.calls_in(f, fn.qualname):
+                if id(call) in launches:
+                    result.setdefault(launches[id(call)], call)
+                elif is_warp(call.callee, *LOAD_CALLS):
+                    for m in self.modules_loaded_by(f, call):
+                        result.setdefault(m, call)
+                elif not self.bindings.is_warp_api(call.callee):
+                    for m in self.modules_launched_by(self.bindings.callee_of(f, call), _depth + 1):
+                        result.setdefault(m, call)
+        self._launch_cache[fqname] = result
+        return result
+
+    def modules_loaded_by(self, file: FileModel, call: Call) -> list[str]:
+        if is_warp(call.callee, "force_load"):
+            modules = call.bound("modules")
+            if modules is None or (modules.kind == "const" and modules.const is None):
+                return ["*"]
+            return []
+        target = call.bound("module")
+        if target is None:
+            return [file.module]
+        if target.kind == "const" and isinstance(target.const, str):
+            return [self.bindings.canonical_module(target.const)]
+        if target.kind in ("name", "attr") and target.ref and target.ref in self.bindings.by_module:
+            return [self.bindings.canonical_module(target.ref)]
+        return []
+
+
+    # ------------------------------------------------------------------ order within a scope
+    def launch_timeline(self, file: FileModel, scope: str) -> list[tuple[int, str, Call]]:
+        """(order, module, call) for each statement of ``scope`` that launches or loads a
+        Warp module, directly or through project functions it calls. ``"*"`` = every module."""
+        return self.cached(("timeline", file.path, scope), lambda: self._launch_timeline(file, scope))
+
+    def _launch_timeline(self, file: FileModel, scope: str) -> list[tuple[int, str, Call]]:
+        direct = {id(ln.call): ln.module for ln in self.launches(file) if ln.call.ctx.scope == scope}
+        events: list[tuple[int, str, Call]] = []
+        for call in self.bindings.calls_in(file, scope):
+            if id(call) in direct:
+                events.append((call.ctx.order, direct[id(call)], call))
+            elif is_warp(call.callee, *LOAD_CALLS):
+                events.extend((call.ctx.order, m, call) for m in self.modules_loaded_by(file, call))
+            elif not self.bindings.is_warp_api(call.callee):
+                callee = self.bindings.callee_of(file, call)
+                events.extend((call.ctx.order, m, call) for m in self.modules_launched_by(callee))
+        events.sort(key=lambda e: e[0])
+        return events
+
+    # ------------------------------------------------------------------ entry points
+    def runner_predecessors(self, file: FileModel, scope: str) -> list[str]:
+        """Test functions a test runner runs before ``scope`` in the same process, nearest first.
+
+        Test methods (``test*`` in a ``Test*`` class or a ``*TestCase`` subclass) have no static
+        caller: the runner calls them. unittest (and pytest, for ``TestCase`` classes) runs the
+        methods of a class sorted by name; pytest runs plain test functions and ``Test*`` class
+        methods in source order. Empty when ``scope`` is not a test."""
+        fn = file.functions.get(scope)
+        if fn is None:
+            return []
+        registered = self._registered_tests(file)
+        if scope in registered:
+            # `add_function_test(TestX, "test_name", impl, devices=...)`: a TestCase method named
+            # "test_name_<device>", run in sorted order with the class's other methods
+            owner = registered[scope][0]
+            ordered_names = sorted((name + "_cpu", qual) for qual, (cls, name) in registered.items() if cls == owner)
+            quals = [qual for _, qual in ordered_names]
+            return list(reversed(quals[:quals.index(scope)]))
+        if not fn.name.startswith("test"):
+            return []
+        if fn.class_name is not None:
+            bases = file.classes.get(fn.class_name, ())
+            unittest_style = any(b.rpartition(".")[2].endswith("TestCase") for b in bases)
+            if not unittest_style and not fn.class_name.rpartition(".")[2].startswith("Test"):
+                return []
+            siblings = [f for f in file.functions.values()
+                        if f.class_name == fn.class_name and f.ctx.scope == fn.ctx.scope and f.name.startswith("test")]
+            key = (lambda f: f.name) if unittest_style else (lambda f: f.ctx.order)
+        else:
+            if fn.ctx.scope or not is_test_file(file):
+                return []
+            siblings = [f for f in file.functions.values()
+                        if not f.ctx.scope and f.class_name is None and f.name.startswith("test")]
+            key = lambda f: f.ctx.order  # noqa: E731 - one of two orders
+        ordered = sorted(siblings, key=key)
+        index = ordered.index(fn)
+        return [f.qualname for f in reversed(ordered[:index])]
+
+    def library_peers(self, file: FileModel, scope: str) -> list[tuple[FileModel, str, str]]:
+        """Functions a library's users can call before ``scope`` runs: (file, peer, entry) where ``entry`` is
+        ``scope`` or a function that leads to it (a few calls up) and is public API of a library file (a
+        public top-level function, or a public method of a public class), and ``peer`` another public
+        function of that file. Nothing in the project orders a library's entry points, but a program calls
+        several functions of one file's API (a setup, then a step), in an order its author picks. Functions
+        of other files are left out: one file's API is used together, files hold alternatives (two
+        solvers) that each program uses only one of. So are the functions that lead to ``scope`` (a caller
+        launches only what it launches before the call, in ``Project.caller_scopes``), and an object's other
+        methods when the entry is its construction (``__init__`` and what it calls run before them)."""
+        fn = file.functions.get(scope)
+        if fn is None:
+            return []
+
+        def compute() -> list[tuple[FileModel, str, str]]:
+            entries = [(file, scope)] + [(f, call.ctx.scope) for f, call, _ in self.caller_scopes(
+                self.bindings.fqname(file, scope)) if call.ctx.scope]
+            chain = {(f.path, qualname) for f, qualname in entries}
+            found: list[tuple[FileModel, str, str]] = []
+            seen: set[tuple[str, str]] = set()
+            for entry_file, entry in entries:
+                if not self.bindings.is_library_api(entry_file, entry):
+                    continue
+                owner = entry_file.functions[entry].class_name
+                # an object's construction (its __init__ and what __init__ calls) runs before its other methods
+                constructing = owner is not None and (entry_file.path, f"{owner}.__init__") in chain
+                for peer in self.bindings._library_api_of(entry_file):
+                    if (peer == entry or (entry_file.path, peer) in chain or (entry_file.path, peer) in seen
+                            or (constructing and entry_file.functions[peer].class_name == owner)):
+                        continue
+                    seen.add((entry_file.path, peer))
+                    found.append((entry_file, peer, entry))
+            return found
+
+        return self.cached(("library peers", file.path, scope), compute)
+
+
+    def _registered_tests(self, file: FileModel) -> dict[str, tuple[str, str]]:
+        """Functions registered as test methods by a call that passes a class, a "test..." name and the
+        function (Warp's ``add_function_test`` and similar helpers): qualname -> (class, test name)."""
+        def compute() -> dict[str, tuple[str, str]]:
+            found: dict[str, tuple[str, str]] = {}
+            for call in file.calls:
+                if call.ctx.scope or len(call.args) < 3:
+                    continue
+                cls, name, function = call.args[:3]
+                if (cls.kind in ("name", "attr") and name.kind == "const" and isinstance(name.const, str)
+                        and name.const.startswith("test") and function.kind == "name"
+                        and function.text in file.functions and not file.functions[function.text].ctx.scope):
+                    found.setdefault(function.text, (cls.ref or cls.text, name.const))
+            return found
+
+        return self.cached(("registered tests", id(file)), compute)
+
+    def caller_scopes(self, fqname: str, depth: int = 3) -> list[tuple[FileModel, Call, int]]:
+        """Calls that (transitively, up to ``depth`` levels) lead to ``fqname``: (file, call, level)."""
+        found: list[tuple[FileModel, Call, int]] = []
+        frontier = [fqname]
+        seen = {fqname}
+        for level in range(1, depth + 1):
+            next_frontier = []
+            for target in frontier:
+                for f, call in self.bindings.call_sites(target):
+                    found.append((f, call, level))
+                    caller = self.bindings.fqname(f, call.ctx.scope)
+                    if call.ctx.scope and caller not in seen:
+                        seen.add(caller)
+                        next_frontier.append(caller)
+            frontier = next_frontier
+        return found

@@ -94,7 +94,7 @@ def test_score_matches_the_recording(recorded: dict) -> None:
     tally = collections.Counter(f["bucket"] for f in score["static"])
     assert {k: v for k, v in score["counts"].items() if v} == dict(tally)
     for f in score["static"]:
-        assert f["bucket"] == wx.bucket(f["verdict"], f["mechanism"])
+        assert f["bucket"] == wx.bucket(f["verdict"], f["mechanism"], f["instantiated"])
     for m in score["misses"]:
         assert wx.in_project(m["path"], recorded["root"]) and m["code"].startswith("WC9")
     for m in score["out_of_scope"]:

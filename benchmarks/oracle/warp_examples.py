@@ -435,6 +435,7 @@ def record(plan: Plan, root: str, timeout: float, echo: bool = False) -> dict[st
 def _pass_json(p: Any) -> dict[str, Any]:
     out = dataclasses.asdict(p)
     out.pop("events_text", None)  # the raw log; `events` holds the same records parsed
+    out["events"] = [{k: v for k, v in e.items() if not k.startswith("_")} for e in out.get("events") or []]
     return out
 
 
@@ -444,7 +445,10 @@ def _pass_of(data: dict[str, Any] | None) -> Any:
     if data is None:
         return None
     names = {f.name for f in dataclasses.fields(PassResult)}
-    return PassResult(**{k: v for k, v in data.items() if k in names})
+    fields = {k: v for k, v in data.items() if k in names}
+    # keys with a leading "_" are what RunData.from_events derives (and adds in place): derived again here
+    fields["events"] = [{k: v for k, v in e.items() if not k.startswith("_")} for e in data.get("events") or []]
+    return PassResult(**fields)
 
 
 def load_truth(plan: Plan, key: str, root: str) -> dict[str, Any] | None:
@@ -493,11 +497,15 @@ def lint(root: str, files: Sequence[str]) -> list[Any]:
 
 # -- scoring ----------------------------------------------------------------------------------------------
 
-def bucket(verdict: str | None, mechanism: str | None) -> str:
+def bucket(verdict: str | None, mechanism: str | None, instantiated: bool = True) -> str:
     """How a judged static finding counts: ``tp``, ``fp``, ``cuda-only`` (not reproducible on CPU),
-    ``not-exercised`` or ``inconclusive``."""
+    ``not-exercised`` or ``inconclusive``. ``instantiated`` is False for a CS-6 finding whose generic kernel
+    the run never instantiated (no overload, no launch): the judge says *not reproduced* there because the
+    kernel's definition ran at import, but the path the finding is about (a new instance) never did."""
     if verdict == CONFIRMED:
         return "tp"
+    if verdict == NOT_REPRODUCED and not instantiated and (mechanism or "").upper() == "CS-6":
+        return "not-exercised"
     if verdict == NOT_REPRODUCED:
         return "cuda-only" if (mechanism or "").upper() in CUDA_ONLY else "fp"
     if verdict == NOT_EXERCISED:
@@ -518,15 +526,19 @@ def score(diagnostics: list[Any], truth: dict[str, Any], root: str) -> dict[str,
     cold = _pass_of(truth["passes"].get("cold"))
     warm = _pass_of(truth["passes"].get("warm"))
     result = analyze(diagnostics, cold, warm, cwd=root, command=[], failed=truth.get("failed"))
+    instantiated = {e.get("key") for e in (cold.events if cold else []) if e.get("ev") == "overload"}
+    instantiated |= {e.get("kernel") for e in (cold.events if cold else []) if e.get("ev") == "topology"}
     static = []
     counts = dict.fromkeys(("tp", "fp", "cuda-only", "not-exercised", "inconclusive"), 0)
     for d in result.diagnostics:
         c = d.confirm or {}
-        b = bucket(c.get("verdict"), d.mechanism)
+        kernel = (d.data or {}).get("kernel")
+        inst = not isinstance(kernel, str) or kernel in instantiated
+        b = bucket(c.get("verdict"), d.mechanism, inst)
         counts[b] += 1
         static.append({"code": d.code, "path": d.path, "line": d.span.line, "mechanism": d.mechanism,
-                       "verdict": c.get("verdict"), "bucket": b, "evidence": c.get("evidence"),
-                       "cost_ms": c.get("cost_ms")})
+                       "kernel": kernel, "instantiated": inst, "verdict": c.get("verdict"), "bucket": b,
+                       "evidence": c.get("evidence"), "cost_ms": c.get("cost_ms")})
     misses: list[dict[str, Any]] = []
     library: list[dict[str, Any]] = []
     for d in result.runtime_findings:
@@ -701,8 +713,10 @@ def markdown_section(path: str = DATA) -> str:
         "`--confirm`'s recorder with its own options for a short CPU run. The default rules' findings on the "
         "copy are judged against that run: **confirmed** counts as a true positive, **not reproduced** as a "
         "false one (except CS-5/CS-7/CS-13 findings, which only CUDA can show: counted apart), **not "
-        "exercised** is left out. Runtime-only findings (WC9xx) at a line of the example are **misses**; those "
-        "pointing into Warp's own library are out of scope (only counted).",
+        "exercised** is left out (so is a CS-6 finding the judge calls not reproduced whose generic kernel the "
+        "run never instantiated: only its definition ran). A finding in an example helper (`fem/utils.py`) is "
+        "judged in every example that imports it. Runtime-only findings (WC9xx) at a line of the example or its "
+        "helpers are **misses**; those pointing into Warp's own library are out of scope (only counted).",
         "",
         f"**Totals** over {t['ran']} examples that ran: precision {t['precision']}, recall {t['recall']} "
         f"(over the defects alone — rebuilds, lost options, lost caches: WC901-WC904, WC908 against CS-1/2/3/3b/6 "

@@ -95,8 +95,14 @@ def test_score_matches_the_recording(recorded: dict) -> None:
     assert {k: v for k, v in score["counts"].items() if v} == dict(tally)
     for f in score["static"]:
         assert f["bucket"] == wx.bucket(f["verdict"], f["mechanism"], f["instantiated"])
+    owners = wx._module_owners(cold, recorded["root"])
+    assert owners.get("__main__") == "example"
+    assert all(owners[e["module"]] == "warp" for e in cold if e.get("ev") == "kernel"
+               and str(e.get("module", "")).startswith("warp.") and not wx.in_project(e["define"][0], recorded["root"]))
     for m in score["misses"]:
         assert wx.in_project(m["path"], recorded["root"]) and m["code"].startswith("WC9")
+        assert m["modules"] in ("example", "warp") and m["kind"] == ("defect" if m["code"] in wx.DEFECT_CODES
+                                                                     else "cost")
     for m in score["out_of_scope"]:
         assert not wx.in_project(m["path"], recorded["root"])
     t = wx.totals([entry])

@@ -658,6 +658,12 @@ def evaluate(plan: Plan, *, rescore: bool, rerun: bool, timeout: float, echo: bo
         tail = [ln for ln in truth.get("last_output") or [] if ln.strip()]
         entry.update(status="failed", reason=f"{truth['failed']}: {tail[-1].strip()[:200] if tail else ''}")
         return entry
+    cold_events = (truth["passes"].get("cold") or {}).get("events") or []
+    if not any(e.get("ev") == "load" for e in cold_events):
+        tail = [ln for ln in truth.get("last_output") or [] if ln.strip()]
+        entry.update(status="no-warp-work", reason="exited without loading any Warp module on CPU"
+                     + (f": {tail[-1].strip()[:200]}" if tail else ""))
+        return entry
     try:
         diagnostics = lint(root, sorted(files))
     except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as e:

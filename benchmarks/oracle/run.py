@@ -1,0 +1,302 @@
+"""``python -m benchmarks.oracle``: draw programs, label them on real Warp, score warplint against the labels.
+
+    python -m benchmarks.oracle --seed 7 --count 50           # draw, run (cached by digest), score
+    python -m benchmarks.oracle --fresh-seed --count 500 --docs   # a reported run: seed from os.urandom
+    python -m benchmarks.oracle --rescore --seed 7 --count 50 # score again from the cached truth (no Warp)
+    python -m benchmarks.oracle --rescore --docs              # the last run, docs/accuracy.md regenerated
+    python -m benchmarks.oracle --ci-sample                   # rewrite benchmarks/oracle/data/ci_sample.json
+
+Truth is cached in ``.cache/oracle/truth/<warp version>/<digest>.json`` (the program is stored with it, so a
+run can be re-scored after the generator changed); each run's list of programs in ``.cache/oracle/runs/``.
+The programs behind every miss and every false finding are written to ``.cache/oracle/report/<run>/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any
+
+from .generate import Program, generate
+from .report import write_docs, write_reading
+from .score import lint_program, score_all
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CACHE = os.path.join(ROOT, ".cache", "oracle")
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+CI_SAMPLE = os.path.join(DATA, "ci_sample.json")
+CI_SEED = 20261203
+CI_COUNT = 36
+DEFAULT_DEPTH = 3
+
+
+# -- truth cache --------------------------------------------------------------------------------------
+
+
+def truth_path(digest: str, version: str) -> str:
+    return os.path.join(CACHE, "truth", version, f"{digest}.json")
+
+
+def load_truth(digest: str, version: str) -> dict[str, Any] | None:
+    try:
+        with open(truth_path(digest, version), encoding="utf-8") as fh:
+            data: dict[str, Any] = json.load(fh)
+            return data
+    except (OSError, ValueError):
+        return None
+
+
+def save_truth(program: Program, truth: dict[str, Any], version: str) -> None:
+    path = truth_path(program.digest, version)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    record = dict(truth, program=program.to_json())
+    tmp = path + f".{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(record, fh, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+
+
+# -- running programs on Warp -------------------------------------------------------------------------
+
+_SLOT: dict[str, str] = {}
+
+
+def _init_worker(slots: Any) -> None:
+    slot = slots.get(timeout=10)
+    _SLOT["pch"] = os.path.join(CACHE, "pch", f"w{slot}")
+    _SLOT["pycache"] = os.path.join(CACHE, "pycache")
+
+
+def _run_one(program_json: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    from .truth import run_program
+
+    p = Program.from_json(program_json)
+    return p.digest, run_program(p, pch_dir=_SLOT.get("pch"), pycache=_SLOT.get("pycache"))
+
+
+def run_truths(programs: list[Program], version: str, jobs: int, echo: bool = True,
+               refresh: bool = False) -> dict[str, dict[str, Any]]:
+    """Truth for each program: from the cache, else by running it (``jobs`` programs at a time)."""
+    truths: dict[str, dict[str, Any]] = {}
+    todo = []
+    for p in programs:
+        t = None if refresh else load_truth(p.digest, version)
+        if t is not None:
+            truths[p.digest] = t
+        else:
+            todo.append(p)
+    if not todo:
+        return truths
+    by_digest: dict[str, Program] = {}
+    for p in todo:
+        by_digest.setdefault(p.digest, p)  # identical programs (depth-0 draws repeat) run once
+    todo = list(by_digest.values())
+    ctx = multiprocessing.get_context("fork")
+    slots: Any = ctx.Queue()
+    for i in range(jobs):
+        slots.put(i)
+    t0 = time.monotonic()
+    done = 0
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(slots,)) as pool:
+        futures = [pool.submit(_run_one, p.to_json()) for p in todo]
+        for fut in as_completed(futures):
+            digest, truth = fut.result()
+            p = by_digest[digest]
+            save_truth(p, truth, version)
+            truths[digest] = truth
+            done += 1
+            if echo:
+                left = (time.monotonic() - t0) / done * (len(todo) - done)
+                state = truth.get("failed") or ("ok" if truth.get("recorder_ok") else "recorder failed")
+                print(f"[{done}/{len(todo)}] {p.name} {p.mechanism}:{p.variant} {truth.get('wall_s')} s "
+                      f"{len(truth.get('items') or [])} label(s) {state}; ~{left / 60:.1f} min left",
+                      file=sys.stderr, flush=True)
+    return truths
+
+
+# -- runs ---------------------------------------------------------------------------------------------
+
+
+def draw(seed: int, count: int, depth: int) -> list[Program]:
+    return [generate(seed, i, depth) for i in range(count)]
+
+
+def run_name(seed: int, count: int, depth: int) -> str:
+    return f"seed-{seed}-n{count}-d{depth}"
+
+
+def save_manifest(name: str, meta: dict[str, Any]) -> None:
+    path = os.path.join(CACHE, "runs", f"{name}.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(meta, fh, indent=1)
+    with open(os.path.join(CACHE, "runs", "last"), "w", encoding="utf-8") as fh:
+        fh.write(name)
+
+
+def load_manifest(name: str | None) -> dict[str, Any]:
+    if name is None:
+        with open(os.path.join(CACHE, "runs", "last"), encoding="utf-8") as fh:
+            name = fh.read().strip()
+    with open(os.path.join(CACHE, "runs", f"{name}.json"), encoding="utf-8") as fh:
+        data: dict[str, Any] = json.load(fh)
+        return data
+
+
+def lint_all(programs: list[Program]) -> dict[str, list[dict[str, Any]]]:
+    return {p.digest: lint_program(p) for p in programs}
+
+
+def git_head() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=10).stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
+# -- the CI sample ------------------------------------------------------------------------------------
+
+
+def ci_programs() -> list[Program]:
+    return draw(CI_SEED, CI_COUNT, DEFAULT_DEPTH)
+
+
+def write_ci_sample(version: str, jobs: int) -> dict[str, Any]:
+    programs = ci_programs()
+    truths = run_truths(programs, version, jobs)
+    data = {
+        "about": "written by `python -m benchmarks.oracle --ci-sample`: programs and their runtime truth",
+        "seed": CI_SEED, "count": CI_COUNT, "depth": DEFAULT_DEPTH, "warp_version": version,
+        "programs": [{"program": p.to_json(), "truth": canonical_truth(truths[p.digest])} for p in programs],
+    }
+    os.makedirs(DATA, exist_ok=True)
+    with open(CI_SAMPLE, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    return data
+
+
+def canonical_truth(t: dict[str, Any]) -> dict[str, Any]:
+    """What a truth says, without what changes from run to run (times, output)."""
+    items = sorted((dict(i) for i in t.get("items") or ()), key=lambda i: json.dumps(i, sort_keys=True))
+    return {"items": items, "failed": t.get("failed"), "recorder_ok": t.get("recorder_ok"),
+            "warm_run": bool(t.get("warm_run")), "facts": {"backward": (t.get("facts") or {}).get("backward", {})}}
+
+
+def load_ci_sample() -> tuple[list[Program], dict[str, dict[str, Any]], dict[str, Any]]:
+    with open(CI_SAMPLE, encoding="utf-8") as fh:
+        data = json.load(fh)
+    programs = [Program.from_json(x["program"]) for x in data["programs"]]
+    truths = {p.digest: x["truth"] for p, x in zip(programs, data["programs"], strict=True)}
+    return programs, truths, data
+
+
+# -- main ---------------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.oracle", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seed", type=int)
+    ap.add_argument("--fresh-seed", action="store_true", help="draw the seed from os.urandom (a reported run)")
+    ap.add_argument("--count", type=int, default=50)
+    ap.add_argument("--depth", type=int, default=DEFAULT_DEPTH, help="at most this many non-trivial axes")
+    ap.add_argument("--jobs", type=int, default=2, help="programs run on Warp at once")
+    ap.add_argument("--rescore", action="store_true", help="score cached truth again; no Warp run")
+    ap.add_argument("--run", help="with --rescore: the run to score (a name in .cache/oracle/runs/)")
+    ap.add_argument("--refresh", action="store_true", help="run the programs again even if their truth is cached")
+    ap.add_argument("--docs", action="store_true", help="write docs/accuracy.md (and the lead of docs/precision.md)")
+    ap.add_argument("--ci-sample", action="store_true", help="rewrite benchmarks/oracle/data/ci_sample.json")
+    ap.add_argument("--json", help="write the score here")
+    args = ap.parse_args(argv)
+
+    from .truth import warp_version
+
+    version = warp_version()
+    if args.ci_sample:
+        write_ci_sample(version, args.jobs)
+        programs, truths, _ = load_ci_sample()
+        res = score_all(programs, truths, lint_all(programs))
+        _print_summary(res)
+        return 0
+    if args.rescore:
+        if args.seed is not None:
+            name = run_name(args.seed, args.count, args.depth)
+            meta = load_manifest(name)
+        else:
+            meta = load_manifest(args.run)
+            name = meta["name"]
+        programs, truths = [], {}
+        for digest in meta["digests"]:
+            t = load_truth(digest, meta["warp_version"])
+            if t is None:
+                print(f"no cached truth for {digest}: run `python -m benchmarks.oracle --seed {meta['seed']} "
+                      f"--count {meta['count']}` first", file=sys.stderr)
+                return 2
+            p = Program.from_json(t["program"])
+            programs.append(p)
+            truths[p.digest] = t
+    else:
+        if args.fresh_seed:
+            seed = int.from_bytes(os.urandom(4), "big")
+        elif args.seed is not None:
+            seed = args.seed
+        else:
+            ap.error("give --seed S, --fresh-seed or --rescore")
+        programs = draw(seed, args.count, args.depth)
+        t0 = time.monotonic()
+        truths = run_truths(programs, version, args.jobs, refresh=args.refresh)
+        name = run_name(seed, args.count, args.depth)
+        meta = {"name": name, "seed": seed, "count": args.count, "depth": args.depth, "warp_version": version,
+                "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                "fresh": bool(args.fresh_seed), "generator_commit": git_head(),
+                "command": f"python -m benchmarks.oracle --seed {seed} --count {args.count} --depth {args.depth}",
+                "wall_s": round(time.monotonic() - t0, 1), "jobs": args.jobs,
+                "digests": [p.digest for p in programs]}
+        save_manifest(name, meta)
+    findings = lint_all(programs)
+    res = score_all(programs, truths, findings)
+    res["meta"] = {k: v for k, v in meta.items() if k != "digests"}
+    res["meta"]["warplint_commit"] = git_head()
+    res["meta"]["scored_on"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    out_dir = os.path.join(CACHE, "report", name)
+    write_reading(out_dir, programs, truths, findings, res)
+    _print_summary(res)
+    print(f"programs behind each miss and false finding: {os.path.relpath(out_dir, ROOT)}/", file=sys.stderr)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(res, fh, indent=1, default=str)
+    if args.docs:
+        write_docs(res)
+    return 0
+
+
+def _print_summary(res: dict[str, Any]) -> None:
+    print(f"programs {res['programs']}, scored {res['scored']}, failed {len(res['failed'])}, "
+          f"intent/runtime disagreements {len(res['disagreements'])}")
+    print(f"{'mechanism':<10} {'truth':>6} {'found':>6} {'recall':>7} {'findings':>9} {'right':>6} {'precision':>9}")
+    rows = [*list(res["per_mechanism"].items()), ("all", res["total"])]
+    for m, r in rows:
+        if not r["truth"] and not r["findings"]:
+            continue
+        rec = "-" if r["recall"] is None else f"{r['recall']:.0%}"
+        pre = "-" if r["precision"] is None else f"{r['precision']:.0%}"
+        print(f"{m:<10} {r['truth']:>6} {r['found']:>6} {rec:>7} {r['findings']:>9} {r['right']:>6} {pre:>9}")
+    for c in res["miss_classes"][:10]:
+        print(f"  miss class: {c['misses']} x {c['mechanism']} {c['kind']} ({c['variant']}); "
+              f"{', '.join(c['common_axes'])}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
+
+
+__all__ = ["main"]

@@ -1,0 +1,371 @@
+"""Truth from the runtime: run a generated program on real Warp (CPU) under ``warplint --confirm``'s recorder
+and label what happened.
+
+Each program runs cold and warm on its own private caches (``run_confirm`` makes a temporary
+``WARP_CACHE_PATH``/``CUDA_CACHE_PATH`` per program and removes it), from a temporary copy of its files.
+The labels are read from the recorder's events (``warplint.confirm.events.RunData``), never from the
+generator's intent:
+
+- ``rebuild``: a module identity built again in the process, with the cause the recorder saw (a kernel
+  that joined it: CS-1; an option change: CS-3; a new generic instance: CS-6); at the cause's line;
+- ``cache-lost`` (CS-2): the warm run compiled a user module again; at the clear / config line the recorder
+  saw, else at the marked line that ran (an ``atexit`` rmtree is not a Warp call);
+- ``option-lost`` (CS-3b; CS-10 for ``enable_backward``): a snapshot option set after its module existed
+  (the build did not get it), options set on a module no kernel ever joined, or a ``wp.config`` name that
+  did not exist before the assignment;
+- ``block-dims`` (CS-5): one module built at several block_dims (``wp.config.enable_cpu_blocks = True``);
+- ``preload`` (CS-13): a load call that built modules nothing launched, or a marked preload line that ran
+  and built nothing;
+- ``fragmented`` (CS-4): three or more one-kernel modules (not unique) with the same options built;
+- ``unique-stable`` (CS-9): a kernel created before any load, with one content, alone in a ``unique``
+  module, in a program that builds more than one module;
+- facts, not scored: per module whether backward code was built and whether anything differentiated.
+
+Where a label needs a line the recorder cannot give (a ``try: load_module(..) except`` that built nothing,
+an ``atexit`` rmtree), the generator's marked line is used *only if the probe saw it run* and the runtime
+effect happened.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+from typing import Any
+
+from warplint.confirm.events import RunData, is_warp_module
+from warplint.confirm.runner import PassResult, Workspace, run_pass
+
+from .generate import Program
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PCH_SHIM = os.path.join(HERE, "_pch")
+UNIQUE_NAME = re.compile(r"_[0-9a-f]{8}$")
+TIMEOUT_S = 180.0
+FRAGMENTED_MIN = 3
+
+
+def warp_version() -> str:
+    from importlib.metadata import version
+
+    return version("warp-lang")
+
+
+def _probe_lines(program: Program, root: str) -> dict[str, list[int]]:
+    """The marked lines, for the recorder's line probes (did the line run?)."""
+    out: dict[str, set[int]] = {}
+    for where in program.marks.values():
+        for path, line in where:
+            out.setdefault(os.path.join(root, path), set()).add(line)
+    return {p: sorted(v) for p, v in out.items()}
+
+
+def _failure(p: PassResult, label: str) -> str | None:
+    if p.timed_out:
+        return f"{label} run timed out after {p.wall_s:.0f} s"
+    if p.returncode not in (0, None):
+        return f"{label} run exited with code {p.returncode}"
+    return None
+
+
+def needs_warm(cold: RunData, cache_root: str) -> str | None:
+    """Whether a warm pass can show anything: the cold pass cleared or redirected the cache, turned it off,
+    or left an identity it compiled missing from its private cache. Otherwise every identity is on disk and
+    a warm pass would load them all (the generator never captures a value that changes between runs)."""
+    if any(not c.get("internal") for c in cold.clears):
+        return "cache cleared"
+    for c in cold.configs:
+        if not c.get("internal") and c.get("name") in ("cache_kernels", "kernel_cache_dir"):
+            return f"wp.config.{c.get('name')} assigned"
+    present: set[str] = set()
+    for _dirpath, dirnames, _files in os.walk(cache_root):
+        present.update(dirnames)
+    for e in cold.compiled():
+        if e.get("ident") and e["ident"] not in present:
+            return f"{e['ident']} missing from the cache after the cold run"
+    return None
+
+
+def run_program(program: Program, pch_dir: str | None = None, timeout: float = TIMEOUT_S,
+                pycache: str | None = None) -> dict[str, Any]:
+    """Run ``program`` cold and warm under the recorder; return its truth record."""
+    base = tempfile.mkdtemp(prefix="warplint-oracle-")
+    try:
+        root = os.path.join(base, "prog")
+        tmp = os.path.join(base, "tmp")
+        os.makedirs(tmp)
+        for path, text in program.files.items():
+            full = os.path.join(root, path)
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            with open(full, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        env = {"PYTHONPATH": PCH_SHIM, "TMPDIR": tmp}
+        if pch_dir:
+            env["WARPLINT_ORACLE_PCH"] = pch_dir
+        if pycache:
+            env["WARPLINT_ORACLE_PYCACHE"] = pycache
+        for k in list(os.environ):
+            if k.startswith("ORACLE_"):
+                env[k] = ""  # the programs read ORACLE_* at run time: never from the caller
+        ws = Workspace(_probe_lines(program, root), probes="on")
+        try:
+            command = [sys.executable, *program.command]
+            cold_p = run_pass(ws, "cold", command, cwd=root, timeout=timeout, env=env)
+            cold = RunData.from_events("cold", cold_p.events, root)
+            failed = _failure(cold_p, "cold")
+            warm_p = None
+            why_warm = None if failed else needs_warm(cold, ws.warp_cache)
+            if why_warm:
+                warm_p = run_pass(ws, "warm", command, cwd=root, timeout=timeout, env=env)
+                failed = _failure(warm_p, "warm")
+        finally:
+            ws.cleanup()
+        warm = RunData.from_events("warm", warm_p.events, root) if warm_p is not None else None
+        truth = derive(cold, warm, program, os.path.realpath(root))
+        truth["failed"] = failed
+        truth["warm_run"] = why_warm
+        truth["recorder_ok"] = cold.recorder_started and cold.warp_hooked and not cold.recorder_errors
+        truth["warp_version"] = (cold.warp or {}).get("version")
+        truth["wall_s"] = round(cold_p.wall_s + (warm_p.wall_s if warm_p else 0.0), 3)
+        if failed or not truth["recorder_ok"]:
+            last = warm_p if warm_p is not None and failed and failed.startswith("warm") else cold_p
+            truth["output_tail"] = [ln for ln in last.output_tail if "Warp CUDA warning" not in ln][-12:]
+            truth["recorder_errors"] = cold.recorder_errors
+        return truth
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+# -------------------------------------------------------------------------------------------------
+# labelling
+
+
+class _Paths:
+    def __init__(self, root: str):
+        self.root = os.path.normcase(root)
+
+    def rel(self, path: str | None) -> str | None:
+        if not path or path.startswith("<"):
+            return None
+        p = os.path.normcase(os.path.realpath(path))
+        if not p.startswith(self.root + os.sep):
+            return None
+        return os.path.relpath(p, self.root).replace(os.sep, "/")
+
+    def site(self, ev: dict | None) -> list | None:
+        s = (ev or {}).get("_site")
+        if not s:
+            return None
+        p = self.rel(s[0])
+        return [p, int(s[1]), int(s[1])] if p else None
+
+    def define(self, ev: dict | None) -> list | None:
+        d = (ev or {}).get("_define")
+        if not d:
+            return None
+        p = self.rel(d[0])
+        return [p, int(d[1]), int(d[2])] if p else None
+
+
+def _uniq(ranges: list) -> list:
+    out: list = []
+    for r in ranges:
+        if r and r not in out:
+            out.append(r)
+    return out
+
+
+def derive(cold: RunData, warm: RunData | None, program: Program, root: str) -> dict[str, Any]:
+    P = _Paths(root)
+    items: list[dict[str, Any]] = []
+    user_loads = [e for e in cold.builds() if not is_warp_module(e.get("module"))]
+    kernel_by_key: dict[str, dict] = {}
+    for k in cold.kernels:
+        kernel_by_key.setdefault(str(k.get("key")), k)
+    launched_modules = {e.get("module") for e in cold.topology_events} | {e.get("module") for e in cold.launches}
+
+    def launch_sites(module: str | None) -> list:
+        out = [P.site(e) for e in cold.topology_events + cold.launches if e.get("module") == module]
+        out += [P.site(e) for e in cold.loads if e.get("module") == module]
+        return _uniq(out)
+
+    # rebuilds: CS-1 / CS-3 / CS-6 by the cause the recorder saw
+    groups: dict[tuple, dict[str, Any]] = {}
+    for rb in cold.rebuilds:
+        module = rb.load.get("module")
+        if is_warp_module(module):
+            continue
+        if rb.causes:
+            causes = rb.causes
+        else:
+            causes = [{"ev": "latent", "_site": rb.load.get("_site"),
+                       "changed": rb.load.get("changed_options"), "new": rb.load.get("new_kernels")}]
+        for c in causes:
+            kind = c.get("ev")
+            if kind == "kernel":
+                mech = "CS-1"
+                lines = _uniq([P.define(c), P.site(c)])
+            elif kind == "overload":
+                mech = "CS-6"
+                lines = _uniq([P.site(c), P.define(kernel_by_key.get(str(c.get("key"))))])
+            elif kind == "set_options":
+                mech = "CS-3"
+                lines = _uniq([P.site(c)])
+            else:  # a rebuild with no event in between: an option mutated in place, read at a later hash
+                mech = "CS-3" if c.get("changed") else "CS-1"
+                lines = _uniq([P.site(c)])
+            if not lines:
+                continue
+            key = (mech, module, tuple(map(tuple, lines)))
+            g = groups.setdefault(key, {"mech": mech, "kind": "rebuild", "module": module, "lines": lines,
+                                        "related": [], "count": 0, "cause": kind})
+            g["count"] += 1
+            g["related"] = _uniq(g["related"] + [P.site(rb.load)])
+    items += groups.values()
+
+    # CS-2: the warm run compiled a user module again
+    if warm is not None:
+        again = [e for e in warm.compiled() if not is_warp_module(e.get("module"))]
+        if again:
+            lines = [P.site(c) for c in cold.clears if not c.get("internal")]
+            for c in cold.configs:
+                if c.get("internal"):
+                    continue
+                name = c.get("name")
+                if (name == "cache_kernels" and c.get("value") == "False") or name == "kernel_cache_dir":
+                    lines.append(P.site(c))
+            lines = _uniq(lines)
+            via = "event"
+            if not lines:
+                lines = _ran_marks(cold, program, root, "cache")
+                via = "marked line that ran"
+            if not lines:
+                lines = _uniq([P.site(e) for e in again])
+                via = "load site"
+            items.append({"mech": "CS-2", "kind": "cache-lost", "lines": lines, "related": [],
+                          "count": len(again), "via": via,
+                          "modules": sorted({str(e.get("module")) for e in again})})
+
+    # options that never arrive
+    lost: dict[tuple, dict[str, Any]] = {}
+    for x in cold.lost_options():
+        site = P.site(x["assignment"])
+        if not site:
+            continue
+        mech = "CS-10" if x["option"] == "enable_backward" else "CS-3b"
+        g = lost.setdefault((mech, tuple(site)), {"mech": mech, "kind": "option-lost", "lines": [site],
+                                                  "related": [], "count": 0, "option": x["option"],
+                                                  "why": "snapshot option set after its module was created"})
+        g["count"] += 1
+    items += lost.values()
+    kernel_modules = {k.get("module") for k in cold.kernels}
+    for so in cold.set_options:
+        site = P.site(so)
+        m = so.get("module")
+        if not site or is_warp_module(m) or m in kernel_modules:
+            continue
+        items.append({"mech": "CS-3b", "kind": "option-lost", "lines": [site], "related": [], "count": 1,
+                      "module": m, "why": "options set on a module no kernel joined"})
+    for c in cold.configs:
+        site = P.site(c)
+        if c.get("internal") or not site or c.get("existed"):
+            continue
+        items.append({"mech": "CS-3b", "kind": "option-lost", "lines": [site], "related": [], "count": 1,
+                      "option": c.get("name"), "why": "wp.config name that did not exist"})
+
+    # CS-5: one module at several block_dims
+    for (_pid, module, _dev), by_bd in cold.block_dim_variants().items():
+        if is_warp_module(module):
+            continue
+        items.append({"mech": "CS-5", "kind": "block-dims", "module": module, "lines": launch_sites(module),
+                      "related": [], "count": len(by_bd) - 1, "block_dims": sorted(by_bd, key=str)})
+
+    # CS-13: a load call that built what nothing launched; a marked preload that ran and built nothing
+    built_unused: dict[tuple, dict[str, Any]] = {}
+    for e in cold.builds():
+        site = P.site(e)
+        if not site or e.get("module") in launched_modules:
+            continue
+        g = built_unused.setdefault(tuple(site), {"mech": "CS-13", "kind": "preload", "lines": [site],
+                                                  "related": [], "count": 0, "modules": [],
+                                                  "why": "built modules that nothing launched"})
+        g["count"] += 1
+        g["modules"].append(e.get("module"))
+    items += built_unused.values()
+    load_sites = {tuple(s) for s in (P.site(e) for e in cold.loads) if s}
+    for r in _ran_marks(cold, program, root, "preload"):
+        if tuple(r) not in load_sites:
+            items.append({"mech": "CS-13", "kind": "preload", "lines": [r], "related": [], "count": 1,
+                          "why": "a preload that ran and built nothing"})
+
+    # CS-4: one-kernel modules with the same options
+    one_kernel: dict[str, list] = {}
+    for e in user_loads:
+        name = e.get("module")
+        if UNIQUE_NAME.search(str(name)) or len(e.get("kernels") or ()) != 1:
+            continue
+        sig = repr(sorted((e.get("options") or {}).items()))
+        one_kernel.setdefault(sig, [])
+        if name not in [x.get("module") for x in one_kernel[sig]]:
+            one_kernel[sig].append(e)
+    for loads in one_kernel.values():
+        if len(loads) >= FRAGMENTED_MIN:
+            lines = []
+            for e in loads:
+                path, line, key = e["kernels"][0]
+                lines.append(P.define(kernel_by_key.get(key)) or ([P.rel(path), line, line] if P.rel(path) else None))
+            items.append({"mech": "CS-4", "kind": "fragmented", "lines": _uniq(lines), "related": [],
+                          "count": len(loads), "modules": sorted(str(e.get("module")) for e in loads)})
+
+    # CS-9: a stable kernel created before any load, alone in a unique module (a unique module is named
+    # after its kernel and content hash only when built: the kernel event still has the temporary name)
+    first_load = min((e.get("seq", 0) for e in cold.loads), default=None)
+    user_modules = {e.get("module") for e in user_loads}
+    unique_by_def: dict[tuple, set] = {}
+    for e in user_loads:
+        if UNIQUE_NAME.search(str(e.get("module"))) and len(e.get("kernels") or ()) == 1:
+            path, line, _key = e["kernels"][0]
+            rel = P.rel(path)
+            if rel:
+                unique_by_def.setdefault((rel, int(line)), set()).add(e.get("module"))
+    if len(user_modules) > 1:
+        for (rel, line), mods in unique_by_def.items():
+            if len(mods) != 1:
+                continue  # one definition, several contents: run-time specializations
+            made = [k for k in cold.kernels if (P.define(k) or [None, None])[:2] == [rel, line]]
+            if made and all(first_load is None or k.get("seq", 0) < first_load for k in made):
+                items.append({"mech": "CS-9", "kind": "unique-stable",
+                              "lines": _uniq([P.define(made[0]), *[P.site(k) for k in made]]),
+                              "related": [], "count": 1, "module": next(iter(mods))})
+
+    # facts: backward built / used per user module
+    adjoint = {e.get("module") for e in cold.topology_events if e.get("adjoint")}
+    backward: dict[str, dict[str, bool]] = {}
+    for e in user_loads:
+        backward[str(e.get("module"))] = {"built": e.get("enable_backward") == "True",
+                                          "used": e.get("module") in adjoint}
+    facts = {"backward": backward, "identities": len(cold.identities()),
+             "compiled": len(cold.compiled()), "warm_compiled": len(warm.compiled()) if warm else None,
+             "rebuilds": len(cold.rebuilds)}
+    return {"items": items, "facts": facts}
+
+
+def _ran_marks(cold: RunData, program: Program, root: str, tag: str) -> list:
+    out = []
+    for path, line in program.marks.get(tag, []):
+        full = os.path.normcase(os.path.realpath(os.path.join(root, path)))
+        if (full, line) in cold.lines:
+            out.append([path, line, line])
+    return out
+
+
+def agreement(program: Program, truth: dict[str, Any]) -> dict[str, Any]:
+    """The generator's hypothesis against the runtime: None when they agree."""
+    mech = program.mechanism
+    same = {mech} | ({"CS-3b", "CS-10"} if mech in ("CS-3b", "CS-10") else set())
+    found = [i for i in truth.get("items", ()) if i["mech"] in same]
+    expected = bool(program.intent.get("defect"))
+    others = sorted({i["mech"] for i in truth.get("items", ()) if i["mech"] not in same})
+    return {"expected": expected, "observed": bool(found), "agree": expected == bool(found), "other": others}

@@ -1,0 +1,128 @@
+"""The runtime oracle (benchmarks/oracle/): its generator, its committed CI sample and its scoring.
+
+The sample's truth was written by running each program on Warp (``python -m benchmarks.oracle
+--ci-sample``); one test runs a few of them again on real Warp and checks that the runtime still says the
+same. The score itself is reported, not asserted: the tests check that it is reproducible and sane.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import random
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:  # `pytest` (not `python -m pytest`) does not put the repository root on the path
+    sys.path.insert(0, ROOT)
+
+from benchmarks.oracle.axes import AXES, MECHANISMS  # noqa: E402 - after the path set-up above
+from benchmarks.oracle.generate import generate  # noqa: E402
+from benchmarks.oracle.run import (  # noqa: E402
+    CI_COUNT,
+    CI_SEED,
+    DEFAULT_DEPTH,
+    canonical_truth,
+    load_ci_sample,
+)
+from benchmarks.oracle.score import lint_program, matches, score_all, score_program  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_ci_sample()
+
+
+@pytest.fixture(scope="module")
+def sample_findings(sample):
+    programs, _, _ = sample
+    return {p.digest: lint_program(p) for p in programs}
+
+
+def test_generator_is_deterministic_and_valid_python():
+    seen_axes: dict[str, set[str]] = {a: set() for a in AXES}
+    seen_variants = set()
+    for i in range(1000):
+        p = generate(5, i)
+        again = generate(5, i)
+        assert p.files == again.files and p.command == again.command and p.digest == again.digest
+        for path, text in p.files.items():
+            if path.endswith(".py"):
+                ast.parse(text, filename=path)  # every combination drawn is valid Python
+        for a in AXES:
+            seen_axes[a].add(p.axes[a])
+        seen_variants.add((p.mechanism, p.variant))
+        for tag, where in p.marks.items():
+            for path, line in where:
+                assert path in p.files and 1 <= line <= p.files[path].count("\n") + 1, (p.name, tag)
+    # every value of every axis and every variant of every mechanism is drawn
+    for a, values in AXES.items():
+        assert set(values) <= seen_axes[a] | {"-"}, (a, set(values) - seen_axes[a])
+    assert {(m, v) for m, vs in MECHANISMS.items() for v in vs} <= seen_variants
+    assert generate(5, 0).digest != generate(6, 0).digest or generate(5, 1).digest != generate(6, 1).digest
+
+
+def test_ci_sample_is_the_generators_output(sample):
+    programs, _, data = sample
+    assert (data["seed"], data["count"], data["depth"]) == (CI_SEED, CI_COUNT, DEFAULT_DEPTH)
+    drawn = [generate(CI_SEED, i, DEFAULT_DEPTH).to_json() for i in range(CI_COUNT)]
+    assert [p.to_json() for p in programs] == drawn, (
+        "the generator changed: rewrite the sample with `python -m benchmarks.oracle --ci-sample`"
+    )
+
+
+def test_ci_sample_scores_reproducibly(sample, sample_findings):
+    programs, truths, _ = sample
+    first = score_all(programs, truths, sample_findings)
+    again = score_all(programs, truths, {p.digest: lint_program(p) for p in programs})
+    assert json.dumps(first, sort_keys=True, default=str) == json.dumps(again, sort_keys=True, default=str)
+    # sanity, not a target: every program ran, labels exist, counts add up
+    assert first["scored"] == len(programs) and not first["failed"]
+    total = first["total"]
+    assert total["truth"] > 0 and 0 <= total["found"] <= total["truth"]
+    assert 0 <= total["right"] <= total["findings"]
+    assert sum(r["truth"] for r in first["per_mechanism"].values()) == total["truth"]
+    assert len(first["misses"]) == total["truth"] - total["found"]
+    assert len(first["false_findings"]) == total["findings"] - total["right"]
+    print(f"\noracle CI sample: recall {total['found']}/{total['truth']}, "
+          f"precision {total['right']}/{total['findings']}")
+
+
+def test_matching_needs_the_line_and_a_compatible_mechanism():
+    item = {"mech": "CS-1", "kind": "rebuild", "lines": [["a.py", 10, 14]], "related": [["main.py", 30, 30]]}
+    assert matches({"mech": "CS-1", "path": "a.py", "line": 12, "related": []}, item)
+    assert matches({"mech": "CS-1", "path": "main.py", "line": 30, "related": []}, item)  # the launch
+    assert matches({"mech": "CS-1", "path": "b.py", "line": 3, "related": [["a.py", 10]]}, item)
+    assert not matches({"mech": "CS-1", "path": "a.py", "line": 15, "related": []}, item)
+    assert not matches({"mech": "CS-3", "path": "a.py", "line": 12, "related": []}, item)
+    option = {"mech": "CS-3b", "kind": "option-lost", "lines": [["m.py", 4, 4]], "related": []}
+    assert matches({"mech": "CS-10", "path": "m.py", "line": 4, "related": []}, option)  # one family
+
+
+def test_score_program_marks_misses_and_false_findings(sample, sample_findings):
+    programs, truths, _ = sample
+    for p in programs:
+        s = score_program(p, truths[p.digest], sample_findings[p.digest])
+        for it in s["items"]:
+            assert it["found"] == any(matches(f, it) for f in sample_findings[p.digest])
+
+
+def test_committed_truth_is_what_warp_does(sample, tmp_path):
+    """Run a few committed programs again on real Warp (private caches per program): the labels must match."""
+    from benchmarks.oracle.truth import run_program
+
+    programs, truths, _ = sample
+    with_label = [p for p in programs if truths[p.digest]["items"]]
+    with_warm = [p for p in programs if truths[p.digest]["warm_run"]]
+    clean = [p for p in programs if not truths[p.digest]["items"]]
+    rng = random.Random(len(programs))
+    chosen = {p.digest: p for p in (rng.choice(with_label), rng.choice(with_label), rng.choice(clean))}
+    if with_warm:
+        chosen.setdefault(with_warm[0].digest, with_warm[0])
+    for p in chosen.values():
+        fresh = run_program(p, pch_dir=str(tmp_path / "pch"), pycache=str(tmp_path / "pycache"))
+        assert canonical_truth(fresh) == truths[p.digest], (p.name, json.dumps(fresh["items"]))
+    assert not os.listdir(tmp_path) or set(os.listdir(tmp_path)) <= {"pch", "pycache"}

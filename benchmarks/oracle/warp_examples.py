@@ -538,7 +538,7 @@ def score(diagnostics: list[Any], truth: dict[str, Any], root: str) -> dict[str,
         counts[b] += 1
         static.append({"code": d.code, "path": d.path, "line": d.span.line, "mechanism": d.mechanism,
                        "kernel": kernel, "instantiated": inst, "verdict": c.get("verdict"), "bucket": b,
-                       "evidence": c.get("evidence"), "cost_ms": c.get("cost_ms")})
+                       "evidence": _clip(c.get("evidence")), "cost_ms": c.get("cost_ms")})
     misses: list[dict[str, Any]] = []
     library: list[dict[str, Any]] = []
     owners = _module_owners(cold.events if cold else [], root)
@@ -548,7 +548,7 @@ def score(diagnostics: list[Any], truth: dict[str, Any], root: str) -> dict[str,
                 "kind": "defect" if d.code in DEFECT_CODES else "cost",
                 # whose Warp module moved: the example's own, or Warp's (warp.sparse, warp.fem) through a call
                 "modules": "example" if any(owners.get(m) == "example" for m in mods) else "warp",
-                "message": d.message, "cost_ms": (d.confirm or {}).get("cost_ms")}
+                "message": _clip(d.message), "cost_ms": (d.confirm or {}).get("cost_ms")}
         (misses if in_project(d.path, root) else library).append(item)
     s = result.summary
     return {
@@ -565,6 +565,10 @@ def score(diagnostics: list[Any], truth: dict[str, Any], root: str) -> dict[str,
             "modules": sorted({str(m.get("module")) for m in s.get("modules") or []}),
         },
     }
+
+
+def _clip(text: str | None, n: int = 400) -> str | None:
+    return text if text is None or len(text) <= n else text[: n - 3] + "..."
 
 
 def _modules_of(data: dict[str, Any]) -> list[str]:

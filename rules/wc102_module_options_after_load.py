@@ -7,7 +7,7 @@ from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
-from warplint.semantic.module_options import OptionChange
+from warplint.semantic.events import OptionChange, OptionForm
 
 # Values that leave a fresh module's hash as it was (warp-facts §3).
 _DEFAULTS: dict[str, Any] = {"fast_math": False, "fuse_fp": True, "block_dim": 256, "strip_hash": False,
@@ -15,9 +15,9 @@ _DEFAULTS: dict[str, Any] = {"fast_math": False, "fuse_fp": True, "block_dim": 2
 
 
 _HOW = {
-    "set_module_options": "set_module_options()",
-    "options[...]": "an options[...] assignment",
-    "options.update": "options.update()",
+    OptionForm.SET_MODULE_OPTIONS: "set_module_options()",
+    OptionForm.ITEM: "an options[...] assignment",
+    OptionForm.UPDATE: "options.update()",
 }
 
 
@@ -77,7 +77,8 @@ class ModuleOptionsAfterLoad(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        direct = project.option_changes(file)
+        # a unique kernel's own module_options= is part of its creation, not a change of a loaded module
+        direct = [c for c in project.option_changes(file) if c.form is not OptionForm.KERNEL]
         scopes = {""} | set(file.functions)
         for scope in sorted(scopes):
             # Option-changing statements of this scope: direct, or calls into helpers.
@@ -117,11 +118,11 @@ class ModuleOptionsAfterLoad(Rule):
             if id(span) in reported:
                 continue
             reported.add(id(span))
-            what = _HOW[change.how]
+            what = _HOW[change.form]
             related = [Related(file.path, launch_call.span, f"module {module} is launched or loaded here first")]
             if via is not None:
-                what = f"{via.callee.rpartition('.')[2]}() ({_HOW[change.how]} inside)"
-                related.append(Related(change.path, change.span, f"{_HOW[change.how]} changes the options here"))
+                what = f"{via.callee.rpartition('.')[2]}() ({_HOW[change.form]} inside)"
+                related.append(Related(change.path, change.span, f"{_HOW[change.form]} changes the options here"))
             yield self.report(
                 span,
                 f"{what} changes the options of Warp module {module}, already launched or loaded: its next "

@@ -8,15 +8,18 @@ import libcst as cst
 from warplint.diagnostic import Fix, Span
 from warplint.edits import nearest_name, replace, string_content
 from warplint.index import Project, is_test_file
-from warplint.model import NO_SPAN, Call, Context, FileModel, Value
-from warplint.names import is_warp
+from warplint.model import NO_SPAN, Context, FileModel, Value
 from warplint.rule import Report, Rule
-from warplint.semantic.values import WarpModule
+from warplint.semantic.events import OptionForm
 
 from ._expected_errors import ExpectedErrorBlocks, inside
 
-# The chained forms, as the model spells their callees (``gm("x").options.update`` too, imports resolved).
-_CHAINED_UPDATES = ("warp.get_module().options.update", "warp.get_module_options().update")
+# How each form is named in the message.
+_WHERE = {
+    OptionForm.SET_MODULE_OPTIONS: "set_module_options()",
+    OptionForm.UPDATE: "Module.options.update()",
+    OptionForm.ITEM: "Module.options",
+}
 
 
 class UnknownModuleOption(Rule):
@@ -98,33 +101,25 @@ class UnknownModuleOption(Rule):
                 warp_version=warp.version,
             )
 
-        for call in file.calls:
-            if is_warp(call.callee, "set_module_options"):
-                for key, span, literal in self._keys(project, file, call.bound("options"), call.ctx, call.span):
-                    yield from report(key, span, call.ctx.scope, "set_module_options()", literal=literal)
-            elif call.callee in _CHAINED_UPDATES or (call.callee.endswith(".options.update")
-                                                      and self._is_module_holder(project, file, call)):
-                for key, span, literal in self._keys(project, file, call.arg(0), call.ctx, call.span):
-                    yield from report(key, span, call.ctx.scope, "Module.options.update()", literal=literal)
-                for key in call.kwargs:
-                    yield from report(key, call.span, call.ctx.scope, "Module.options.update()")
         expected_errors = file.rule_facts.get(self.code) or ()
-        for kernel in file.kernels:
-            options = kernel.options.get("module_options")
-            if options is not None and not inside(expected_errors, kernel.span.line):
-                where = options.span if options.span.line else kernel.span
-                for key, span, literal in self._keys(project, file, options, kernel.ctx, where):
-                    yield from report(
-                        key, span, kernel.ctx.scope, f"module_options of kernel {kernel.name}", raises=True,
-                        literal=literal,
-                    )
-        for a in file.assignments:
-            t = a.target
-            if (
-                t.kind == "subscript" and t.key is not None and t.key.kind == "const"
-                and self._is_options(project, file, t.base, a.ctx)
-            ):
-                yield from report(t.key.const, a.span, a.ctx.scope, "Module.options", literal=t.key.span)
+        for change in project.option_changes(file):
+            scope = change.ctx.scope
+            if change.form is OptionForm.KERNEL and change.kernel is not None:
+                kernel = change.kernel
+                if inside(expected_errors, kernel.span.line):
+                    continue
+                options = change.options
+                where = options.span if options is not None and options.span.line else kernel.span
+                for key, span, literal in self._keys(project, file, options, change.ctx, where):
+                    yield from report(key, span, scope, f"module_options of kernel {kernel.name}", raises=True,
+                                      literal=literal)
+            elif change.form is OptionForm.ITEM and change.key is not None and change.key.kind == "const":
+                yield from report(change.key.const, change.span, scope, _WHERE[change.form], literal=change.key.span)
+            elif change.form is not OptionForm.ITEM:
+                for key, span, literal in self._keys(project, file, change.options, change.ctx, change.span):
+                    yield from report(key, span, scope, _WHERE[change.form], literal=literal)
+                for key in change.keywords:
+                    yield from report(key, change.span, scope, _WHERE[change.form])
 
     @staticmethod
     def _fix(key: str, literal: Span, valid: frozenset[str]) -> Fix | None:
@@ -153,40 +148,3 @@ class UnknownModuleOption(Rule):
                     found.append((a.target.key.const, a.span, a.target.key.span))
             return found
         return []
-
-    @staticmethod
-    def _is_module(project: Project, file: FileModel, name: str, ctx: Context) -> bool:
-        """``name`` can be a ``wp.Module`` (``m = wp.get_module(...)``), as the evaluator follows it."""
-        holder = Value("name", text=name, ref=name, local=True)
-        return any(isinstance(v, WarpModule) for v in project.values(file, holder, ctx.scope))
-
-    def _is_module_holder(self, project: Project, file: FileModel, call: Call) -> bool:
-        """``m.options.update(...)`` where the local or global ``m`` can be a ``wp.Module``."""
-        owner = call.callee[: -len(".options.update")].removeprefix(file.module + ".")
-        return "." not in owner and self._is_module(project, file, owner, call.ctx)
-
-    def _is_options(self, project: Project, file: FileModel, base: Value | None, ctx: Context) -> bool:
-        """``base`` is a live Module.options dict."""
-        if base is None:
-            return False
-        if base.kind == "call" and is_warp(base.ref, "get_module_options"):
-            return True
-        if base.kind == "attr" and base.text.endswith(".options"):
-            owner = base.base
-            if owner is not None and owner.kind == "call" and is_warp(owner.ref, "get_module"):
-                return True
-            head = base.text[: -len(".options")]
-            return "." not in head and self._is_module(project, file, head, ctx)
-        if base.kind == "name":
-            bindings = [*project.name_assignments(file, ctx.scope, base.text), *project.name_assignments(
-                file, "", base.text)] if ctx.scope else project.name_assignments(file, "", base.text)
-            for a in bindings:
-                v = a.value
-                if v.kind == "call" and is_warp(v.ref, "get_module_options"):
-                    return True
-                if (
-                    v.kind == "attr" and v.text.endswith(".options") and v.base is not None
-                    and is_warp(v.base.ref, "get_module")
-                ):
-                    return True
-        return False

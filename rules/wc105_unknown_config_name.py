@@ -64,13 +64,11 @@ class UnknownConfigName(Rule):
         warp = project.warp  # the facts of the Warp the project runs against
         names = warp.config_names
         sites = []
-        for a in file.assignments:
-            ref = a.target.ref or ""
-            if a.target.kind == "attr" and ref.startswith("warp.config.") and ref.count(".") == 2:
-                # the name as written: the end of `wp.config.name`, or the literal of setattr(wp.config, "name", v)
-                name = ref[len("warp.config."):]
-                written = string_content(a.target.span, name) if a.target.span.line else attribute_name(a.span, name)
-                sites.append((name, a.span, a.ctx.scope, written))
+        for a in project.events(file).config_assignments:
+            # the name as written: the end of `wp.config.name`, or the literal of setattr(wp.config, "name", v)
+            written = (string_content(a.name_span, a.name) if a.name_span is not None
+                       else attribute_name(a.span, a.name))
+            sites.append((a.name, a.span, a.ctx.scope, written))
         for name, span, scope, written in sites:
             if name in names or name.startswith("__"):
                 continue

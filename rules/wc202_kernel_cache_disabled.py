@@ -53,8 +53,8 @@ class KernelCacheDisabled(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        for a in file.assignments:
-            if a.target.ref != "warp.config.cache_kernels" or a.value.kind != "const" or a.value.const:
+        for a in project.events(file).config_assignments:
+            if a.name != "cache_kernels" or a.value.kind != "const" or a.value.const:
                 continue
             if a.value.const is None and a.value.text != "None":
                 continue

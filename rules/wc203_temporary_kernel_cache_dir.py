@@ -62,8 +62,8 @@ class TemporaryKernelCacheDir(Rule):
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         sites = [
             (a.value, a.ctx, a.span, "wp.config.kernel_cache_dir")
-            for a in file.assignments
-            if a.target.ref == "warp.config.kernel_cache_dir" and not a.augmented
+            for a in project.events(file).config_assignments
+            if a.name == "kernel_cache_dir" and not a.augmented
         ]
         sites += [(v, c, s, "WARP_CACHE_PATH") for v, c, s in env_writes(file, "WARP_CACHE_PATH", project)]
         for value, ctx, span, what in sites:

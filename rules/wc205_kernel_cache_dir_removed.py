@@ -17,8 +17,8 @@ def _cache_dirs(file: FileModel, project: Project) -> tuple[dict[int, str], dict
     whose source is not known, such as a parameter nobody passes)."""
     sources: dict[int, str] = {}
     names: dict[tuple[str, str], str] = {}
-    written = [(a.value, a.ctx, "wp.config.kernel_cache_dir") for a in file.assignments
-               if a.target.ref == "warp.config.kernel_cache_dir"]
+    written = [(a.value, a.ctx, "wp.config.kernel_cache_dir") for a in project.events(file).config_assignments
+               if a.name == "kernel_cache_dir"]
     written += [(value, ctx, "WARP_CACHE_PATH") for value, ctx, _ in env_writes(file, "WARP_CACHE_PATH", project)]
     for value, ctx, what in written:
         if value.kind not in ("name", "attr") or not value.ref:

@@ -6,6 +6,7 @@ from warplint.diagnostic import Related, Span
 from warplint.index import Project
 from warplint.model import Context, FileModel, Import, Value
 from warplint.rule import Report, Rule
+from warplint.semantic.events import ConfigAssignment
 
 
 class SnapshotOptionAfterImport(Rule):
@@ -56,10 +57,11 @@ class SnapshotOptionAfterImport(Rule):
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         warp = project.warp  # which options are snapshots depends on the Warp version
-        for option, value, span, ctx in self._snapshot_sets(file, warp.snapshot_options):
+        config = project.events(file).config_assignments
+        for option, value, span, ctx in self._snapshot_sets(config, warp.snapshot_options):
             if ctx.scope and not self._entry_point(ctx.scope):
                 continue  # a function may set it on purpose for modules its callees create later
-            if ctx.scope and self._restored(file, option, ctx):
+            if ctx.scope and self._restored(config, option, ctx):
                 continue
             culprit = self._earlier_kernel_source(file, ctx, project)
             if culprit is None:
@@ -76,12 +78,11 @@ class SnapshotOptionAfterImport(Rule):
             )
 
     @staticmethod
-    def _snapshot_sets(file: FileModel, snapshot_options: frozenset[str]
+    def _snapshot_sets(config: tuple[ConfigAssignment, ...], snapshot_options: frozenset[str]
                        ) -> Iterator[tuple[str, Value | None, Span, Context]]:
-        for a in file.assignments:
-            ref = a.target.ref or ""
-            if a.target.kind == "attr" and ref.startswith("warp.config.") and ref[12:] in snapshot_options:
-                yield ref[12:], a.value, a.span, a.ctx
+        for a in config:
+            if a.name in snapshot_options:
+                yield a.name, a.value, a.span, a.ctx
 
     @staticmethod
     def _entry_point(scope: str) -> bool:
@@ -89,13 +90,9 @@ class SnapshotOptionAfterImport(Rule):
         return scope in ("main", "run_main", "cli", "_main")
 
     @staticmethod
-    def _restored(file: FileModel, option: str, ctx: Context) -> bool:
+    def _restored(config: tuple[ConfigAssignment, ...], option: str, ctx: Context) -> bool:
         """Set twice in the same function (set, run, restore): a deliberate toggle."""
-        count = sum(
-            1 for a in file.assignments
-            if a.ctx.scope == ctx.scope and (a.target.ref or "") == f"warp.config.{option}"
-        )
-        return count > 1
+        return sum(1 for a in config if a.ctx.scope == ctx.scope and a.name == option) > 1
 
     def _earlier_kernel_source(self, file: FileModel, ctx: Context, project: Project) -> tuple[str, str, Span] | None:
         """The first import (or own module-level kernel) that creates kernels before ``ctx`` runs."""

@@ -6,17 +6,17 @@ from collections.abc import Iterator
 
 from warplint.index import Project
 from warplint.model import FileModel, Value
-from warplint.names import is_warp
 from warplint.rule import Report, Rule
+from warplint.semantic.events import OptionForm
 
 # Global switches a library should leave to the application.
 _GLOBAL_SWITCHES = {
-    "warp.config.enable_backward": (
+    "enable_backward": (
         False,
         "turns off backward code for every module created afterwards, the application's and other libraries' "
         "included",
     ),
-    "warp.config.use_precompiled_headers": (
+    "use_precompiled_headers": (
         False,
         "turns off precompiled headers for every module the process builds, so each one compiles slower",
     ),
@@ -97,20 +97,17 @@ class GlobalOptionInLibrary(Rule):
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         if not is_library_file(file):
             return
-        for assignment in file.assignments:
-            if assignment.ctx.in_main_guard or assignment.augmented:
-                continue
-            switch = _GLOBAL_SWITCHES.get(assignment.target.ref or "")
-            if assignment.target.kind != "attr" or switch is None:
+        for assignment in project.events(file).config_assignments:
+            switch = _GLOBAL_SWITCHES.get(assignment.name)
+            if assignment.ctx.in_main_guard or assignment.augmented or switch is None:
                 continue
             if assignment.ctx.scope and not project.runs_at_import(file, assignment.ctx.scope):
                 continue
-            ref = assignment.target.ref or ""
             bad_value, effect = switch
             found, value = project.constant(file, assignment.value, assignment.ctx.scope)
             if not found or value is not bad_value:
                 continue
-            option = ref.rpartition(".")[2]
+            option = assignment.name
             yield self.report(
                 assignment.span,
                 f"library module '{file.module}' sets wp.config.{option} = {value} at import time: it {effect}; "
@@ -119,16 +116,16 @@ class GlobalOptionInLibrary(Rule):
                 module=file.module,
             )
         top = file.module.partition(".")[0]
-        for call in file.calls:
-            if call.ctx.in_main_guard or not is_warp(call.callee, "set_module_options"):
+        for change in project.option_changes(file):
+            if change.ctx.in_main_guard or change.form is not OptionForm.SET_MODULE_OPTIONS:
                 continue
-            if call.ctx.scope and not project.runs_at_import(file, call.ctx.scope):
+            if change.ctx.scope and not project.runs_at_import(file, change.ctx.scope):
                 continue
-            target = self._target(project, file, call.bound("module"), call.ctx.scope)
+            target = self._target(project, file, change.module_value, change.ctx.scope)
             if target is None or self._owned(project, top, target):
                 continue
             yield self.report(
-                call.span,
+                change.span,
                 f"library module '{file.module}' changes the options of Warp module '{target}' at import time: "
                 "every program importing this library gets them (and a rebuild if it already loaded); set them in "
                 "the application, or only on this library's own modules.",

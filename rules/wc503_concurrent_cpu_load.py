@@ -108,8 +108,8 @@ class ConcurrentCpuLoad(Rule):
                 function=call.ctx.scope,
                 warp_version=warp.version,
             )
-        for assignment in file.assignments:
-            if assignment.target.kind != "attr" or assignment.target.ref != "warp.config.load_module_max_workers":
+        for assignment in project.events(file).config_assignments:
+            if assignment.name != "load_module_max_workers":
                 continue
             found, workers = project.constant(file, assignment.value, assignment.ctx.scope)
             if not found or not (workers is None or (isinstance(workers, int) and workers > 1)):

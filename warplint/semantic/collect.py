@@ -16,14 +16,32 @@ def events(facts: IdentityFacts, file: FileModel) -> FileEvents:
     return facts.cached(("events", id(file)), lambda: _build(facts, file))
 
 
-def _build(facts: IdentityFacts, file: FileModel) -> FileEvents:
-    config: list[ConfigAssignment] = []
+def config_assignments(facts: IdentityFacts, name: str | None = None) -> list[ConfigAssignment]:
+    """The project's ``wp.config.<name> = ...`` assignments (every name when None), in file and source order."""
+    def by_name() -> dict[str | None, list[ConfigAssignment]]:
+        table: dict[str | None, list[ConfigAssignment]] = {}
+        for f in facts.bindings.files:
+            for event in events(facts, f).config_assignments:
+                table.setdefault(event.name, []).append(event)
+                table.setdefault(None, []).append(event)
+        return table
+
+    return facts.cached("config assignments", by_name).get(name, [])
+
+
+def _config_assignments(file: FileModel) -> list[ConfigAssignment]:
+    found: list[ConfigAssignment] = []
     for assignment in file.assignments:
         target = assignment.target
         ref = target.ref or ""
         if target.kind == "attr" and ref.startswith("warp.config.") and ref.count(".") == 2:
-            config.append(ConfigAssignment(file, ref.rpartition(".")[2], assignment.value, assignment.span,
-                                           assignment.ctx))
+            found.append(ConfigAssignment(file, ref.rpartition(".")[2], assignment.value, assignment.span,
+                                          assignment.ctx, assignment.augmented,
+                                          target.span if target.span.line else None))
+    return sorted(found, key=lambda e: e.ctx.order)
+
+
+def _build(facts: IdentityFacts, file: FileModel) -> FileEvents:
     caches = [CacheOperation(file, call.callee.rpartition(".")[2], call)
               for call in facts.bindings.warp_calls(file, *CACHE_OPERATIONS)]
     loads = [Load(file, call, tuple(facts.modules_loaded_by(file, call)))
@@ -32,7 +50,7 @@ def _build(facts: IdentityFacts, file: FileModel) -> FileEvents:
         launches=tuple(facts.launches(file)),
         kernels=tuple(KernelCreated(file, k) for k in file.kernels),
         option_changes=tuple(option_changes(file, facts)),
-        config_assignments=tuple(sorted(config, key=lambda e: e.ctx.order)),
+        config_assignments=tuple(_config_assignments(file)),
         cache_operations=tuple(caches),
         loads=tuple(loads),
     )

@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from warplint.model import Call, FileModel, Function, Kernel, Value
 from warplint.names import is_warp
 
+from .collect import config_assignments
+from .events import OptionForm
 from .launches import IdentityFacts
-from .module_options import option_changes
+from .module_options import option_changes, shared_option_changes
 
 _MAX_DEPTH = 8
 _PYTHON_BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_"))
@@ -82,11 +84,15 @@ def options_off(facts: IdentityFacts) -> OptionsOff:
 def _options_off(facts: IdentityFacts) -> OptionsOff:
     result = OptionsOff()
     for f in facts.bindings.files:
-        for call in facts.bindings.warp_calls(f, "set_module_options"):
-            off = false_keys(facts, f, dict_items(facts, f, call.bound("options"), call.ctx.scope), call.ctx.scope)
+        changes = option_changes(f, facts)
+        for change in changes:
+            if change.form is not OptionForm.SET_MODULE_OPTIONS:
+                continue
+            scope = change.ctx.scope
+            off = false_keys(facts, f, dict_items(facts, f, change.options, scope), scope)
             if not off:
                 continue
-            target = call.bound("module")
+            target = change.module_value
             if (
                 target is None
                 or (target.kind == "const" and target.const is None)
@@ -94,7 +100,7 @@ def _options_off(facts: IdentityFacts) -> OptionsOff:
             ):
                 result.modules.setdefault(f.module, set()).update(off)
             else:
-                found, name = facts.evaluator.constant(f, target, call.ctx.scope)
+                found, name = facts.evaluator.constant(f, target, scope)
                 if found and isinstance(name, str):
                     result.modules.setdefault(name, set()).update(off)
                 elif target.ref:
@@ -102,8 +108,8 @@ def _options_off(facts: IdentityFacts) -> OptionsOff:
                 else:
                     result.unknown_module |= off
         # wp.get_module(m).options[k] = False and .options.update({...}) (set_module_options is done above)
-        for change in option_changes(f, facts):
-            if change.how == "set_module_options" or not change.values:
+        for change in changes:
+            if change.form not in (OptionForm.UPDATE, OptionForm.ITEM) or not change.values:
                 continue
             off = {k for k, v in change.values.items() if isinstance(k, str) and v is False}
             if not off:
@@ -112,14 +118,12 @@ def _options_off(facts: IdentityFacts) -> OptionsOff:
                 result.unknown_module |= off
             else:
                 result.modules.setdefault(change.module, set()).update(off)
-        for a in f.assignments:
-            ref = a.target.ref or ""
-            if a.target.kind == "attr" and ref.startswith("warp.config."):
-                found, value = facts.evaluator.constant(f, a.value, a.ctx.scope)
-                if found and value is False:
-                    result.config_anywhere.add(ref[len("warp.config."):])
-                    if a.ctx.scope == "":
-                        result.config.add(ref[len("warp.config."):])
+    for assignment in config_assignments(facts):
+        found, value = facts.evaluator.constant(assignment.file, assignment.value, assignment.ctx.scope)
+        if found and value is False:
+            result.config_anywhere.add(assignment.name)
+            if assignment.ctx.scope == "":
+                result.config.add(assignment.name)
     return result
 
 
@@ -146,17 +150,14 @@ def kernel_options_given(facts: IdentityFacts, file: FileModel, kernel: Kernel) 
     """Option keys the project sets explicitly (to any value) for the module ``kernel`` joins: a unique
     kernel's ``module_options``, set_module_options / ``wp.get_module(m).options`` for its module,
     and ``wp.config.<key> = ...`` anywhere."""
-    given = set(facts.cached(("semantic.differentiation", "config_given"), lambda: {
-        (a.target.ref or "")[len("warp.config."):] for f in facts.bindings.files for a in f.assignments
-        if a.target.kind == "attr" and (a.target.ref or "").startswith("warp.config.")
-    }))
+    given = {assignment.name for assignment in config_assignments(facts)}
     if kernel.is_unique:
         items = dict_items(facts, file, kernel.options.get("module_options"), kernel.ctx.scope) or ()
         return given | {k.const for k, _ in items if k.kind == "const" and isinstance(k.const, str)}
     module = facts.kernel_module(file, kernel)
     canonical = facts.bindings.canonical_module
     for f in facts.bindings.files:
-        for change in option_changes(f, facts):
+        for change in shared_option_changes(f, facts):
             if change.module is not None and module is not None and (
                 change.module == module or canonical(change.module) == canonical(module)
             ):

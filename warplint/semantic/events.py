@@ -2,15 +2,16 @@
 
 Rules filter these instead of re-reading ``file.calls``/``file.assignments`` for the shapes of
 Warp's API: a launch (``Launch``), a kernel created, a module option change
-(``module_options.OptionChange``), a ``wp.config`` assignment, a cache operation, a load or
+(``OptionChange``), a ``wp.config`` assignment, a cache operation, a load or
 preload. Each event carries the statement's ``Context`` (scope, source order, control flow),
 so "before/after" and "inside a loop" are the same question for every kind.
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from warplint.diagnostic import Span
 from warplint.model import Call, Context, FileModel, Kernel, Value
@@ -19,7 +20,6 @@ from .values import ValueSet
 
 if TYPE_CHECKING:
     from .evaluator import Site
-    from .module_options import OptionChange
 
 CACHE_OPERATIONS = ("clear_kernel_cache", "clear_lto_cache")
 LAUNCH_CALLS = ("launch", "launch_tiled")
@@ -74,6 +74,35 @@ class ConfigAssignment:
     value: Value
     span: Span
     ctx: Context
+    augmented: bool = False  # ``wp.config.<name> += ...``
+    name_span: Span | None = None  # where the name is written (the string of a setattr), when known
+
+
+class OptionForm(enum.Enum):
+    """How a module option change is written (warp-facts §2, §3)."""
+
+    SET_MODULE_OPTIONS = "set_module_options()"  # wp.set_module_options(options, module=...)
+    UPDATE = "Module.options.update()"  # wp.get_module(m).options.update({...}), get_module_options().update
+    ITEM = "Module.options[...]"  # wp.get_module(m).options[key] = value
+    KERNEL = "module_options="  # @wp.kernel(module="unique", module_options={...})
+
+
+@dataclass(frozen=True)
+class OptionChange:
+    """A change of Warp module options, with the module it targets as Warp resolves it."""
+
+    module: str | None  # target Warp module; None when it cannot be told statically
+    values: dict[str, Any] | None  # literal option values, None when not literal
+    span: Span
+    ctx: Context
+    form: OptionForm
+    explicit_module: bool  # module= given (False: the module where the call is written)
+    path: str = ""  # the file the change is written in
+    options: Value | None = None  # the mapping written: set_module_options' options, update's, module_options=
+    module_value: Value | None = None  # the module= argument as written
+    key: Value | None = None  # the key of an ``options[key] = value`` item
+    keywords: tuple[str, ...] = ()  # the keywords of ``options.update(key=value)``
+    kernel: Kernel | None = None  # the kernel whose ``module_options=`` this is
 
 
 @dataclass(frozen=True)

@@ -8,26 +8,15 @@ the module where the call is *written*), ``wp.get_module(m).options[k] = v``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from warplint.diagnostic import Span
-from warplint.model import Context, FileModel, Value
+from warplint.model import Call, FileModel, Value
 from warplint.names import is_warp
+
+from .events import OptionChange, OptionForm
 
 if TYPE_CHECKING:
     from .layer import Layer
-
-
-@dataclass(frozen=True)
-class OptionChange:
-    module: str | None  # target Warp module; None when it cannot be told statically
-    values: dict[str, Any] | None  # literal option values, None when not literal
-    span: Span
-    ctx: Context
-    how: str  # "set_module_options" | "options[...]" | "options.update"
-    explicit_module: bool  # module= given (False: the module where the call is written)
-    path: str = ""  # the file the change is written in
 
 
 def module_of(layer: Layer, file: FileModel, value: Value | None, scope: str = "") -> str | None:
@@ -44,12 +33,22 @@ def _literal_dict(value: Value | None) -> dict[str, Any] | None:
 
 
 def option_changes(file: FileModel, layer: Layer) -> list[OptionChange]:
-    """Every module option change written in ``file``, in source order (memoised per project)."""
+    """Every module option change written in ``file``, in source order (memoised per project): the calls
+    and assignments that change a module's options, and the ``module_options=`` of its unique kernels."""
     return layer.cached(("option_changes", id(file)), lambda: _option_changes(layer, file))
 
 
+def shared_option_changes(file: FileModel, layer: Layer) -> list[OptionChange]:
+    """The changes of a shared module's options (every form but a unique kernel's own ``module_options=``)."""
+    return [c for c in option_changes(file, layer) if c.form is not OptionForm.KERNEL]
+
+
+# ``wp.get_module(m).options.update`` and ``wp.get_module_options().update``, as the extractor spells the callee
+_CHAINED_UPDATES = ("warp.get_module().options.update", "warp.get_module_options().update")
+
+
 def _may_change_options(callee: str) -> bool:
-    return callee == "warp.set_module_options" or callee.endswith(".options.update")
+    return callee == "warp.set_module_options" or callee.endswith(".update")
 
 
 def _option_changes(layer: Layer, file: FileModel) -> list[OptionChange]:
@@ -58,38 +57,77 @@ def _option_changes(layer: Layer, file: FileModel) -> list[OptionChange]:
         if is_warp(call.callee, "set_module_options"):
             target = call.bound("module")
             module = file.module if target is None else module_of(layer, file, target, call.ctx.scope)
-            changes.append(
-                OptionChange(module, _literal_dict(call.bound("options")), call.span, call.ctx,
-                             "set_module_options", target is not None, file.path)
-            )
-        elif call.callee.endswith(".options.update") and (
-            call.callee == "warp.get_module().options.update" or call.callee.count(".") == 2
-        ):
-            if call.receiver is not None:
-                module = module_of(layer, file, call.receiver, call.ctx.scope)
-            else:
-                holder = Value("name", text=call.callee.split(".")[0], local=True)
-                module = module_of(layer, file, holder, call.ctx.scope)
-                if module is None:
-                    continue
-            changes.append(
-                OptionChange(module, _literal_dict(call.arg(0)), call.span, call.ctx, "options.update", True, file.path)
-            )
+            options = call.bound("options")
+            changes.append(OptionChange(module, _literal_dict(options), call.span, call.ctx,
+                                        OptionForm.SET_MODULE_OPTIONS, target is not None, file.path, options,
+                                        target))
+            continue
+        found = _updated_module(layer, file, call)
+        if found is not None:
+            changes.append(OptionChange(found[0], _literal_dict(call.arg(0)), call.span, call.ctx, OptionForm.UPDATE,
+                                        found[1], file.path, call.arg(0), keywords=tuple(call.kwargs)))
     for assignment in file.assignments:
         target = assignment.target
-        if target.kind != "subscript" or target.base is None or target.key is None:
+        if target.kind != "subscript" or target.key is None:
             continue
-        base = target.base
-        if base.kind != "attr" or not base.text.endswith(".options"):
-            continue
-        holder = base.base if base.base is not None else Value("name", text=base.text[: -len(".options")], local=True)
-        module = module_of(layer, file, holder, assignment.ctx.scope)
-        if module is None and base.base is None:
+        found = _options_of(layer, file, target.base, assignment.ctx.scope)
+        if found is None:
             continue
         key = target.key.const if target.key.kind == "const" else None
         values = {key: assignment.value.const} if key is not None and assignment.value.kind == "const" else None
-        changes.append(OptionChange(module, values, assignment.span, assignment.ctx, "options[...]", True, file.path))
+        changes.append(OptionChange(found[0], values, assignment.span, assignment.ctx, OptionForm.ITEM, found[1],
+                                    file.path, key=target.key))
+    for kernel in file.kernels:
+        options = kernel.options.get("module_options")
+        if options is not None:
+            changes.append(OptionChange(None, _literal_dict(options), kernel.span, kernel.ctx, OptionForm.KERNEL, True,
+                                        file.path, options, kernel=kernel))
     return sorted(changes, key=lambda c: c.ctx.order)
+
+
+def _updated_module(layer: Layer, file: FileModel, call: Call) -> tuple[str | None, bool] | None:
+    """For ``<options>.update(...)`` on a Warp module's options: (the module, whether it is named); None
+    when the receiver is not a Warp module's options."""
+    if call.callee == "warp.get_module_options().update":
+        return file.module, False  # without module=, the module where the call is written
+    if not call.callee.endswith(".options.update"):
+        return None
+    if call.receiver is not None:  # wp.get_module(m).options.update(...)
+        holder = call.receiver
+    else:
+        holder = Value("name", text=call.callee[: -len(".options.update")].removeprefix(file.module + "."),
+                       local=True)
+        if "." in holder.text:
+            return None
+    names, complete = layer.evaluator.module_names(file, holder, call.ctx.scope)
+    if not names and call.callee != "warp.get_module().options.update":
+        return None  # not a Warp module (``self.options.update``, a dict called options)
+    return (next(iter(names)) if complete and len(names) == 1 else None), True
+
+
+def _options_of(layer: Layer, file: FileModel, base: Value | None, scope: str,
+                _depth: int = 0) -> tuple[str | None, bool] | None:
+    """``base`` is a Warp module's live options dict (``wp.get_module(m).options``, ``m.options`` for a
+    ``wp.Module`` m, ``wp.get_module_options()``, or a local bound to one of them): (the module, whether it
+    is named); None when it is not one."""
+    if base is None or _depth > 2:
+        return None
+    if base.kind == "call" and is_warp(base.ref, "get_module_options"):
+        target = base.kwargs.get("module") or (base.args[0] if base.args else None)
+        return (file.module, False) if target is None else (module_of(layer, file, target, scope), True)
+    if base.kind == "attr" and base.text.endswith(".options"):
+        holder = base.base if base.base is not None else Value("name", text=base.text[: -len(".options")], local=True)
+        names, complete = layer.evaluator.module_names(file, holder, scope)
+        if not names and not (holder.kind == "call" and is_warp(holder.ref, "get_module")):
+            return None
+        return (next(iter(names)) if complete and len(names) == 1 else None), True
+    if base.kind == "name":
+        scopes = (scope, "") if scope else ("",)
+        for bound in (a for s in scopes for a in layer.bindings.name_assignments(file, s, base.text)):
+            found = _options_of(layer, file, bound.value, scope, _depth + 1)
+            if found is not None:
+                return found
+    return None
 
 
 def option_changes_by(layer: Layer, fqname: str, _depth: int = 0) -> list[OptionChange]:
@@ -105,7 +143,7 @@ def option_changes_by(layer: Layer, fqname: str, _depth: int = 0) -> list[Option
     result: list[OptionChange] = []
     if _depth < 8:
         file, function = found
-        result = [c for c in option_changes(file, layer) if c.ctx.scope == function.qualname]
+        result = [c for c in shared_option_changes(file, layer) if c.ctx.scope == function.qualname]
         for call in layer.bindings.calls_in(file, function.qualname):
             if not layer.bindings.is_warp_api(call.callee):  # Warp's tests and examples are project code
                 result.extend(option_changes_by(layer, layer.bindings.callee_of(file, call), _depth + 1))
@@ -120,8 +158,8 @@ def _option_changers(layer: Layer) -> frozenset[tuple[str, str]]:
     Functions, not names: a name resolved twice need not land on the same function."""
     def compute() -> frozenset[tuple[str, str]]:
         found: set[tuple[str, str]] = set()
-        pending = [(f, f.functions.get(c.ctx.scope)) for f in layer.bindings.files for c in option_changes(f, layer)
-                   if c.ctx.scope]
+        pending = [(f, f.functions.get(c.ctx.scope)) for f in layer.bindings.files
+                   for c in shared_option_changes(f, layer) if c.ctx.scope]
         while pending:
             file, function = pending.pop()
             if function is None or (file.path, function.qualname) in found:

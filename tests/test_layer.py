@@ -25,10 +25,15 @@ ROWS = {
 }
 
 
+def _tree(path: str) -> ast.Module:
+    with open(path, encoding="utf-8") as fh:
+        return ast.parse(fh.read())
+
+
 def _semantic_imports(path: str) -> set[str]:
     """The warplint.semantic modules a file imports (relative or absolute, anywhere in the file)."""
     found = set()
-    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.ImportFrom):
             module = node.module or ""
             if node.level == 1 and not module:  # from . import devices
@@ -58,7 +63,7 @@ def test_imports_run_down(module):
 
 def test_the_layer_imports_neither_the_facade_nor_the_engine():
     for path in glob.glob(os.path.join(SEMANTIC, "*.py")):
-        for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.ImportFrom) and node.module:
                 assert node.module not in ("warplint.index", "warplint.engine", "warplint.rule"), path
                 assert not (node.level == 2 and node.module in ("index", "engine", "rule")), path
@@ -79,7 +84,7 @@ def _rule_files() -> list[str]:
 def test_rules_read_the_layer_through_the_facade(path):
     """A rule imports types and constants from warplint.semantic, never a fact function, and does not reach
     past the façade (``project.layer``, an evaluator)."""
-    tree = ast.parse(open(path, encoding="utf-8").read())
+    tree = _tree(path)
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("warplint.semantic"):
             module = importlib.import_module(node.module or "")

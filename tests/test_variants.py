@@ -65,8 +65,9 @@ def test_parameters_reaching_a_module_name_through_a_helper_and_an_f_string(tmp_
     assert complete
     assert params == {("get_scan", "dtype"), ("get_scan", "inclusive")}
     # a literal and a module-level name read no parameter; `not x` is an expression the binder keeps no parts of
-    assert project.layer.evaluator.parameters_reaching(file, Value("const", const="m"), "get_scan") == (frozenset(), True)
-    assert project.layer.evaluator.parameters_reaching(file, Value("other"), "get_scan") == (frozenset(), False)
+    evaluator = project.layer.evaluator
+    assert evaluator.parameters_reaching(file, Value("const", const="m"), "get_scan") == (frozenset(), True)
+    assert evaluator.parameters_reaching(file, Value("other"), "get_scan") == (frozenset(), False)
 
 
 def test_kernel_variants_content_and_module(tmp_path):

@@ -17,10 +17,10 @@ from .semantic import arg_types, builds, collect, devices, differentiation, fact
 from .semantic.bindings import Bindings
 from .semantic.context import CodeContext, is_test_file
 from .semantic.evaluator import Evaluator, Site, Source
-from .semantic.events import LAUNCH_CALLS, FileEvents, Launch
+from .semantic.events import LAUNCH_CALLS, ConfigAssignment, FileEvents, Launch, OptionChange
 from .semantic.kernels import add_decorated_kernels
 from .semantic.launches import UNIQUE, IdentityFacts
-from .semantic.module_options import OptionChange, module_of, option_changes, option_changes_by
+from .semantic.module_options import module_of, option_changes, option_changes_by
 from .semantic.values import ValueSet
 from .sources import locate_installed as locate_installed  # where it is defined now (the flake8 warm path)
 from .warp_version import WarpEnvironment, WarpFacts
@@ -179,6 +179,9 @@ class Project:
 
     def events(self, file: FileModel) -> FileEvents:
         return collect.events(self._facts, file)
+
+    def config_assignments(self, name: str | None = None) -> list[ConfigAssignment]:
+        return collect.config_assignments(self._facts, name)
 
     def option_changes(self, file: FileModel) -> list[OptionChange]:
         return option_changes(file, self._facts)

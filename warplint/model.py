@@ -8,13 +8,16 @@ imported from ``app.config`` -> ``"app.config.configure"``.
 
 from __future__ import annotations
 
+import functools
 import operator
 import pickle
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar
 
+from . import warp_api
 from .diagnostic import Span
+from .warp_api import signature_of
 
 NO_SPAN = Span(0, 0, 0, 0)
 
@@ -239,6 +242,23 @@ class Context(Compact):
         return self.order < order and (self.exit_branch is None or order <= self.exit_branch.end)
 
 
+BoundMethod = Callable[["Call", str], "Value | None"]
+
+
+def _checked_in_tests(bound: BoundMethod) -> BoundMethod:
+    """``Call.bound`` as it is, or, in the test suite (``warp_api.STRICT``), a ``bound`` that first refuses a
+    question the Warp API table cannot answer (``warp_api.check_parameter``)."""
+    if not warp_api.STRICT:
+        return bound
+
+    @functools.wraps(bound)
+    def checked(call: Call, parameter: str) -> Value | None:
+        warp_api.check_parameter(call.callee, parameter)
+        return bound(call, parameter)
+
+    return checked
+
+
 @dataclass
 class Call(Compact):
     callee: str
@@ -262,13 +282,13 @@ class Call(Compact):
             return self.args[position]
         return None
 
+    @_checked_in_tests
     def bound(self, parameter: str) -> Value | None:
         """The argument bound to ``parameter`` of this Warp call (``warp_api``), positional or keyword.
-        None when it was not passed (or the callee is not in the table: then only keywords count)."""
+        None when it was not passed (or the callee is not in the table: then only keywords count; the test
+        suite makes a Warp callee or parameter missing from the table an error, ``warp_api.STRICT``)."""
         if parameter in self.kwargs:
             return self.kwargs[parameter]
-        from .warp_api import signature_of
-
         signature = signature_of(self.callee)
         position = signature.position_of(parameter) if signature is not None else None
         if position is not None and position < len(self.args):

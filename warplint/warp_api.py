@@ -9,7 +9,16 @@ positional and keyword arguments the way Python would for that signature. Taken 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+
+from .names import is_warp_api
+
+# The test suite sets this (tests/conftest.py) before warplint is imported: ``Call.bound`` then raises for a Warp
+# callee the table has no signature for, or a parameter its signature lacks, where a run gives the tolerant None.
+# Read once, at import: with it unset ``Call.bound`` is the plain method, and a run pays nothing for the check.
+STRICT_ENV = "WARPLINT_STRICT_WARP_API"
+STRICT = os.environ.get(STRICT_ENV, "") == "1"
 
 
 @dataclass(frozen=True)
@@ -79,3 +88,22 @@ def signature_of(callee: str | None) -> Signature | None:
         if callee.startswith(home):
             return SIGNATURES.get(callee[len(home):])
     return None
+
+
+class UnknownWarpParameter(LookupError):
+    """A rule asked which argument a Warp call binds to a parameter the table cannot place (strict mode only)."""
+
+
+def check_parameter(callee: str, parameter: str) -> None:
+    """Raise ``UnknownWarpParameter`` when ``callee`` is Warp API and the table has no signature for it, or its
+    signature has no ``parameter``: positionally passed arguments would then be missed without a word."""
+    if not is_warp_api(callee):
+        return  # project code (a launch wrapper): only its keywords can be bound, as documented
+    signature = signature_of(callee)
+    if signature is None:
+        raise UnknownWarpParameter(f"{callee}() has no signature in warplint/warp_api.py (asked for {parameter!r}): "
+                                   "add it from inspect.signature of the installed Warp")
+    if parameter not in signature.parameters:
+        raise UnknownWarpParameter(f"{callee}() has no parameter {parameter!r} in warplint/warp_api.py "
+                                   f"({', '.join(signature.parameters)})")
+

@@ -9,12 +9,12 @@ questions rules ask:
   runs at import (module scope, or in a function a module-level call reaches); one in a function called both
   at import and at run time (a getter warmed up at import) is listed twice, once for each;
 - ``kernel_timeline``: per statement of a scope, which kernels of which modules it launches or loads,
-  directly or through project calls (the module-level ``Project.launch_timeline`` at kernel grain);
+  directly or through project calls (the module-level ``IdentityFacts.launch_timeline`` at kernel grain);
 - ``launched_before``: a launch or load of a module, of kernels a predicate accepts, that can run before a
   call: earlier in its scope, in a test the runner runs first, in a caller before the call that leads
-  there (source order and the call graph, as ``Project.launch_timeline`` approximates run order), or in
+  there (source order and the call graph, as ``IdentityFacts.launch_timeline`` approximates run order), or in
   another public function of the library file whose public function leads there (its users call them in
-  an order of their own: ``Project.library_peers``).
+  an order of their own: ``IdentityFacts.library_peers``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 LAUNCH_CALLS = ("launch", "launch_tiled")
 LOAD_CALLS = ("load_module", "force_load")
-MAX_DEPTH = 12  # project calls followed from one statement (as Project.modules_launched_by)
+MAX_DEPTH = 12  # project calls followed from one statement (as IdentityFacts.modules_launched_by)
 IMPORT_DEPTH = 3  # call levels followed up to module scope for "runs at import"
 
 KernelKey = tuple[str, str]  # (defining file's path, kernel name): a re-definition replaces the earlier one
@@ -215,7 +215,7 @@ def _launches_by_call(facts: IdentityFacts, file: FileModel) -> dict[int, list[L
 
 
 def _expanded_by_origin(facts: IdentityFacts) -> dict[int, list[Launch]]:
-    """The launches ``Project.all_launches`` binds to one call of their wrapper, by that call."""
+    """The launches ``IdentityFacts.all_launches`` binds to one call of their wrapper, by that call."""
     def compute() -> dict[int, list[Launch]]:
         table: dict[int, list[Launch]] = {}
         seen: set[tuple[int, int, KernelKey]] = set()

@@ -345,7 +345,7 @@ class IdentityFacts(Layer):
         several functions of one file's API (a setup, then a step), in an order its author picks. Functions
         of other files are left out: one file's API is used together, files hold alternatives (two
         solvers) that each program uses only one of. So are the functions that lead to ``scope`` (a caller
-        launches only what it launches before the call, in ``Project.caller_scopes``), and an object's other
+        launches only what it launches before the call, in ``caller_scopes``), and an object's other
         methods when the entry is its construction (``__init__`` and what it calls run before them)."""
         fn = file.functions.get(scope)
         if fn is None:

@@ -188,11 +188,13 @@ def deco_of(kw: dict[str, str]) -> str:
 
 
 def launch_text(kernel: str, dtype: str = "float", block_dim: str | None = None, adjoint: bool = False) -> str:
+    """A launch on the default device (the CPU here, a GPU where there is one): the programs say nothing
+    about the device, as most Warp code does not."""
     bd = f", block_dim={block_dim}" if block_dim is not None else ""
     if adjoint:
-        return (f"wp.launch({kernel}, dim=4, inputs=[wp.zeros(4, dtype={dtype}, device=\"cpu\")], "
-                f"adj_inputs=[wp.ones(4, dtype={dtype}, device=\"cpu\")], adjoint=True, device=\"cpu\"{bd})")
-    return f"wp.launch({kernel}, dim=4, inputs=[wp.zeros(4, dtype={dtype}, device=\"cpu\")], device=\"cpu\"{bd})"
+        return (f"wp.launch({kernel}, dim=4, inputs=[wp.zeros(4, dtype={dtype})], "
+                f"adj_inputs=[wp.ones(4, dtype={dtype})], adjoint=True{bd})")
+    return f"wp.launch({kernel}, dim=4, inputs=[wp.zeros(4, dtype={dtype})]{bd})"
 
 
 class Creator:
@@ -465,7 +467,7 @@ def _wrapped(b: Builder, form: str, key: Key, value: str) -> list[str]:
     ex[key.slot] = value
     if key.kind == "launch":
         params = "kernel, dtype, block_dim"
-        body = ("wp.launch(kernel, dim=4, inputs=[wp.zeros(4, dtype=dtype, device=\"cpu\")], device=\"cpu\", "
+        body = ("wp.launch(kernel, dim=4, inputs=[wp.zeros(4, dtype=dtype)], "
                 "block_dim=block_dim)")
         args = f"{ex['kernel']}, {ex.get('dtype', 'float')}, {ex.get('block_dim', 'None')}"
         fname = f"launch_{n}"
@@ -878,13 +880,13 @@ class Gen:
         base = self.key_creator({"module": "\"sim\""} if named else None)
         name = "\"sim\"" if named else ("__name__" if self.lay.same("D", "K") else "K::__name__")
         if v == "force_load_all":
-            stmt = "wp.force_load(device=\"cpu\")"
+            stmt = "wp.force_load()"
         elif v == "force_load_modules":
-            stmt = f"wp.force_load(device=\"cpu\", modules=[wp.get_module({name})])"
+            stmt = f"wp.force_load(modules=[wp.get_module({name})])"
         else:
             target = name if v == "load_correct_name" else (
                 "\"sim_\"" if named else ("__name__ + \"_\"" if self.lay.same("D", "K") else "K::__name__ + \"_\""))
-            call = self.mark(f"wp.load_module({target}, device=\"cpu\")", "preload")
+            call = self.mark(f"wp.load_module({target})", "preload")
             stmt = f"try:\n    {call}\nexcept RuntimeError:\n    pass"
             pre, expr = base.obtain("1.0")
             self.b.phase(*pre, f"{self.b.fresh('kern')} = {expr}", stmt)  # the kernel exists, then the preload

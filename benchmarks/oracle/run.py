@@ -40,7 +40,24 @@ DEFAULT_DEPTH = 3
 # -- truth cache --------------------------------------------------------------------------------------
 
 
+def labeller_digest() -> str:
+    """The code that turns a run into labels (this package's truth.py, the recorder, its event reader): truth
+    cached under another labeller is not reused by a new run (``--rescore`` reads the run's own)."""
+    import hashlib
+
+    import warplint.confirm
+
+    h = hashlib.sha256()
+    confirm = os.path.dirname(os.path.abspath(warplint.confirm.__file__))
+    for path in (os.path.join(os.path.dirname(os.path.abspath(__file__)), "truth.py"),
+                 os.path.join(confirm, "_recorder.py"), os.path.join(confirm, "events.py")):
+        with open(path, "rb") as fh:
+            h.update(fh.read())
+    return h.hexdigest()[:12]
+
+
 def truth_path(digest: str, version: str) -> str:
+    """``version`` is "<warp version>/<labeller digest>"."""
     return os.path.join(CACHE, "truth", version, f"{digest}.json")
 
 
@@ -174,7 +191,7 @@ def write_ci_sample(version: str, jobs: int) -> dict[str, Any]:
     truths = run_truths(programs, version, jobs)
     data = {
         "about": "written by `python -m benchmarks.oracle --ci-sample`: programs and their runtime truth",
-        "seed": CI_SEED, "count": CI_COUNT, "depth": DEFAULT_DEPTH, "warp_version": version,
+        "seed": CI_SEED, "count": CI_COUNT, "depth": DEFAULT_DEPTH, "warp_version": version.split("/")[0],
         "programs": [{"program": p.to_json(), "truth": canonical_truth(truths[p.digest])} for p in programs],
     }
     os.makedirs(DATA, exist_ok=True)
@@ -220,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .truth import warp_version
 
-    version = warp_version()
+    version = f"{warp_version()}/{labeller_digest()}"
     if args.ci_sample:
         write_ci_sample(version, args.jobs)
         programs, truths, _ = load_ci_sample()
@@ -236,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
             name = meta["name"]
         programs, truths = [], {}
         for digest in meta["digests"]:
-            t = load_truth(digest, meta["warp_version"])
+            t = load_truth(digest, meta.get("truth_key") or meta["warp_version"])
             if t is None:
                 print(f"no cached truth for {digest}: run `python -m benchmarks.oracle --seed {meta['seed']} "
                       f"--count {meta['count']}` first", file=sys.stderr)
@@ -255,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.monotonic()
         truths = run_truths(programs, version, args.jobs, refresh=args.refresh)
         name = run_name(seed, args.count, args.depth)
-        meta = {"name": name, "seed": seed, "count": args.count, "depth": args.depth, "warp_version": version,
+        meta = {"name": name, "seed": seed, "count": args.count, "depth": args.depth,
+                "warp_version": version.split("/")[0], "truth_key": version,
                 "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                 "fresh": bool(args.fresh_seed), "generator_commit": git_head(),
                 "command": f"python -m benchmarks.oracle --seed {seed} --count {args.count} --depth {args.depth}",

@@ -170,17 +170,11 @@ def score_all(programs: list[Program], truths: dict[str, dict[str, Any]],
 
 
 def miss_classes(misses: list[dict[str, Any]], per_mech_axis: Tally) -> list[dict[str, Any]]:
-    """Misses grouped by (truth mechanism, generator variant, the program's non-trivial axis values): the
-    largest groups first, each with the recall of its mechanism at each of those axis values."""
-    groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
-    for m in misses:
-        axes = m["axes"]
-        shape = tuple(f"{a}={axes.get(a)}" for a in AXES if axes.get(a) not in ("-", AXES[a][0]))
-        groups[(m["item"]["mech"], m["item"].get("kind"), m["variant"], shape)].append(m)
-    # a coarser grouping: truth mechanism x variant x one axis value, to name what the misses share
+    """Misses grouped by (runtime label, the program's mechanism:variant), the largest first, each with the
+    axis values its programs share most."""
     coarse: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for m in misses:
-        coarse[(m["item"]["mech"], m["item"].get("kind"), m["variant"])].append(m)
+        coarse[(m["item"]["mech"], m["item"].get("kind"), f"{m['mechanism']}:{m['variant']}")].append(m)
     out = []
     for (mech, kind, variant), ms in sorted(coarse.items(), key=lambda kv: -len(kv[1])):
         axis_counts: Counter = Counter()

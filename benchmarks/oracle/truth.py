@@ -18,7 +18,7 @@ generator's intent:
   and built nothing;
 - ``fragmented`` (CS-4): three or more one-kernel modules (not unique) with the same options built;
 - ``unique-stable`` (CS-9): a kernel created before any load, with one content, alone in a ``unique``
-  module, in a program that builds more than one module;
+  module (a module Warp renamed after the kernel joined it), in a program that builds more than one module;
 - facts, not scored: per module whether backward code was built and whether anything differentiated.
 
 Where a label needs a line the recorder cannot give (a ``try: load_module(..) except`` that built nothing,
@@ -29,7 +29,6 @@ effect happened.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -42,7 +41,6 @@ from .generate import Program
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PCH_SHIM = os.path.join(HERE, "_pch")
-UNIQUE_NAME = re.compile(r"_[0-9a-f]{8}$")
 TIMEOUT_S = 180.0
 FRAGMENTED_MIN = 3
 
@@ -300,11 +298,20 @@ def derive(cold: RunData, warm: RunData | None, program: Program, root: str) -> 
             items.append({"mech": "CS-13", "kind": "preload", "lines": [r], "related": [], "count": 1,
                           "why": "a preload that ran and built nothing"})
 
+    # a module="unique" module is renamed after its kernel registered (to key + content hash): seen as a
+    # module object whose name at the load differs from its name when the kernel joined it
+    named_at_kernel = {(k.get("pid"), k.get("mid")): k.get("module") for k in cold.kernels}
+    renamed = {(e.get("pid"), e.get("mid")) for e in user_loads
+               if named_at_kernel.get((e.get("pid"), e.get("mid")), e.get("module")) != e.get("module")}
+
+    def unique(e: dict) -> bool:
+        return (e.get("pid"), e.get("mid")) in renamed
+
     # CS-4: one-kernel modules with the same options
     one_kernel: dict[str, list] = {}
     for e in user_loads:
         name = e.get("module")
-        if UNIQUE_NAME.search(str(name)) or len(e.get("kernels") or ()) != 1:
+        if unique(e) or len(e.get("kernels") or ()) != 1:
             continue
         sig = repr(sorted((e.get("options") or {}).items()))
         one_kernel.setdefault(sig, [])
@@ -325,7 +332,7 @@ def derive(cold: RunData, warm: RunData | None, program: Program, root: str) -> 
     user_modules = {e.get("module") for e in user_loads}
     unique_by_def: dict[tuple, set] = {}
     for e in user_loads:
-        if UNIQUE_NAME.search(str(e.get("module"))) and len(e.get("kernels") or ()) == 1:
+        if unique(e) and len(e.get("kernels") or ()) == 1:
             path, line, _key = e["kernels"][0]
             rel = P.rel(path)
             if rel:

@@ -585,7 +585,8 @@ class Gen:
             return
         if v == "identical_redefined":
             pre, expr = late.obtain("2.0")
-            self.b.phase(*pre, *first, launch_text(expr))
+            made = self.mark(f"{self.b.fresh('kern')} = {expr}", "create")  # made before the first launch
+            self.b.phase(*pre, made, *first)
         else:
             self.b.phase(*first)
         values = ["2.0", "3.0"] if v == "late_varying" else ["2.0"]

@@ -3,6 +3,11 @@ import sys
 
 import pytest
 
+# Before warplint is imported (it is read once, at import), and inherited by the warplint processes tests start:
+# Call.bound raises for a Warp callee or parameter missing from warplint/warp_api.py instead of answering None.
+os.environ["WARPLINT_STRICT_WARP_API"] = "1"
+assert "warplint.warp_api" not in sys.modules, "warplint was imported before tests/conftest.py set strict mode"
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 collect_ignore = ["fixtures"]  # lint inputs, not tests: a fixture's `tests` package would shadow this one

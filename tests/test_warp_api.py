@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import inspect
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -47,3 +50,25 @@ def test_table_matches_the_installed_warp(name):
     table = warp_api.SIGNATURES[name]
     assert list(table.parameters) == [p.name for p in parameters]
     assert list(table.parameters[: table.positional]) == positional
+
+
+def test_the_test_suite_refuses_a_question_the_table_cannot_answer():
+    """tests/conftest.py turns strict mode on: a Warp callee without a signature, or a parameter its signature
+    lacks, raises (a positional argument would otherwise be missed without a word); project code does not."""
+    model = analyze("app.py", "import warp as wp\nwp.tile_zeros(8)\nwp.force_load('cpu')\nhelper(1)\n")
+    unknown, force_load, helper = model.calls
+    assert warp_api.STRICT
+    with pytest.raises(warp_api.UnknownWarpParameter, match=r"warp\.tile_zeros\(\) has no signature"):
+        unknown.bound("shape")
+    with pytest.raises(warp_api.UnknownWarpParameter, match="no parameter 'module'"):
+        force_load.bound("module")  # force_load takes modules=
+    assert force_load.bound("device").const == "cpu" and helper.bound("device") is None
+
+
+def test_a_run_answers_none_and_pays_nothing_for_the_check():
+    """Without the test suite's flag, ``Call.bound`` is the plain method and answers None as documented."""
+    env = {k: v for k, v in os.environ.items() if k != warp_api.STRICT_ENV}
+    code = ("from warplint.engine import analyze\nfrom warplint.model import Call\n"
+            "(call,) = analyze('app.py', 'import warp as wp\\nwp.tile_zeros(8)\\n').calls\n"
+            "assert not hasattr(Call.bound, '__wrapped__') and call.bound('shape') is None\n")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)

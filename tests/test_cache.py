@@ -272,3 +272,13 @@ def test_a_warm_run_imports_neither_the_rules_nor_libcst(tmp_path):
     assert "WC501" in (tmp_path / "out.txt").read_text()
     assert run() == ("1", [])
     assert "WC501" in (tmp_path / "out.txt").read_text()
+
+
+def test_every_module_the_salt_hashes_exists():
+    # A module moved or renamed without updating the list makes the salt None, and the cache silently off.
+    import warplint.cache as cache_module
+
+    here = os.path.dirname(cache_module.__file__)
+    missing = [name for name in cache_module._MODEL_MODULES if not os.path.exists(os.path.join(here, f"{name}.py"))]
+    assert not missing
+    assert cache_module.registry_salt() is not None

@@ -59,7 +59,7 @@ CACHEDIR_TAG = (
 )
 # Engine modules whose code decides what a model contains, or (results cache) what the rules conclude.
 _MODEL_MODULES = ("extract", "model", "locate", "names", "facts", "fastwalk", "engine", "cache", "diagnostic",
-                  "parse_guard", "index", "module_options", "warp_api", "warp_version", "warp_versions_data",
+                  "parse_guard", "index", "warp_api", "warp_version", "warp_versions_data",
                   "noqa", "edits", "rule",  # suppressions and WC001, the fixes' edits, Report: in cached findings
                   "registry", "sources")  # WC000/WC001 are defined in the registry; how files are read and decoded
 

@@ -399,7 +399,6 @@ class Bindings:
                     return hit
         return None
 
-
     def is_library_api(self, file: FileModel, qualname: str) -> bool:
         """``qualname`` is public API of a library file, which the library's users call: a public top-level
         function, or a public method (``__init__``/``__call__`` included) of a public top-level class."""

@@ -29,6 +29,8 @@ UNIQUE = "unique"
 
 
 class IdentityFacts(Layer):
+    """The identity facts over one project's layer; each memoised in the layer's memo on first use."""
+
     def __init__(self, bindings: Bindings, evaluator: Evaluator) -> None:
         super().__init__(bindings, evaluator)
         self._launch_cache: dict[str, dict[str, Call]] = {}
@@ -51,7 +53,6 @@ class IdentityFacts(Layer):
             return table
 
         return list(self.cached("kernels_by_module", by_module).get(module, ()))
-
 
     def kernel_launches(self, file: FileModel, kernel: Kernel) -> list[tuple[FileModel, Call]]:
         """The launch calls that can launch ``kernel``, whatever module it joins (``launches`` keeps only
@@ -85,7 +86,6 @@ class IdentityFacts(Layer):
                 return False
         return True
 
-
     def find_kernels(self, file: FileModel, scope: str, value: Value | None, site: Site | None = None
                      ) -> list[tuple[FileModel, Kernel]]:
         """The kernels a launch's ``kernel`` argument can be (the evaluator's kernel references)."""
@@ -102,7 +102,6 @@ class IdentityFacts(Layer):
         """The kernel a launch's ``kernel`` argument names, when it is exactly one."""
         found = self.find_kernels(file, scope, value)
         return found[0] if len(found) == 1 else None
-
 
     def launches(self, file: FileModel) -> list[Launch]:
         return list(self.cached(("launches", id(file)), lambda: self._launches(file)))
@@ -202,7 +201,6 @@ class IdentityFacts(Layer):
         found, value = launch.block_dims.single_constant()
         return value if found and isinstance(value, int) else None
 
-
     def repeats_cached_call(self, file: FileModel, call: Call, fqname: str, before: Call) -> bool:
         """``call`` calls the memoised (``functools.cache``) function ``fqname`` with the literal arguments of
         another call that runs before ``before``: earlier in the same scope, or at import (module level). The
@@ -234,7 +232,6 @@ class IdentityFacts(Layer):
                 return None
             found.append(repr(literal))
         return (tuple(found[:len(call.args)]), tuple(zip(sorted(call.kwargs), found[len(call.args):], strict=True)))
-
 
     def modules_launched_by(self, fqname: str, _depth: int = 0) -> dict[str, Call]:
         """Warp modules a function launches or loads, directly or through project calls.
@@ -276,7 +273,6 @@ class IdentityFacts(Layer):
         if target.kind in ("name", "attr") and target.ref and target.ref in self.bindings.by_module:
             return [self.bindings.canonical_module(target.ref)]
         return []
-
 
     # ------------------------------------------------------------------ order within a scope
     def launch_timeline(self, file: FileModel, scope: str) -> list[tuple[int, str, Call]]:
@@ -372,7 +368,6 @@ class IdentityFacts(Layer):
             return found
 
         return self.cached(("library peers", file.path, scope), compute)
-
 
     def _registered_tests(self, file: FileModel) -> dict[str, tuple[str, str]]:
         """Functions registered as test methods by a call that passes a class, a "test..." name and the

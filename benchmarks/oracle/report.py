@@ -211,6 +211,29 @@ def accuracy_markdown(res: dict[str, Any]) -> str:
     if res["failed"]:
         lines += ["", f"{len(res['failed'])} program(s) failed to run and are not scored: "
                   + ", ".join(f"{f['program']} ({f['failed']})" for f in res["failed"][:10])]
+    f = res.get("facts") or {}
+    lines += ["", "## Facts the runs showed (not scored)", "",
+              f"- user modules built: {f.get('modules', 0)}; with backward (adjoint) code: "
+              f"{f.get('backward_built', 0)}; "
+              f"differentiated (an adjoint launch): {f.get('backward_used', 0)}; built with backward and never "
+              f"differentiated: {f.get('backward_built_unused', 0)} (no default rule covers plain kernels; WC404/WC907 "
+              "are about MathDx tile kernels, where the adjoint costs LTO links).",
+              "- programs whose cold run cleared, redirected or disabled the cache or left an identity missing, and "
+              f"so got a warm run: {f.get('warm_runs', 0)}.",
+              "",
+              "## Limits", "",
+              "- CPU only. CS-5 is observed with `wp.config.enable_cpu_blocks = True` (block_dim is then part of a CPU",
+              "  module's identity, as on CUDA); every CS-5 launch passes `block_dim` explicitly, because a launch",
+              "  without it uses 1 on the CPU and 256 on CUDA. CS-7 (MathDx LTOs), CS-8 (concurrent CPU loads),",
+              "  `CUDA_CACHE_DISABLE` and scheduling (CS-13's serial builds) are not generated.",
+              "- Two labels take their line from the generator's marked line, and only when the line-probe saw it run",
+              "  and the effect happened: an `atexit` rmtree of the cache (not a Warp call) and a",
+              "  `try: wp.load_module(...) except RuntimeError: pass` that built nothing.",
+              "- Programs run with the default configuration, so a cache clear in a pytest test counts as deliberate",
+              "  for the rules (kept out unless `report-deliberate`) while the runtime labels the lost cache.",
+              "- A harness shim (`benchmarks/oracle/_pch/`) shares Clang's precompiled header and Python bytecode",
+              "  between programs; module hashes and build statuses are unchanged by it.",
+              ]
     lines += ["", "## Reproduce", "",
               "    python -m benchmarks.oracle --seed SEED --count N            # runs the programs (cached by digest)",
               "    python -m benchmarks.oracle --rescore --docs                # the last run, from the cache, no Warp",

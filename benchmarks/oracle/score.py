@@ -110,6 +110,7 @@ def score_all(programs: list[Program], truths: dict[str, dict[str, Any]],
     failed: list[dict[str, Any]] = []
     disagree: list[dict[str, Any]] = []
     scored = 0
+    facts: Counter = Counter()  # not scored: what the runs showed about backward code and warm passes
     for p in programs:
         t = truths.get(p.digest)
         if t is None:
@@ -120,6 +121,12 @@ def score_all(programs: list[Program], truths: dict[str, dict[str, Any]],
                            "axes": p.axes})
             continue
         scored += 1
+        for b in ((t.get("facts") or {}).get("backward") or {}).values():
+            facts["modules"] += 1
+            facts["backward_built"] += int(bool(b.get("built")))
+            facts["backward_used"] += int(bool(b.get("used")))
+            facts["backward_built_unused"] += int(bool(b.get("built")) and not b.get("used"))
+        facts["warm_runs"] += int(bool(t.get("warm_run")))
         from .truth import agreement
 
         ag = agreement(p, t)
@@ -164,7 +171,7 @@ def score_all(programs: list[Program], truths: dict[str, dict[str, Any]],
         "total": total.row("all"),
         "per_axis": {f"{a}={v}": per_axis.row((a, v)) for (a, v) in sorted(per_axis.c, key=_axis_order)},
         "per_mechanism_axis": {f"{m}|{a}={v}": per_mech_axis.row((m, a, v)) for (m, a, v) in per_mech_axis.c},
-        "misses": misses, "false_findings": false,
+        "misses": misses, "false_findings": false, "facts": dict(facts),
         "miss_classes": miss_classes(misses, per_mech_axis),
     }
 

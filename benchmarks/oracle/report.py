@@ -104,6 +104,30 @@ def mechanism_table(res: dict[str, Any]) -> list[str]:
     return out
 
 
+def silent_mechanisms(res: dict[str, Any]) -> list[str]:
+    """A sentence naming the mechanisms the runtime labelled and no default rule reported at all."""
+    silent = [m for m, r in res["per_mechanism"].items() if r["truth"] and not r["findings"]]
+    if not silent:
+        return []
+    rules = _opt_in_rules(silent)
+    tail = f" (opt-in rules of those mechanisms: {', '.join(rules)})" if rules else ""
+    return ["", f"No default rule reported anything for {', '.join(silent)}{tail}."]
+
+
+def _opt_in_rules(mechanisms: list[str]) -> list[str]:
+    try:
+        from warplint.registry import all_rules
+    except ImportError:
+        return []
+    try:
+        rules = all_rules()
+    except Exception:  # noqa: BLE001 - a note in the docs, not worth failing the report for
+        return []
+    return sorted(code for code, r in rules.items()
+                  if getattr(r, "mechanism", None) in mechanisms and not getattr(r, "default_enabled", True)
+                  and not getattr(r, "runtime_only", False))
+
+
 def axis_tables(res: dict[str, Any]) -> list[str]:
     mechs = [m for m in MECHANISMS if res["per_mechanism"].get(m, {}).get("truth")]
     out: list[str] = []
@@ -163,7 +187,7 @@ def accuracy_markdown(res: dict[str, Any]) -> str:
         f"- seed: **{meta.get('seed', '?')}**"
         f"{' (fresh: drawn from os.urandom for this run)' if meta.get('fresh') else ''}",
         f"- date: {meta.get('date', '?')} (truth); scored {meta.get('scored_on', '?')} with warplint "
-        f"{meta.get('warplint_commit', '?')}; generator at {meta.get('generator_commit', '?')}; "
+        f"{meta.get('warplint_commit', '?')}; generator last changed in {meta.get('generator_commit', '?')}; "
         f"warp-lang {meta.get('warp_version', '?')}",
         f"- programs: {res['programs']} drawn, {res['scored']} scored, {len(res['failed'])} failed to run, "
         f"{len(res['disagreements'])} where the runtime disagreed with the generator's intent",
@@ -178,6 +202,7 @@ def accuracy_markdown(res: dict[str, Any]) -> str:
         "or naming it as a related location (CS-3b and CS-10 findings count for each other's option labels).",
         "",
         *mechanism_table(res),
+        *silent_mechanisms(res),
         "",
         "## The matrix: per value of each axis",
         "",
@@ -260,6 +285,7 @@ def precision_block(res: dict[str, Any]) -> str:
         f"({t['right']}/{t['findings']}). Per mechanism and per axis value in [accuracy.md](accuracy.md).",
         "",
         *mechanism_table(res),
+        *silent_mechanisms(res),
         "",
         "The hand-labelled splits below (dev, and the former held-out and blind splits, which were scored many",
         "times while the engine changed and count as dev now) measure regressions on known code, not",

@@ -167,6 +167,29 @@ def load_manifest(name: str | None) -> dict[str, Any]:
         return data
 
 
+def program_of_run(meta: dict[str, Any], index: int, truth: dict[str, Any]) -> Program:
+    """Program ``index`` of a run: the generator's own draw while it still gives the same text (its name,
+    axes and intent are the run's), else the program stored with the truth (an identical text drawn by
+    another seed keeps that draw's record), renamed to its place in this run."""
+    drawn = generate(meta["seed"], index, meta["depth"])
+    if drawn.digest == meta["digests"][index]:
+        return drawn
+    p = Program.from_json(truth["program"])
+    p.seed, p.index = meta["seed"], index
+    return p
+
+
+def generator_commit() -> str:
+    """The last commit that changed the generator (the draw a seed gives)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        out = subprocess.run(["git", "log", "-1", "--format=%h", "--", os.path.join(here, "generate.py"),
+                              os.path.join(here, "axes.py")], cwd=ROOT, capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
 def lint_all(programs: list[Program]) -> dict[str, list[dict[str, Any]]]:
     return {p.digest: lint_program(p) for p in programs}
 
@@ -252,13 +275,13 @@ def main(argv: list[str] | None = None) -> int:
             meta = load_manifest(args.run)
             name = meta["name"]
         programs, truths = [], {}
-        for digest in meta["digests"]:
+        for index, digest in enumerate(meta["digests"]):
             t = load_truth(digest, meta.get("truth_key") or meta["warp_version"])
             if t is None:
                 print(f"no cached truth for {digest}: run `python -m benchmarks.oracle --seed {meta['seed']} "
                       f"--count {meta['count']}` first", file=sys.stderr)
                 return 2
-            p = Program.from_json(t["program"])
+            p = program_of_run(meta, index, t)
             programs.append(p)
             truths[p.digest] = t
     else:
@@ -275,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
         meta = {"name": name, "seed": seed, "count": args.count, "depth": args.depth,
                 "warp_version": version.split("/")[0], "truth_key": version,
                 "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                "fresh": bool(args.fresh_seed), "generator_commit": git_head(),
+                "fresh": bool(args.fresh_seed), "generator_commit": generator_commit(), "repository_at": git_head(),
                 "command": f"python -m benchmarks.oracle --seed {seed} --count {args.count} --depth {args.depth}",
                 "wall_s": round(time.monotonic() - t0, 1), "jobs": args.jobs,
                 "digests": [p.digest for p in programs]}

@@ -35,7 +35,7 @@ import tempfile
 from typing import Any
 
 from warplint.confirm.events import RunData, is_warp_module
-from warplint.confirm.runner import PassResult, Workspace, run_pass
+from warplint.confirm.runner import Workspace, run_pass
 
 from .generate import Program
 
@@ -58,14 +58,6 @@ def _probe_lines(program: Program, root: str) -> dict[str, list[int]]:
         for path, line in where:
             out.setdefault(os.path.join(root, path), set()).add(line)
     return {p: sorted(v) for p, v in out.items()}
-
-
-def _failure(p: PassResult, label: str) -> str | None:
-    if p.timed_out:
-        return f"{label} run timed out after {p.wall_s:.0f} s"
-    if p.returncode not in (0, None):
-        return f"{label} run exited with code {p.returncode}"
-    return None
 
 
 def needs_warm(cold: RunData, cache_root: str) -> str | None:
@@ -112,12 +104,12 @@ def run_program(program: Program, pch_dir: str | None = None, timeout: float = T
             command = [sys.executable, *program.command]
             cold_p = run_pass(ws, "cold", command, cwd=root, timeout=timeout, env=env)
             cold = RunData.from_events("cold", cold_p.events, root)
-            failed = _failure(cold_p, "cold")
+            failed = cold_p.failure("cold")
             warm_p = None
             why_warm = None if failed else needs_warm(cold, ws.warp_cache)
             if why_warm:
                 warm_p = run_pass(ws, "warm", command, cwd=root, timeout=timeout, env=env)
-                failed = _failure(warm_p, "warm")
+                failed = warm_p.failure("warm")
         finally:
             ws.cleanup()
         warm = RunData.from_events("warm", warm_p.events, root) if warm_p is not None else None

@@ -167,10 +167,10 @@ def run_confirm(
     ws = Workspace(_probe_lines(findings), probes=line_probes)
     try:
         cold_p = run_pass(ws, "cold", command, cwd=cwd, timeout=timeout, env=env, echo=echo)
-        failed = _failure(cold_p, "cold")
+        failed = cold_p.failure("cold")
         if failed is None and warm:
             warm_p = run_pass(ws, "warm", command, cwd=cwd, timeout=timeout, env=env, echo=echo)
-            failed = _failure(warm_p, "warm")
+            failed = warm_p.failure("warm")
         if keep_artifacts:
             _keep_raw(keep_artifacts, cold_p, warm_p)
     except CannotRun as e:
@@ -320,14 +320,6 @@ def _compile_elapsed(cold: PassResult | None, warm: PassResult | None) -> float 
     if cold is None or warm is None:
         return None
     return round(cold.wall_s - warm.wall_s, 3)
-
-
-def _failure(p: PassResult, label: str) -> str | None:
-    if p.timed_out:
-        return f"{label} run timed out after {p.wall_s:.0f} s (process tree killed)"
-    if p.returncode not in (0, None):
-        return f"{label} run exited with code {p.returncode}"
-    return None
 
 
 def _keep_raw(dest: str, cold: PassResult | None, warm: PassResult | None) -> None:

@@ -63,6 +63,14 @@ class PassResult:
     sources: dict[str, dict[str, Any]] = field(default_factory=dict)  # cache dir name -> generated source stats
     output_digest: str | None = None  # of the program's own output, Warp's log lines left out
 
+    def failure(self, what: str) -> str | None:
+        """Why the ``what`` run ("cold", "warm") failed: it timed out, or exited with an error; None if not."""
+        if self.timed_out:
+            return f"{what} run timed out after {self.wall_s:.0f} s (process tree killed)"
+        if self.returncode not in (0, None):
+            return f"{what} run exited with code {self.returncode}"
+        return None
+
 
 class CannotRun(Exception):
     """The command could not be started (missing, not executable, bad working directory)."""

@@ -207,14 +207,6 @@ class Sample:
         )
 
 
-def _failure(p: PassResult, label: str) -> str | None:
-    if p.timed_out:
-        return f"{label} run timed out after {p.wall_s:.0f} s"
-    if p.returncode not in (0, None):
-        return f"{label} run exited with code {p.returncode}"
-    return None
-
-
 def measure(command: list[str], *, cwd: str, timeout: float, env: dict[str, str] | None, samples: int,
             whatif: dict[str, Any] | None = None, echo: Callable[[str], None] | None = None) -> list[Sample]:
     """``samples`` cold+warm pairs, each on fresh private caches, with the harness change ``whatif``."""
@@ -223,11 +215,11 @@ def measure(command: list[str], *, cwd: str, timeout: float, env: dict[str, str]
         ws = Workspace(None, probes="off", whatif=whatif)
         try:
             cold = run_pass(ws, f"cold{n}", command, cwd=cwd, timeout=timeout, env=env, echo=echo)
-            failed = _failure(cold, "cold")
+            failed = cold.failure("cold")
             warm = None
             if failed is None:
                 warm = run_pass(ws, f"warm{n}", command, cwd=cwd, timeout=timeout, env=env, echo=echo)
-                failed = _failure(warm, "warm")
+                failed = warm.failure("warm")
         except CannotRun as e:
             raise WhatIfError(f"cannot run the command: {e}") from None
         finally:

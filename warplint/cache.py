@@ -44,6 +44,8 @@ import zlib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from .sources import read_regular
+
 if TYPE_CHECKING:  # imported where used: the flake8 plugin's warm path reads no model
     from .model import FileModel
 
@@ -51,6 +53,10 @@ CACHE_FORMAT = 5
 MAGIC = b"warplint-cache-5\n"
 TAG_SIZE = 32
 SECRET_SIZE = 32
+# The most warplint reads of one cache file, and of a source file it hashes: a cloned repository can plant a
+# FIFO, a link to /dev/zero or a huge file under a predictable name (sources.read_regular refuses the first two).
+CACHE_FILE_LIMIT = 2**30
+HASHED_FILE_LIMIT = 2**26
 DEFAULT_DIRNAME = ".warplint_cache"
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -84,8 +90,7 @@ def _source_digest(paths: Iterable[str]) -> str | None:
     h = hashlib.blake2b(digest_size=16)
     for path in files:
         try:
-            with open(path, "rb") as fh:
-                h.update(path.encode() + b"\0" + fh.read() + b"\0")
+            h.update(path.encode() + b"\0" + read_regular(path, HASHED_FILE_LIMIT) + b"\0")
         except OSError:
             return None
     _SOURCE_DIGESTS[signature] = found = h.hexdigest()
@@ -270,8 +275,7 @@ def unseal(secret: bytes, kind: str, salt: str, data: bytes) -> memoryview | Non
 def _load_sealed(path: str, secret: bytes, kind: str, salt: str) -> tuple[dict | None, bool]:
     """(payload dict or None, whether a file was there). Unpickles only authenticated bytes."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_regular(path, CACHE_FILE_LIMIT)
     except FileNotFoundError:
         return None, False
     except OSError:
@@ -476,8 +480,7 @@ class ResultCache:
         assert isinstance(entry, dict)
         for path, expected in entry["externals"]:
             try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
+                data: bytes | None = read_regular(path, HASHED_FILE_LIMIT)
             except OSError:
                 data = None
             found = None if data is None else hashlib.blake2b(data, digest_size=16).hexdigest()
@@ -636,8 +639,7 @@ def _valid_result(entry: object) -> bool:
 
 def file_digest(path: str) -> str | None:
     try:
-        with open(path, "rb") as fh:
-            return hashlib.blake2b(fh.read(), digest_size=16).hexdigest()
+        return hashlib.blake2b(read_regular(path, HASHED_FILE_LIMIT), digest_size=16).hexdigest()
     except OSError:
         return None
 

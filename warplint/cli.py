@@ -588,6 +588,7 @@ def _add_noqa(session, diagnostics: list, err: TextIO) -> int:
     from .engine import decode
     from .noqa import add_noqa, ascii_compatible, write_atomically
     from .registry import FileError, UnusedNoqa
+    from .sources import read_regular, reread_limit
 
     by_file: dict[str, dict[int, set[str]]] = {}
     for d in diagnostics:
@@ -598,8 +599,7 @@ def _add_noqa(session, diagnostics: list, err: TextIO) -> int:
     for path, codes in sorted(by_file.items()):
         shown = shown_path(path)
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
+            data = read_regular(path, reread_limit(session.texts.get(os.path.abspath(path))))
             text = decode(data)
         except (OSError, UnicodeDecodeError, LookupError) as exc:
             err.write(f"warplint: error: {shown}: cannot read it again: {getattr(exc, 'strerror', None) or exc}\n")

@@ -11,7 +11,10 @@ from typing import Any
 
 from pathspec.util import lookup_pattern
 
+from .sources import read_regular
 from .warp_version import check_requested
+
+CONFIG_FILE_LIMIT = 2**22  # a pyproject.toml larger than this is not one warplint reads
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -195,8 +198,7 @@ def load_config(start: str, known_codes: set[str], explicit: str | None = None) 
 
 def _read_toml(path: str) -> dict:
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_regular(path, CONFIG_FILE_LIMIT)
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError:  # open() refuses a name holding a NUL byte

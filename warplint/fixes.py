@@ -271,11 +271,11 @@ def write_fixed(path: str, original: str, new: str) -> str | None:
     mode bits kept); None, or why it was not written (the file changed since it was read, ...)."""
     from .engine import decode
     from .noqa import write_atomically
+    from .sources import read_regular, reread_limit
 
     target = os.path.realpath(path)  # a symlink stays a symlink
     try:
-        with open(target, "rb") as fh:
-            data = fh.read()
+        data = read_regular(target, reread_limit(original))
     except OSError as exc:
         return f"cannot read it again: {exc.strerror or exc}"
     try:

@@ -29,27 +29,68 @@ def decode(data: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def read_source(path: str, limit: int) -> tuple[str | None, str | None]:
-    """(text, None) or (None, the one-line reason). Reads regular files only (opening a FIFO
-    would block, a device never end) and at most ``limit`` bytes of them."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        return None, f"cannot read file: {exc.strerror or exc}"
+class NotRegularFile(OSError):
+    """A FIFO, a device, a socket or a directory where a file was expected."""
+
+    def __init__(self) -> None:
+        super().__init__("not a regular file")
+
+
+class FileTooLarge(OSError):
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"the file is {_bytes(size)}, over the limit of {_bytes(limit)}")
+        self.size = size
+        self.limit = limit
+
+
+def read_regular(path: str, limit: int) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them: the one way warplint reads a file it
+    did not just write (sources, cache entries, config, artifacts). Opening a FIFO would block and a device
+    never ends, so the open does not block and anything but a regular file is refused. Raises ``OSError``
+    (``NotRegularFile``, ``FileTooLarge``, or what the system said)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         info = os.fstat(fd)
+        if _is_null_device(info):
+            return b""  # `--config /dev/null`: empty, as the null device reads
         if not stat.S_ISREG(info.st_mode):
-            return None, "cannot read file: not a regular file"
+            raise NotRegularFile()
         if info.st_size > limit:
-            return None, too_large(info.st_size, limit)
+            raise FileTooLarge(info.st_size, limit)
         with os.fdopen(fd, "rb", closefd=False) as fh:
             data = fh.read(limit + 1)
-    except OSError as exc:
-        return None, f"cannot read file: {exc.strerror or exc}"
     finally:
         os.close(fd)
     if len(data) > limit:  # it grew while we looked
-        return None, too_large(len(data), limit)
+        raise FileTooLarge(len(data), limit)
+    return data
+
+
+def reread_limit(text: str | None) -> int:
+    """The most bytes a file whose text was ``text`` can hold in any encoding it was decoded from: reading it
+    again to check it did not change needs no more (larger means changed)."""
+    return 4 * len(text or "") + 4096
+
+
+def _is_null_device(info: os.stat_result) -> bool:
+    """``info`` is the system's null device (the one ``os.devnull`` names), which reads as empty."""
+    if not stat.S_ISCHR(info.st_mode):
+        return False
+    try:
+        null = os.stat(os.devnull)
+    except OSError:
+        return False
+    return stat.S_ISCHR(null.st_mode) and null.st_rdev == info.st_rdev
+
+
+def read_source(path: str, limit: int) -> tuple[str | None, str | None]:
+    """(text, None) or (None, the one-line reason), through ``read_regular``."""
+    try:
+        data = read_regular(path, limit)
+    except FileTooLarge as exc:
+        return None, too_large(exc.size, limit)
+    except OSError as exc:
+        return None, f"cannot read file: {exc.strerror or exc}"
     try:
         return decode(data), None
     except (UnicodeDecodeError, LookupError) as exc:

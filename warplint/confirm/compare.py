@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, TextIO
 
+from warplint.sources import read_regular
+
 from .whatif import (
     INCONCLUSIVE,
     REGRESSED,
@@ -50,13 +52,14 @@ class Comparison:
                 "overlapped_builds": self.overlapped, "notes": self.notes}
 
 
+ARTIFACT_LIMIT = 2**28  # a --confirm artifact larger than this is refused, not read
+
 def load_artifact(path: str) -> list[Sample]:
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+        data = json.loads(read_regular(path, ARTIFACT_LIMIT).decode("utf-8"))
     except OSError as e:
         raise CompareError(f"cannot read {path}: {e.strerror or e}") from None
-    except ValueError as e:
+    except ValueError as e:  # not UTF-8 (UnicodeDecodeError), or not JSON
         raise CompareError(f"{path} is not JSON: {e}") from None
     if isinstance(data, dict) and isinstance(data.get("confirm"), dict):
         data = data["confirm"]

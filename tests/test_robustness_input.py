@@ -348,3 +348,12 @@ def test_a_script_under_a_home_with_a_marker_is_not_indexed_with_the_whole_home(
     indexed = ProjectScope(config).files_for(str(script))
     assert not [p for p in indexed if os.sep + "big" + os.sep in p], indexed
     assert str(script) in indexed
+
+
+@pytest.mark.parametrize("setting", ["max-file-size = 9223372036854775808", "file-memory = 100000000000000000000",
+                                     "file-timeout = 1e300"])
+def test_an_oversized_limit_is_a_config_error(tmp_path, run_cli, setting):
+    # once an internal error (OverflowError: an index-sized integer), or a timer no platform takes
+    (tmp_path / "pyproject.toml").write_text(f"[tool.warplint]\n{setting}\n")
+    (tmp_path / "bad.py").write_text(BAD)
+    assert_one_error(*run_cli("bad.py", cwd=tmp_path)[::2], "must be at most")

@@ -169,12 +169,14 @@ def _globs(key: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _positive(key: str, value: Any, kind: type) -> Any:
-    """A finite number > 0 (an int where ``kind`` is int)."""
+def _positive(key: str, value: Any, kind: type, most: int = 10**6) -> Any:
+    """A finite number > 0 and at most ``most`` (an int where ``kind`` is int)."""
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
     if not ok or (kind is int and not isinstance(value, int)):
         what = "a positive whole number" if kind is int else "a positive number"
         raise ConfigError(f"[tool.warplint] '{key}' must be {what}, got {value!r}")
+    if value > most:  # a size the system cannot index, a time no timer takes
+        raise ConfigError(f"[tool.warplint] '{key}' must be at most {most:,}, got {value!r}")
     return kind(value)
 
 
@@ -250,10 +252,11 @@ def parse_section(section: dict, root: str, source: str | None, known_codes: set
         if not isinstance(section["cache-dir"], str) or "\0" in section["cache-dir"]:
             raise ConfigError("[tool.warplint] 'cache-dir' must be a string (without NUL bytes)")
         kwargs["cache_dir"] = section["cache-dir"]
-    for key, attribute, kind in (("max-file-size", "max_file_size", int), ("file-timeout", "file_timeout", float),
-                                 ("file-memory", "file_memory", int)):
+    for key, attribute, kind, most in (("max-file-size", "max_file_size", int, 2**40),  # bytes
+                                       ("file-timeout", "file_timeout", float, 10**6),  # seconds
+                                       ("file-memory", "file_memory", int, 2**30)):  # MiB
         if key in section:
-            kwargs[attribute] = _positive(key, section[key], kind)
+            kwargs[attribute] = _positive(key, section[key], kind, most)
     if "force-exclude" in section:
         if not isinstance(section["force-exclude"], bool):
             raise ConfigError("[tool.warplint] 'force-exclude' must be true or false, got "

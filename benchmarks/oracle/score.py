@@ -99,6 +99,18 @@ class Tally:
                 "precision": (r / n) if n else None, "programs": c["programs"]}
 
 
+
+def _count(per_mech: Tally, per_axis: Tally, per_mech_axis: Tally, mech: str, keys: list[tuple[str, str]],
+           columns: tuple[str, str], hit: bool) -> None:
+    """One runtime label (columns truth/found) or finding (findings/right) in the three tables."""
+    total, hits = columns
+    per_mech.add(mech, total)
+    per_mech.add(mech, hits, int(hit))
+    for k in keys:
+        for table, key in ((per_axis, k), (per_mech_axis, (mech, *k))):
+            table.add(key, total)
+            table.add(key, hits, int(hit))
+
 def score_all(programs: list[Program], truths: dict[str, dict[str, Any]],
               findings: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """The whole table: per mechanism, per (axis, value), misses and false findings with their programs."""
@@ -139,24 +151,12 @@ def score_all(programs: list[Program], truths: dict[str, dict[str, Any]],
         for k in keys_axis:
             per_axis.add(k, "programs")
         for it in s["items"]:
-            per_mech.add(it["mech"], "truth")
-            per_mech.add(it["mech"], "found", int(it["found"]))
-            for k in keys_axis:
-                per_axis.add(k, "truth")
-                per_axis.add(k, "found", int(it["found"]))
-                per_mech_axis.add((it["mech"], *k), "truth")
-                per_mech_axis.add((it["mech"], *k), "found", int(it["found"]))
+            _count(per_mech, per_axis, per_mech_axis, it["mech"], keys_axis, ("truth", "found"), it["found"])
             if not it["found"]:
                 misses.append({"program": p.name, "digest": p.digest, "item": it, "mechanism": p.mechanism,
                                "variant": p.variant, "axes": p.axes})
         for f in s["findings"]:
-            per_mech.add(f["mech"], "findings")
-            per_mech.add(f["mech"], "right", int(f["right"]))
-            for k in keys_axis:
-                per_axis.add(k, "findings")
-                per_axis.add(k, "right", int(f["right"]))
-                per_mech_axis.add((f["mech"], *k), "findings")
-                per_mech_axis.add((f["mech"], *k), "right", int(f["right"]))
+            _count(per_mech, per_axis, per_mech_axis, f["mech"], keys_axis, ("findings", "right"), f["right"])
             if not f["right"]:
                 false.append({"program": p.name, "digest": p.digest, "finding": f, "mechanism": p.mechanism,
                               "variant": p.variant, "axes": p.axes})

@@ -145,18 +145,18 @@ class _Paths:
         return os.path.relpath(p, self.root).replace(os.sep, "/")
 
     def site(self, ev: dict | None) -> list | None:
-        s = (ev or {}).get("_site")
-        if not s:
-            return None
-        p = self.rel(s[0])
-        return [p, int(s[1]), int(s[1])] if p else None
+        return self._lines(ev, "_site", 1)
 
     def define(self, ev: dict | None) -> list | None:
-        d = (ev or {}).get("_define")
-        if not d:
+        return self._lines(ev, "_define", 2)
+
+    def _lines(self, ev: dict | None, key: str, last: int) -> list | None:
+        """[path, first line, last line] of an event's ``key`` ([path, line, ...]; its last line at ``last``)."""
+        found = (ev or {}).get(key)
+        if not found:
             return None
-        p = self.rel(d[0])
-        return [p, int(d[1]), int(d[2])] if p else None
+        p = self.rel(found[0])
+        return [p, int(found[1]), int(found[last])] if p else None
 
 
 def _uniq(ranges: list) -> list:

@@ -478,3 +478,62 @@ def test_wc302_verdict_follows_the_version(tmp_path):
     found = findings(root, "--select", "WC302", "--no-cache", "--warp-version", "1.12")
     assert [(f["line"], f["data"]["warp_version"], f["fix"]) for f in found] == [(3, "1.12.1", None)]
     assert "raises TypeError at import in Warp 1.12" in found[0]["message"]
+
+
+@pytest.mark.parametrize(("spec", "oldest"), [
+    (">=1.15", (1, 15, 0)),
+    (">1.15", (1, 15, 1)),
+    (">=1.15,<2", (1, 15, 0)),
+    ("~=1.16.2", (1, 16, 2)),
+    ("==1.17.*", (1, 17, 0)),
+    ("^1.14", (1, 14, 0)),  # Poetry: >=1.14,<2
+    ("~1.13", (1, 13, 0)),
+    ("<1.12", (1, 0, 0)),  # no lower bound: the oldest release there is
+    ("!=1.0.0,>=1.0", (1, 0, 1)),
+    (">=1.18,<1.16", None),  # nothing allowed
+])
+def test_oldest_release_a_requirement_allows(spec, oldest):
+    from warplint.warp_requirement import Requirement, parse_specifier
+
+    clauses = parse_specifier(spec)
+    assert clauses is not None
+    assert Requirement(clauses, spec).oldest_allowed() == oldest
+
+
+def test_unreadable_specifier_is_left_out():
+    from warplint.warp_requirement import parse_specifier
+
+    assert parse_specifier(">=1.15rc1") is None and parse_specifier("") == ()
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("pyproject.toml",
+     '[project]\nname = "x"\ndependencies = ["numpy", "warp-lang[extras]>=1.15 ; python_version>\'3\'"]\n'),
+    ("pyproject.toml", '[project]\nname = "x"\n[project.optional-dependencies]\ngpu = ["Warp_Lang>=1.15"]\n'),
+    ("pyproject.toml", '[tool.poetry.dependencies]\npython = "^3.10"\nwarp-lang = {version = "^1.15"}\n'),
+    ("setup.cfg", "[options]\ninstall_requires =\n    numpy\n    warp-lang >= 1.15, < 2\n"),
+    ("requirements.txt", "numpy>=1\nwarp-lang>=1.15  # the kernels need tiles\n"),
+])
+def test_declared_requirement_decides_when_nothing_is_installed(tmp_path, name, text):
+    (tmp_path / name).write_text(text)
+    env = warp_version.environment(str(tmp_path), environ={})
+    facts_ = warp_version.WarpEnvironment(requested=env.requested, tree=env.tree,
+                                          project_install=env.project_install, declared=env.declared).facts()
+    assert facts_.version == "1.15.0" and "allows" in facts_.source and name in facts_.source
+
+
+def test_declared_requirement_order(tmp_path):
+    (tmp_path / "requirements.txt").write_text("warp-lang>=1.14\n")
+    env = warp_version.environment(str(tmp_path), environ={})
+    assert env.own_install is not None and env.facts().version == "1.14.0"  # beats warplint's own 1.19
+    fake_venv(tmp_path, "1.17.0")
+    assert warp_version.environment(str(tmp_path), environ={}).facts().version == "1.17.0"  # the venv beats it
+    assert warp_version.environment(str(tmp_path), "1.16", environ={}).facts().version == "1.16.0"
+
+
+def test_declared_requirement_through_the_cli(tmp_path):
+    root = project(tmp_path, "import warp as wp\nwp.config.verbose = True\n")
+    found = findings(root, "--select", "WC105")  # warplint's own Warp (1.19) has no wp.config.verbose
+    assert len(found) == 1 and found[0]["data"]["warp_version"] == "1.19.0"
+    (root / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["warp-lang>=1.17,<2"]\n')
+    assert findings(root, "--select", "WC105") == []  # 1.17 has it; the cache must follow the requirement

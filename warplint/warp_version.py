@@ -8,8 +8,11 @@ In order (the first that answers wins):
    (or among the linted files as module ``warp.config``);
 4. the ``warp`` installed in the project's virtualenv (``.venv/`` or ``venv/`` at the project root, else
    ``$VIRTUAL_ENV``): ``warp_lang-*.dist-info/METADATA`` or ``warp/config.py``;
-5. the ``warp`` installed in warplint's own interpreter;
-6. else the newest known table.
+5. the project's declared requirement (``warp-lang>=1.15`` in pyproject.toml, setup.cfg or a requirements
+   file, see ``warp_requirement.py``): the oldest release it allows, since the project promises to work there;
+6. the ``warp`` installed in warplint's own interpreter (warplint's environment, not necessarily the project's:
+   it comes after what the project says);
+7. else the newest known table.
 
 A version with no table of its own (1.20, 1.9) gets the nearest known table, and ``WarpFacts.note`` says so.
 The tables are ``warplint/warp_versions_data.py``, generated from the released wheels.
@@ -25,6 +28,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .warp_requirement import declared_requirement
 from .warp_versions_data import CPU_PARALLEL_LOAD_FIXED_IN, TABLES
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?(?:[.+-]?[0-9A-Za-z.+-]*)?$")
@@ -238,18 +242,19 @@ class WarpEnvironment:
     requested: Found | None = None
     tree: Found | None = None
     project_install: Found | None = None
+    declared: Found | None = None
     own_install: Found | None = None
 
     def facts(self, linted_tree: Found | None = None) -> WarpFacts:
         """The facts for this environment; ``linted_tree`` is Warp's version when the linted files are Warp's."""
-        for found in (self.requested, self.tree, linted_tree, self.project_install, self.own_install):
+        for found in (self.requested, self.tree, linted_tree, self.project_install, self.declared, self.own_install):
             if found is not None:
                 return facts_for(found)
         return facts_for(None)
 
     def cache_key(self) -> str:
         """Everything besides the linted files that decides the facts (the results cache keys on it)."""
-        return repr((self.requested, self.tree, self.project_install, self.own_install))
+        return repr((self.requested, self.tree, self.project_install, self.declared, self.own_install))
 
 
 def environment(root: str | None, requested: str | None = None, requested_source: str | None = None,
@@ -262,8 +267,18 @@ def environment(root: str | None, requested: str | None = None, requested_source
         requested=asked,
         tree=warp_tree_version(root),
         project_install=project_venv_version(root, environ),
+        declared=declared_version(root),
         own_install=own_interpreter_version(),
     )
+
+
+def declared_version(root: str) -> Found | None:
+    """The oldest Warp the project's ``warp-lang`` requirement allows (None: none declared, or none allowed)."""
+    requirement = declared_requirement(root)
+    oldest = requirement.oldest_allowed() if requirement else None
+    if requirement is None or oldest is None:
+        return None
+    return Found(".".join(map(str, oldest)), f"the oldest Warp that {requirement.text} allows")
 
 
 def default_facts() -> WarpFacts:

@@ -137,6 +137,8 @@ def test_sarif_percent_encodes_the_name_bytes(undecodable_name, run_cli):
     ("text", "bad\\xff.py:2:1: WC501 [force-load-all-modules]"),
     ("concise", "bad\\xff.py:2:1: WC501 "),
     ("github", "::warning file=bad\\xff.py,line=2,col=1,"),
+    ("junit", '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="warplint" tests="1" failures="1" errors="0">\n'
+              '  <testsuite name="bad\\xff.py"'),
 ])
 def test_text_output_escapes_the_name_on_a_strict_stdout(undecodable_name, fmt, line):
     done = warplint(".", "--format", fmt, cwd=undecodable_name, env={"PYTHONIOENCODING": "utf-8:strict"})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -341,12 +342,84 @@ def write_github(diagnostics: list[Diagnostic], out: TextIO, root: str = ".", **
         out.write(f"::{level} {props}::{_gh_escape(d.message + _verdict(d))}\n")
 
 
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_text(text: str) -> str:
+    """``text`` with what XML 1.0 cannot hold (control characters, lone surrogates) replaced by U+FFFD."""
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def write_junit(diagnostics: list[Diagnostic], out: TextIO, root: str = ".", **_) -> None:
+    """JUnit XML, as ruff writes it: one test suite per file, one failing test case per finding (CI systems
+    show them as failed tests); a clean run is one passing case, so the report is never empty."""
+    from xml.etree import ElementTree as ET
+
+    base = repo_root(root)
+    by_file: dict[str, list[Diagnostic]] = {}
+    for d in diagnostics:
+        by_file.setdefault(_xml_text(shown_path(_repo_relative(d.path, base))), []).append(d)
+    count = str(len(diagnostics))
+    suites = ET.Element("testsuites", name="warplint", tests=count, failures=count, errors="0")
+    if not diagnostics:
+        suite = ET.SubElement(suites, "testsuite", name="warplint", tests="1", disabled="0", errors="0",
+                              failures="0", package="org.warplint")
+        ET.SubElement(suite, "testcase", name="warplint", classname="warplint")
+    for path, found in by_file.items():
+        n = str(len(found))
+        suite = ET.SubElement(suites, "testsuite", name=path, tests=n, disabled="0", errors="0", failures=n,
+                              package="org.warplint")
+        for d in found:
+            case = ET.SubElement(suite, "testcase", name=f"org.warplint.{d.code}", classname=path,
+                                 line=str(d.span.line), column=str(d.span.col + 1))
+            failure = ET.SubElement(case, "failure", message=_xml_text(d.message))
+            failure.text = _xml_text(f"line {d.span.line}, col {d.span.col + 1}, {d.code} {d.name}: {d.message}"
+                                     f"{_verdict(d)}")
+    ET.indent(suites)
+    out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+    out.write(ET.tostring(suites, encoding="unicode"))
+    out.write("\n")
+
+
+def write_gitlab(diagnostics: list[Diagnostic], out: TextIO, root: str = ".", **_) -> None:
+    """GitLab's Code Quality report (a JSON list). A finding's fingerprint hashes its code, file and message
+    and how many equal ones come before it, not its line: an edit above it keeps the finding the same one
+    in GitLab's merge-request diff."""
+    import hashlib
+
+    base = repo_root(root)
+    seen: dict[tuple[str, str, str], int] = {}
+    issues = []
+    for d in diagnostics:
+        path = shown_path(_repo_relative(d.path, base))
+        key = (d.code, path, d.message)
+        seen[key] = seen.get(key, -1) + 1
+        fingerprint = hashlib.sha256("\0".join([*key, str(seen[key])]).encode("utf-8", "surrogateescape"))
+        issues.append({
+            "description": f"{d.code} {d.message}",
+            "check_name": d.code,
+            "fingerprint": fingerprint.hexdigest(),
+            "severity": "major" if d.confidence == "high" else "minor",
+            "location": {
+                "path": path,
+                "positions": {
+                    "begin": {"line": d.span.line, "column": d.span.col + 1},
+                    "end": {"line": d.span.end_line, "column": d.span.end_col + 1},
+                },
+            },
+        })
+    json.dump(issues, out, indent=2)
+    out.write("\n")
+
+
 WRITERS: dict[str, Callable[..., None]] = {
     "text": write_text,
     "concise": write_concise,
     "json": write_json,
     "sarif": write_sarif,
     "github": write_github,
+    "junit": write_junit,
+    "gitlab": write_gitlab,
 }
 FORMATS = tuple(WRITERS)  # what --format takes
 # The formats people read: coloured, followed by the summary line (and --show-fixes, --confirm's summary), with

@@ -68,3 +68,25 @@ def test_junit_stays_well_formed_with_control_characters_in_a_message():
     write_junit([odd], out)
     case = ET.fromstring(out.getvalue().split("\n", 1)[1]).find("testsuite/testcase/failure")
     assert case is not None and case.get("message") == "module `m\ufffd\ufffd` \ufffd"
+
+
+def test_rule_url_is_absent_by_default_and_the_projects_template_when_set(tmp_path):
+    (tmp_path / "bad.py").write_text(BAD)
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\n")
+    assert {f["url"] for f in json.loads(warplint(tmp_path, "--format", "json").stdout)} == {None}
+    sarif = json.loads(warplint(tmp_path, "--format", "sarif").stdout)
+    assert not any("helpUri" in r for r in sarif["runs"][0]["tool"]["driver"]["rules"])
+    (tmp_path / "pyproject.toml").write_text('[tool.warplint]\nrule-url = "https://docs.example.org/{code}-{name}"\n')
+    assert {f["url"] for f in json.loads(warplint(tmp_path, "--format", "json").stdout)} == {
+        "https://docs.example.org/WC201-kernel-cache-cleared"}
+    sarif = json.loads(warplint(tmp_path, "--format", "sarif").stdout)
+    rules = {r["id"]: r for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["WC501"]["helpUri"] == "https://docs.example.org/WC501-force-load-all-modules"
+
+
+def test_bad_rule_url_is_a_one_line_config_error(tmp_path):
+    (tmp_path / "bad.py").write_text(BAD)
+    for bad in ('"docs/{code}.md"', '"https://example.org/rules"', "3"):
+        (tmp_path / "pyproject.toml").write_text(f"[tool.warplint]\nrule-url = {bad}\n")
+        result = warplint(tmp_path)
+        assert result.returncode == 2 and result.stderr.count("\n") == 1 and "rule-url" in result.stderr, bad

@@ -14,7 +14,6 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from warplint.registry import all_rules
-from warplint.report import rule_url
 from warplint.testing import split_example
 
 BAD = textwrap.dedent(
@@ -30,7 +29,7 @@ TIMEOUT = 20
 
 @pytest.fixture
 def workspace(tmp_path):
-    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\n")
+    (tmp_path / "pyproject.toml").write_text('[tool.warplint]\nrule-url = "https://example.org/warplint/{code}.html"\n')
     (tmp_path / "app.py").write_text(BAD)
     return tmp_path
 
@@ -133,7 +132,7 @@ async def test_open_publishes_cli_diagnostics_with_ranges(client: LanguageClient
     ]
     first = diagnostics[0]
     assert first.source == "warplint"
-    assert first.code_description.href == rule_url("WC501")
+    assert first.code_description.href == "https://example.org/warplint/WC501.html"  # the project's rule-url
     assert first.severity == types.DiagnosticSeverity.Warning  # WC501 is high confidence
     assert first.message.startswith("force_load() without modules=")
     # the same findings, positions and messages as the CLI
@@ -217,7 +216,8 @@ async def test_rule_examples_match_cli_and_code_actions_apply(client: LanguageCl
             ], rule.code
             severity = {"high": "Warning", "medium": "Information", "low": "Hint"}
             assert [d.severity.name for d in got] == [severity[e["confidence"]] for e in expected]
-            assert all(d.code_description.href == e["url"] for d, e in zip(got, expected, strict=True))
+            assert all((d.code_description and d.code_description.href) == e["url"] is None
+                       for d, e in zip(got, expected, strict=True))  # no rule-url here: no link anywhere
             for d, e in zip(got, expected, strict=True):
                 actions = await client.text_document_code_action_async(
                     types.CodeActionParams(

@@ -329,13 +329,14 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
 
             from .report import to_json_objects
 
-            json.dump({"findings": to_json_objects(diagnostics), "confirm": confirm_result.to_json()},
+            json.dump({"findings": to_json_objects(diagnostics, config.rule_url), "confirm": confirm_result.to_json()},
                       stream, indent=2, default=str)
             stream.write("\n")
         elif args.statistics:  # the table instead of the findings, as ruff
             write_statistics(diagnostics, stream, args.format, args.unsafe_fixes, palette)
         else:
-            WRITERS[args.format](diagnostics, stream, sources=source, root=config.root, palette=palette)
+            WRITERS[args.format](diagnostics, stream, sources=source, root=config.root, palette=palette,
+                                 rule_url_template=config.rule_url)
         if args.show_fixes:
             from . import fixes as _fixes
 

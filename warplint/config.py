@@ -29,7 +29,7 @@ class ConfigError(Exception):
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude", "confirm", "cache-dir",
     "max-file-size", "file-timeout", "file-memory", "report-deliberate",
-    "force-exclude", "warp-version",
+    "force-exclude", "warp-version", "rule-url",
 }
 # Bounds on the work one file may cost (see docs/robustness.md): larger files get one WC000.
 DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes
@@ -59,6 +59,7 @@ class Config:
     force_exclude: bool = False  # exclude patterns apply to paths named on the command line too (pre-commit)
     warp_version: str | None = None  # the Warp the project runs against, when given (warplint/warp_version.py)
     warp_version_source: str | None = None  # where it was given: "--warp-version", "warp-version in [tool.warplint]"
+    rule_url: str | None = None  # link template for a rule's docs ("{code}", "{name}"); None: no link
 
     def with_overrides(self, **changes: Any) -> Config:
         data = {**self.__dict__, **{k: v for k, v in changes.items() if v is not None}}
@@ -169,6 +170,15 @@ def _globs(key: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _rule_url(value: object) -> str:
+    """A ``rule-url`` template: an http(s) or file URL naming the rule by ``{code}`` or ``{name}``."""
+    if not isinstance(value, str) or not value.startswith(("https://", "http://", "file://")) \
+            or ("{code}" not in value and "{name}" not in value) or any(c.isspace() for c in value):
+        raise ConfigError("[tool.warplint] 'rule-url' must be a URL with {code} or {name} in it, such as "
+                          f"\"https://example.org/warplint/{{code}}.html\", got {value!r}")
+    return value
+
+
 def _positive(key: str, value: Any, kind: type, most: int = 10**6) -> Any:
     """A finite number > 0 and at most ``most`` (an int where ``kind`` is int)."""
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
@@ -273,6 +283,8 @@ def parse_section(section: dict, root: str, source: str | None, known_codes: set
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
         kwargs["warp_version_source"] = "warp-version in [tool.warplint]"
+    if "rule-url" in section:
+        kwargs["rule_url"] = _rule_url(section["rule-url"])
     if "confirm" in section:
         confirm = section["confirm"]
         if not isinstance(confirm, dict):

@@ -305,12 +305,13 @@ def create_server(debounce: float = DEBOUNCE_S):
 
         def to_lsp(self, document, d) -> Any:
             span = d.span
+            url = rule_url(d.code, self.config_for(d.path)[0].rule_url)
             return types.Diagnostic(
                 range=self.to_range(document, span.line, span.col, span.end_line, span.end_col),
                 message=d.message,
                 severity=getattr(types.DiagnosticSeverity, SEVERITY_BY_CONFIDENCE.get(d.confidence, "Information")),
                 code=d.code,
-                code_description=types.CodeDescription(href=rule_url(d.code)),
+                code_description=types.CodeDescription(href=url) if url else None,
                 source="warplint",
                 data={"name": d.name, "mechanism": d.mechanism, "confidence": d.confidence},
                 related_information=[self.to_related(r) for r in d.related] or None,

@@ -18,11 +18,15 @@ from .diagnostic import Diagnostic
 from .noqa import source_lines
 from .registry import all_rules
 
-DOCS_URL = "https://github.com/warplint/warplint/blob/main/docs/rules/{code}.md"
 
-
-def rule_url(code: str) -> str:
-    return DOCS_URL.format(code=code)
+def rule_url(code: str, template: str | None) -> str | None:
+    """The link to rule ``code``'s documentation: the project's ``rule-url`` template (``{code}`` and
+    ``{name}`` filled in), or None: warplint has no public documentation site, and a link that does not
+    resolve is worse than none (``warplint rule CODE`` prints the same text)."""
+    if template is None:
+        return None
+    rule = all_rules().get(code)
+    return template.replace("{code}", code).replace("{name}", rule.name if rule else code)
 
 
 def _name_bytes(path: str) -> bytes:
@@ -158,7 +162,7 @@ def write_text(diagnostics: list[Diagnostic], out: TextIO, sources: Callable[[st
         out.write("\n")
 
 
-def to_json_objects(diagnostics: Iterable[Diagnostic]) -> list[dict]:
+def to_json_objects(diagnostics: Iterable[Diagnostic], url_template: str | None = None) -> list[dict]:
     result = []
     for d in diagnostics:
         obj = {
@@ -172,7 +176,7 @@ def to_json_objects(diagnostics: Iterable[Diagnostic]) -> list[dict]:
             "mechanism": d.mechanism,
             "message": d.message,
             "confidence": d.confidence,
-            "url": rule_url(d.code),
+            "url": rule_url(d.code, url_template),
             "fix": None,
             "data": d.data,
             "related": [
@@ -200,8 +204,8 @@ def to_json_objects(diagnostics: Iterable[Diagnostic]) -> list[dict]:
     return result
 
 
-def write_json(diagnostics: list[Diagnostic], out: TextIO, **_) -> None:
-    json.dump(to_json_objects(diagnostics), out, indent=2, default=str)
+def write_json(diagnostics: list[Diagnostic], out: TextIO, rule_url_template: str | None = None, **_) -> None:
+    json.dump(to_json_objects(diagnostics, rule_url_template), out, indent=2, default=str)
     out.write("\n")
 
 
@@ -230,7 +234,7 @@ def _repo_relative(path: str, base: str) -> str:
     return rel.replace(os.sep, "/")
 
 
-def to_sarif(diagnostics: list[Diagnostic], root: str) -> dict:
+def to_sarif(diagnostics: list[Diagnostic], root: str, url_template: str | None = None) -> dict:
     """SARIF 2.1.0 for GitHub code scanning; locations are relative to the git work tree
     that contains ``root`` (``%SRCROOT%``)."""
     from pathlib import Path
@@ -245,7 +249,7 @@ def to_sarif(diagnostics: list[Diagnostic], root: str) -> dict:
             "name": r.name,
             "shortDescription": {"text": r.summary},
             "fullDescription": {"text": r.doc().split("\n\n")[0]},
-            "helpUri": rule_url(r.code),
+            **({"helpUri": url} if (url := rule_url(r.code, url_template)) else {}),
             "help": {"text": r.doc(), "markdown": r.doc()},
             "defaultConfiguration": {"level": sarif_level(r.confidence), "enabled": bool(r.default_enabled)},
             "properties": {"mechanism": r.mechanism, "confidence": r.confidence, "tags": ["performance", "warp"]},
@@ -317,8 +321,9 @@ def to_sarif(diagnostics: list[Diagnostic], root: str) -> dict:
     }
 
 
-def write_sarif(diagnostics: list[Diagnostic], out: TextIO, root: str = ".", **_) -> None:
-    json.dump(to_sarif(diagnostics, os.path.abspath(root)), out, indent=2, default=str)
+def write_sarif(diagnostics: list[Diagnostic], out: TextIO, root: str = ".", rule_url_template: str | None = None,
+                **_) -> None:
+    json.dump(to_sarif(diagnostics, os.path.abspath(root), rule_url_template), out, indent=2, default=str)
     out.write("\n")
 
 

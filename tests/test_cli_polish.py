@@ -278,6 +278,19 @@ def test_rule_by_code_or_name_with_suggestions(run_cli):
     assert code == 0 and out.startswith("# WC001 unused-noqa") and "opt-in" in out
 
 
+def test_rule_is_styled_on_a_terminal_and_markdown_when_piped(tmp_path):
+    piped = warplint("rule", "WC201", cwd=tmp_path)
+    assert piped.returncode == 0 and piped.stdout.startswith("# WC201 kernel-cache-cleared\n")
+    assert "```python" in piped.stdout and "`wp.clear_kernel_cache()`" in piped.stdout
+    code, shown = in_terminal(["rule", "WC201"], tmp_path)
+    assert code == 0 and shown.startswith("\x1b[1m\x1b[4mWC201 kernel-cache-cleared\x1b[0m")
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", shown).replace("\r\n", "\n")
+    assert "```" not in plain and "**" not in plain and "`" not in plain.split("Example")[0]
+    assert "\nWhy\n" in plain and "\n    import warp as wp\n" in plain  # headings and code blocks, unmarked
+    assert in_terminal(["rule", "WC201", "--format", "markdown"], tmp_path)[1].startswith("# WC201")
+    assert in_terminal(["rule", "WC201"], tmp_path, env={"NO_COLOR": "1"})[1].startswith("# WC201")
+
+
 # ---------------------------------------------------------------------- statistics
 def test_statistics_respect_the_format_and_the_output_file(tmp_path, run_cli):
     write(tmp_path, "bad.py", BAD + "wp.force_load(device='cpu')\nwp.clear_kernel_cache()\n")

@@ -147,7 +147,10 @@ def rule_command(argv: Sequence[str], out: TextIO) -> int:
     p = _Parser(prog="warplint rule", description="Show a rule's documentation.")
     p.add_argument("code", nargs="?", help="rule code or name, e.g. WC101 or kernel-joins-loaded-module")
     p.add_argument("--all", action="store_true", help="list every rule")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                   help="text: styled on a terminal, Markdown when piped (default); markdown: always Markdown")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="style the text on a terminal (auto: unless NO_COLOR is set)")
     args = p.parse_args(argv)
     rules = all_rules()
     if args.all:
@@ -171,10 +174,11 @@ def rule_command(argv: Sequence[str], out: TextIO) -> int:
         json.dump(_rule_json(rule), out, indent=2)
         out.write("\n")
     else:
-        from .docs import rule_markdown
+        from .docs import markdown_for_terminal, rule_markdown
 
-        out.write(rule_markdown(rule))
-        out.write(f"\nWarp facts used here: {_warp_facts_here()}\n")
+        text = rule_markdown(rule) + f"\nWarp facts used here: {_warp_facts_here()}\n"
+        styled = args.format == "text" and use_color(args.color, out)
+        out.write(markdown_for_terminal(text) if styled else text)
     return EXIT_CLEAN
 
 

@@ -29,6 +29,35 @@ def rule_markdown(rule: Rule) -> str:
     return "\n".join(parts)
 
 
+_BOLD, _UNDERLINE, _CODE, _DIM, _RESET = "\x1b[1m", "\x1b[4m", "\x1b[36m", "\x1b[2m", "\x1b[0m"
+
+
+def markdown_for_terminal(text: str) -> str:
+    """A rule's Markdown as a terminal shows it: headings bold (the first underlined) without their ``#``,
+    ``**strong**`` bold, ``code`` spans coloured without backticks, fenced blocks indented and dimmed
+    without their fences. Tables and lists stay as written: they read well as text."""
+    import re
+
+    def inline(line: str) -> str:
+        line = re.sub(r"\*\*(.+?)\*\*", lambda m: f"{_BOLD}{m.group(1)}{_RESET}", line)
+        return re.sub(r"`([^`]+)`", lambda m: f"{_CODE}{m.group(1)}{_RESET}", line)
+
+    out: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:
+            out.append(f"    {_DIM}{line}{_RESET}" if line else "")
+        elif heading := re.match(r"^(#{1,6})\s+(.*)$", line):
+            style = _BOLD + (_UNDERLINE if len(heading.group(1)) == 1 else "")
+            out.append(f"{style}{heading.group(2)}{_RESET}")
+        else:
+            out.append(inline(line))
+    return "\n".join(out) + "\n"
+
+
 def rules_index_markdown(rules) -> str:
     lines = [
         "# Rules\n",

@@ -20,6 +20,7 @@ import time
 
 from warplint.cli import COMMANDS
 from warplint.progress import ProgressBar
+from warplint.registry import all_rules
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BAD = "import warp as wp\nwp.force_load()\n"
@@ -276,6 +277,27 @@ def test_rule_by_code_or_name_with_suggestions(run_cli):
     assert code == 2 and "did you mean" not in err
     code, out, _ = run_cli("rule", "unused-noqa")
     assert code == 0 and out.startswith("# WC001 unused-noqa") and "opt-in" in out
+    shared = [r for r in all_rules().values() if r.name == "backward-never-used"]
+    if len(shared) > 1:  # a static rule and its runtime proof under one name: never silently one of them
+        code, out, err = run_cli("rule", "backward-never-used")
+        assert code == 2 and out == "" and all(f"`{r.code}`" in err for r in shared) and err.count("\n") == 1
+
+
+def test_mistyped_options_are_refused_with_a_suggestion_and_prefixes_are_not_options(run_cli):
+    for typed, meant in (("--stat", "--statistics"), ("--unsafe", "--unsafe-fixes"), ("--selec", "--select")):
+        code, out, err = run_cli(typed, ".")
+        assert code == 2 and out == "" and f"did you mean `{meant}`?" in err and err.count("\n") == 1, typed
+    code, _, err = run_cli("--no-such-flag-at-all", ".")
+    assert code == 2 and "did you mean" not in err
+
+
+def test_a_missing_path_is_no_passed_check(tmp_path, run_cli):
+    write(tmp_path, "bad.py", BAD)
+    code, out, err = run_cli("nope.py")
+    assert code == 2 and "All checks passed" not in out and out.endswith("Found 1 error.\n")
+    assert err == "warplint: error: nope.py: no such file or directory\n"
+    code, out, _ = run_cli("nope.py", "bad.py")
+    assert code == 2 and out.endswith("Found 1 finding and 1 error.\n")
 
 
 def test_rule_is_styled_on_a_terminal_and_markdown_when_piped(tmp_path):

@@ -15,7 +15,7 @@ import shutil
 import sys
 import time
 from collections.abc import Sequence
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 from . import __version__, interrupts
 from .config import Config, ConfigError, _positive, load_config, validate_selectors
@@ -34,7 +34,20 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)  # `--stat` is a typo, not --statistics (ruff takes no prefixes)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:  # one line, exit 2 (argparse would print usage too)
+        unknown = message.partition("unrecognized arguments: ")[2].split()
+        options = [o for action in self._actions for o in action.option_strings if o.startswith("--")]
+        for word in (w for w in unknown if w.startswith("--")):
+            import difflib
+
+            close = difflib.get_close_matches(word.partition("=")[0], options, n=1, cutoff=0.6)
+            if close:
+                message += f"; did you mean `{close[0]}`?"
+                break
         raise UsageError(message)
 
 
@@ -206,9 +219,12 @@ def find_rule(wanted: str, rules: dict) -> Rule:
     """The rule with code or kebab name ``wanted`` (any case; ``_`` for ``-`` too), else a
     usage error with the closest codes and names."""
     key = wanted.strip().lower().replace("_", "-")
-    for rule in rules.values():
-        if key in (rule.code.lower(), rule.name):
-            return rule
+    matches = [rule for rule in rules.values() if key in (rule.code.lower(), rule.name)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:  # a static rule and its runtime counterpart may share a name: the code decides
+        codes = " or ".join(f"`{r.code}`{' (runtime)' if r.runtime_only else ''}" for r in matches)
+        raise UsageError(f"{wanted!r} names {len(matches)} rules: give the code, {codes}")
     import difflib
 
     names = [r.code for r in rules.values()] + [r.name for r in rules.values()]
@@ -504,8 +520,12 @@ def summary_line(diagnostics: list, result, unsafe: bool) -> str:
     """ruff's last line: "All checks passed!", "Found 5 findings (2 fixable).", after --fix
     "Found 5 findings (3 fixed, 2 remaining)."."""
     fixed = getattr(result, "fixed", 0)
+    errors = len(getattr(result, "errors", ()) or ())
     if fixed:
         return f"Found {_plural(fixed + len(diagnostics), 'finding')} ({fixed} fixed, {len(diagnostics)} remaining)."
+    if errors:  # a path that could not be checked is no passed check (ruff counts it as an error too)
+        found = f"{_plural(len(diagnostics), 'finding')} and " if diagnostics else ""
+        return f"Found {found}{_plural(errors, 'error')}."
     if not diagnostics:
         return "All checks passed!"
     def fixable(with_unsafe: bool) -> int:

@@ -331,6 +331,23 @@ def test_statistics_respect_the_format_and_the_output_file(tmp_path, run_cli):
         assert "(use text, concise or json)" in err
 
 
+def test_statistics_mark_fixes_only_unsafe_fixes_apply(tmp_path, run_cli):
+    write(tmp_path, "k.py", "import warp as wp\ndef body(x: wp.array(dtype=float)):\n    x[0] = 1.0\n"
+                            "k = wp.kernel(body, module='solver', module_options={'max_unroll': 4})\n"
+                            "@wp.kernel(module_options={'fast_math': True})\ndef j(x: wp.array(dtype=float)):\n"
+                            "    x[0] = 1.0\n")
+    _, out, _ = run_cli("k.py", "--statistics", "--select", "WC302")
+    assert out.splitlines()[:2] == ["    2\tWC302\t[*] module-options-without-unique", "[*] fixable with `warplint --fix`"]
+    write(tmp_path, "k.py", "import warp as wp\ndef body(x: wp.array(dtype=float)):\n    x[0] = 1.0\n"
+                            "k = wp.kernel(body, module='solver', module_options={'max_unroll': 4})\n")
+    _, out, _ = run_cli("k.py", "--statistics", "--select", "WC302")
+    assert out.splitlines()[:2] == ["    1\tWC302\t[-] module-options-without-unique",
+                                    "[-] fixable with `warplint --fix --unsafe-fixes`"]
+    _, out, _ = run_cli("k.py", "--statistics", "--select", "WC302", "--unsafe-fixes")
+    assert out.splitlines()[:2] == ["    1\tWC302\t[*] module-options-without-unique",
+                                    "[*] fixable with `warplint --fix --unsafe-fixes`"]
+
+
 def test_formats_are_the_writers():
     from warplint.report import FORMATS, HUMAN_FORMATS, STATISTICS_FORMATS, WRITERS
 
@@ -482,3 +499,14 @@ def test_fix_removes_unused_noqa_codes(tmp_path, run_cli):
                                 "wp.load_module('a', device='cpu')  # explain\n"
                                 "wp.load_module('a', device='cpu')  # noqa: E501\n")
     assert run_cli("stale.py", "--extend-select", "WC001")[0] == 0
+
+
+def test_force_exclude_holds_for_the_stdin_filename(tmp_path):
+    write(tmp_path, "pyproject.toml", '[tool.warplint]\nextend-exclude = ["vendored/"]\n')
+    source = "import warp as wp\nwp.force_load()\n"
+    named = warplint("--stdin-filename", "vendored/a.py", "--format", "concise", "-", cwd=tmp_path, stdin=source)
+    assert named.returncode == 1 and named.stdout.startswith("vendored/a.py:2:1: WC501")  # as a path named
+    forced = warplint("--force-exclude", "--stdin-filename", "vendored/a.py", "-", cwd=tmp_path, stdin=source)
+    assert forced.returncode == 0 and "WC501" not in forced.stdout
+    fixed = warplint("--force-exclude", "--fix", "--stdin-filename", "vendored/a.py", "-", cwd=tmp_path, stdin=source)
+    assert fixed.returncode == 0 and fixed.stdout == source  # the code comes back as it was

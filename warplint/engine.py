@@ -612,7 +612,8 @@ class Session:
             files.append((path, text, error))
             targets.append(os.path.abspath(path))
         result.notes.extend(self.discovery.notes)
-        if stdin is not None:
+        if stdin is not None and not (self.config.force_exclude and self.discovery.excluded(stdin[0])):
+            # --force-exclude holds for the name stdin is checked as, as for a named path (ruff too)
             name, text = stdin
             files.append((name, text, None))
             targets.append(os.path.abspath(name))

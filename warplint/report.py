@@ -440,17 +440,19 @@ class RuleCount:
     name: str
     count: int
     fixable_count: int
+    unsafe_only_count: int = 0  # fixes only --unsafe-fixes applies (not counted in fixable_count without it)
 
 
 def statistics(diagnostics: list[Diagnostic], unsafe: bool = False) -> list[RuleCount]:
     """Findings per rule, most first; ``fixable_count``: those ``--fix`` (``--unsafe-fixes``
-    when ``unsafe``) would fix."""
+    when ``unsafe``) would fix; ``unsafe_only_count``: those only ``--unsafe-fixes`` would."""
     counts: dict[tuple[str, str], list[int]] = {}
     for d in diagnostics:
-        row = counts.setdefault((d.code, d.name), [0, 0])
+        row = counts.setdefault((d.code, d.name), [0, 0, 0])
         row[0] += 1
         row[1] += d.fix is not None and (unsafe or d.fix.is_safe)
-    rows = [RuleCount(code, name, n, fixable) for (code, name), (n, fixable) in counts.items()]
+        row[2] += d.fix is not None and not unsafe and not d.fix.is_safe
+    rows = [RuleCount(code, name, n, fixable, hidden) for (code, name), (n, fixable, hidden) in counts.items()]
     return sorted(rows, key=lambda r: (-r.count, r.code))
 
 
@@ -468,4 +470,9 @@ def write_statistics(diagnostics: list[Diagnostic], out: TextIO, output_format: 
         out.write("\n")
         return
     for r in rows:
-        out.write(f"{r.count:5d}\t{palette.paint(palette.code, r.code)}\t{'[*] ' if r.fixable_count else ''}{r.name}\n")
+        marker = "[*] " if r.fixable_count else "[-] " if r.unsafe_only_count else ""
+        out.write(f"{r.count:5d}\t{palette.paint(palette.code, r.code)}\t{marker}{r.name}\n")
+    if any(r.fixable_count for r in rows):
+        out.write(f"[*] fixable with `warplint --fix{' --unsafe-fixes' if unsafe else ''}`\n")
+    if any(r.unsafe_only_count and not r.fixable_count for r in rows):
+        out.write("[-] fixable with `warplint --fix --unsafe-fixes`\n")

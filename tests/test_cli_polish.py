@@ -337,7 +337,8 @@ def test_statistics_mark_fixes_only_unsafe_fixes_apply(tmp_path, run_cli):
                             "@wp.kernel(module_options={'fast_math': True})\ndef j(x: wp.array(dtype=float)):\n"
                             "    x[0] = 1.0\n")
     _, out, _ = run_cli("k.py", "--statistics", "--select", "WC302")
-    assert out.splitlines()[:2] == ["    2\tWC302\t[*] module-options-without-unique", "[*] fixable with `warplint --fix`"]
+    assert out.splitlines()[:2] == ["    2\tWC302\t[*] module-options-without-unique",
+                                    "[*] fixable with `warplint --fix`"]
     write(tmp_path, "k.py", "import warp as wp\ndef body(x: wp.array(dtype=float)):\n    x[0] = 1.0\n"
                             "k = wp.kernel(body, module='solver', module_options={'max_unroll': 4})\n")
     _, out, _ = run_cli("k.py", "--statistics", "--select", "WC302")

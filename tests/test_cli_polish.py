@@ -459,6 +459,34 @@ def test_progress_bar_is_rate_limited_and_erased():
     assert len(terminal.text) == size
 
 
+def test_progress_names_its_phase_and_the_time_left():
+    class Terminal:
+        text = ""
+
+        def write(self, text):
+            self.text += text
+
+        def flush(self):
+            pass
+
+    now = [0.0]
+    terminal = Terminal()
+    bar = ProgressBar(terminal, delay=1.0, interval=0.1, clock=lambda: now[0])  # type: ignore[arg-type]
+    for done in range(1, 40):
+        now[0] = done * 0.1  # 10 files a second: 400 files take 40 s
+        bar(done, 400)
+    now[0] = 5.0
+    bar(50, 400)
+    assert terminal.text.endswith(" 12% ~35 s left")  # 5 s for 50 files: 350 more take 35 s
+    now[0] += 0.2
+    bar(1, 50, "modelling files that import them")
+    # a new phase: named, and no time left until its own rate is known
+    assert re.search(r"\r\x1b\[Kwarplint: modelling files that import them 1/50 (\[\.+\] )?  2%$", terminal.text)
+    now[0] += 300
+    bar(10, 50, "modelling files that import them")
+    assert terminal.text.endswith(" 20% ~20 min left")
+
+
 def test_progress_line_on_a_terminal_only(tmp_path):
     body = "".join(f"\n@wp.kernel\ndef k{i}(a: wp.array(dtype=float)):\n    a[wp.tid()] = {i}.0\n" for i in range(300))
     for n in range(40):

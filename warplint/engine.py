@@ -334,7 +334,7 @@ class Session:
         self._external: dict[str, FileModel | None] = {}
         self.jobs = jobs if jobs is not None and jobs > 0 else default_jobs()
         self.budget = workers.Budget(config.file_timeout, config.file_memory)
-        self.progress: Callable[[int, int], None] | None = None  # (files modelled, of) as modelling goes on
+        self.progress: Callable[[int, int, str], None] | None = None  # (files modelled, of, phase) as it goes on
         self._cache: _cache.ModelCache | None = None
         self.configure_cache(cache, cache_dir)
 
@@ -385,11 +385,14 @@ class Session:
         if self._cache is not None:
             self._cache.save()
 
-    def _analyze_all(self, items: list[tuple[str, str, str, bool]]) -> list[FileModel]:
-        """``analyze`` with the cache in front and the worker pool behind."""
+    def _analyze_all(self, items: list[tuple[str, str, str, bool]], phase: str = "modelling files") -> list[FileModel]:
+        """``analyze`` with the cache in front and the worker pool behind; ``phase`` names the pass on the
+        progress line."""
         cache = self._cache
+        shown = self.progress
+        progress = (lambda done, total: shown(done, total, phase)) if shown is not None else None
         if cache is None:
-            return [model for model, _ in analyze_many(items, self.jobs, self.budget, self.progress)]
+            return [model for model, _ in analyze_many(items, self.jobs, self.budget, progress)]
         keys = [(os.path.abspath(path), _cache.digest(text)) for path, text, _, _ in items]
         models: list[FileModel | None] = [
             cache.get(absolute, key, item[0], item[2], item[3])
@@ -397,7 +400,7 @@ class Session:
         ]
         missing = [i for i, m in enumerate(models) if m is None]
         if missing:
-            fresh = analyze_many([items[i] for i in missing], self.jobs, self.budget, self.progress)
+            fresh = analyze_many([items[i] for i in missing], self.jobs, self.budget, progress)
             for i, (model, blob) in zip(missing, fresh, strict=True):
                 models[i] = model
                 cache.put(keys[i][0], keys[i][1], model, blob, noqa_signature(items[i][1]))
@@ -490,7 +493,7 @@ class Session:
                 chosen.append(absolute)
         items = [(self.models[a].path, self.texts.get(a, ""), self.models[a].module, self.models[a].is_package)
                  for a in chosen]
-        for absolute, model in zip(chosen, self._analyze_all(items), strict=True):
+        for absolute, model in zip(chosen, self._analyze_all(items, "modelling files that import them"), strict=True):
             self.models[absolute] = model
             self._project = None
 

@@ -173,9 +173,9 @@ def create_server(debounce: float = DEBOUNCE_S):
             from ``loop``, the server's event loop: this runs on the worker thread)."""
             session = self.session_for(*self.config_for(path))
 
-            def report(done: int, total: int) -> None:
+            def report(done: int, total: int, phase: str) -> None:
                 if token is not None and total:
-                    value = types.WorkDoneProgressReport(message=f"{done}/{total} files modelled",
+                    value = types.WorkDoneProgressReport(message=f"{phase} {done}/{total}",
                                                          percentage=min(100, done * 100 // total))
                     loop.call_soon_threadsafe(self.work_done_progress.report, token, value)
 

@@ -32,7 +32,9 @@ def erase_progress() -> None:
 
 
 class ProgressBar:
-    """``bar(done, total)`` after each file modelled; ``bar.close()`` at the end."""
+    """``bar(done, total, phase)`` after each file modelled; ``bar.close()`` at the end. A run models in
+    phases (the files named, then the files that import their Warp code): each phase is named on the line,
+    so a count that starts again is not the same count going backwards, and each has its own time left."""
 
     def __init__(self, stream: TextIO, delay: float = 1.0, interval: float = 0.1,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -42,9 +44,13 @@ class ProgressBar:
         self.delay = delay
         self.interval = interval
         self.drawn_at: float | None = None  # when the line was last drawn (None: not on screen)
+        self.phase: str | None = None
+        self.phase_started = self.started
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, done: int, total: int, phase: str = "modelling files") -> None:
         now = self.clock()
+        if phase != self.phase:  # the first phase began with the bar, a later one with its first report
+            self.phase, self.phase_started = phase, (now if self.phase is not None else self.started)
         if now - self.started < self.delay or total <= 0:
             return
         if self.drawn_at is not None and now - self.drawn_at < self.interval and done < total:
@@ -52,15 +58,23 @@ class ProgressBar:
         if self.drawn_at is None:
             _ON_SCREEN.append(self)
         self.drawn_at = now
-        self._write("\r\x1b[K" + self.line(done, total))
+        self._write("\r\x1b[K" + self.line(done, total, self.eta(done, total, now)))
 
-    def line(self, done: int, total: int) -> str:
-        label = f"warplint: modelling files {done}/{total} "
-        room = shutil.get_terminal_size((80, 24)).columns - len(label) - 8
+    def eta(self, done: int, total: int, now: float) -> float | None:
+        """Seconds left in this phase at its rate so far; None until the rate means something."""
+        spent = now - self.phase_started
+        if done <= 0 or done >= total or spent < 2.0:
+            return None
+        return spent / done * (total - done)
+
+    def line(self, done: int, total: int, left: float | None = None) -> str:
+        label = f"warplint: {self.phase or 'modelling files'} {done}/{total} "
+        tail = f" ~{_duration(left)} left" if left is not None else ""
+        room = shutil.get_terminal_size((80, 24)).columns - len(label) - 8 - len(tail)
         width = max(0, min(40, room))
         filled = width * done // total
         bar = f"[{'#' * filled}{'.' * (width - filled)}] " if width >= 10 else ""
-        return f"{label}{bar}{100 * done // total:3d}%"
+        return f"{label}{bar}{100 * done // total:3d}%{tail}"
 
     def close(self) -> None:
         """Erase the line, if it was drawn."""
@@ -75,3 +89,8 @@ class ProgressBar:
             self.stream.flush()
         except (OSError, ValueError):  # a terminal that went away must not end the run
             pass
+
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``3 min``: a time left, as precise as an estimate deserves."""
+    return f"{max(1, round(seconds))} s" if seconds < 90 else f"{round(seconds / 60)} min"

@@ -130,8 +130,12 @@ def test_block_dim_variants_point_at_the_odd_launch(profiled):
 def test_fragmented_modules_found_and_main_left_out(profiled):
     (d,) = by_code(profiled, "WC910")
     assert d.data["modules"] == ["frag_a", "frag_b", "frag_c"]  # __main__ is built at two block_dims
-    assert d.line == mark("profile_demo.py", "frag")
-    assert len(d.related) == 2 and d.confirm["cost_ms"] > 0
+    # at the kernel definitions to merge (the fix goes there), the other definitions and the builds related
+    assert d.line == mark("profile_demo.py", "def_frag") and d.confirm["cost_ms"] > 0
+    related = [(r.path, r.span.line, r.message) for r in d.related]
+    assert sum("defined here" in m for _, _, m in related) == 2
+    assert ("profile_demo.py", mark("profile_demo.py", "frag")) in {(p, ln) for p, ln, _ in related}
+    assert 'module="frag_a"' in d.data["edit"] and "fill_b" in d.data["edit"] and d.fix is None
     # name, mechanism and confidence are the rule file's (rules/wc910_fragmented_modules_built.py)
     assert (d.name, d.mechanism, d.confidence) == ("fragmented-modules-built", "CS-4", "medium")
 
@@ -140,6 +144,12 @@ def test_backward_never_used_is_found(profiled):
     (d,) = by_code(profiled, "WC907")
     assert d.data["module"] == "__main__" and d.data["adjoint_bytes"] > 16 * 1024
     assert "no wp.Tape recorded a launch" in d.message
+    # at the module's first kernel definition, where the option goes; the builds (launch lines) are related
+    assert (d.path, d.line) == ("profile_demo.py", mark("profile_demo.py", "def_smooth"))
+    assert ("profile_demo.py", mark("profile_demo.py", "bd_odd")) in {(r.path, r.span.line) for r in d.related}
+    assert d.data["edit"] == 'insert before this line: wp.set_module_options({"enable_backward": False})'
+    (edit,) = d.fix.edits
+    assert not d.fix.is_safe and edit.span.line == d.line and edit.text.startswith("wp.set_module_options(")
 
 
 def test_no_cuda_only_findings_on_cpu(profiled):
@@ -178,7 +188,12 @@ def test_serial_builds_bound_from_recorded_events(profiled):
     assert d.data["best_wall_ms"] == pytest.approx(ms[-1]) and d.data["largest_ms"] == d.data["best_wall_ms"]
     assert d.data["upper_speedup"] == pytest.approx(sum(ms) / ms[-1], abs=0.001)
     assert d.confirm["cost_ms"] == pytest.approx(sum(ms) - ms[-1], abs=0.1)
-    assert len(d.related) == 4
+    # the preload goes after the imports and after the kernel definitions of the modules it loads
+    assert (d.path, d.line) == ("profile_demo.py", mark("profile_demo.py", "defs_end"))
+    assert len([r for r in d.related if "built here" in r.message]) == 5
+    (edit,) = d.fix.edits
+    assert edit.text.startswith('wp.force_load(device="cuda:0", modules=[wp.get_module("__main__"), ')
+    assert 'wp.get_module("frag_c")], block_dim=1, max_workers=4)' in edit.text
 
 
 def test_overlapping_builds_are_not_serial(profiled):
@@ -205,10 +220,11 @@ def _with_ltos(events):
                           codegen_ms=main["ms"] * 0.05)
     pid = main["pid"]
     site = [os.path.join(PROGRAMS, "profile_demo.py"), mark("profile_demo.py", "frag")]
+    tile_call = [os.path.join(PROGRAMS, "profile_demo.py"), mark("profile_demo.py", "smooth") + 3]
     extra = [
         {"ev": "lto", "key": f"k{n}", "symbol": f"gemm_{n}", "module": "__main__", "built": True,
          "ms": main["ms"] * 0.2, "build_ms": main["ms"] * 0.2, "pid": pid, "seq": main["seq"] - 1 - n,
-         "t": main["t"] - 0.01}
+         "t": main["t"] - 0.01, "call": tile_call}
         for n in range(3)
     ]
     extra.append({"ev": "clear_cache", "fn": "clear_lto_cache", "site": site, "noop": False, "pid": pid,
@@ -223,6 +239,9 @@ def test_link_dominated_build_and_lto_rebuilt_after_clear(profiled):
     r = rejudge(profiled, [], cold=edited(cold, _with_ltos))
     (link,) = by_code(r, "WC906")
     assert link.data["module"] == "__main__" and link.data["lto_built"] == 3 and link.confirm["cost_ms"] > 0
+    # at the line whose code generation built the LTOs (the recorder's `call`), the build related
+    assert link.line == mark("profile_demo.py", "smooth") + 3 and "enable_mathdx_gemm" in link.data["edit"]
+    assert ("profile_demo.py", mark("profile_demo.py", "bd_main")) in {(r.path, r.span.line) for r in link.related}
     (again,) = by_code(r, "WC908")
     assert again.line == mark("profile_demo.py", "frag") and again.confirm["cost_ms"] == 1200.0
     assert again.data == {"ltos": ["k0"], "modules": ["frag_a"]}

@@ -11,7 +11,7 @@ import warp as wp
 wp.config.enable_cpu_blocks = True
 
 
-@wp.kernel
+@wp.kernel  # MARK:def_smooth
 def smooth(a: wp.array(dtype=float), b: wp.array(dtype=float)):  # MARK:smooth
     i = wp.tid()
     x = a[i]
@@ -20,7 +20,7 @@ def smooth(a: wp.array(dtype=float), b: wp.array(dtype=float)):  # MARK:smooth
     b[i] = x
 
 
-@wp.kernel(module="frag_a", enable_backward=False)
+@wp.kernel(module="frag_a", enable_backward=False)  # MARK:def_frag
 def fill_a(a: wp.array(dtype=float)):
     a[wp.tid()] = 1.0
 
@@ -35,7 +35,7 @@ def fill_c(a: wp.array(dtype=float)):
     a[wp.tid()] = 3.0
 
 
-a = wp.full(16, 0.5, dtype=float, device="cpu")
+a = wp.full(16, 0.5, dtype=float, device="cpu")  # MARK:defs_end
 b = wp.zeros(16, dtype=float, device="cpu")
 for _ in range(3):
     wp.launch(smooth, dim=16, inputs=[a, b], device="cpu", block_dim=1)  # MARK:bd_main

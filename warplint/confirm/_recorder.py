@@ -360,6 +360,7 @@ class _Recorder:
                 module = getattr(getattr(builder, "module", None), "name", None)
                 rec.emit(
                     "lto",
+                    call=_codegen_line(warp),
                     key=hashlib.sha256(str(lto_symbol).encode()).hexdigest()[:16],
                     symbol=str(lto_symbol)[:120],
                     module=module,
@@ -578,9 +579,13 @@ class _Recorder:
         out = []
         try:
             for k in list(module._live_kernels)[:200]:
-                code = getattr(getattr(k, "func", None), "__code__", None)
+                func = getattr(k, "func", None)
+                code = getattr(func, "__code__", None)
                 if code is not None:
-                    out.append([code.co_filename, code.co_firstlineno, k.key])
+                    # qualname (a factory's kernel has "<locals>" in it) and the Python module the function
+                    # lives in (Warp's default module for a kernel): where an option call for it must go
+                    out.append([code.co_filename, code.co_firstlineno, k.key,
+                                getattr(func, "__qualname__", None), getattr(func, "__module__", None)])
         except Exception:
             pass
         return out
@@ -655,6 +660,7 @@ class _Recorder:
                 config=cfg,
                 kernels=self._kernel_sites(module),
                 site=self.user_site(3),
+                test=os.environ.get("PYTEST_CURRENT_TEST"),  # "nodeid (setup|call|teardown)" under pytest
             )
         except Exception as e:
             self.fail("load", e)
@@ -888,6 +894,22 @@ class _Recorder:
 
         _stand_in(__setattr__, orig)
         cls.__setattr__ = __setattr__  # type: ignore[method-assign]  # the hook itself: warp's _ConfigModule
+
+
+def _codegen_line(warp):
+    """The user line Warp's code generation is at (the innermost ``Adjoint`` on the stack: the kernel or
+    wp.func whose call needs this LTO), as Warp itself reports it in its error messages."""
+    try:
+        adjoint = warp._src.codegen.Adjoint
+        f = sys._getframe(1)
+        while f is not None:
+            for v in f.f_locals.values():
+                if isinstance(v, adjoint) and getattr(v, "lineno", None) is not None and v.fun_lineno:
+                    return [v.filename, int(v.lineno) + int(v.fun_lineno)]
+            f = f.f_back
+    except Exception:
+        pass
+    return None
 
 
 def _dims(dim):

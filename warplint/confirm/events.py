@@ -178,6 +178,9 @@ class RunData:
             site = ev.get("site")
             if site:
                 ev["_site"] = (self.norm(site[0]), int(site[1]))
+            call = ev.get("call")
+            if call:
+                ev["_call"] = (self.norm(call[0]), int(call[1]))
             d = ev.get("define")
             if d:
                 ev["_define"] = (self.norm(d[0]), int(d[1]), int(d[2]))

@@ -12,7 +12,8 @@ from warplint.diagnostic import Diagnostic, Related, Span
 from warplint.registry import all_rules
 from warplint.rule import Rule
 
-from .costs import CostFinding, SiteNote, cost_findings
+from .costs import SiteNote, cost_findings
+from .edits import placement
 from .events import SNAPSHOT_OPTIONS, Rebuild, RunData, is_warp_module, norm_path, short
 from .profile import Profile
 
@@ -563,14 +564,21 @@ class Judge:
             if c.code != "WC909" and c.event_ids & self.explained:
                 continue  # a static finding on the same cause was confirmed with these loads (serial builds
                 # are about scheduling, which no static finding on a load explains)
-            d = self._diag(c.site, c.code, c.message, c.data, c.evidence, c.cost_ms, related=self._related(c))
+            place = placement(c, self.profile, self.cwd)
+            site, notes, data, fix, message = c.site, c.related, c.data, None, c.message
+            if place is not None:  # the finding goes where its fix goes; the builds and launches are evidence
+                site, notes, fix = place.site, place.related, place.fix
+                data = {**c.data, "edit": place.edit}
+                message = f"{message} Edit here: {place.edit}."
+            d = self._diag(site, c.code, message, data, c.evidence, c.cost_ms, related=self._related(notes))
             if d:
+                d.fix = fix
                 out.append(d)
         return out
 
-    def _related(self, c: CostFinding) -> tuple[Related, ...]:
+    def _related(self, notes: list[SiteNote]) -> tuple[Related, ...]:
         out = []
-        for note in c.related:
+        for note in notes:
             s: SiteNote = note
             if s.site and s.site[0] and not str(s.site[0]).startswith("<"):
                 out.append(Related(_rel(s.site[0], self.cwd), Span(int(s.site[1]), 0, int(s.site[1]), 0), s.note))

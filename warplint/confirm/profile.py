@@ -39,6 +39,8 @@ class IdentityCost:
     site: tuple | None = None
     seq: int = 0
     event_id: int = 0  # id() of its load event, which the judge marks when a static finding explains it
+    kernel_sites: list[list] = field(default_factory=list)  # [file, first line, key, qualname, Python module]
+    test: str | None = None  # the pytest node id and phase that triggered the build ("nodeid (call)")
 
     @property
     def adjoint_share(self) -> float | None:
@@ -56,7 +58,7 @@ class IdentityCost:
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
-        del out["event_id"]
+        del out["event_id"], out["kernel_sites"]
         out["adjoint_share"] = None if self.adjoint_share is None else round(self.adjoint_share, 4)
         out["site"] = list(self.site) if self.site else None
         return out
@@ -127,6 +129,8 @@ class Profile:
                     site=ev.get("_site"),
                     seq=int(ev.get("seq") or 0),
                     event_id=id(ev),
+                    kernel_sites=[list(k) for k in ev.get("kernels") or ()],
+                    test=ev.get("test"),
                 )
             )
 

@@ -472,3 +472,74 @@ def test_launch_shapes_that_vary_share_one_entry_after_the_cap(tmp_path):
     topo = RunData.from_events("cold", p.events, str(tmp_path)).topology()
     assert len(topo) == 33 and sum(c.launches for c in topo.values()) == 59
     assert [c.launches for s, c in topo.items() if s.dim == ("varies",)] == [59 - 32]
+
+
+# -- the HTML report, in a real headless browser -------------------------------------------------------
+
+
+def _browser() -> str:
+    """Chromium from Debian's packages; .ci/run installs it (`apt-get install chromium`) when it is missing."""
+    import shutil
+
+    found = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)),
+                 None)
+    assert found, "the report test needs Chromium: apt-get install -y chromium (.ci/run does this)"
+    return found
+
+
+def _in_browser(page, *args: str) -> subprocess.CompletedProcess:
+    cmd = [_browser(), "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1100,1400", *args,
+           page.as_uri()]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True)
+
+
+def test_html_report_renders_and_shows_the_artifacts_numbers(profiled, tmp_path):
+    from html.parser import HTMLParser
+
+    from warplint.confirm.report import write_report
+
+    artifact = json.loads(json.dumps(profiled.to_json(), default=repr))
+    artifact["what_if"] = [{"what_if": "enable_backward=False", "verdict": "improved", "saving_s": 3.25,
+                            "band_s": 0.4}]  # the what-if bars: one measured candidate (values given here)
+    page = tmp_path / "report.html"
+    write_report(str(page), artifact)
+    assert "http://" not in page.read_text().replace('xmlns="http://www.w3.org/2000/svg"', "")  # offline
+    dom = _in_browser(page, "--dump-dom").stdout  # the DOM after the page's load event ran
+
+    class Values(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.found: list[dict] = []
+            self.body: dict = {}
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if tag == "body":
+                self.body = a
+            a["tag"] = tag
+            self.found.append(a)
+
+    v = Values()
+    v.feed(dom)
+    rects = [a for a in v.found if a["tag"] == "rect"]
+    assert rects and int(v.body["data-rendered-bars"]) == len(rects)  # laid out: every bar has a width
+    ids = identities(profiled)
+    builds = [a for a in v.found if a["tag"] == "g" and a.get("class") == "build"]
+    assert sorted(float(b["data-ms"]) for b in builds) == sorted(i["ms"] for i in ids)
+    for i in ids:  # each part of each bar is the JSON's number
+        for part in ("native_ms", "codegen_ms", "other_ms"):
+            if i[part]:
+                assert any(r.get("data-part") == part and float(r["data-value"]) == i[part] for r in rects), (i, part)
+    kpi = {a["data-key"]: a["data-value"] for a in v.found if a.get("data-key")}
+    assert float(kpi["cold_wall_s"]) == profiled.summary["cold_wall_s"]
+    assert float(kpi["compile_elapsed_s"]) == profiled.summary["compile_elapsed_s"]
+    costs = sorted(float(a["data-value"]) for a in v.found if a.get("class") == "num" and "data-value" in a)
+    want = sorted(float((d.confirm or {}).get("cost_ms") or 0.0) for d in profiled.runtime_findings)
+    assert costs == want
+    (bar,) = [r for r in rects if r.get("data-value") == "3.25"]
+    (band,) = [r for r in rects if r.get("data-band") == "0.4"]
+    assert bar and band
+    assert f"{ids[0]['ms'] / 1000:.2f} s" in dom  # the seconds printed beside the bar
+    shot = tmp_path / "report.png"
+    _in_browser(page, f"--screenshot={shot}")
+    assert shot.stat().st_size > 20_000  # a page with text and bars, not a blank one

@@ -140,6 +140,7 @@ def run_confirm(
     what_if: Sequence[str] = (),
     samples: int = 1,
     what_if_jobs: int = 1,
+    report: str | None = None,
 ) -> ConfirmResult:
     """Run ``command`` cold then warm on private caches and annotate ``diagnostics`` in place.
 
@@ -216,6 +217,10 @@ def run_confirm(
             with open(os.path.join(keep_artifacts, name), "w", encoding="utf-8") as fh:
                 json.dump({"version": ARTIFACT_VERSION, "command": list(command), "what_if": spec, "failed": None,
                            "summary": {"samples": samples_json}}, fh, indent=2, default=repr)
+    if report:
+        from .report import write_report
+
+        write_report(report, json.loads(json.dumps(result.to_json(), default=repr)))
     return result
 
 

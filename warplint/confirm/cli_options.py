@@ -22,6 +22,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="with --confirm: cold+warm samples per side (3 or more for a noise band; default 1)")
     p.add_argument("--what-if-jobs", type=int, default=None, metavar="N",
                    help="with --what-if: measure N candidates at once (default 1; more is faster, noisier)")
+    p.add_argument("--report", default=None, metavar="FILE.html",
+                   help="with --confirm: write the cold run's timeline, the ranked findings and the what-if "
+                        "savings as one self-contained HTML page")
 
 
 def options_of(args: Any) -> dict[str, Any]:
@@ -44,4 +47,7 @@ def options_of(args: Any) -> dict[str, Any]:
         if jobs < 1:
             raise ProfilingOptionError(f"--what-if-jobs must be at least 1, got {jobs}")
         out["what_if_jobs"] = jobs
+    report = getattr(args, "report", None)
+    if report is not None:
+        out["report"] = report
     return out

@@ -115,6 +115,9 @@ class Workspace:
         env = dict(os.environ)
         if base:
             env.update(base)
+        # the test warplint itself runs in (when it runs under pytest) is not the program's: a pytest program
+        # sets its own, and the recorder attributes builds to it
+        env.pop("PYTEST_CURRENT_TEST", None)
         env["WARP_CACHE_PATH"] = self.warp_cache
         env["CUDA_CACHE_PATH"] = self.cuda_cache
         env["PYTHONPYCACHEPREFIX"] = self.pycache

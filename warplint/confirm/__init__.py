@@ -13,6 +13,7 @@ import dataclasses
 import json
 import math
 import os
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 from warplint.diagnostic import Diagnostic
 
 from .events import RunData, short
+from .fixcopy import prepare
 from .judge import CONFIRMED, INCONCLUSIVE, NOT_EXERCISED, NOT_REPRODUCED, Finding, Judge, runtime_rules
 from .profile import Profile, render_profile
 from .runner import CannotRun, PassResult, Workspace, run_pass
@@ -190,15 +192,24 @@ def run_confirm(
         if auto:
             clears = any(not c.get("internal") for c in RunData.from_events("cold", cold_p.events, cwd).clears)
             codes = {d.code for d in result.runtime_findings}
-            for w, why in auto_candidates(result.summary.get("profile") or {}, codes, clears):
+            groups = [list(d.data.get("modules") or ()) for d in result.runtime_findings if d.code == "WC910"]
+            for w, why in auto_candidates(result.summary.get("profile") or {}, codes, clears, groups):
                 have = next((t for t in todo if t[0] == w), None)
                 if have is None:
                     todo.append((w, [why]))
                 else:
                     have[1].append(why)
         beside: list[Sample] = []
-        whatifs = run_candidates(command, baseline, todo, cwd=cwd, timeout=timeout, env=env, samples=samples,
-                                 jobs=what_if_jobs, echo=echo, beside_out=beside)
+        with tempfile.TemporaryDirectory(prefix="warplint-fixes-") as copies:
+            workdirs = {}
+            for n, (w, _) in enumerate(todo):
+                if w.fixes is not None:  # the real code change, in a private copy of the project
+                    dest = os.path.join(copies, str(n))
+                    os.makedirs(dest)
+                    workdirs[w.spec] = prepare(list(result.diagnostics) + list(result.runtime_findings), w.fixes,
+                                               cwd, list(command), dest)
+            whatifs = run_candidates(command, baseline, todo, cwd=cwd, timeout=timeout, env=env, samples=samples,
+                                     jobs=what_if_jobs, echo=echo, beside_out=beside, workdirs=workdirs)
         result.what_if = [r.to_json() for r in whatifs]
         if beside:
             result.summary["baseline_beside_samples"] = [s.to_json() for s in beside]
@@ -227,7 +238,22 @@ def run_confirm(
 # what-if changes that remove the cost of a mechanism, so a measured saving becomes the finding's cost
 _FIX_FOR = {"CS-10": ("enable_backward=False",), "CS-2": ("no-clear-cache", "no-clear-lto-cache",
                                                            "no-clear-kernel-cache"),
-            "CS-13": ("parallel-preload",), "CS-7": ("enable_mathdx_gemm=False",)}
+            "CS-13": ("parallel-preload",), "CS-7": ("enable_mathdx_gemm=False",), "CS-4": ()}
+
+
+def _fixes_for(d: Diagnostic, specs: Sequence[str]) -> list[str]:
+    """The measured what-ifs that remove this finding's cost: the harness switch of its mechanism, the real
+    code change of its fix (``fixes:CODE`` naming it, or ``fixes`` when its fix is safe), a module merge of its
+    modules."""
+    out = list(_FIX_FOR.get((d.mechanism or "").upper(), ()))
+    for spec in specs:
+        if d.fix is not None and ((spec == "fixes" and d.fix.is_safe) or
+                                  (spec.startswith("fixes:") and d.code in spec.partition(":")[2].split(","))):
+            out.insert(0, spec)
+        mods = (d.data or {}).get("modules")
+        if spec.startswith("merge-modules:") and mods and set(spec.partition(":")[2].split(",")) == set(mods):
+            out.insert(0, spec)
+    return out
 
 
 def _credit_measured_savings(result: ConfirmResult) -> None:
@@ -237,7 +263,7 @@ def _credit_measured_savings(result: ConfirmResult) -> None:
         c = d.confirm or {}
         if c.get("verdict") != CONFIRMED:
             continue
-        for spec in _FIX_FOR.get((d.mechanism or "").upper(), ()):
+        for spec in _fixes_for(d, list(improved)):
             r = improved.get(spec)
             if r is None:
                 continue

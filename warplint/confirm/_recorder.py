@@ -698,7 +698,11 @@ class _Recorder:
         orig = Kernel.__init__
         rec = self
 
+        merge = list(rec.whatif.get("merge_modules") or ())
+
         def __init__(self, *args, **kwargs):
+            if len(merge) > 1:
+                args, kwargs = rec._merged(ctx, merge, args, kwargs)
             orig(self, *args, **kwargs)
             try:
                 m = self.module
@@ -731,6 +735,23 @@ class _Recorder:
 
         _stand_in(__init__, orig)
         Kernel.__init__ = __init__
+
+    def _merged(self, ctx, merge, args, kwargs):
+        """What-if merge-modules: a kernel of one of the modules ``merge[1:]`` joins module ``merge[0]``."""
+        try:
+            func = args[0] if args else kwargs.get("func")
+            module = args[2] if len(args) > 2 else kwargs.get("module")
+            name = getattr(module, "name", None) if module is not None else getattr(func, "__module__", None)
+            if name in merge[1:]:
+                target = ctx.get_module(merge[0])
+                if len(args) > 2:
+                    args = (*args[:2], target, *args[3:])
+                else:
+                    kwargs = dict(kwargs, module=target)
+                self.emit("whatif", action="merge_modules", module=name, into=merge[0])
+        except Exception as e:
+            self.fail("merge_modules", e)
+        return args, kwargs
 
     def _hook_overload(self, warp, ctx):
         Kernel = ctx.Kernel
@@ -901,7 +922,7 @@ def _codegen_line(warp):
     wp.func whose call needs this LTO), as Warp itself reports it in its error messages."""
     try:
         adjoint = warp._src.codegen.Adjoint
-        f = sys._getframe(1)
+        f: FrameType | None = sys._getframe(1)
         while f is not None:
             for v in f.f_locals.values():
                 if isinstance(v, adjoint) and getattr(v, "lineno", None) is not None and v.fun_lineno:
@@ -1115,6 +1136,8 @@ def _install_line_probes(rec, lines_file):
 def _main():
     if not _EVENTS_PATH:
         return
+    import time
+
     rec = _Recorder(_EVENTS_PATH)
     globals()["_RECORDER"] = rec
     probes = None
@@ -1126,6 +1149,7 @@ def _main():
         rec.fail("lines", e)
     rec.emit(
         "start",
+        wall=round(time.time() - (time.perf_counter() - rec.t0), 6),  # the epoch of t = 0 (aligns processes)
         argv=list(sys.argv),
         python=sys.version.split()[0],
         executable=sys.executable,

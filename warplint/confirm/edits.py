@@ -77,7 +77,7 @@ def _top_level_statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
 
 def _kernel_sites(ids: list[IdentityCost], cwd: str) -> list[tuple[str, int, str, str | None, str | None]]:
     """(path, first line, key, qualname, Python module) of every kernel of these identities, in line order."""
-    seen = {}
+    seen: dict[tuple[str, int], tuple[str, int, str, str | None, str | None]] = {}
     for i in ids:
         for k in i.kernel_sites:
             path = norm_path(k[0], cwd)
@@ -168,9 +168,9 @@ def _serial(c: CostFinding, profile: Profile, cwd: str) -> Placement | None:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             after = max(after, node.end_lineno or node.lineno)
     for path, line, *_ in _kernel_sites(c.loads, cwd):
-        node = _top_level_statement_at(tree, line) if path == entry else None
-        if node is not None:
-            after = max(after, node.end_lineno or node.lineno)
+        defined = _top_level_statement_at(tree, line) if path == entry else None
+        if defined is not None:
+            after = max(after, defined.end_lineno or defined.lineno)
     if after == 0 or after >= line_of_use:
         return None
     by_target: dict[tuple, list[str]] = {}

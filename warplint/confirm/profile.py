@@ -88,6 +88,9 @@ class Profile:
             for shape, count in self.topology.items()
             if shape.adjoint or (count.taped or 0) > 0
         }
+        # each process counts time from its own start: shift every process onto the first one's clock
+        walls = {ev.get("pid"): float(ev["wall"]) for ev in run.events if ev.get("ev") == "start" and ev.get("wall")}
+        first = min(walls.values(), default=0.0)
         self.identities: list[IdentityCost] = []
         for ev in run.loads:
             if is_warp_module(ev.get("module")):
@@ -102,7 +105,7 @@ class Profile:
             other = None
             if phases:
                 other = round(max(ms - (native or 0.0) - (lto or 0.0) - (codegen or 0.0), 0.0), 3)
-            t_end = float(ev.get("t") or 0.0)
+            t_end = float(ev.get("t") or 0.0) + (walls.get(ev.get("pid"), first) - first)
             self.identities.append(
                 IdentityCost(
                     module=str(ev.get("module")),
@@ -183,8 +186,22 @@ class Profile:
             first[key] = ev
         return out
 
+    def tests(self) -> list[dict[str, Any]]:
+        """Under pytest: each test (node id) and phase (setup / call / teardown) that triggered builds, with the
+        builds' seconds, most first."""
+        by: dict[tuple[str, str], list[IdentityCost]] = {}
+        for i in self.compiled():
+            if i.test:
+                node, _, phase = i.test.rpartition(" (")
+                by.setdefault((node or i.test, phase.rstrip(")") if node else ""), []).append(i)
+        rows = [{"test": node, "phase": phase, "builds": len(ids), "ms": round(sum(i.ms for i in ids), 3),
+                 "modules": sorted({i.module for i in ids}), "pids": sorted({str(i.pid) for i in ids})}
+                for (node, phase), ids in by.items()]
+        return sorted(rows, key=lambda r: (-r["ms"], r["test"]))
+
     def to_json(self) -> dict[str, Any]:
         return {
+            "tests": self.tests(),
             "totals": self.totals(),
             "identities": [i.to_json() for i in self.ranked()],
             "ltos": [
@@ -242,4 +259,15 @@ def render_profile(profile_json: dict[str, Any], *, compile_elapsed_s: float | N
         out.append(row if len(row) <= width else row[: width - 3] + "...")
     if len(ids) > max_rows:
         out.append(f"    ... {len(ids) - max_rows} more identities (JSON: confirm.summary.profile)")
+    tests = profile_json.get("tests") or []
+    if tests:
+        workers = {p for t in tests for p in t.get("pids") or ()}
+        out.append(f"  tests by build seconds ({len(tests)} test phase(s) built modules"
+                   + (f", in {len(workers)} processes" if len(workers) > 1 else "") + "):")
+        for t in tests[:max_rows]:
+            row = (f"    {_s(t['ms']):>6} s {t['builds']:>3} build(s)  {t['test']} ({t['phase']}): "
+                   + ", ".join(t["modules"]))
+            out.append(row if len(row) <= width else row[: width - 3] + "...")
+        if len(tests) > max_rows:
+            out.append(f"    ... {len(tests) - max_rows} more (JSON: confirm.summary.profile.tests)")
     return out

@@ -84,11 +84,12 @@ def timeline_svg(identities: list[dict[str, Any]]) -> str:
         x = LABEL_W + t * scale
         out.append(f'<line x1="{x:.1f}" y1="0" x2="{x:.1f}" y2="{axis_y}" class="grid"/>')
         out.append(f'<text x="{x:.1f}" y="{axis_y + 14}" class="tick">{t:g} s</text>')
-    for n, (label, i) in enumerate(rows):
+    for n, (label, row) in enumerate(rows):
         y = n * ROW_H + 4
-        if i is None:
+        if row is None:
             out.append(f'<text x="4" y="{y + 14}" class="group" data-test="{_e(label)}">{_e(label)}</text>')
             continue
+        i = row
         out.append(f'<g class="build" data-module="{_e(i.get("module"))}" data-hash="{_e(i.get("hash"))}" '
                    f'data-ms="{i.get("ms")}">')
         out.append(f'<text x="{LABEL_W - 6}" y="{y + 14}" class="label">{_e(label)}</text>')
@@ -147,15 +148,6 @@ def _findings(artifact: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _tests(identities: list[dict[str, Any]]) -> list[tuple[str, float, int]]:
-    """(test node id and phase, seconds of builds, builds), most seconds first."""
-    by: dict[str, list[float]] = {}
-    for i in identities:
-        if i.get("test") and i.get("status") == "compiled":
-            by.setdefault(str(i["test"]), []).append(float(i.get("ms") or 0.0))
-    return sorted(((t, sum(v), len(v)) for t, v in by.items()), key=lambda r: -r[1])
-
-
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}
@@ -196,12 +188,14 @@ def render_html(artifact: dict[str, Any]) -> str:
                f"started: rows that follow each other like a staircase were built one after another. "
                f"Bars: {_e(parts)}.</p>")
     out.append(timeline_svg(ids))
-    tests = _tests(ids)
+    tests = profile.get("tests") or []
     if tests:
-        out.append("<h2>Tests by build seconds</h2><table><tr><th>test (phase)</th><th>builds</th><th>s</th></tr>")
-        for t, ms, n in tests:
-            out.append(f'<tr class="test"><td>{_e(t)}</td><td class="num">{n}</td>'
-                       f'<td class="num" data-value="{round(ms, 3)}">{_s(ms)}</td></tr>')
+        out.append("<h2>Tests by build seconds</h2><table><tr><th>test</th><th>phase</th><th>builds</th><th>s</th>"
+                   "<th>modules</th></tr>")
+        for t in tests:
+            out.append(f'<tr class="test"><td>{_e(t["test"])}</td><td>{_e(t["phase"])}</td>'
+                       f'<td class="num">{t["builds"]}</td><td class="num" data-value="{t["ms"]}">{_s(t["ms"])}</td>'
+                       f'<td>{_e(", ".join(t["modules"]))}</td></tr>')
         out.append("</table>")
     rows = _findings(artifact)
     out.append("<h2>Findings, most expensive first</h2>")

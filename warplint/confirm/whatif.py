@@ -16,6 +16,7 @@ changed the workload: no saving is claimed for it.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import os
 import re
@@ -55,6 +56,12 @@ class WhatIf:
     module_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     noop_clears: tuple[str, ...] = ()
     preload: bool = False
+    merge: tuple[str, ...] = ()  # merge-modules: the kernels of merge[1:] join module merge[0]
+    fixes: tuple[str, ...] | None = None  # fixes: () = warplint's safe fixes; codes = every fix of those codes
+
+    def renames(self) -> dict[str, str] | None:
+        """The module each merged module's kernels run in under this change."""
+        return dict.fromkeys(self.merge[1:], self.merge[0]) if self.merge else None
 
     def harness(self, baseline: Sample | None) -> dict[str, Any]:
         """The JSON the recorder reads (``WARPLINT_CONFIRM_WHATIF``)."""
@@ -68,6 +75,8 @@ class WhatIf:
         if self.preload and baseline is not None:
             out["preload"] = baseline.preload_plan()
             out["preload_workers"] = max(2, min(16, len(out["preload"])))
+        if self.merge:
+            out["merge_modules"] = list(self.merge)
         return out
 
 
@@ -90,6 +99,18 @@ def parse_whatif(text: str) -> WhatIf:
         return WhatIf(spec, noop_clears=("clear_kernel_cache",))
     if spec == "parallel-preload":
         return WhatIf(spec, preload=True)
+    if spec == "fixes":
+        return WhatIf(spec, fixes=())
+    if spec.startswith("fixes:"):
+        codes = tuple(c.strip().upper() for c in spec.partition(":")[2].split(",") if c.strip())
+        if not codes or not all(re.match(r"^WC\d{3}$", c) for c in codes):
+            raise WhatIfError(f"--what-if {spec!r}: expected fixes or fixes:CODE[,CODE] (e.g. fixes:WC907)")
+        return WhatIf(spec, fixes=codes)
+    if spec.startswith("merge-modules:"):
+        names = tuple(n.strip() for n in spec.partition(":")[2].split(",") if n.strip())
+        if len(names) < 2 or len(set(names)) != len(names):
+            raise WhatIfError(f"--what-if {spec!r}: expected merge-modules:A,B[,C] (two or more module names)")
+        return WhatIf(spec, merge=names)
     if spec.startswith("module-options:"):
         _, _, rest = spec.partition(":")
         module, sep, assigns = rest.rpartition(":")
@@ -110,7 +131,8 @@ def parse_whatif(text: str) -> WhatIf:
         return WhatIf(spec, config=((name, _literal(value.strip())),))
     raise WhatIfError(
         f"--what-if {spec!r} is not a change warplint can apply: use NAME=VALUE (a wp.config value, e.g. "
-        "enable_backward=False), no-clear-cache, module-options:MODULE:key=value, parallel-preload or auto"
+        "enable_backward=False), no-clear-cache, module-options:MODULE:key=value, parallel-preload, "
+        "merge-modules:A,B, fixes[:CODE,...] or auto"
     )
 
 
@@ -285,15 +307,23 @@ class Metric:
         }
 
 
-def _shapes(sample: Sample) -> dict[LaunchShape, int | None]:
+def _shapes(sample: Sample, renames: dict[str, str] | None = None) -> dict[LaunchShape, int | None]:
     out: dict[LaunchShape, int | None] = {}
     for row in sample.topology:
-        out[LaunchShape.of(row)] = row.get("launches")
+        shape = LaunchShape.of(row)
+        if renames and shape.module in renames:
+            shape = dataclasses.replace(shape, module=renames[shape.module])
+        count, have = row.get("launches"), out.get(shape)
+        if shape in out:  # two modules merged: one shape, the launches of both
+            count = None if count is None or have is None else have + count
+        out[shape] = count
     return out
 
 
-def workload_difference(baseline: list[Sample], candidate: list[Sample]) -> tuple[bool, list[str]]:
-    """(same workload?, what differs or why a part was not compared)."""
+def workload_difference(baseline: list[Sample], candidate: list[Sample],
+                        renames: dict[str, str] | None = None) -> tuple[bool, list[str]]:
+    """(same workload?, what differs or why a part was not compared). ``renames``: modules the candidate
+    merged into another (their kernels' launches count as the target module's)."""
     notes: list[str] = []
     same = True
     bad = next((s.failed for s in candidate if s.failed), None)
@@ -302,7 +332,7 @@ def workload_difference(baseline: list[Sample], candidate: list[Sample]) -> tupl
     bad = next((s.failed for s in baseline if s.failed), None)
     if bad:  # a failed run's walls are no measure of the workload (a warm run that exits at once)
         return False, [f"the baseline run failed: {bad}"]
-    base, cand = _shapes(baseline[0]), _shapes(candidate[0])
+    base, cand = _shapes(baseline[0], renames), _shapes(candidate[0])
     if not base and not cand:
         notes.append("no launch was recorded: topology not compared")
     elif set(base) != set(cand):
@@ -389,8 +419,8 @@ def primary_metric(baseline: list[Sample]) -> str:
 
 
 def judge_whatif(spec: str, baseline: list[Sample], candidate: list[Sample], note: str | None = None,
-                 reasons: list[str] | None = None) -> WhatIfResult:
-    same, notes = workload_difference(baseline, candidate)
+                 reasons: list[str] | None = None, renames: dict[str, str] | None = None) -> WhatIfResult:
+    same, notes = workload_difference(baseline, candidate, renames)
     metrics = metrics_of(baseline, candidate)
     primary: str | None = primary_metric(baseline)
     if primary not in metrics:
@@ -416,8 +446,10 @@ def not_applicable(spec: str, why: str, reasons: list[str] | None = None) -> Wha
 # -- auto ------------------------------------------------------------------------------------------
 
 
-def auto_candidates(profile_json: dict[str, Any], runtime_codes: set[str], clears: bool) -> list[tuple[WhatIf, str]]:
-    """The changes the baseline's evidence suggests, each with its reason."""
+def auto_candidates(profile_json: dict[str, Any], runtime_codes: set[str], clears: bool,
+                    merge_groups: Sequence[Sequence[str]] = ()) -> list[tuple[WhatIf, str]]:
+    """The changes the baseline's evidence suggests, each with its reason (``merge_groups``: modules always
+    loaded together, with the same options, device and block_dim)."""
     out: list[tuple[WhatIf, str]] = []
     ids = profile_json.get("identities") or []
     compiled = [i for i in ids if i.get("status") == "compiled"]
@@ -430,6 +462,10 @@ def auto_candidates(profile_json: dict[str, Any], runtime_codes: set[str], clear
         out.append((parse_whatif("no-clear-cache"), "clear_kernel_cache/clear_lto_cache ran"))
     if "WC909" in runtime_codes:
         out.append((parse_whatif("parallel-preload"), "independent CUDA modules built serially"))
+    for group in merge_groups:
+        if len(group) > 1:
+            out.append((parse_whatif("merge-modules:" + ",".join(group)),
+                        "one-kernel modules with the same options built separately"))
     return out
 
 
@@ -439,38 +475,51 @@ def auto_candidates(profile_json: dict[str, Any], runtime_codes: set[str], clear
 def run_candidates(command: list[str], baseline: list[Sample], whatifs: list[tuple[WhatIf, list[str]]], *,
                    cwd: str, timeout: float, env: dict[str, str] | None, samples: int, jobs: int = 1,
                    echo: Callable[[str], None] | None = None,
-                   beside_out: list[Sample] | None = None) -> list[WhatIfResult]:
+                   beside_out: list[Sample] | None = None,
+                   workdirs: dict[str, tuple[str | None, list[str], str]] | None = None) -> list[WhatIfResult]:
     """Measure each candidate (``jobs`` > 1: that many at once, each in its own worker process; the
-    baseline measured beside them is appended to ``beside_out``)."""
-    todo: list[tuple[WhatIf, list[str], dict[str, Any]]] = []
+    baseline measured beside them is appended to ``beside_out``). ``workdirs``: for a candidate that is a
+    code change, (the private copy of the project to run in, or None when nothing could be applied; the command
+    there; what was applied, or why not)."""
+    todo: list[tuple[WhatIf, list[str], dict[str, Any], str, list[str]]] = []
     results: dict[str, WhatIfResult] = {}
+    notes: dict[str, str] = {}
     cuda = bool(baseline[0].plan) if baseline else False
     for w, reasons in whatifs:
         if w.preload and not cuda:
             results[w.spec] = not_applicable(w.spec, "CUDA only: the baseline built no module on a CUDA device",
                                              reasons)
             continue
-        todo.append((w, reasons, w.harness(baseline[0] if baseline else None)))
+        where, there = cwd, command
+        if w.fixes is not None:
+            copy, there, what = (workdirs or {}).get(w.spec, (None, command, "no private copy was made"))
+            if copy is None:
+                results[w.spec] = not_applicable(w.spec, what, reasons)
+                continue
+            where, notes[w.spec] = copy, what
+        todo.append((w, reasons, w.harness(baseline[0] if baseline else None), where, there))
     if jobs <= 1 or len(todo) <= 1:
-        for w, reasons, harness in todo:
-            cand = measure(command, cwd=cwd, timeout=timeout, env=env, samples=samples, whatif=harness, echo=echo)
-            results[w.spec] = judge_whatif(w.spec, baseline, cand, reasons=reasons)
+        for w, reasons, harness, where, there in todo:
+            cand = measure(there, cwd=where, timeout=timeout, env=env, samples=samples, whatif=harness, echo=echo)
+            results[w.spec] = judge_whatif(w.spec, baseline, cand, reasons=reasons, note=notes.get(w.spec),
+                                           renames=w.renames())
     else:
         # Builds running at once slow each other down: the baseline is measured again beside the candidates
         # (first in the queue, so in the first wave), and they are judged against that, not the lone run.
-        measured = _parallel(command, [{}] + [h for _, _, h in todo], cwd=cwd, timeout=timeout, env=env,
-                             samples=samples, jobs=jobs)
+        measured = _parallel([({}, cwd, command)] + [(h, c, t) for _, _, h, c, t in todo], timeout=timeout,
+                             env=env, samples=samples, jobs=jobs)
         beside = measured[0] if not isinstance(measured[0], str) else baseline
         if beside_out is not None and beside is not baseline:
             beside_out.extend(beside)
         note = (f"measured {min(jobs, len(todo) + 1)} at once, against the baseline measured beside them"
                 if beside is not baseline else "measured in parallel; the baseline beside them failed: against "
                 "the baseline run alone")
-        for (w, reasons, _), got in zip(todo, measured[1:], strict=True):
+        for (w, reasons, *_), got in zip(todo, measured[1:], strict=True):
             if isinstance(got, str):
                 results[w.spec] = WhatIfResult(w.spec, FAILED, None, {}, None, [], [], got, None, reasons)
             else:
-                results[w.spec] = judge_whatif(w.spec, beside, got, note=note, reasons=reasons)
+                both = f"{notes[w.spec]}; {note}" if w.spec in notes else note
+                results[w.spec] = judge_whatif(w.spec, beside, got, note=both, reasons=reasons, renames=w.renames())
     for w, _ in whatifs:
         r = results[w.spec]
         if w.module_options and r.samples and "module_options" not in r.samples[0].applied:
@@ -478,11 +527,15 @@ def run_candidates(command: list[str], baseline: list[Sample], whatifs: list[tup
             results[w.spec] = not_applicable(
                 w.spec, f"module {names} never loaded in the candidate run, so nothing was applied (a script's "
                 "module is __main__ at run time)", r.reasons)
+        if w.merge and r.samples and "merge_modules" not in r.samples[0].applied:
+            results[w.spec] = not_applicable(
+                w.spec, f"no kernel of {', '.join(w.merge[1:])} was created in the candidate run, so nothing was "
+                "merged", r.reasons)
     ordered = [results[w.spec] for w, _ in whatifs]
     return sorted(ordered, key=lambda r: (r.saving_s is None, -(r.saving_s or 0.0)))
 
 
-def _parallel(command: list[str], harnesses: list[dict[str, Any]], *, cwd: str, timeout: float,
+def _parallel(harnesses: list[tuple[dict[str, Any], str, list[str]]], *, timeout: float,
               env: dict[str, str] | None, samples: int, jobs: int) -> list[list[Sample] | str]:
     """Each candidate in its own ``python -m warplint.confirm.whatif`` worker: a worker owns its program's
     process tree (the runner's subreaper and sweep are per process)."""
@@ -497,11 +550,11 @@ def _parallel(command: list[str], harnesses: list[dict[str, Any]], *, cwd: str, 
         try:
             while pending or running:
                 while pending and len(running) < jobs:
-                    n, harness = pending.pop(0)
+                    n, (harness, cwd, there) = pending.pop(0)
                     spec_path = os.path.join(tmp, f"spec{n}.json")
                     result_path = os.path.join(tmp, f"result{n}.json")
                     with open(spec_path, "w", encoding="utf-8") as fh:
-                        json.dump({"command": command, "cwd": cwd, "timeout": timeout, "env": env,
+                        json.dump({"command": there, "cwd": cwd, "timeout": timeout, "env": env,
                                    "samples": samples, "whatif": harness}, fh)
                     proc = subprocess.Popen([sys.executable, "-m", "warplint.confirm.whatif", spec_path, result_path],
                                             env=worker_env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -547,7 +600,7 @@ def render_whatifs(results: list[dict[str, Any]], width: int = 100) -> list[str]
     """"change -> measured saving (noise band) -> workload same/changed", one line each, best first."""
     if not results:
         return []
-    out = ["  what-if (cold re-runs, harness-applied):"]
+    out = ["  what-if (cold re-runs; switches applied by the harness, fixes in a private copy):"]
     for r in results:
         metric = r.get("primary_metric")
         m = (r.get("metrics") or {}).get(metric or "") or {}

@@ -107,3 +107,28 @@ def test_pytest_builds_attributed_to_tests_with_xdist(tmp_path):
     assert "tests by build seconds" in text and "suite_kernels.py::test_double (setup): suite_fixture" in text
     page = render_html(r.to_json())
     assert page.count('class="group"') == 4 and 'data-test="suite_kernels.py::test_scale[1] (call)"' in page
+
+
+def test_backward_fix_names_a_module_given_by_name():
+    """A kernel placed in a module by name gets module="name" in the inserted call (Warp resolves a bare
+    set_module_options() to the caller's own module, which is not that one)."""
+    from types import SimpleNamespace
+
+    from warplint.confirm.costs import CostFinding
+    from warplint.confirm.edits import placement
+    from warplint.confirm.profile import IdentityCost
+
+    path = os.path.join(PROGRAMS, "gpu_tile_gemm.py")
+    line = mark("gpu_tile_gemm.py", "def_gemm_a")
+    ident = IdentityCost("gemm_a", "cuda:0", 64, "ab" * 16, "compiled", 1000.0, 100.0, 800.0, 3, 0, 50.0, 50.0,
+                         None, None, True, ["gemm_a"], False, 0.0, 1.0, 1,
+                         kernel_sites=[[path, line, "gemm_a", "gemm_a", "__main__"]])
+    profile = SimpleNamespace(run=SimpleNamespace(set_options=[]), topology={})
+    c = CostFinding("WC907", None, "m", "e", None, {"module": "gemm_a"}, [], [ident])
+    place = placement(c, profile, PROGRAMS)  # type: ignore[arg-type]
+    assert place is not None and place.site == (path, line) and place.fix is not None
+    (edit,) = place.fix.edits
+    assert edit.text.startswith('wp.set_module_options({"enable_backward": False}, module="gemm_a")')
+    # the same kernel said to be in a module its decorator does not name: text only, no fix
+    c.data["module"] = ident.module = "other"
+    assert placement(c, profile, PROGRAMS).fix is None  # type: ignore[arg-type, union-attr]

@@ -14,7 +14,7 @@ THREADS = 64
 DEVICE = os.environ.get("WARPLINT_DEMO_DEVICE", "cuda:0")
 
 
-@wp.kernel(module="gemm_a")
+@wp.kernel(module="gemm_a")  # MARK:def_gemm_a
 def gemm_a(A: wp.array2d(dtype=float), B: wp.array2d(dtype=float), C: wp.array2d(dtype=float)):
     i, j = wp.tid()
     acc = wp.tile_zeros(shape=(TILE, TILE), dtype=float)

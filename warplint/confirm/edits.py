@@ -75,6 +75,15 @@ def _top_level_statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
     return None
 
 
+def _names_module(node: ast.stmt, module: str) -> bool:
+    """Does this definition's decorator name its module with this string (``@wp.kernel(module="name")``)?"""
+    for d in getattr(node, "decorator_list", ()):
+        for kw in getattr(d, "keywords", ()) if isinstance(d, ast.Call) else ():
+            if kw.arg == "module" and isinstance(kw.value, ast.Constant) and kw.value.value == module:
+                return True
+    return False
+
+
 def _kernel_sites(ids: list[IdentityCost], cwd: str) -> list[tuple[str, int, str, str | None, str | None]]:
     """(path, first line, key, qualname, Python module) of every kernel of these identities, in line order."""
     seen: dict[tuple[str, int], tuple[str, int, str, str | None, str | None]] = {}
@@ -119,12 +128,15 @@ def _backward(c: CostFinding, profile: Profile, cwd: str) -> Placement | None:
     per_kernel = f"pass enable_backward=False to the kernel decorator of {names}"
     tree = _tree(path)
     alias = warp_alias(tree) if tree is not None else None
-    top = tree is not None and _top_level_statement_at(tree, line) is not None
-    # the file's own module (set_module_options() with no module resolves the caller's module, as Warp does)
-    own = pymodule == module and "<locals>" not in str(qualname or "")
-    if alias is None or not top or not own:
+    node = _top_level_statement_at(tree, line) if tree is not None else None
+    # set_module_options() with no module resolves the caller's module, as Warp does: the file's own module;
+    # a kernel placed in a module by name (@wp.kernel(module="name")) gets module="name"
+    target = "" if pymodule == module else f', module="{module}"'
+    if target and not (node is not None and _names_module(node, str(module))):
+        node = None
+    if alias is None or node is None or "<locals>" in str(qualname or ""):
         return Placement((path, line), per_kernel, related=_evidence(c, profile))
-    text = f'{alias}.set_module_options({{"enable_backward": False}})\n\n\n'
+    text = f'{alias}.set_module_options({{"enable_backward": False}}{target})\n\n\n'
     fix = Fix(f"Turn backward code generation off for module {module} (no kernel of it was differentiated)",
               (Edit.insert(line, 0, text),), Applicability.UNSAFE)
     return Placement((path, line), f"insert before this line: {text.strip()}", fix, _evidence(c, profile))

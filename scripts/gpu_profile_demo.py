@@ -68,6 +68,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=5, help="runs measured at once (the candidates and the baseline)")
     ap.add_argument("--timeout", type=int, default=400, help="seconds per pass")
     ap.add_argument("--samples", type=int, default=3, help="samples per side for block_dims (gemm: always 1)")
+    ap.add_argument("--steps", default="gemm,block_dims", help="which programs to run (comma-separated)")
     a = ap.parse_args()
     out = os.path.abspath(a.out)
     os.makedirs(out, exist_ok=True)
@@ -86,18 +87,22 @@ def main() -> int:
         return 2
     lint = [py, "-m", "warplint"]
     steps = []
-    if not a.cpu:
-        steps.append(("gemm", "gpu_tile_gemm.py", ["--samples", "1", "--what-if", "enable_backward=False",
-                                                   "--what-if", "enable_mathdx_gemm=False",
-                                                   "--what-if", "no-clear-lto-cache",
-                                                   "--what-if", "parallel-preload"]))
-    steps.append(("block_dims", "gpu_block_dims.py", ["--samples", str(a.samples), "--what-if", "parallel-preload",
-                                                      "--what-if", "enable_backward=False"]))
+    wanted = set(a.steps.split(","))
+    if not a.cpu and "gemm" in wanted:
+        # auto: backward off, MathDx GEMM off, no clear, parallel preload; and the real code changes: WC907's
+        # fixes applied in a private copy, the two modules merged into one
+        steps.append(("gemm", "gpu_tile_gemm.py", ["--samples", "1", "--what-if", "auto", "--what-if", "fixes:WC907",
+                                                   "--what-if", "merge-modules:gemm_a,gemm_b"]))
+    if "block_dims" in wanted:
+        steps.append(("block_dims", "gpu_block_dims.py", ["--samples", str(a.samples), "--what-if",
+                                                          "parallel-preload", "--what-if", "enable_backward=False",
+                                                          "--what-if", "auto"]))
     for name, program, extra in steps:
         art = os.path.join(out, name)
         shutil.rmtree(art, ignore_errors=True)
         run_step(name, [*lint, program, "--extend-select", "WC", "--confirm", "--confirm-timeout", str(a.timeout),
-                        "--keep-artifacts", art, "--what-if-jobs", str(a.jobs), *extra, "--", py, program],
+                        "--keep-artifacts", art, "--what-if-jobs", str(a.jobs), "--report",
+                        os.path.join(out, f"{name}.html"), *extra, "--", py, program],
                  cwd=PROGRAMS, env=env, out=out, log=log)
         base = os.path.join(art, "confirm.json")
         if os.path.exists(os.path.join(art, "what-if-baseline.json")):  # candidates measured at once: their baseline

@@ -76,7 +76,7 @@ def timeline_svg(identities: list[dict[str, Any]]) -> str:
             rows += [(_label(i), i) for i in members]
     else:
         rows = [(_label(i), i) for i in ids]
-    height = ROW_H * (len(rows) + 2) + 10
+    height = ROW_H * len(rows) + 30  # the rows, then the time axis
     out = [f'<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
            f'viewBox="0 0 {WIDTH} {height}" role="img" aria-label="timeline of the cold run">']
     axis_y = ROW_H * len(rows) + 8
@@ -200,15 +200,18 @@ def render_html(artifact: dict[str, Any]) -> str:
     rows = _findings(artifact)
     out.append("<h2>Findings, most expensive first</h2>")
     if rows:
-        out.append("<table><tr><th>s</th><th>verdict</th><th>where</th><th>finding</th></tr>")
+        out.append("<table><tr><th>seconds</th><th>verdict</th><th>where (the line to edit)</th><th>finding</th></tr>")
         for d in rows:
             edit = (d.get("data") or {}).get("edit")
             cost = d["_cost"]
+            message = str(d.get("message") or "")
+            if edit and message.endswith(f" Edit here: {edit}."):  # shown on its own line below
+                message = message[: -len(f" Edit here: {edit}.")]
             out.append(
                 f'<tr class="finding" data-code="{_e(d.get("code"))}"><td class="num" data-value="{cost}">'
                 f'{_s(cost) if cost else "-"}</td><td>{_e(d["_verdict"])}</td>'
                 f'<td>{_e(d.get("path"))}:{_e(d.get("line"))}</td><td><b>{_e(d.get("code"))}</b> {_e(d.get("name"))}: '
-                f'{_e(d.get("message"))}' + (f'<div class="edit">edit: {_e(edit)}</div>' if edit else "")
+                f'{_e(message)}' + (f'<div class="edit">edit: {_e(edit)}</div>' if edit else "")
                 + "</td></tr>")
         out.append("</table>")
     else:

@@ -196,10 +196,10 @@ def rule_command(argv: Sequence[str], out: TextIO) -> int:
 
 
 def _warp_version(value: str) -> str:
-    from .warp_version import check_requested
+    from .config import requested_warp_version
 
     try:
-        return check_requested(value, "--warp-version")
+        return requested_warp_version(value, "--warp-version")
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -286,6 +286,9 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     if args.confirm and (args.fix or args.diff):
         raise UsageError("--fix and --diff do not combine with --confirm (it runs the code as it is)")
     confirm_plan = _confirm_plan(args, config, command) if args.confirm else None  # bad settings fail before the lint
+    if confirm_plan is not None and not command and not args.quiet:  # a cloned project's command: say what runs
+        err.write(f"warplint: note: --confirm runs [tool.warplint.confirm] command from "
+                  f"{shown_path(config.source or 'the config')}: {shlex.join(confirm_plan[0])}\n")
     profiling = _confirm_profiling(args)
     if profiling and not args.confirm:
         raise UsageError(f"{', '.join(sorted(profiling))} only work with --confirm")
@@ -303,7 +306,7 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     stdin = None
     stdin_bytes: list[bytes] = []
     if "-" in paths:
-        stdin = (args.stdin_filename, _read_stdin(stdin_bytes))
+        stdin = (args.stdin_filename, *_read_stdin(stdin_bytes, config.max_file_size))
     # every file with its project's cross-file facts, as flake8, pre-commit and the editor see it
     result = session.lint_paths(paths, stdin=stdin, project_context=True, **_engine_options(args))
     if bar is not None:
@@ -405,8 +408,8 @@ def _write_diff(fixes, out: TextIO, err: TextIO) -> int:
     return EXIT_FINDINGS if fixes.texts else EXIT_CLEAN
 
 
-def _write_fixes(fixes, stdin: tuple[str, str] | None, stdin_bytes: list[bytes], out: TextIO, err: TextIO,
-                 errors: list[str]) -> list:
+def _write_fixes(fixes, stdin: tuple[str, str | None, str | None] | None, stdin_bytes: list[bytes], out: TextIO,
+                 err: TextIO, errors: list[str]) -> list:
     """``--fix``: write each changed file (stdin: print the code, fixed or not); the findings left. A file
     that cannot be written is an error (appended to ``errors``: exit 2)."""
     from .fixes import encode_like, write_fixed
@@ -420,7 +423,9 @@ def _write_fixes(fixes, stdin: tuple[str, str] | None, stdin_bytes: list[bytes],
         if problem is not None:
             errors.append(f"not fixed: {shown_path(path)}: {problem}")
             err.write(f"warplint: error: {errors[-1]}\n")
-    if stdin is not None:
+    if stdin is not None and stdin[1] is None:  # not read past max-file-size: printed as it came
+        _copy_stdin_through(stdin_bytes, out)
+    elif stdin is not None:
         original, fixed = fixes.texts.get(stdin[0], (stdin[1], stdin[1]))
         buffer = getattr(out, "buffer", None)
         if buffer is not None and stdin_bytes:
@@ -436,21 +441,44 @@ def _write_fixes(fixes, stdin: tuple[str, str] | None, stdin_bytes: list[bytes],
     return fixes.diagnostics
 
 
-def _read_stdin(raw: list[bytes] | None = None) -> str:
-    """stdin decoded as a file is (a PEP 263 coding line, a BOM); a text-only stdin (an
-    embedding program's StringIO) as it is. Its bytes are appended to ``raw`` (for --fix)."""
+def _copy_stdin_through(head: list[bytes], out: TextIO) -> None:
+    """--fix on a stdin over max-file-size: what was read, then the rest, a chunk at a time."""
+    import shutil
+
+    buffer = getattr(out, "buffer", None)
+    source = getattr(sys.stdin, "buffer", None)
+    if buffer is None or source is None:
+        return
+    out.flush()
+    for chunk in head:
+        buffer.write(chunk)
+    with contextlib.suppress(OSError):
+        shutil.copyfileobj(source, buffer, 2**20)
+    buffer.flush()
+
+
+def _read_stdin(raw: list[bytes] | None = None, limit: int | None = None) -> tuple[str | None, str | None]:
+    """(text, None): stdin decoded as a file is (a PEP 263 coding line, a BOM); a text-only stdin (an
+    embedding program's StringIO) as it is. Its bytes are appended to ``raw`` (for --fix). At most ``limit``
+    (``max-file-size``) are read, as of a file on disk: past it, (None, the WC000 reason) and the rest of
+    stdin is left unread (--fix copies it through, ``_copy_stdin_rest``)."""
     from .engine import decode
+    from .sources import too_large
 
     if sys.stdin is None:
         raise UsageError("cannot read stdin: it is closed")
     buffer = getattr(sys.stdin, "buffer", None)
+    cap = -1 if limit is None else limit + 1
     try:
         if buffer is None:
-            return sys.stdin.read()
-        data = buffer.read()
+            text = sys.stdin.read(cap)
+            return (None, too_large(None, limit)) if limit is not None and len(text) > limit else (text, None)
+        data = buffer.read(cap)
         if raw is not None:
             raw.append(data)
-        return decode(data)
+        if limit is not None and len(data) > limit:
+            return None, too_large(None, limit)
+        return decode(data), None
     except OSError as exc:
         raise UsageError(f"cannot read stdin: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, LookupError) as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
@@ -20,6 +21,20 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
+
+
+# A release as pip spells one: X.Y or X.Y.Z in ASCII digits without leading zeros, an optional pre-release,
+# dev or post suffix. ``check_requested`` alone would take "1.19.0.0", "01.19", " 1.19" or Unicode digits.
+_RELEASE = re.compile(r"(?:0|[1-9][0-9]{0,3})(?:\.(?:0|[1-9][0-9]{0,3})){1,2}"
+                      r"(?:(?:a|b|rc)(?:0|[1-9][0-9]{0,3}))?(?:\.post(?:0|[1-9][0-9]{0,3}))?(?:\.dev(?:0|[1-9][0-9]{0,3}))?",
+                      re.ASCII)
+
+
+def requested_warp_version(text: object, where: str) -> str:
+    """A Warp version asked for (``--warp-version``, ``warp-version``), or ValueError with a one-line reason."""
+    if not isinstance(text, str) or not _RELEASE.fullmatch(text):
+        raise ValueError(f"{where} must be a Warp version such as \"1.15\" or \"1.15.0\", got {text!r}")
+    return check_requested(text, where)
 
 
 class ConfigError(Exception):
@@ -279,7 +294,7 @@ def parse_section(section: dict, root: str, source: str | None, known_codes: set
         kwargs["report_deliberate"] = section["report-deliberate"]
     if "warp-version" in section:
         try:
-            kwargs["warp_version"] = check_requested(section["warp-version"], "[tool.warplint] 'warp-version'")
+            kwargs["warp_version"] = requested_warp_version(section["warp-version"], "[tool.warplint] 'warp-version'")
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
         kwargs["warp_version_source"] = "warp-version in [tool.warplint]"

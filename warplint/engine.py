@@ -27,7 +27,7 @@ from .noqa import find_suppressions, unused_codes, unused_noqa_reports
 from .registry import FileError, UnusedNoqa, all_rules, salt_for, selection_table
 from .rule import Report, Rule
 from .sources import decode as decode  # decode: where the front ends import it from
-from .sources import locate_installed, read_source
+from .sources import locate_installed, read_source, text_over_limit, too_large
 
 if TYPE_CHECKING:  # LibCST, the extractor and the index are imported when a file is parsed or checked:
     import libcst as cst  # a run answered from the result cache needs none of them
@@ -227,10 +227,12 @@ def _failed_model(item: tuple[str, str, str, bool], reason: str) -> FileModel:
 
 
 def analyze_many(items: list[tuple[str, str, str, bool]], jobs: int, budget: workers.Budget,
-                 progress: Callable[[int, int], None] | None = None) -> list[tuple[FileModel, bytes | None]]:
-    """``analyze`` each (path, text, module, is_package). In ``jobs`` worker processes when
-    there is enough work, and always for the files ``_must_isolate`` picks; a file whose
-    worker fails gets a model with the error (one WC000). Workers return pickled models
+                 progress: Callable[[int, int], None] | None = None
+                 ) -> list[tuple[FileModel, bytes | None, bool]]:
+    """``analyze`` each (path, text, module, is_package) into (model, pickled model or None, whether its
+    worker failed). In ``jobs`` worker processes when there is enough work, and always for the files
+    ``_must_isolate`` picks; a file whose worker fails gets a model with the error (one WC000), marked failed:
+    the failure may be the machine's, not the file's, so it is never cached. Workers return pickled models
     (no CSTs cross over); the bytes come back with the model for the cache. The rest are
     modelled here (no pickled model then). ``progress(done, total)`` after each file."""
     parallel = jobs > 1 and len(items) > 1 and sum(len(i[1]) for i in items) >= PARALLEL_MIN_CHARS
@@ -238,14 +240,14 @@ def analyze_many(items: list[tuple[str, str, str, bool]], jobs: int, budget: wor
     verdicts = [None if parallel else parse_guard.classify(item[1]) for item in items]
     remote = [i for i, (item, verdict) in enumerate(zip(items, verdicts, strict=True))
               if verdict is None or _must_isolate(item[1], verdict)]
-    results: list[tuple[FileModel, bytes | None] | None] = [None] * len(items)
+    results: list[tuple[FileModel, bytes | None, bool] | None] = [None] * len(items)
     if remote and workers.can_start_workers():
         def done(k: int, answer: bytes | workers.Failure) -> None:
             i = remote[k]
             if isinstance(answer, workers.Failure):
-                results[i] = (_failed_model(items[i], answer.reason), None)
+                results[i] = (_failed_model(items[i], answer.reason), None, True)
             else:
-                results[i] = (pickle.loads(answer), answer)
+                results[i] = (pickle.loads(answer), answer, False)
             if progress is not None:
                 progress(sum(r is not None for r in results), len(items))
 
@@ -253,7 +255,7 @@ def analyze_many(items: list[tuple[str, str, str, bool]], jobs: int, budget: wor
     finished = sum(r is not None for r in results)
     for i, r in enumerate(results):
         if r is None:
-            results[i] = (analyze(*items[i], verdict=verdicts[i]), None)
+            results[i] = (analyze(*items[i], verdict=verdicts[i]), None, False)
             finished += 1
             if progress is not None:
                 progress(finished, len(items))
@@ -336,6 +338,9 @@ class Session:
         self.budget = workers.Budget(config.file_timeout, config.file_memory)
         self.progress: Callable[[int, int, str], None] | None = None  # (files modelled, of, phase) as it goes on
         self._cache: _cache.ModelCache | None = None
+        # Absolute paths whose model is a worker's failure (a crash, the budget, a worker that could not start):
+        # never cached, never in a stored result, modelled again when next asked for.
+        self._unsettled: set[str] = set()
         self.configure_cache(cache, cache_dir)
 
     @property
@@ -392,7 +397,10 @@ class Session:
         shown = self.progress
         progress = (lambda done, total: shown(done, total, phase)) if shown is not None else None
         if cache is None:
-            return [model for model, _ in analyze_many(items, self.jobs, self.budget, progress)]
+            fresh = analyze_many(items, self.jobs, self.budget, progress)
+            for (path, _, _, _), (_, _, failed) in zip(items, fresh, strict=True):
+                self._settle(os.path.abspath(path), failed)
+            return [model for model, _, _ in fresh]
         keys = [(os.path.abspath(path), _cache.digest(text)) for path, text, _, _ in items]
         models: list[FileModel | None] = [
             cache.get(absolute, key, item[0], item[2], item[3])
@@ -401,15 +409,29 @@ class Session:
         missing = [i for i, m in enumerate(models) if m is None]
         if missing:
             fresh = analyze_many([items[i] for i in missing], self.jobs, self.budget, progress)
-            for i, (model, blob) in zip(missing, fresh, strict=True):
+            for i, (model, blob, failed) in zip(missing, fresh, strict=True):
                 models[i] = model
-                cache.put(keys[i][0], keys[i][1], model, blob, noqa_signature(items[i][1]))
+                self._settle(keys[i][0], failed)
+                if not failed:
+                    cache.put(keys[i][0], keys[i][1], model, blob, noqa_signature(items[i][1]))
         return [m for m in models if m is not None]  # all of them: every miss was analysed above
+
+    def _settle(self, absolute: str, failed: bool) -> None:
+        if failed:
+            self._unsettled.add(absolute)
+        else:
+            self._unsettled.discard(absolute)
 
     # ------------------------------------------------------------------ reading
     def read(self, path: str) -> tuple[str | None, str | None]:
         """(text, None) or (None, the one-line reason); see ``sources.read_source``."""
         return read_source(path, self.config.max_file_size)
+
+    def sized(self, text: str | None, error: str | None = None) -> tuple[str | None, str | None]:
+        """(text, error) of a text that did not come from a file (stdin, an editor's document), under the
+        ``max-file-size`` a file on disk has."""
+        size = text_over_limit(text, self.config.max_file_size) if text is not None else None
+        return (None, too_large(size, self.config.max_file_size)) if size is not None else (text, error)
 
     def load_external(self, module: str) -> FileModel | None:
         """Installed (non-project) module, read from disk and modelled; never imported."""
@@ -442,7 +464,8 @@ class Session:
         for path, text, error in files:
             absolute = os.path.abspath(path)
             known = self.models.get(absolute)
-            if known is not None and text is not None and known.path == path and self.texts.get(absolute) == text:
+            if (known is not None and text is not None and known.path == path and self.texts.get(absolute) == text
+                    and absolute not in self._unsettled):
                 models.append(known)  # modelled already, from this text: keeps the index
                 continue
             changed = True
@@ -584,7 +607,7 @@ class Session:
     def _lint_paths(
         self,
         paths: list[str],
-        stdin: tuple[str, str] | None = None,
+        stdin: tuple[str, str] | tuple[str, str | None, str | None] | None = None,
         *,
         cache: bool | None = None,
         cache_dir: str | None = None,
@@ -592,7 +615,8 @@ class Session:
         project_context: bool = False,
         check_context: bool = False,
     ) -> LintResult:
-        """Lint files under ``paths``; ``stdin`` is (display filename, text) for ``-``.
+        """Lint files under ``paths``; ``stdin`` is (display filename, text) for ``-``, or (display filename,
+        None, why it was not read).
 
         ``cache``/``cache_dir``/``jobs`` override the session's settings for this call.
         ``project_context``: index each file with its project (``ProjectScope``), so that its
@@ -617,8 +641,9 @@ class Session:
         result.notes.extend(self.discovery.notes)
         if stdin is not None and not (self.config.force_exclude and self.discovery.excluded(stdin[0])):
             # --force-exclude holds for the name stdin is checked as, as for a named path (ruff too)
-            name, text = stdin
-            files.append((name, text, None))
+            name, text, error = stdin if len(stdin) == 3 else (*stdin, None)
+            text, error = self.sized(text, error)
+            files.append((name, text, error))
             targets.append(os.path.abspath(name))
         result.paths = [path for path, _, _ in files]
         if project_context:
@@ -668,7 +693,7 @@ class Session:
             result.diagnostics.extend(diagnostics)
         result.diagnostics.sort(key=Diagnostic.sort_key)
         self.save_cache()  # after the rules: installed packages they read are cached too
-        if run_key is not None and self._results is not None:
+        if run_key is not None and self._results is not None and not self._unsettled:
             externals = [(m.path, _cache.file_digest(m.path)) for m in self._external.values() if m is not None]
             # Modules not found now are re-looked-up on use (one may have been installed since).
             missing = sorted(name for name, m in self._external.items() if m is None)
@@ -760,7 +785,7 @@ class Session:
         if (known is not None and self.texts.get(absolute) == text and known.error is None
                 and not known.rule_facts.get("unparsed")):
             return self.check_model(known, self.project())  # unchanged since it was indexed: reuse both
-        model = self.add_file(path, text)
+        model = self.add_file(path, *self.sized(text))
         if model.rule_facts.get("unparsed") and model.error is None:
             self._parse_importers()
             model = self.models[os.path.abspath(path)]
@@ -774,7 +799,7 @@ class Session:
     def check_alone(self, path: str, text: str) -> list[Diagnostic]:
         """The findings of ``path`` from its own facts only, no other file indexed (what an editor shows
         while the project index is built)."""
-        model = self.add_file(path, text)
+        model = self.add_file(path, *self.sized(text))
         return self.check_model(model, self.project())
 
     def index_context(self, path: str) -> None:

@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import sys
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -55,11 +56,174 @@ def noqa_edit(line_text: str, code: str) -> tuple[int, int, str] | None:
     return len(stripped), len(body), f"  # noqa: {code}"
 
 
+# ---------------------------------------------------------------------- framing (the base protocol)
+# A header line: a token, a colon, a value, CRLF (RFC 7230's field syntax, as the LSP base protocol uses it).
+_HEADER_LINE = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*([^\r\n]*?)[ \t]*\r\n")
+_HEADER_START = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]*(?::[^\r\n]*)?\r?\Z")  # a header line, not all here yet
+_CONTENT_LENGTH = re.compile(rb"content-length:", re.I)
+MAX_HEADER_LINE = 8192
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+
+
+class Framing:
+    """The client's byte stream cut into message bodies. A message that is not framed as the base protocol
+    says (a ``Content-Length`` that is not a number, a negative one, no header at all, a header line that is
+    not one) gives one error, and reading goes on at the next ``Content-Length:`` header: one bad message
+    costs that message, not the session."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self._resync = False
+
+    def feed(self, data: bytes) -> None:
+        self.buffer += data
+
+    def next(self) -> tuple[str, bytes] | None:
+        """("body", bytes) or ("error", why), or None when more bytes are needed."""
+        if self._resync and not self._skip_to_header():
+            return None
+        length: int | None = None
+        position = 0
+        while self.buffer.startswith(b"\r\n"):  # blank lines between messages carry nothing
+            del self.buffer[:2]
+        while True:
+            if self.buffer.startswith(b"\r\n", position):
+                if length is None:
+                    return self._bad(b"no Content-Length header")
+                end = position + 2 + length
+                if len(self.buffer) < end:
+                    return None
+                body = bytes(self.buffer[position + 2:end])
+                del self.buffer[:end]
+                return "body", body
+            line = _HEADER_LINE.match(self.buffer, position)
+            if line is None:
+                rest = self.buffer[position:position + MAX_HEADER_LINE + 1]
+                if len(rest) <= MAX_HEADER_LINE and _HEADER_START.match(rest):
+                    return None  # the line is still arriving
+                return self._bad(b"not a header line: " + bytes(rest[:40]))
+            if line.group(1).lower() == b"content-length":
+                value = line.group(2)
+                if not value.isdigit() or len(value) > 12:
+                    return self._bad(b"Content-Length is not a byte count: " + value[:40])
+                length = int(value)
+            position = line.end()
+
+    def _bad(self, why: bytes) -> tuple[str, bytes]:
+        del self.buffer[:1]  # the next header is after this one
+        self._resync = True
+        self._skip_to_header()
+        return "error", why
+
+    def _skip_to_header(self) -> bool:
+        """Drop bytes up to the next ``Content-Length:``; whether one was found."""
+        found = _CONTENT_LENGTH.search(self.buffer)
+        if found is None:
+            keep = len(b"content-length:") - 1  # it may be arriving
+            del self.buffer[:max(0, len(self.buffer) - keep)]
+            return False
+        del self.buffer[:found.start()]
+        self._resync = False
+        return True
+
+
+def _error(request_id: Any, code: int, message: str) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _request_id(message: Any) -> Any:
+    """The id of a request to answer an error with: a string or an integer, else None (JSON-RPC's null)."""
+    value = message.get("id") if isinstance(message, dict) else None
+    return value if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)) else None
+
+
+async def _serve_stream(server: Any, fd: int) -> int:
+    """Read ``fd`` (the client's stdin) and hand each message to ``server``'s protocol; the exit code
+    (LSP: 0 after ``shutdown`` then ``exit``, else 1)."""
+    import json
+    import threading
+
+    loop = asyncio.get_running_loop()
+    chunks: asyncio.Queue[bytes] = asyncio.Queue()
+
+    def read() -> None:  # a daemon thread: a blocked read never holds the process at exit
+        while True:
+            try:
+                data = os.read(fd, 1 << 16)
+            except OSError:
+                data = b""
+            loop.call_soon_threadsafe(chunks.put_nowait, data)
+            if not data:
+                return
+
+    threading.Thread(target=read, name="warplint-stdin", daemon=True).start()
+    protocol = server.protocol
+    framing = Framing()
+    while True:
+        event = framing.next()
+        if event is None:
+            data = await chunks.get()
+            if not data:  # the client went away without exit
+                return 0 if protocol._shutdown else 1
+            framing.feed(data)
+            continue
+        kind, payload = event
+        if kind == "error":
+            log.warning("badly framed message: %s", payload.decode("ascii", "replace"))
+            protocol._send_data(_error(None, PARSE_ERROR, "Parse error: " + payload.decode("ascii", "replace")))
+            continue
+        try:
+            message = json.loads(payload)
+        except (ValueError, UnicodeDecodeError) as exc:
+            protocol._send_data(_error(None, PARSE_ERROR, f"Parse error: {exc}"))
+            continue
+        method = message.get("method") if isinstance(message, dict) else None
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or (
+                method is None and "result" not in message and "error" not in message):
+            protocol._send_data(_error(_request_id(message), INVALID_REQUEST, "Invalid Request"))
+            continue
+        if protocol._shutdown and method != "exit":
+            if "id" in message and method is not None:  # requests are answered, notifications dropped
+                protocol._send_data(_error(_request_id(message), INVALID_REQUEST, "the server is shut down"))
+            continue
+        try:
+            structured = protocol.structure_message(message)
+        except Exception as exc:  # noqa: BLE001 - pygls' JsonRpcInvalidParams and the like: answer, go on
+            if "id" in message and method is not None:
+                code = getattr(exc, "code", INVALID_REQUEST)
+                protocol._send_data(_error(_request_id(message), code, str(exc) or type(exc).__name__))
+            continue
+        try:
+            protocol.handle_message(structured)
+        except SystemExit as exc:  # pygls' exit handler: 0 after shutdown, else 1
+            return exc.code if isinstance(exc.code, int) else 1
+        except Exception:  # an editor must not lose its server over one message
+            log.exception("cannot handle a message")
+
+
+def run_stdio(server: Any) -> int:
+    """Serve on stdin/stdout until ``exit`` or the end of stdin; the process's exit code."""
+    from pygls.io_ import StdoutWriter
+
+    server._stop_event = threading.Event()
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    try:
+        return asyncio.run(_serve_stream(server, sys.stdin.fileno()))
+    except BrokenPipeError:  # the client went away
+        return 0 if server.protocol._shutdown else 1
+    finally:
+        server.executor.shutdown(wait=False, cancel_futures=True)
+
+
 def serve(argv: Sequence[str] = ()) -> int:
     """Entry point of ``warplint server`` (stdio)."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="warplint server", description="warplint language server (stdio)")
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> Any:  # one line, exit 2 (as ``warplint check``)
+            self.exit(2, f"warplint server: error: {message}\n")
+
+    parser = _Parser(prog="warplint server", description="warplint language server (stdio)")
     parser.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default and only mode)")
     parser.add_argument("--log-file", help="write the server's log here")
     parser.add_argument("--debounce", type=float, default=DEBOUNCE_S, help="seconds to wait after a change (0.3)")
@@ -74,8 +238,7 @@ def serve(argv: Sequence[str] = ()) -> int:
         return 2
     if args.log_file:
         logging.basicConfig(filename=args.log_file, level=logging.INFO)
-    server.start_io()
-    return 0
+    return run_stdio(server)
 
 
 def create_server(debounce: float = DEBOUNCE_S):

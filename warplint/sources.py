@@ -97,9 +97,20 @@ def read_source(path: str, limit: int) -> tuple[str | None, str | None]:
         return None, f"cannot decode file: {exc}"
 
 
-def too_large(size: int, limit: int) -> str:
-    return (f"not checked: the file is {_bytes(size)}, over the max-file-size of {_bytes(limit)} "
+def too_large(size: int | None, limit: int) -> str:
+    """The WC000 reason of a file over ``max-file-size`` (``size`` None: a stream, not read past the limit)."""
+    what = "the input is" if size is None else f"the file is {_bytes(size)},"
+    return (f"not checked: {what} over the max-file-size of {_bytes(limit)} "
             "(raise max-file-size in [tool.warplint] to check it)")
+
+
+def text_over_limit(text: str, limit: int) -> int | None:
+    """The size in bytes (UTF-8) of ``text`` when it is over ``limit``, else None: an editor's document or
+    stdin gets the same limit as a file on disk."""
+    if len(text) <= limit // 4:
+        return None
+    size = len(text) if len(text) > limit else len(text.encode("utf-8", "surrogatepass"))
+    return size if size > limit else None
 
 
 def _bytes(n: int) -> str:

@@ -54,12 +54,19 @@ def can_start_workers() -> bool:
 
 
 def _context():
+    """How workers start. fork is fastest (LibCST and the rules are already imported) but unsafe while other
+    threads run (the editor server's, an embedding program's): a lock another thread holds stays held in the
+    child forever. Then the fork server: a clean process that imports the engine once and forks each worker
+    from there, so a worker starts without importing LibCST again. spawn where there is no fork server."""
     methods = multiprocessing.get_all_start_methods()
-    # fork is fastest (LibCST and the rules are already imported) but unsafe with threads.
     if "fork" in methods and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
     if "forkserver" in methods:
-        return multiprocessing.get_context("forkserver")
+        context = multiprocessing.get_context("forkserver")
+        # Imported once by the fork server (read when it starts): what modelling a file imports.
+        context.set_forkserver_preload([f"{__package__}.{name}" for name in ("engine", "extract", "registry")]
+                                       + ["libcst", "libcst.metadata"])
+        return context
     return multiprocessing.get_context("spawn")
 
 
@@ -67,26 +74,39 @@ def _context():
 # Each answer is one message: a tag byte, then the pickled model or the failure's reason.
 _MODEL, _FAILED = b"M", b"F"
 
-def _die_with_parent(parent: int) -> None:
-    """SIGKILL this worker when the main process dies, however it dies."""
+def _die_with_parent(main: int) -> None:
+    """SIGKILL this worker when the main process (pid ``main``) dies, however it dies. A forked or spawned
+    worker is the main process's child; one from the fork server is the fork server's, which exits when
+    the main process does (its end of a pipe closes), and the parent-death signal follows it."""
+    parent = os.getppid()
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
         PR_SET_PDEATHSIG = 1
         if libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0:
-            if os.getppid() != parent:  # the parent died before the signal was armed
+            if os.getppid() != parent or not _alive(main):  # it died before the signal was armed
                 os._exit(1)
             return
     except (OSError, AttributeError):
         pass
 
     def watch() -> None:  # no parent-death signal here: poll
-        while os.getppid() == parent:
+        while os.getppid() == parent and _alive(main):
             time.sleep(0.5)
         os._exit(1)
 
     threading.Thread(target=watch, daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists
+        return True
+    return True
 
 
 def _limit_memory(budget_mib: int) -> None:

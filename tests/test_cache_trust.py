@@ -159,11 +159,15 @@ def test_wrongly_shaped_entries_are_misses(project):
 def test_stale_temp_files_are_removed(project):
     lint(project)
     directory = project / ".warplint_cache"
-    stale, fresh = directory / ".tmp-killed", directory / ".tmp-writing"
-    stale.write_bytes(b"half")
-    fresh.write_bytes(b"half")
+    # mkstemp's names; a killed write leaves a prefix of a cache file's bytes
+    stale, fresh = directory / ".tmp-killed01", directory / ".tmp-writing"
+    foreign = directory / ".tmp-notours1"  # warplint's naming, someone else's bytes: kept
+    stale.write_bytes(cache.MAGIC[:8])
+    fresh.write_bytes(cache.MAGIC[:8])
+    foreign.write_bytes(b"someone's notes")
     old = os.stat(stale).st_mtime - 2 * cache.STALE_TEMP_S
-    os.utime(stale, (old, old))
+    for path in (stale, foreign):
+        os.utime(path, (old, old))
     (project / "app.py").write_text(APP + "\n")  # something to save
     lint(project)
-    assert not stale.exists() and fresh.exists()
+    assert not stale.exists() and fresh.exists() and foreign.exists()

@@ -38,6 +38,8 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import re
+import stat
 import sys
 import tempfile
 import zlib
@@ -173,7 +175,6 @@ def user_secret() -> bytes | None:
 
 
 def _read_secret(path: str) -> bytes | None:
-    import stat
 
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
@@ -242,7 +243,8 @@ def store_user_entry(kind: str, salt: str, payload: dict) -> None:
                   if n.startswith(f"{kind}-") and n.endswith(".pickle")]
         others.sort(key=lambda p: os.stat(p).st_mtime, reverse=True)
         for old in others[USER_KEEP:]:
-            os.unlink(old)
+            if is_own_file(old):
+                os.unlink(old)
     except OSError:
         pass
 
@@ -308,8 +310,9 @@ def _shard_of(absolute: str) -> int:
 class ModelCache:
     """Models by absolute path, each with the digest of the text it was built from."""
 
-    def __init__(self, directory: str, salt: str, secret: bytes) -> None:
+    def __init__(self, directory: str, salt: str, secret: bytes, named: bool = False) -> None:
         self.directory = os.path.abspath(directory)
+        self.named = named  # the user named the directory: written even when warplint did not make it
         self.salt = salt
         self.secret = secret
         # path -> (digest, module, is_package, pickled model, noqa signature): models are unpickled on
@@ -420,18 +423,76 @@ class ModelCache:
         for shard, entries in sorted(shards.items()):
             payload = {"format": CACHE_FORMAT, "salt": f"{self.salt}-{shard}", "entries": entries}
             if not _replace_sealed(self.directory, self.shard_path(shard), "models", f"{self.salt}-{shard}",
-                                   self.secret, payload, keep=f"models-{self.salt}-"):
+                                   self.secret, payload, keep=f"models-{self.salt}-", named=self.named):
                 return False
             self._dirty.discard(shard)
         return True
 
 
-def _prepare_directory(directory: str) -> None:
-    os.makedirs(directory, exist_ok=True)
-    for name, content in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", "# Created by warplint automatically.\n*\n")):
+GITIGNORE = "# Created by warplint automatically.\n*\n"
+
+
+def leaves_root(directory: str, root: str) -> bool:
+    """Whether ``directory``, links resolved, is not strictly inside ``root``'s tree (links resolved): a
+    ``.warplint_cache`` symlinked elsewhere, or a ``cache-dir`` of a cloned project's config naming ``~``."""
+    real, top = os.path.realpath(directory), os.path.realpath(root)
+    return os.path.commonpath([real, top]) != top or real == top
+
+
+def _claim_directory(directory: str, named: bool) -> bool:
+    """Whether warplint may write into ``directory``: one it makes now (or an empty one), one that holds
+    warplint's ``CACHEDIR.TAG``, or one the user named (``--cache-dir``). A directory of someone else's --
+    a home directory a symlink or a cloned config points at -- gets no tag, no ``.gitignore`` of ``*``, no
+    cache file, and nothing in it is deleted. The tag files are written when missing."""
+    if not os.path.lexists(directory):
+        os.makedirs(directory, exist_ok=True)
+    elif not (named or _is_warplint_directory(directory)):
+        try:
+            if os.listdir(directory):
+                return False
+        except OSError:
+            return False
+    for name, content in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", GITIGNORE)):
         path = os.path.join(directory, name)
         if not os.path.exists(path):
             _write_atomic(path, content)
+    return True
+
+
+def _is_warplint_directory(directory: str) -> bool:
+    try:
+        return read_regular(os.path.join(directory, "CACHEDIR.TAG"), 4096) == CACHEDIR_TAG.encode()
+    except OSError:
+        return False
+
+
+# What a file warplint leaves in a cache directory starts with (a temp file: a prefix of one of these).
+_OWN_HEADS = (MAGIC[:len(b"warplint-cache-")], CACHEDIR_TAG.encode(), GITIGNORE.encode())
+_OWN_NAME = re.compile(r"(?:(?:models|results|digests|rules)-[0-9a-f]{20}(?:-\d+)?\.pickle|\.tmp-[A-Za-z0-9_]{8})\Z")
+
+
+def is_own_file(path: str) -> bool:
+    """Whether ``path`` is a file warplint wrote: its naming, a regular file (not a link), this user's, and a
+    header of warplint's (a cache file's magic of any format; a temp file's bytes a prefix of one)."""
+    if not _OWN_NAME.match(os.path.basename(path)):
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+            return False
+        head = os.read(fd, 64)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    if head.startswith(_OWN_HEADS[0]):
+        return re.match(rb"warplint-cache-\d+\n", head) is not None
+    temp = os.path.basename(path).startswith(".tmp-")
+    return temp and any(own.startswith(head[:len(own)]) for own in _OWN_HEADS)
 
 
 def _write_atomic(path: str, content: str | bytes) -> None:
@@ -459,8 +520,9 @@ class ResultCache:
 
     KEEP = 16  # different projects or configs (a select narrowed in flake8, ...)
 
-    def __init__(self, directory: str, salt: str, secret: bytes) -> None:
+    def __init__(self, directory: str, salt: str, secret: bytes, named: bool = False) -> None:
         self.directory = os.path.abspath(directory)
+        self.named = named
         self.path = os.path.join(self.directory, f"results-{salt}.pickle")
         self.salt = salt
         self.secret = secret
@@ -497,7 +559,7 @@ class ResultCache:
         while len(entries) > self.KEEP:
             entries.pop(next(iter(entries)))
         payload = {"format": CACHE_FORMAT, "salt": self.salt, "entries": entries}
-        _replace_sealed(self.directory, self.path, "results", self.salt, self.secret, payload)
+        _replace_sealed(self.directory, self.path, "results", self.salt, self.secret, payload, named=self.named)
 
 
 class StatDigests:
@@ -509,8 +571,9 @@ class StatDigests:
 
     RACY_NS = 2_000_000_000
 
-    def __init__(self, directory: str, salt: str, secret: bytes) -> None:
+    def __init__(self, directory: str, salt: str, secret: bytes, named: bool = False) -> None:
         self.directory = os.path.abspath(directory)
+        self.named = named
         self.path = os.path.join(self.directory, f"digests-{salt}.pickle")
         self.salt = salt
         self.secret = secret
@@ -529,7 +592,6 @@ class StatDigests:
 
     def digest_of(self, absolute: str, limit: int) -> tuple[str | None, str | None]:
         """(digest of the text ``sources.read_source(absolute, limit)`` reads, None) or (None, why not)."""
-        import stat
         import time
 
         from .sources import read_source
@@ -580,13 +642,12 @@ class StatDigests:
             return
         entries = {a: e for a, e in self._load().items() if os.path.exists(a)}
         payload = {"format": CACHE_FORMAT, "salt": self.salt, "entries": entries, "listings": self._listings}
-        if _replace_sealed(self.directory, self.path, "digests", self.salt, self.secret, payload):
+        if _replace_sealed(self.directory, self.path, "digests", self.salt, self.secret, payload, named=self.named):
             self.dirty = False
 
 
 def _tree_signature(root: str, prune: Callable[[str], bool]) -> tuple[list, int]:
     """(the sorted signature of what a walk of ``root`` sees, the newest change time in it)."""
-    import stat
 
     signature: list[tuple] = []
     newest = 0
@@ -648,14 +709,16 @@ STALE_TEMP_S = 600.0  # a temp file this old is left from a killed run, not a wr
 
 
 def _replace_sealed(directory: str, path: str, kind: str, salt: str, secret: bytes, payload: dict,
-                    keep: str | None = None) -> bool:
+                    keep: str | None = None, named: bool = False) -> bool:
     """Write ``payload`` sealed to ``path`` atomically (temp file + rename), then drop this kind's
     files of other salts (other versions / rule sets; files named ``keep...`` stay: the other shards)
-    and temp files of killed runs. False when it could not be written."""
+    and temp files of killed runs -- only files ``is_own_file`` recognises. False when it could not be
+    written, or may not be (``_claim_directory``; ``named``: the user named the directory)."""
     import time
 
     try:
-        _prepare_directory(directory)
+        if not _claim_directory(directory, named):
+            return False
         _write_atomic(path, seal(secret, kind, salt, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)))
         now = time.time()
         for name in os.listdir(directory):
@@ -663,7 +726,8 @@ def _replace_sealed(directory: str, path: str, kind: str, salt: str, secret: byt
             stale_kind = (name.startswith(f"{kind}-") and name.endswith(".pickle") and name != os.path.basename(path)
                           and not (keep and name.startswith(keep)))
             try:
-                if stale_kind or (name.startswith(".tmp-") and now - os.lstat(other).st_mtime > STALE_TEMP_S):
+                if (stale_kind or (name.startswith(".tmp-") and now - os.lstat(other).st_mtime > STALE_TEMP_S)
+                        ) and is_own_file(other):
                     os.unlink(other)
             except OSError:
                 pass

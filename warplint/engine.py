@@ -352,14 +352,21 @@ class Session:
     def configure_cache(self, enabled: bool = True, directory: str | None = None) -> None:
         self._cache = None
         self._results = None
+        self.cache_note: str | None = None  # why there is no cache, when the user may want to know
         if not enabled:
             return
         salt = salt_for(self._rules) if self._rules is not None else _cache.registry_salt()
         secret = _cache.user_secret()  # None: no key kept safely, so no cache is trusted
         if salt is not None and secret is not None:
             where = directory or _cache.default_directory(self.config.root, self.config.cache_dir)
-            self._cache = _cache.ModelCache(where, salt, secret)
-            self._results = _cache.ResultCache(where, salt, secret)
+            if directory is None and _cache.leaves_root(where, self.config.root):
+                # A symlinked .warplint_cache or a config's cache-dir elsewhere (a cloned project's): not ours
+                # to write into unless the user names it.
+                self.cache_note = (f"no cache: {where} is outside the project (a symlink, or cache-dir); "
+                                   "name it with --cache-dir to use it")
+                return
+            self._cache = _cache.ModelCache(where, salt, secret, named=directory is not None)
+            self._results = _cache.ResultCache(where, salt, secret, named=directory is not None)
 
     def _run_key(self, files: list[tuple[str, str | None, str | None]], digests: dict[str, str] | None = None) -> str:
         """Everything the findings of a project's files depend on, besides installed packages
@@ -639,6 +646,8 @@ class Session:
             files.append((path, text, error))
             targets.append(os.path.abspath(path))
         result.notes.extend(self.discovery.notes)
+        if self.cache_note is not None:
+            result.notes.append(self.cache_note)
         if stdin is not None and not (self.config.force_exclude and self.discovery.excluded(stdin[0])):
             # --force-exclude holds for the name stdin is checked as, as for a named path (ruff too)
             name, text, error = stdin if len(stdin) == 3 else (*stdin, None)

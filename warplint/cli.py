@@ -327,7 +327,11 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
         fixes = _fixes.fix_session(session, result, unsafe=args.unsafe_fixes)
         if args.diff:
             return _write_diff(fixes, out, err)
-        diagnostics = result.diagnostics = _write_fixes(fixes, stdin, stdin_bytes, out, err, result.errors)
+        diagnostics = result.diagnostics = _write_fixes(fixes, stdin, stdin_bytes, out, err, result.errors,
+                                                        result.diagnostics, config.root)
+        for path, (original, _) in fixes.texts.items():
+            if path not in fixes.fixed:  # not written: its findings are shown on the text it still holds
+                session.texts[os.path.abspath(path)] = original
         result.fixed = fixes.fixed_count
         if stdin is not None:
             out = err  # stdout holds the fixed code; the findings left go to stderr (as ruff)
@@ -409,9 +413,10 @@ def _write_diff(fixes, out: TextIO, err: TextIO) -> int:
 
 
 def _write_fixes(fixes, stdin: tuple[str, str | None, str | None] | None, stdin_bytes: list[bytes], out: TextIO,
-                 err: TextIO, errors: list[str]) -> list:
+                 err: TextIO, errors: list[str], before: list, root: str) -> list:
     """``--fix``: write each changed file (stdin: print the code, fixed or not); the findings left. A file
-    that cannot be written is an error (appended to ``errors``: exit 2)."""
+    that cannot be written is an error (appended to ``errors``: exit 2); its fixes are not counted and its
+    findings (``before``: those of the run) stay reported."""
     from .fixes import encode_like, write_fixed
 
     for message in fixes.notes:
@@ -419,10 +424,13 @@ def _write_fixes(fixes, stdin: tuple[str, str | None, str | None] | None, stdin_
     for path, (original, fixed) in sorted(fixes.texts.items()):
         if stdin is not None and path == stdin[0]:
             continue
-        problem = write_fixed(path, original, fixed)
+        problem = write_fixed(path, original, fixed, root)
         if problem is not None:
             errors.append(f"not fixed: {shown_path(path)}: {problem}")
             err.write(f"warplint: error: {errors[-1]}\n")
+            fixes.fixed.pop(path, None)
+            fixes.diagnostics = sorted([d for d in fixes.diagnostics if d.path != path]
+                                       + [d for d in before if d.path == path], key=lambda d: d.sort_key())
     if stdin is not None and stdin[1] is None:  # not read past max-file-size: printed as it came
         _copy_stdin_through(stdin_bytes, out)
     elif stdin is not None:
@@ -641,7 +649,7 @@ def _add_noqa(session, diagnostics: list, err: TextIO) -> int:
     from .engine import decode
     from .noqa import add_noqa, ascii_compatible, write_atomically
     from .registry import FileError, UnusedNoqa
-    from .sources import read_regular, reread_limit
+    from .sources import read_regular, reread_limit, write_refusal
 
     by_file: dict[str, dict[int, set[str]]] = {}
     for d in diagnostics:
@@ -667,6 +675,11 @@ def _add_noqa(session, diagnostics: list, err: TextIO) -> int:
         new, count, skipped = add_noqa(data, text, codes)
         for skip in skipped:
             err.write(f"warplint: note: {shown}:{skip.line}: no noqa added: {skip.reason}\n")
+        refused = write_refusal(path, session.config.root) if count else None
+        if refused is not None:
+            err.write(f"warplint: error: {shown}: {refused}\n")
+            status = EXIT_ERROR
+            continue
         if count:
             try:
                 write_atomically(path, new)

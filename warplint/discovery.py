@@ -11,6 +11,7 @@ import pathspec
 from pathspec.util import lookup_pattern
 
 from .config import Config
+from .sources import leaves_tree
 
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "build", "dist", "node_modules",
@@ -126,7 +127,8 @@ class Discovery:
                     continue
                 full = os.path.join(absolute_dir, name)
                 shown = os.path.normpath(os.path.join(directory, name))
-                if full in seen or self._ignored(full, False, chain) or self._special(shown):
+                if (full in seen or self._ignored(full, False, chain) or self._special(shown)
+                        or self._leaves(full, shown, top)):
                     continue
                 seen.add(full)
                 yield shown
@@ -142,6 +144,15 @@ class Discovery:
             return False
         kind = next((name for is_kind, name in _SPECIAL_KINDS if is_kind(mode)), "a special file")
         self.notes.append(f"skipped {path}: {kind}, not a regular file")
+        return True
+
+    def _leaves(self, full: str, path: str, top: str) -> bool:
+        """Whether ``path``, found by walking ``top``, is a symlink to a file outside that tree; noted. Such a
+        link is not followed (a cloned repository's ``x.py -> /proc/self/environ`` or ``-> ~/.bashrc``), as
+        walks never follow links to directories; a link named on the command line is the user's choice."""
+        if not (os.path.islink(full) and leaves_tree(full, top)):  # walks do not enter linked directories
+            return False
+        self.notes.append(f"skipped {path}: a symlink to a file outside {os.path.normpath(top)}")
         return True
 
     def _unreadable(self, error: OSError) -> None:
@@ -207,7 +218,8 @@ class ProjectScope:
                 except OSError:
                     names = []
                 found = [os.path.join(directory, n) for n in names
-                         if n.endswith(".py") and os.path.isfile(os.path.join(directory, n))]
+                         if n.endswith(".py") and os.path.isfile(os.path.join(directory, n))
+                         and not leaves_tree(os.path.join(directory, n), directory)]
             self._listings[directory] = found
         return found
 

@@ -266,13 +266,17 @@ def encode_like(data: bytes, original: str, new: str) -> bytes:
         raise ValueError(f"the fixed text cannot be written as {encoding}: {exc}") from None
 
 
-def write_fixed(path: str, original: str, new: str) -> str | None:
+def write_fixed(path: str, original: str, new: str, root: str | None = None) -> str | None:
     """Write ``new`` over ``path`` atomically (a temporary file in the same directory, fsync, rename; the
-    mode bits kept); None, or why it was not written (the file changed since it was read, ...)."""
+    mode bits kept); None, or why it was not written (the file changed since it was read, a symlink out of
+    ``root``'s tree, a file the user cannot write: ``sources.write_refusal``)."""
     from .engine import decode
     from .noqa import write_atomically
-    from .sources import read_regular, reread_limit
+    from .sources import read_regular, reread_limit, write_refusal
 
+    refused = write_refusal(path, root if root is not None else os.getcwd())
+    if refused is not None:
+        return refused
     target = os.path.realpath(path)  # a symlink stays a symlink
     try:
         data = read_regular(target, reread_limit(original))

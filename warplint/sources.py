@@ -66,6 +66,35 @@ def read_regular(path: str, limit: int) -> bytes:
     return data
 
 
+def leaves_tree(path: str, root: str) -> bool:
+    """Whether ``path`` reaches, through a symlink, a file outside ``root``'s tree (both with links resolved).
+    A path without a link is where the user put it: never said to leave."""
+    real = os.path.realpath(path)
+    if real == os.path.abspath(path):
+        return False
+    top = os.path.realpath(root)
+    return os.path.commonpath([real, top]) != top
+
+
+def write_refusal(path: str, root: str) -> str | None:
+    """Why warplint must not rewrite ``path`` (``--fix``, ``--add-noqa``), or None. Not through a symlink
+    that leaves ``root``'s tree (a cloned repository's ``x.py -> ~/.bashrc``); not a file the user cannot
+    write (read-only, as ruff refuses it) or one of another user's (a rename in a writable directory would
+    replace it, and its owner with it)."""
+    if leaves_tree(path, root):
+        return f"it is a symlink to {os.path.realpath(path)}, outside the project: not rewritten"
+    target = os.path.realpath(path)
+    try:
+        info = os.stat(target)
+    except OSError as exc:
+        return f"cannot write it: {exc.strerror or exc}"
+    if hasattr(os, "geteuid") and os.geteuid() != 0 and info.st_uid != os.geteuid():
+        return "it belongs to another user: not rewritten"
+    if not os.access(target, os.W_OK) or not info.st_mode & stat.S_IWUSR:
+        return "it is read-only: not rewritten"
+    return None
+
+
 def reread_limit(text: str | None) -> int:
     """The most bytes a file whose text was ``text`` can hold in any encoding it was decoded from: reading it
     again to check it did not change needs no more (larger means changed)."""

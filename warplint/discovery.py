@@ -112,6 +112,9 @@ class Discovery:
             yield path
             return
         top = os.path.abspath(path)
+        # The tree a link may point into: the project when the walk is inside it (pkg/x.py -> ../shared.py)
+        root = os.path.realpath(self.config.root)
+        tree = root if os.path.commonpath([os.path.realpath(top), root]) == root else top
         git_dirs = self._gitignore_chain(top)
         if explicit and self._ignored(top, True, git_dirs[:-1]):
             # The user named an ignored directory: lint it, applying only its own .gitignore files.
@@ -128,7 +131,7 @@ class Discovery:
                 full = os.path.join(absolute_dir, name)
                 shown = os.path.normpath(os.path.join(directory, name))
                 if (full in seen or self._ignored(full, False, chain) or self._special(shown)
-                        or self._leaves(full, shown, top)):
+                        or self._leaves(full, shown, tree)):
                     continue
                 seen.add(full)
                 yield shown
@@ -147,10 +150,11 @@ class Discovery:
         return True
 
     def _leaves(self, full: str, path: str, top: str) -> bool:
-        """Whether ``path``, found by walking ``top``, is a symlink to a file outside that tree; noted. Such a
+        """Whether ``path``, found by a walk, is a symlink to a file outside the tree ``top``; noted. Such a
         link is not followed (a cloned repository's ``x.py -> /proc/self/environ`` or ``-> ~/.bashrc``), as
         walks never follow links to directories; a link named on the command line is the user's choice."""
-        if not (os.path.islink(full) and leaves_tree(full, top)):  # walks do not enter linked directories
+        # Walks do not enter linked directories; a dangling link reads nothing (the reader reports it).
+        if not (os.path.islink(full) and os.path.exists(full) and leaves_tree(full, top)):
             return False
         self.notes.append(f"skipped {path}: a symlink to a file outside {os.path.normpath(top)}")
         return True

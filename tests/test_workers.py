@@ -190,3 +190,50 @@ def test_ctrl_c_in_the_middle_of_many_files(tmp_path, jobs):
     assert proc.returncode == 130 and stderr == "warplint: interrupted\n", stderr
     assert jobs == "1" or seen
     assert wait_for(lambda: not any(alive(k) for k in seen), 10)
+
+
+def test_workers_started_from_a_thread_model_their_files(tmp_path):
+    """With other threads alive (the editor server, a program calling warplint from a thread) fork is unsafe:
+    the workers come from the fork server, and must still model their files -- not all exit with status 1
+    at once (issue 30, item 1). A worker's failure is never cached."""
+    import threading
+
+    from warplint.config import Config
+    from warplint.engine import Session
+
+    long_line = "TABLE = [" + ", ".join(["1.0"] * 1500) + "]\n"  # over 4,000 characters: modelled in a worker
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\n")
+    (tmp_path / "app.py").write_text("import warp as wp\nwp.force_load()\n" + long_line)
+    found: list = []
+    alive = threading.Event()
+    keeper = threading.Thread(target=alive.wait, daemon=True)  # a second thread, as in the server
+    keeper.start()
+    try:
+        session = Session(Config(root=str(tmp_path)))
+        found.extend(session.lint_paths([str(tmp_path)]).diagnostics)
+    finally:
+        alive.set()
+    assert [d.code for d in found] == ["WC501"], [d.message for d in found]
+    assert not session._unsettled
+
+
+def test_a_workers_failure_is_not_cached(tmp_path, monkeypatch):
+    """A "not checked" that came from a worker's failure may be the machine's: neither its model nor the run's
+    results are kept, and the next run models the file again."""
+    from warplint.config import Config
+    from warplint.engine import Session
+
+    long_line = "TABLE = [" + ", ".join(["1.0"] * 1500) + "]\n"
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\n")
+    (tmp_path / "app.py").write_text("import warp as wp\nwp.force_load()\n" + long_line)
+
+    def failing(items, jobs, budget, on_done, analyze):
+        for index in range(len(items)):
+            on_done(index, workers.Failure("the process modelling it exited unexpectedly (status 1)"))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(workers, "run", failing)
+        first = Session(Config(root=str(tmp_path))).lint_paths([str(tmp_path)]).diagnostics
+    assert [d.code for d in first] == ["WC000"]
+    again = Session(Config(root=str(tmp_path))).lint_paths([str(tmp_path)]).diagnostics
+    assert [d.code for d in again] == ["WC501"]

@@ -186,7 +186,7 @@ def test_salt_covers_the_code_cached_findings_come_from(monkeypatch):
     from warplint.registry import all_rules, salt_for
 
     seen: list[str] = []
-    monkeypatch.setattr(cache, "_source_digest", lambda paths: seen.extend(paths) or "x")
+    monkeypatch.setattr(cache, "_source_digest", lambda named: seen.extend(path for _, path in named) or "x")
     salt_for(all_rules())
     names = {os.path.basename(p) for p in seen if os.path.dirname(p) == os.path.dirname(cache.__file__)}
     assert {"noqa.py", "edits.py", "rule.py", "engine.py"} <= names, sorted(names)
@@ -209,14 +209,14 @@ def test_the_source_digest_is_read_once_and_follows_edits(tmp_path, monkeypatch)
     monkeypatch.setattr(cache, "hashlib", CountingHashlib)
     source = tmp_path / "rule.py"
     source.write_text("code = 1\n")
-    first = cache._source_digest([str(source)])
-    assert first is not None and cache._source_digest([str(source)]) == first
+    first = cache._source_digest([("source.py", str(source))])
+    assert first is not None and cache._source_digest([("source.py", str(source))]) == first
     assert len(hashed) == 1  # the second ask read nothing
     before = source.stat().st_mtime_ns
     source.write_text("code = 2\n")  # same size: the stat signature's times move (set apart: coarse clocks)
     os.utime(source, ns=(before + 10**9, before + 10**9))
-    assert cache._source_digest([str(source)]) not in (None, first)
-    assert cache._source_digest([str(tmp_path / "missing.py")]) is None
+    assert cache._source_digest([("source.py", str(source))]) not in (None, first)
+    assert cache._source_digest([("missing.py", str(tmp_path / "missing.py"))]) is None
 
 
 def test_cached_calls_and_assignments_unpickle_their_values_on_first_read():
@@ -282,3 +282,21 @@ def test_every_module_the_salt_hashes_exists():
     missing = [name for name in cache_module._MODEL_MODULES if not os.path.exists(os.path.join(here, f"{name}.py"))]
     assert not missing
     assert cache_module.registry_salt() is not None
+
+
+def test_the_same_warplint_installed_elsewhere_has_the_same_salt(tmp_path):
+    """A checkout's editable install and a copy installed into another environment (pre-commit's hook env, a CI
+    venv) share a project's cache: the salt hashes what the sources are, not where they lie."""
+    import shutil
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    site = tmp_path / "site"  # laid out as pip installs it: rules/ becomes warplint/rules (package-dir)
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(os.path.join(root, "warplint"), site / "warplint", ignore=ignore)
+    shutil.copytree(os.path.join(root, "rules"), site / "warplint" / "rules", ignore=ignore)
+    ask = [sys.executable, "-c", "import warplint, warplint.cache as c; print(warplint.__file__, c.registry_salt())"]
+    here = subprocess.run(ask, capture_output=True, text=True, check=True, timeout=120).stdout.split()
+    there = subprocess.run(ask, capture_output=True, text=True, check=True, timeout=120, cwd=tmp_path,
+                           env={**os.environ, "PYTHONPATH": str(site)}).stdout.split()
+    assert here[0] != there[0] and there[0].startswith(str(site))  # two copies of warplint, in two places
+    assert here[1] == there[1] != "None"

@@ -79,8 +79,12 @@ def digest(text: str) -> str:
 _SOURCE_DIGESTS: dict[tuple, str] = {}  # (path, stat signature)... -> digest, for this process
 
 
-def _source_digest(paths: Iterable[str]) -> str | None:
-    files = sorted(set(paths))
+def _source_digest(named: Iterable[tuple[str, str]]) -> str | None:
+    """A digest of (name, path) files: their names (where they sit in warplint, not on disk: the same
+    warplint installed in two environments, a venv and pre-commit's, must share the project's cache) and
+    their bytes."""
+    labels = {path: name for name, path in named}
+    files = sorted(labels, key=lambda path: (labels[path], path))  # in the names' order, the same everywhere
     try:  # a run asks for the salt several times (selection, models, results): read the sources once
         stats = [(path, os.stat(path)) for path in files]
         signature = tuple((p, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev) for p, st in stats)
@@ -92,7 +96,7 @@ def _source_digest(paths: Iterable[str]) -> str | None:
     h = hashlib.blake2b(digest_size=16)
     for path in files:
         try:
-            h.update(path.encode() + b"\0" + read_regular(path, HASHED_FILE_LIMIT) + b"\0")
+            h.update(labels[path].encode() + b"\0" + read_regular(path, HASHED_FILE_LIMIT) + b"\0")
         except OSError:
             return None
     _SOURCE_DIGESTS[signature] = found = h.hexdigest()
@@ -130,7 +134,12 @@ def rules_salt(rule_files: list[str], codes: str) -> str | None:
         files += [os.path.join(rules_dir, n) for n in os.listdir(rules_dir) if n.endswith(".py")]
     except (ImportError, OSError, StopIteration):
         pass
-    sources = _source_digest(files)
+    def label(path: str) -> str:  # rules/ sits beside warplint/ in a checkout and inside it when installed
+        if os.path.dirname(path) == rules_dir:
+            return "rules/" + os.path.basename(path)
+        return os.path.relpath(path, here).replace(os.sep, "/")
+
+    sources = _source_digest((label(path), path) for path in files)
     if sources is None:
         return None
     try:  # the distribution's version, not libcst.__version__: telling it must not import LibCST

@@ -13,7 +13,8 @@ class LinkDominatedBuild(Rule):
     more with backward on), the native compiler (NVRTC and the nvJitLink link), and the rest.
     Here more than half of a build of at least 0.5 s was spent outside the native compiler
     and LTO artifacts were built: the cost is the LTO work, not the kernel code. The finding
-    points at the launch that triggered the build; the cost is the LTO time.
+    points at the tile call whose code generation built the LTOs (Warp's own codegen line; else the
+    kernel definitions), with the build's launch related; the cost is the LTO time.
 
     ## Fix
     Fewer distinct tile shapes and types (each is its own LTO); `enable_mathdx_gemm=False`

@@ -13,8 +13,10 @@ class BackwardBuiltNeverUsed(Rule):
     module was built with backward on, its adjoint code is a large part of its source (at
     least 25 % and 16 KB, in a build of at least 0.5 s) or LTO artifacts were built for it
     (MathDx tile ops link adjoint GEMMs/FFTs), and during the whole run no `wp.Tape` recorded a launch
-    of its kernels and no adjoint launch ran. The finding points at the launch that built
-    it. Its cost is what `--what-if enable_backward=False` measured, when that ran.
+    of its kernels and no adjoint launch ran. The finding points where the fix goes: the module's
+    `set_module_options` call, else its first kernel definition, with an (unsafe) fix inserting
+    `wp.set_module_options({"enable_backward": False})` there; the builds are related locations. Its
+    cost is what `--what-if enable_backward=False` measured, when that ran.
 
     ## Fix
     `wp.set_module_options({"enable_backward": False})` in the module's file before its

@@ -15,7 +15,8 @@ class ModulesBuiltSerially(Rule):
     cold-start guidance states it: the best wall time is the largest module's build; the
     upper speed-up is sum / largest. The cost reported is sum - largest, the most a parallel
     preload can save; `--what-if parallel-preload` measures what it does save. The finding
-    points at the first build; related locations at the others.
+    points at the entry file's first statement after its imports (and after the kernels of the modules to
+    preload), with an (unsafe) fix inserting the `wp.force_load(...)` calls there; the builds are related.
 
     ## Fix
     After the imports, preload the modules in parallel at the block_dims they are launched

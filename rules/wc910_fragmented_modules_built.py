@@ -11,8 +11,9 @@ class FragmentedModulesBuilt(Rule):
     each, on the same device at the same block_dim and with the same snapshot options: each
     paid a separate code generation, compiler call and load for work one module would do in
     one build. The cost is an estimate: (n - 1) x the smallest of these builds (the fixed
-    part each extra module pays). The finding points at the first build, related locations
-    at the others.
+    part each extra module pays). The finding points at the first kernel definition of the group
+    (where `@wp.kernel(module=...)` goes), the other definitions and the builds related;
+    `--what-if merge-modules:A,B,C` measures one module instead.
 
     Reported only when no static finding (WC305, or a CS-9 finding) accounts for them.
 

@@ -31,7 +31,7 @@ class BackwardBuiltNeverUsed(Rule):
     """
 
     code = "WC907"
-    name = "backward-never-used"
+    name = "backward-built-unused"
     mechanism = "CS-10"
     summary = "A module was built with adjoint code although no Tape or adjoint launch used it in the run."
     confidence = "medium"

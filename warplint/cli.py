@@ -219,12 +219,9 @@ def find_rule(wanted: str, rules: dict) -> Rule:
     """The rule with code or kebab name ``wanted`` (any case; ``_`` for ``-`` too), else a
     usage error with the closest codes and names."""
     key = wanted.strip().lower().replace("_", "-")
-    matches = [rule for rule in rules.values() if key in (rule.code.lower(), rule.name)]
-    if len(matches) == 1:
-        return matches[0]
-    if matches:  # a static rule and its runtime counterpart may share a name: the code decides
-        codes = " or ".join(f"`{r.code}`{' (runtime)' if r.runtime_only else ''}" for r in matches)
-        raise UsageError(f"{wanted!r} names {len(matches)} rules: give the code, {codes}")
+    for rule in rules.values():  # names are unique (tests/test_cli_polish.py)
+        if key in (rule.code.lower(), rule.name):
+            return rule
     import difflib
 
     names = [r.code for r in rules.values()] + [r.name for r in rules.values()]

@@ -119,6 +119,18 @@ def test_config_from_pyproject(tmp_path, run_cli):
     assert out.splitlines() == [f"{os.path.join('src', 'app.py')}:2:1: WC501 {message}", "Found 1 finding."]
 
 
+def test_a_nested_pyproject_without_the_table_does_not_hide_the_parents_settings(tmp_path, run_cli):
+    write(tmp_path, "pyproject.toml", '[tool.warplint]\nignore = ["WC501"]\n')
+    write(tmp_path, "pkg/pyproject.toml", '[project]\nname = "pkg"\n')  # a nested package, no [tool.warplint]
+    write(tmp_path, "pkg/app.py", BAD + "wp.clear_kernel_cache()\n")
+    for argv, cwd in ((["."], None), (["pkg/app.py"], None), (["app.py"], tmp_path / "pkg")):
+        _, out, _ = run_cli(*argv, "--format", "concise", "--no-cache", cwd=cwd)
+        assert [line.split(" ")[1] for line in out.splitlines()[:-1]] == ["WC201"], (argv, out)
+    write(tmp_path, "pkg/pyproject.toml", '[project]\nname = "pkg"\n[tool.warplint]\n')  # with the table: it rules
+    _, out, _ = run_cli("app.py", "--format", "concise", "--no-cache", cwd=tmp_path / "pkg")
+    assert sorted(line.split(" ")[1] for line in out.splitlines()[:-1]) == ["WC201", "WC501"]
+
+
 @pytest.mark.parametrize("section, key", [
     ('[tool.warplint]\nselekt = ["WC1"]\n', "selekt"),
     ('[tool.warplint]\nselect = "WC1"\n', "select"),

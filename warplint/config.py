@@ -141,16 +141,23 @@ def find_project_root(start: str) -> str | None:
 
 
 def find_pyproject(start: str) -> str | None:
+    """The pyproject.toml that configures ``start``: the nearest one with a ``[tool.warplint]`` table (a
+    nested package's own pyproject.toml without one does not hide its parent's settings, as in ruff), else
+    the nearest one at all (its directory is the project root, with default settings)."""
     directory = os.path.abspath(start)
     if os.path.isfile(directory):
         directory = os.path.dirname(directory)
+    nearest = None
     while True:
         candidate = os.path.join(directory, "pyproject.toml")
         if os.path.isfile(candidate):
-            return candidate
+            nearest = nearest or candidate
+            tool = _read_toml(candidate).get("tool")
+            if isinstance(tool, dict) and "warplint" in tool:
+                return candidate
         parent = os.path.dirname(directory)
         if parent == directory:
-            return None
+            return nearest
         directory = parent
 
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from warplint.diagnostic import Related
-from warplint.index import Project
-from warplint.model import Call, FileModel
+from warplint.index import UNIQUE, Project
+from warplint.model import Call, FileModel, Kernel
 from warplint.rule import Report, Rule
 
 # The calls whose `module` argument defaults to the module the call is written in.
@@ -12,15 +12,41 @@ _MODULE_OPTION_CALLS = ("set_module_options", "get_module_options")
 _MAX_CALLERS = 3
 
 
-def _defines_kernels(file: FileModel) -> bool:
-    if file.kernels:
-        return True
+def _defines_integrands(file: FileModel) -> bool:
     # warp.fem integrands become kernels of the module that defines them.
     return any("integrand" in d.rpartition(".")[2] for fn in file.functions.values() for d in fn.decorators)
 
 
+def _literal_keys(call: Call) -> frozenset[str] | None:
+    if not call.callee.endswith("set_module_options"):
+        return None
+    options = call.bound("options")
+    if options is not None and options.kind == "dict" and isinstance(options.const, dict):
+        return frozenset(str(k) for k in options.const)
+    return None
+
+
+def _covered_keys(kernels: list[Kernel]) -> frozenset[str]:
+    """The option keys every one of ``kernels`` receives through its own literal ``module_options=``."""
+    covered: frozenset[str] | None = None
+    for kernel in kernels:
+        value = kernel.options.get("module_options")
+        keys = frozenset(str(k) for k in value.const) if (
+            value is not None and value.kind == "dict" and isinstance(value.const, dict)) else frozenset()
+        covered = keys if covered is None else covered & keys
+    return covered or frozenset()
+
+
+def _modules_phrase(project: Project, file: FileModel, kernels: list[Kernel]) -> str:
+    modules = {project.kernel_module(file, k) for k in kernels}
+    if modules == {UNIQUE}:
+        return 'each is module="unique"'
+    named = sorted(m for m in modules if m is not None and m != UNIQUE)
+    return "they join " + (", ".join(named[:3]) if named else "other modules")
+
+
 class ModuleOptionsWrongModule(Rule):
-    """`wp.set_module_options()` without `module=` in a file that defines no kernels.
+    """`wp.set_module_options()` without `module=` in a file whose module no kernel lands in.
 
     ## Why
     Without `module=`, `set_module_options` and `get_module_options` target the Warp
@@ -37,13 +63,19 @@ class ModuleOptionsWrongModule(Rule):
     that defines the kernels.
 
     ## Limits
-    Kernels in other files that name this file's module (`@wp.kernel(module="pkg.tuning")`,
-    through a constant or variable too) do receive the options: then nothing is reported.
-    A file counts as defining kernels when it has `@wp.kernel`, `wp.kernel(f)`,
-    `wp.Kernel(...)` or `warp.fem` integrands; kernels created by other indirect
-    means are not seen, which could make a correct call look wrong. Calls that pass
-    `**kwargs` are skipped. Module-scope calls are not reported: in a file without
-    kernels they are copy-pasted boilerplate that configures nothing, but no caller
+    Which kernels land in the file's module is the semantic layer's module membership,
+    from every file of the project: kernels elsewhere that name this module
+    (`@wp.kernel(module="pkg.tuning")`, through a constant or variable too) and
+    `wp.kernel(f)` calls anywhere on a function `f` defined in this file (Warp puts that
+    kernel into `f`'s module) receive the options: then nothing is reported. warp.fem
+    integrands count as kernels of their file. A file whose kernels all land elsewhere
+    (`module="unique"`, or a named module) does not define kernels for its own module:
+    its calls are reported, module-scope ones too (they are meant for the kernels below
+    them), except a `set_module_options` whose literal keys every kernel of the file
+    receives through its own `module_options=`. Kernels created by means the layer does
+    not follow are not seen, which could make a correct call look wrong. Calls that pass
+    `**kwargs` are skipped. Module-scope calls in a file with no kernels at all are not
+    reported: they are copy-pasted boilerplate that configures nothing, but no caller
     expects them to configure its kernels (newton has several, next to `wp.struct`s).
     """
 
@@ -65,24 +97,38 @@ class ModuleOptionsWrongModule(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        if _defines_kernels(file) or project.kernels_of_module(file.module):
-            return  # kernels elsewhere may join this file's module by name: `module="pkg.tuning"`
+        if project.module_members(file.module).kernels or _defines_integrands(file):
+            return  # kernels from any file land in this file's module (`module="pkg.tuning"`, `wp.kernel(f)`)
+        elsewhere = list(file.kernels)  # this file's kernels, every one built in another module
+        covered = _covered_keys(elsewhere)
         for call in project.warp_calls(file, *_MODULE_OPTION_CALLS):
-            # Module-scope calls in a kernel-less file are boilerplate no-ops (nothing there to configure);
-            # the defect is a helper whose caller expects its own kernels configured.
-            if call.has_star_args or not call.ctx.scope:
-                continue
-            api = call.callee.rpartition(".")[2]
-            if call.bound("module") is not None:
+            if call.has_star_args or call.bound("module") is not None:
                 continue
             if "**" in call.kwargs:  # defensive: extract drops ** arguments
                 continue
-            callers = self._callers(file, call, project)
+            # Module-scope calls in a file with no kernels at all are boilerplate no-ops (nothing there to
+            # configure, no caller expects them to); next to kernels that all land elsewhere they are meant for
+            # those kernels, and miss them.
+            if not call.ctx.scope and not elsewhere:
+                continue
+            api = call.callee.rpartition(".")[2]
+            keys = _literal_keys(call)
+            if api == "set_module_options" and elsewhere and keys is not None and keys <= covered:
+                continue  # each kernel gets these keys through its own module_options=
+            if elsewhere:
+                where = (f"and none of its kernels is built there ({_modules_phrase(project, file, elsewhere)})"
+                         if call.ctx.scope or api != "set_module_options" else
+                         f"and none of the kernels below it is built there "
+                         f"({_modules_phrase(project, file, elsewhere)})")
+            else:
+                where = "and that file defines no kernels"
             yield self.report(
                 call.span,
-                f"{api}() without module= targets the Warp module of {file.module}, where it is written, and that "
-                "file defines no kernels: the options reach no kernel; pass module= naming the kernels' module.",
-                related=callers,
+                f"{api}() without module= targets the Warp module of {file.module}, where it is written, {where}: "
+                "the options reach no kernel; pass module= naming the kernels' module"
+                + (", or the kernels' own module_options=." if elsewhere else "."),
+                related=self._callers(file, call, project) + tuple(
+                    Related(file.path, k.span, f"'{k.name}' is built in another module") for k in elsewhere[:3]),
                 function=call.ctx.scope,
                 module=file.module,
                 option=api,

@@ -39,7 +39,8 @@ class FragmentedModules(Rule):
     choice and is not counted. Modules are grouped by the options set on them anywhere
     (`set_module_options`, `get_module(m).options`, `module_options=`) and by the variants
     their launches build (device and block size); a module whose options or block sizes
-    are not known statically is left out. A group of at least 2 (`THRESHOLD`) is reported
+    are not known statically is left out (all of them when some option change targets a
+    module not known statically). A group of at least 2 (`THRESHOLD`) is reported
     at every member, one finding each, at its `module=` argument, with the other members
     as related locations.
 

@@ -41,11 +41,16 @@ def module_members(facts: IdentityFacts, module: str) -> ModuleMembers:
     def compute() -> ModuleMembers:
         kernels = tuple(_members_by_module(facts).get(module, ()))
         options = _options_by_module(facts)
-        launched = any(launch.module == module for launch in facts.all_launches())
-        return ModuleMembers(module, kernels, None if _UNKNOWN in options else options.get(module, frozenset()),
-                             module_launch_variants(facts, module), launched)
+        launched = module in _launched_modules(facts)
+        variants = module_launch_variants(facts, module) if launched else frozenset()
+        known = None if _UNKNOWN in options else options.get(module, frozenset())
+        return ModuleMembers(module, kernels, known, variants, launched)
 
     return facts.cached(("module members", module), compute)
+
+
+def _launched_modules(facts: IdentityFacts) -> frozenset[str]:
+    return facts.cached("launched modules", lambda: frozenset(launch.module for launch in facts.all_launches()))
 
 
 def modules(facts: IdentityFacts) -> list[str]:
@@ -69,20 +74,24 @@ def _members_by_module(facts: IdentityFacts) -> dict[str, list[Member]]:
 _UNKNOWN = "\x00unknown"  # an option change whose module or values are not known: it may reach any module
 
 
-def _options_by_module(facts: IdentityFacts) -> dict[str, frozenset[tuple[str, str]]]:
-    def compute() -> dict[str, frozenset[tuple[str, str]]]:
-        table: dict[str, set[tuple[str, str]]] = {}
+def _options_by_module(facts: IdentityFacts) -> dict[str, frozenset[tuple[str, str]] | None]:
+    """Per module, the literal options set on it anywhere; None for a module given options not known statically
+    (and under ``_UNKNOWN`` when a change's target is not known: it may be any module)."""
+    def compute() -> dict[str, frozenset[tuple[str, str]] | None]:
+        table: dict[str, set[tuple[str, str]] | None] = {}
         for f in facts.bindings.files:
             for change in option_changes(f, facts):
                 if change.form is OptionForm.KERNEL and change.kernel is not None:
                     module = facts.module_identity(f, change.kernel)
                 else:
                     module = None if change.module is None else facts.bindings.canonical_module(change.module)
-                if module is None or change.values is None:
-                    table.setdefault(_UNKNOWN, set())
-                    continue
-                table.setdefault(module, set()).update((str(k), repr(v)) for k, v in change.values.items())
-        return {m: frozenset(options) for m, options in table.items()}
+                module = _UNKNOWN if module is None else module
+                known = table.setdefault(module, set())
+                if change.values is None or known is None:
+                    table[module] = None
+                else:
+                    known.update((str(k), repr(v)) for k, v in change.values.items())
+        return {m: None if options is None else frozenset(options) for m, options in table.items()}
 
     return facts.cached("options by module", compute)
 

@@ -27,12 +27,15 @@ def _literal_keys(call: Call) -> frozenset[str] | None:
 
 
 def _covered_keys(kernels: list[Kernel]) -> frozenset[str]:
-    """The option keys every one of ``kernels`` receives through its own literal ``module_options=``."""
+    """The option keys every one of ``kernels`` sets for itself: through its own literal ``module_options=``, or
+    as a per-kernel option of the same name, which Warp lays over the module's (``module options | kernel
+    options`` when it builds the kernel)."""
     covered: frozenset[str] | None = None
     for kernel in kernels:
         value = kernel.options.get("module_options")
         keys = frozenset(str(k) for k in value.const) if (
             value is not None and value.kind == "dict" and isinstance(value.const, dict)) else frozenset()
+        keys |= frozenset(k for k in kernel.options if k not in ("module", "module_options", "name"))
         covered = keys if covered is None else covered & keys
     return covered or frozenset()
 
@@ -72,7 +75,8 @@ class ModuleOptionsWrongModule(Rule):
     (`module="unique"`, or a named module) does not define kernels for its own module:
     its calls are reported, module-scope ones too (they are meant for the kernels below
     them), except a `set_module_options` whose literal keys every kernel of the file
-    receives through its own `module_options=`. Kernels created by means the layer does
+    sets for itself, through its own `module_options=` or a per-kernel option of the same
+    name (`enable_backward=False`), which Warp lays over the module's. Kernels created by means the layer does
     not follow are not seen, which could make a correct call look wrong. Calls that pass
     `**kwargs` are skipped. Module-scope calls in a file with no kernels at all are not
     reported: they are copy-pasted boilerplate that configures nothing, but no caller
@@ -114,7 +118,7 @@ class ModuleOptionsWrongModule(Rule):
             api = call.callee.rpartition(".")[2]
             keys = _literal_keys(call)
             if api == "set_module_options" and elsewhere and keys is not None and keys <= covered:
-                continue  # each kernel gets these keys through its own module_options=
+                continue  # each kernel sets these keys for itself (module_options=, or a kernel option)
             if elsewhere:
                 where = (f"and none of its kernels is built there ({_modules_phrase(project, file, elsewhere)})"
                          if call.ctx.scope or api != "set_module_options" else

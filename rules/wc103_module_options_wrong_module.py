@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 from warplint.diagnostic import Related
 from warplint.index import UNIQUE, Project
-from warplint.model import Call, FileModel, Kernel
+from warplint.model import Call, FileModel, Kernel, Value
 from warplint.rule import Report, Rule
 
 # The calls whose `module` argument defaults to the module the call is written in.
@@ -17,24 +17,19 @@ def _defines_integrands(file: FileModel) -> bool:
     return any("integrand" in d.rpartition(".")[2] for fn in file.functions.values() for d in fn.decorators)
 
 
-def _literal_keys(call: Call) -> frozenset[str] | None:
-    if not call.callee.endswith("set_module_options"):
-        return None
-    options = call.bound("options")
-    if options is not None and options.kind == "dict" and isinstance(options.const, dict):
-        return frozenset(str(k) for k in options.const)
-    return None
+def _dict_keys(project: Project, file: FileModel, value: Value | None, scope: str) -> frozenset[str] | None:
+    """The keys of a dict an expression is (a literal, or a constant bound to one); None when not known."""
+    known, const = project.constant(file, value, scope)
+    return frozenset(str(k) for k in const) if known and isinstance(const, dict) else None
 
 
-def _covered_keys(kernels: list[Kernel]) -> frozenset[str]:
-    """The option keys every one of ``kernels`` sets for itself: through its own literal ``module_options=``, or
-    as a per-kernel option of the same name, which Warp lays over the module's (``module options | kernel
-    options`` when it builds the kernel)."""
+def _covered_keys(project: Project, file: FileModel, kernels: list[Kernel]) -> frozenset[str]:
+    """The option keys every one of ``kernels`` sets for itself: through its own ``module_options=``, or as a
+    per-kernel option of the same name, which Warp lays over the module's (``module options | kernel options``
+    when it builds the kernel)."""
     covered: frozenset[str] | None = None
     for kernel in kernels:
-        value = kernel.options.get("module_options")
-        keys = frozenset(str(k) for k in value.const) if (
-            value is not None and value.kind == "dict" and isinstance(value.const, dict)) else frozenset()
+        keys = _dict_keys(project, file, kernel.options.get("module_options"), kernel.ctx.scope) or frozenset()
         keys |= frozenset(k for k in kernel.options if k not in ("module", "module_options", "name"))
         covered = keys if covered is None else covered & keys
     return covered or frozenset()
@@ -104,7 +99,7 @@ class ModuleOptionsWrongModule(Rule):
         if project.module_members(file.module).kernels or _defines_integrands(file):
             return  # kernels from any file land in this file's module (`module="pkg.tuning"`, `wp.kernel(f)`)
         elsewhere = list(file.kernels)  # this file's kernels, every one built in another module
-        covered = _covered_keys(elsewhere)
+        covered = _covered_keys(project, file, elsewhere)
         for call in project.warp_calls(file, *_MODULE_OPTION_CALLS):
             if call.has_star_args or call.bound("module") is not None:
                 continue
@@ -116,7 +111,8 @@ class ModuleOptionsWrongModule(Rule):
             if not call.ctx.scope and not elsewhere:
                 continue
             api = call.callee.rpartition(".")[2]
-            keys = _literal_keys(call)
+            keys = (_dict_keys(project, file, call.bound("options"), call.ctx.scope)
+                    if api == "set_module_options" else None)
             if api == "set_module_options" and elsewhere and keys is not None and keys <= covered:
                 continue  # each kernel sets these keys for itself (module_options=, or a kernel option)
             if elsewhere:

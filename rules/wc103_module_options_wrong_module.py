@@ -35,6 +35,13 @@ def _covered_keys(project: Project, file: FileModel, kernels: list[Kernel]) -> f
     return covered or frozenset()
 
 
+def _lost(keys: frozenset[str] | None, covered: frozenset[str]) -> str:
+    """The options the call sets that reach nothing: the keys the file's kernels do not set for themselves."""
+    if not keys:
+        return "the options"
+    return "the options " + ", ".join(sorted(keys - covered))
+
+
 def _modules_phrase(project: Project, file: FileModel, kernels: list[Kernel]) -> str:
     modules = {project.kernel_module(file, k) for k in kernels}
     if modules == {UNIQUE}:
@@ -125,7 +132,7 @@ class ModuleOptionsWrongModule(Rule):
             yield self.report(
                 call.span,
                 f"{api}() without module= targets the Warp module of {file.module}, where it is written, {where}: "
-                "the options reach no kernel; pass module= naming the kernels' module"
+                f"{_lost(keys, covered)} reach no kernel; pass module= naming the kernels' module"
                 + (", or the kernels' own module_options=." if elsewhere else "."),
                 related=self._callers(file, call, project) + tuple(
                     Related(file.path, k.span, f"'{k.name}' is built in another module") for k in elsewhere[:3]),

@@ -58,13 +58,13 @@ class UniqueModuleStableKernel(Rule):
     explicit `block_dim` other than 256 (or one that cannot be resolved), run-time
     specialisations and kernels created after a launch.
 
-    Measured precision: see the closing numbers in the lead's notes (runtime oracle dev
-    seed 2496891141 with this rule selected; `python benchmarks/accuracy.py --all-rules`).
-    Before this change (2026-12-01, dev split: newton 1.8.0, mujoco-warp 4.0.0, warp-lang
-    1.19.0, nvidia-physicsnemo 2.2.2): 56 findings, none judged a defect, 12 harmless (test
-    kernels isolated so each test builds what it checks, a block-dim dispatch test, a
-    kernel isolated for its own block size), 44 unsure. Keep it opt-in; use it to review a
-    library's own `module="unique"` choices, not as a gate.
+    Measured precision (2026-12-03): runtime oracle dev seed 2496891141 (500 programs, default
+    rules plus this one) 16 of 16 findings right (CS-9 recall 16/25); `python
+    benchmarks/accuracy.py --all-rules` on the dev split (newton 1.8.0, mujoco-warp 4.0.0,
+    warp-lang 1.19.0, nvidia-physicsnemo 2.2.2): 61 findings, none judged a defect, 12 harmless
+    (test kernels isolated so each test builds what it checks, block-dim dispatch tests, a
+    kernel isolated for its own block size), 44 unsure, 5 unjudged: precision 0 of 12 judged.
+    Keep it opt-in; use it to review a library's own `module="unique"` choices, not as a gate.
     """
 
     code = "WC304"

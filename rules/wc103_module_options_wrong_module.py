@@ -3,8 +3,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from warplint.diagnostic import Related
-from warplint.index import Project
-from warplint.model import Call, FileModel
+from warplint.index import UNIQUE, Project
+from warplint.model import Call, FileModel, Kernel, Value
 from warplint.rule import Report, Rule
 
 # The calls whose `module` argument defaults to the module the call is written in.
@@ -12,15 +12,46 @@ _MODULE_OPTION_CALLS = ("set_module_options", "get_module_options")
 _MAX_CALLERS = 3
 
 
-def _defines_kernels(file: FileModel) -> bool:
-    if file.kernels:
-        return True
+def _defines_integrands(file: FileModel) -> bool:
     # warp.fem integrands become kernels of the module that defines them.
     return any("integrand" in d.rpartition(".")[2] for fn in file.functions.values() for d in fn.decorators)
 
 
+def _dict_keys(project: Project, file: FileModel, value: Value | None, scope: str) -> frozenset[str] | None:
+    """The keys of a dict an expression is (a literal, or a constant bound to one); None when not known."""
+    known, const = project.constant(file, value, scope)
+    return frozenset(str(k) for k in const) if known and isinstance(const, dict) else None
+
+
+def _covered_keys(project: Project, file: FileModel, kernels: list[Kernel]) -> frozenset[str]:
+    """The option keys every one of ``kernels`` sets for itself: through its own ``module_options=``, or as a
+    per-kernel option of the same name, which Warp lays over the module's (``module options | kernel options``
+    when it builds the kernel)."""
+    covered: frozenset[str] | None = None
+    for kernel in kernels:
+        keys = _dict_keys(project, file, kernel.options.get("module_options"), kernel.ctx.scope) or frozenset()
+        keys |= frozenset(k for k in kernel.options if k not in ("module", "module_options", "name"))
+        covered = keys if covered is None else covered & keys
+    return covered or frozenset()
+
+
+def _lost(keys: frozenset[str] | None, covered: frozenset[str]) -> str:
+    """The options the call sets that reach nothing: the keys the file's kernels do not set for themselves."""
+    if not keys:
+        return "the options"
+    return "the options " + ", ".join(sorted(keys - covered))
+
+
+def _modules_phrase(project: Project, file: FileModel, kernels: list[Kernel]) -> str:
+    modules = {project.kernel_module(file, k) for k in kernels}
+    if modules == {UNIQUE}:
+        return 'each is module="unique"'
+    named = sorted(m for m in modules if m is not None and m != UNIQUE)
+    return "they join " + (", ".join(named[:3]) if named else "other modules")
+
+
 class ModuleOptionsWrongModule(Rule):
-    """`wp.set_module_options()` without `module=` in a file that defines no kernels.
+    """`wp.set_module_options()` without `module=` in a file whose module no kernel lands in.
 
     ## Why
     Without `module=`, `set_module_options` and `get_module_options` target the Warp
@@ -37,13 +68,20 @@ class ModuleOptionsWrongModule(Rule):
     that defines the kernels.
 
     ## Limits
-    Kernels in other files that name this file's module (`@wp.kernel(module="pkg.tuning")`,
-    through a constant or variable too) do receive the options: then nothing is reported.
-    A file counts as defining kernels when it has `@wp.kernel`, `wp.kernel(f)`,
-    `wp.Kernel(...)` or `warp.fem` integrands; kernels created by other indirect
-    means are not seen, which could make a correct call look wrong. Calls that pass
-    `**kwargs` are skipped. Module-scope calls are not reported: in a file without
-    kernels they are copy-pasted boilerplate that configures nothing, but no caller
+    Which kernels land in the file's module is the semantic layer's module membership,
+    from every file of the project: kernels elsewhere that name this module
+    (`@wp.kernel(module="pkg.tuning")`, through a constant or variable too) and
+    `wp.kernel(f)` calls anywhere on a function `f` defined in this file (Warp puts that
+    kernel into `f`'s module) receive the options: then nothing is reported. warp.fem
+    integrands count as kernels of their file. A file whose kernels all land elsewhere
+    (`module="unique"`, or a named module) does not define kernels for its own module:
+    its calls are reported, module-scope ones too (they are meant for the kernels below
+    them), except a `set_module_options` whose literal keys every kernel of the file
+    sets for itself, through its own `module_options=` or a per-kernel option of the same
+    name (`enable_backward=False`), which Warp lays over the module's. Kernels created by means the layer does
+    not follow are not seen, which could make a correct call look wrong. Calls that pass
+    `**kwargs` are skipped. Module-scope calls in a file with no kernels at all are not
+    reported: they are copy-pasted boilerplate that configures nothing, but no caller
     expects them to configure its kernels (newton has several, next to `wp.struct`s).
     """
 
@@ -65,24 +103,39 @@ class ModuleOptionsWrongModule(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        if _defines_kernels(file) or project.kernels_of_module(file.module):
-            return  # kernels elsewhere may join this file's module by name: `module="pkg.tuning"`
+        if project.module_members(file.module).kernels or _defines_integrands(file):
+            return  # kernels from any file land in this file's module (`module="pkg.tuning"`, `wp.kernel(f)`)
+        elsewhere = list(file.kernels)  # this file's kernels, every one built in another module
+        covered = _covered_keys(project, file, elsewhere)
         for call in project.warp_calls(file, *_MODULE_OPTION_CALLS):
-            # Module-scope calls in a kernel-less file are boilerplate no-ops (nothing there to configure);
-            # the defect is a helper whose caller expects its own kernels configured.
-            if call.has_star_args or not call.ctx.scope:
-                continue
-            api = call.callee.rpartition(".")[2]
-            if call.bound("module") is not None:
+            if call.has_star_args or call.bound("module") is not None:
                 continue
             if "**" in call.kwargs:  # defensive: extract drops ** arguments
                 continue
-            callers = self._callers(file, call, project)
+            # Module-scope calls in a file with no kernels at all are boilerplate no-ops (nothing there to
+            # configure, no caller expects them to); next to kernels that all land elsewhere they are meant for
+            # those kernels, and miss them.
+            if not call.ctx.scope and not elsewhere:
+                continue
+            api = call.callee.rpartition(".")[2]
+            keys = (_dict_keys(project, file, call.bound("options"), call.ctx.scope)
+                    if api == "set_module_options" else None)
+            if api == "set_module_options" and elsewhere and keys is not None and keys <= covered:
+                continue  # each kernel sets these keys for itself (module_options=, or a kernel option)
+            if elsewhere:
+                where = (f"and none of its kernels is built there ({_modules_phrase(project, file, elsewhere)})"
+                         if call.ctx.scope or api != "set_module_options" else
+                         f"and none of the kernels below it is built there "
+                         f"({_modules_phrase(project, file, elsewhere)})")
+            else:
+                where = "and that file defines no kernels"
             yield self.report(
                 call.span,
-                f"{api}() without module= targets the Warp module of {file.module}, where it is written, and that "
-                "file defines no kernels: the options reach no kernel; pass module= naming the kernels' module.",
-                related=callers,
+                f"{api}() without module= targets the Warp module of {file.module}, where it is written, {where}: "
+                f"{_lost(keys, covered)} reach no kernel; pass module= naming the kernels' module"
+                + (", or the kernels' own module_options=." if elsewhere else "."),
+                related=self._callers(file, call, project) + tuple(
+                    Related(file.path, k.span, f"'{k.name}' is built in another module") for k in elsewhere[:3]),
                 function=call.ctx.scope,
                 module=file.module,
                 option=api,

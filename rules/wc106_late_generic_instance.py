@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from warplint.diagnostic import Related
 from warplint.index import Launch, Project
@@ -75,16 +75,20 @@ class LateGenericInstance(Rule):
     is taken to return, at run time, an instance it made at import: a run-time call with a
     type not made at import is missed. Not reported either: the only kernel of
     its module (a `module="unique"` kernel is one), a kernel never launched, kernels
-    defined inside functions (their creation after a load is already a rebuild, reported
+    created inside functions after a load (their creation is already a rebuild, reported
     on its own, and so are the instances their factory registers on them there), except for
     a `wp.overload` of such a kernel made elsewhere at run time (a getter that adds one
-    instance per dtype to a kernel a builder made and cached). A run-time `wp.overload`
-    that raises (inside `assertRaises`, say) is
-    reported all the same. One finding per kernel, at its definition; its related
-    locations are every launch that adds an instance of a new type (with the first
-    launch), or every late launch or run-time `wp.overload` call with the launch or load
-    that loaded the module first (and the calls that lead there). Its fix, the
-    `wp.overload` lines, is written there once.
+    instance per dtype to a kernel a builder made and cached). Kernels a factory makes
+    before anything loads (one content, the factory run at import or in setup, several
+    kernels made together) are judged like module-level ones. A run-time `wp.overload`
+    that raises (inside `assertRaises`, say) is reported all the same.
+
+    Where: one finding at each site that makes a late instance, where the program
+    changes: each launch that adds an instance of a new type (not the first launch), each
+    late first launch (at the wrapper's call for a launch through a helper), each run-time
+    `wp.overload` call. Its related locations are the kernel's definition (where the
+    `wp.overload` lines go), the launch or load that loaded the module first (and the
+    calls that lead there), the first launch, and the other sites.
     """
 
     code = "WC106"
@@ -146,7 +150,27 @@ class LateGenericInstance(Rule):
         return {p: kind for p in generic_positions if p < len(types) and (kind := types[p].one) is not None}
 
     # ------------------------------------------------------------------ check
-    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+    def check_project(self, project: Project) -> Iterator[tuple[FileModel, Report]]:
+        """Each finding at the launch or ``wp.overload`` call that makes the late instance (where the user
+        changes the program), one per site, in whatever file it is; the kernel's definition and the other
+        sites are related locations."""
+        by_path = {f.path: f for f in project.files}
+        for file in project.files:
+            for kernel, report, triggers in self._kernel_findings(file, project):
+                definition = Related(file.path, kernel.span, f"generic kernel '{kernel.name}' is defined here")
+                sites: list[Related] = []
+                for site in triggers:
+                    if site.path in by_path and not any(_same(site, q) for q in sites):
+                        sites.append(site)
+                if not sites:
+                    yield file, report
+                    continue
+                for site in sites:
+                    others = tuple(r for r in report.related if not _same(r, site))
+                    yield by_path[site.path], replace(report, span=site.span, related=(definition, *others))
+
+    def _kernel_findings(self, file: FileModel, project: Project) -> Iterator[tuple[Kernel, Report,
+                                                                                    tuple[Related, ...]]]:
         launches = self._index(project)
         module_level = [k for k in file.kernels if k.ctx.scope == ""]
         for kernel in file.kernels:
@@ -169,10 +193,11 @@ class LateGenericInstance(Rule):
                 typed = self._new_types(project, kernel_launches, generic_positions)
             late = self._late_first_instance(project, file, kernel)
             if typed is not None:
-                yield self._report_types(project, file, kernel, typed, late.related if late else ())
+                yield (kernel, self._report_types(project, file, kernel, typed, late.related if late else ()),
+                       typed.triggers + (late.triggers if late else ()))
             elif late is not None:
-                yield self.report(kernel.span, late.message, related=late.related, kernel=kernel.name,
-                                  module=late.module)
+                yield (kernel, self.report(kernel.span, late.message, related=late.related, kernel=kernel.name,
+                                           module=late.module), late.triggers)
 
     # ------------------------------------------------------------------ a second type
     def _new_types(self, project: Project, kernel_launches: list[Launch], positions: list[int]) -> _Typed | None:
@@ -183,6 +208,7 @@ class LateGenericInstance(Rule):
         pair: tuple[str, str] | None = None
         chosen = False
         related: list[Related] = []
+        triggers: list[Related] = []
         for launch in kernel_launches:
             types = project.launch_argument_types(launch) or []
             several = next((types[p] for p in positions if p < len(types) and types[p].several), None)
@@ -192,6 +218,7 @@ class LateGenericInstance(Rule):
                     pair, chosen = (names[0], names[1]), True
                 related.append(Related(launch.file.path, launch.call.span,
                                        f"launched with {' or '.join(names)}"))
+                triggers.append(related[-1])
                 continue
             signature = self._signature(project, launch, positions)
             if not signature:
@@ -209,9 +236,10 @@ class LateGenericInstance(Rule):
                                                f"launched with {self._short(earlier_sig[p])}"))
                     related.append(Related(launch.file.path, launch.call.span,
                                            f"launched with {self._short(signature[p])}"))
+                    triggers.append(related[-1])
                     break
             seen.append((launch, signature))
-        return _Typed(pair, tuple(related), chosen) if pair is not None else None
+        return _Typed(pair, tuple(related), chosen, tuple(triggers)) if pair is not None else None
 
     def _report_types(self, project: Project, file: FileModel, kernel: Kernel, typed: _Typed,
                       more: tuple[Related, ...]) -> Report:
@@ -240,9 +268,11 @@ class LateGenericInstance(Rule):
         module = f"unique:{file.module}.{kernel.function or kernel.name}" if declared == "unique" else declared
         key = (file.path, kernel.name)
         registrations = project.overload_registrations(file, kernel)
-        if kernel.ctx.scope:
-            # a kernel made by a factory joins its module late anyway (WC101's), with the instances the factory
-            # registers on it there; a getter elsewhere registering more of them later is this rule's
+        if kernel.ctx.scope and not project.stable_kernel(file, kernel):
+            # a kernel made by a factory after a load joins its module late anyway (WC101's), with the instances
+            # the factory registers on it there; a getter elsewhere registering more of them later is this rule's.
+            # One a factory makes before anything loads (with the others it makes together) is an import-time
+            # kernel for this rule: nothing else reports its late first instance.
             registrations = [r for r in registrations if r.file is not file or r.call is None
                              or r.call.ctx.scope != kernel.ctx.scope]
             if not registrations:
@@ -291,7 +321,8 @@ class LateGenericInstance(Rule):
         message = (f"generic kernel '{kernel.name}': {what} after {self._module_phrase(project, declared, module)} "
                    "can already be loaded; the new instance rebuilds the whole module. Register its instances with "
                    "wp.overload(...) at module level, right after the kernel.")
-        return _Late(message, tuple(related), declared)
+        late_sites = [late for _, late in triggers if not late.message.startswith("the launch inside")]
+        return _Late(message, tuple(related), declared, tuple(late_sites))
 
     @staticmethod
     def _loaded_first(earlier: Earlier, module: str) -> list[Related]:
@@ -342,6 +373,7 @@ class _Typed:
     pair: tuple[str, str]
     related: tuple[Related, ...]
     chosen: bool  # the first is one launch whose type is chosen at run time among the pair
+    triggers: tuple[Related, ...] = ()  # the launches that add an instance of a new type: where findings go
 
 
 @dataclass(frozen=True)
@@ -351,6 +383,7 @@ class _Late:
     message: str
     related: tuple[Related, ...]
     module: str
+    triggers: tuple[Related, ...] = ()  # the late launches and run-time wp.overload calls: where findings go
 
 
 # where a launch is made from, and the wrapper's own wp.launch when it goes through one

@@ -2,102 +2,122 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from warplint.index import Project
-from warplint.model import FileModel, Kernel, Value
+from warplint.diagnostic import Related
+from warplint.index import UNIQUE, Project
+from warplint.model import FileModel, Kernel
 from warplint.rule import Report, Rule
 
-# How many one-kernel modules with the same options and block sizes in one file make it "fragmented".
-THRESHOLD = 4
+# How many one-kernel modules with the same options and block sizes make a fragmented group.
+THRESHOLD = 2
 
-
-def _option_key(value: Value) -> str:
-    return repr(value.const) if value.is_const else value.text
+Member = tuple[FileModel, Kernel]
 
 
 class FragmentedModules(Rule):
-    """Many one-kernel modules in one file, with nothing that tells them apart.
+    """One-kernel Warp modules with nothing that tells them apart: each pays a separate build.
 
     ## Why
     Each Warp module is a separate build: code generation, one compiler invocation,
     one load and one cache entry per device and block size, plus a separate
-    first-launch stall. Four or more modules holding one kernel each, all with the same
-    options and launched at the same block size, pay that fixed cost four or more times
-    for work one module would do in one build.
+    first-launch stall. Modules that each hold one kernel, with the same options and
+    launched at the same block sizes, pay that fixed cost once per module for work one
+    module would do in one build.
 
     ## Fix
-    Put kernels that share a lifecycle, options and block size into one module: drop
-    `module="unique"` or give them one `module="name"`.
+    Put kernels that share a lifecycle, options and block size into one module: give
+    them one `module="name"` (or drop `module=` so they join their file's module).
 
     ## Limits
     Opt-in: the split is often deliberate (to keep rebuilds or MathDx links of one kernel
-    from touching the others), which the source does not say. Counted: module-level,
-    non-generic kernels whose module is `"unique"` or a named module that holds only
-    that kernel in the project, grouped by their other decorator options and the block
-    sizes their launches pass; a group of at least 4 (`THRESHOLD`) is reported once per
-    file, at its first kernel.
+    from touching the others), which the source does not say. Module membership is the
+    semantic layer's, across the project: a module counts when exactly one kernel lands in
+    it from any file, that kernel has one content (created at import, or by a factory whose
+    content arguments are one literal on every call), is not generic, and is launched.
+    Counted: modules named with `module="name"` (the split is written), and
+    `module="unique"` kernels that carry their own `module_options=` (a stable unique
+    kernel without options is `WC304`'s); a file's own module holding one kernel is not a
+    choice and is not counted. Modules are grouped by the options set on them anywhere
+    (`set_module_options`, `get_module(m).options`, `module_options=`) and by the variants
+    their launches build (device and block size); a module whose options or block sizes
+    are not known statically is left out (all of them when some option change targets a
+    module not known statically). A group of at least 2 (`THRESHOLD`) is reported
+    at every member, one finding each, at its `module=` argument, with the other members
+    as related locations.
 
-    Measured precision (2026-12-01, `python benchmarks/accuracy.py --all-rules`, dev split:
-    newton 1.8.0, mujoco-warp 4.0.0, warp-lang 1.19.0, nvidia-physicsnemo 2.2.2): 5 findings,
-    all in Warp's own tests and all unsure (one-kernel modules that let each test build only
-    what it checks): no finding judged either way, so no precision can be given yet. Keep it
-    opt-in.
+    Measured precision (2026-12-03): runtime oracle dev seed 2496891141 (500 programs, default
+    rules plus this one) 56 of 56 findings right (CS-4 recall 14/20); `python
+    benchmarks/accuracy.py --all-rules` on the dev split (newton 1.8.0, mujoco-warp 4.0.0,
+    warp-lang 1.19.0, nvidia-physicsnemo 2.2.2): no finding, so no precision on real code
+    yet. Kept opt-in until that is measured at 0.95 or more.
     """
 
     code = "WC305"
     name = "fragmented-modules"
     mechanism = "CS-4"
-    summary = "Four or more one-kernel modules in one file with identical options: each pays a separate build."
+    summary = "Several one-kernel modules with identical options and block sizes: each pays a separate build."
     confidence = "low"
     default_enabled = False
 
     invalid = (
         "import warp as wp\n\n"
-        + "".join(f"@wp.kernel(module='unique')\ndef k{i}(x: wp.array(dtype=float)):\n    pass\n\n" for i in range(4)),
+        + "".join(f"@wp.kernel(module='part_{i}')\ndef k{i}(x: wp.array(dtype=float)):\n    pass\n\n" for i in range(2))
+        + "def run(x):\n" + "".join(f"    wp.launch(k{i}, dim=1, inputs=[x])\n" for i in range(2)),
     )
     valid = (
         "import warp as wp\n\n"
-        + "".join(f"@wp.kernel\ndef k{i}(x: wp.array(dtype=float)):\n    pass\n\n" for i in range(4)),
+        + "".join(f"@wp.kernel\ndef k{i}(x: wp.array(dtype=float)):\n    pass\n\n" for i in range(2))
+        + "def run(x):\n" + "".join(f"    wp.launch(k{i}, dim=1, inputs=[x])\n" for i in range(2)),
+        "import warp as wp\n\n"
+        + "".join(f"@wp.kernel(module='part_{i}')\ndef k{i}(x: wp.array(dtype=float)):\n    pass\n\n" for i in range(2))
+        + "".join(f"wp.set_module_options({{'max_unroll': {i + 2}}}, module='part_{i}')\n" for i in range(2))
+        + "def run(x):\n" + "".join(f"    wp.launch(k{i}, dim=1, inputs=[x])\n" for i in range(2)),
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        groups: dict[tuple, list[tuple[Kernel, str]]] = {}
-        block_dims = self._block_dims(project)
-        for kernel in file.module_kernels():
-            if kernel.generic:
-                continue
-            module = project.kernel_module(file, kernel)
-            if module is None:
-                continue
-            if module != "unique" and len(project.kernels_of_module(module)) != 1:
-                continue
-            options = tuple(
-                sorted((k, _option_key(v)) for k, v in kernel.options.items() if k not in ("module", "name"))
-            )
-            key = (options, frozenset(block_dims.get(id(kernel), ())))
-            groups.setdefault(key, []).append((kernel, module))
-        for members in groups.values():
-            if len(members) < THRESHOLD:
-                continue
-            first = members[0][0]
-            names = ", ".join(k.name for k, _ in members[:6]) + (", ..." if len(members) > 6 else "")
-            yield self.report(
-                first.span,
-                f"{len(members)} kernels of this file each get their own Warp module ({names}) with identical options "
-                "and block sizes: each module pays a separate build, compiler call and load; group them into one "
-                "module.",
-                kernel=first.name,
-                module=members[0][1],
-            )
+        for group in self._groups(project):
+            for member in group:
+                f, kernel = member
+                if f is not file:
+                    continue
+                others = [m for m in group if m is not member]
+                where = kernel.module_value.span if kernel.module_value is not None else kernel.span
+                names = ", ".join(sorted({_module_label(project, m) for m in others})[:5])
+                related = [Related(of.path, (ok.module_value or ok).span, f"'{ok.name}' alone in its module too")
+                           for of, ok in others]
+                related += [Related(wf.path, fn.span, f"'{fn.name}' is defined here")
+                            for wf, fn in project.wrapped_functions(f, kernel) or ()]
+                yield self.report(
+                    where,
+                    f"kernel '{kernel.name}' is the only kernel of its Warp module, and {len(others)} other module"
+                    f"{'s' if len(others) != 1 else ''} ({names}) hold one kernel each with the same options and "
+                    "block sizes: each module pays a separate build, compiler call and load; put these kernels "
+                    "into one module.",
+                    related=tuple(related),
+                    kernel=kernel.name,
+                    module=project.module_identity(f, kernel),
+                )
+
+    def _groups(self, project: Project) -> list[list[Member]]:
+        return project.cached((self.code, "groups"), lambda: self._find_groups(project))
 
     @staticmethod
-    def _block_dims(project: Project) -> dict[int, set[object]]:
-        return project.cached("WC305.block_dims", lambda: FragmentedModules._collect_block_dims(project))
+    def _find_groups(project: Project) -> list[list[Member]]:
+        groups: dict[tuple, list[Member]] = {}
+        for module in project.modules():
+            members = project.module_members(module)
+            if len(members.kernels) != 1 or not members.launched:
+                continue
+            file, kernel = members.kernels[0]
+            if kernel.module_value is None or kernel.generic or not project.one_content(file, kernel):
+                continue  # a file's own module, or a kernel whose content (so its module) varies
+            if module.startswith(f"{UNIQUE}:") and "module_options" not in kernel.options:
+                continue  # a stable unique kernel is WC304's
+            if members.options is None or members.variants is None:
+                continue  # not known to be the same as the others'
+            groups.setdefault((members.options, members.variants), []).append((file, kernel))
+        return [g for g in groups.values() if len(g) >= THRESHOLD]
 
-    @staticmethod
-    def _collect_block_dims(project: Project) -> dict[int, set[object]]:
-        found: dict[int, set[object]] = {}
-        for f in project.files:
-            for launch in project.launches(f):
-                dim = project.launch_block_dim(launch)
-                found.setdefault(id(launch.kernel), set()).add("?" if dim is None else dim)
-        return found
+
+def _module_label(project: Project, member: Member) -> str:
+    module = project.module_identity(*member) or "?"
+    return f"'{member[1].name}' (module=\"unique\")" if module.startswith(f"{UNIQUE}:") else module

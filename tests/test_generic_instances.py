@@ -210,47 +210,81 @@ def _wc106(tmp_path, source):
     return [d for d in lint_tree(str(tmp_path), ("WC106",)) if d.code == "WC106"]
 
 
-def test_wc106_names_every_late_launch_and_what_loaded_first(tmp_path):
-    (found,) = _wc106(tmp_path, HEADER + KERNELS + (
+def _lines(found):
+    return sorted(d.span.line for d in found)
+
+
+def test_wc106_reports_at_every_late_launch_and_names_what_loaded_first(tmp_path):
+    found = _wc106(tmp_path, HEADER + KERNELS + (
         "def a(x):\n    wp.launch(plain, dim=1, inputs=[x])\n    wp.launch(gen, dim=1, inputs=[x])\n"  # 13-15
         "def b(x):\n    wp.launch(plain, dim=1, inputs=[x])\n    wp.launch(gen, dim=1, inputs=[x])\n"  # 16-18
     ))
-    assert found.span.line == 8  # gen's definition
-    assert [(r.span.line, r.message.split(" here")[0]) for r in found.related] == [
-        (14, "module m launched"), (15, "'gen' launched"), (17, "module m launched"), (18, "'gen' launched")]
-    assert ".py:" not in found.message
+    assert _lines(found) == [15, 18]  # each late launch, where the program changes
+    first = min(found, key=lambda d: d.span.line)
+    assert [(r.span.line, r.message.split(" here")[0]) for r in first.related] == [
+        (8, "generic kernel 'gen' is defined"), (14, "module m launched"), (17, "module m launched"),
+        (18, "'gen' launched")]
+    assert ".py:" not in first.message
 
 
-def test_wc106_names_every_run_time_overload(tmp_path):
-    (found,) = _wc106(tmp_path, HEADER + KERNELS + (
+def test_wc106_reports_at_every_run_time_overload(tmp_path):
+    found = _wc106(tmp_path, HEADER + KERNELS + (
         "def a(x):\n    wp.launch(plain, dim=1, inputs=[x])\n"  # 13-14
         "    wp.launch(wp.overload(gen, [wp.array(dtype=wp.float32)]), dim=1, inputs=[x])\n"  # 15
         "    wp.launch(wp.overload(gen, [wp.array(dtype=wp.float64)]), dim=1, inputs=[x])\n"  # 16
     ))
-    assert [r.span.line for r in found.related] == [14, 15, 16]
+    assert _lines(found) == [15, 16]
+    assert [r.span.line for r in found[0].related] == [8, 14, 16]
 
 
-def test_wc106_names_every_launch_with_a_new_type(tmp_path):
-    (found,) = _wc106(tmp_path, HEADER + KERNELS + (
+def test_wc106_reports_at_every_launch_with_a_new_type(tmp_path):
+    found = _wc106(tmp_path, HEADER + KERNELS + (
         "def a(n):\n"
         "    wp.launch(gen, dim=n, inputs=[wp.zeros(n, dtype=wp.float32)])\n"  # 14
         "    wp.launch(gen, dim=n, inputs=[wp.zeros(n, dtype=wp.float64)])\n"  # 15: a second type
         "    wp.launch(gen, dim=n, inputs=[wp.zeros(n, dtype=wp.float32)])\n"  # 16: an instance it has
         "    wp.launch(gen, dim=n, inputs=[wp.zeros(n, dtype=wp.float16)])\n"  # 17: a third
     ))
-    assert [r.span.line for r in found.related] == [14, 15, 17]
-    assert "wp.float32" in found.message and "wp.float64" in found.message
+    assert _lines(found) == [15, 17]
+    assert [r.span.line for r in found[0].related] == [8, 14, 17]
+    assert "wp.float32" in found[0].message and "wp.float64" in found[0].message
 
 
-def test_wc106_names_the_launch_inside_a_wrapper_too(tmp_path):
+def test_wc106_reports_at_the_wrappers_call_and_names_the_launch_inside(tmp_path):
     # the kernel is picked from a family object and launched by a helper: the helper's call is where the late
     # launch is made from, and the helper's own wp.launch is named as well
     (found,) = _wc106(tmp_path, HEADER + KERNELS + (
         "def step(x):\n    wp.launch(plain, dim=1, inputs=[x])\n    run(gen, x)\n"  # 13-15
         "def run(kernel, x):\n    wp.launch(kernel, dim=1, inputs=[x])\n"  # 16-17
     ))
+    assert found.span.line == 15
     assert [(r.span.line, r.message.split(" here")[0]) for r in found.related] == [
-        (14, "module m launched"), (15, "'gen' launched"), (17, "the launch inside the wrapper")]
+        (8, "generic kernel 'gen' is defined"), (14, "module m launched"), (17, "the launch inside the wrapper")]
+
+
+def test_wc106_a_generic_kernel_a_factory_makes_at_import_with_others(tmp_path):
+    # made together by one factory before anything runs: no late creation for WC101 to report, but the first
+    # launch of the generic one comes after the module loaded
+    found = _wc106(tmp_path, HEADER + (
+        "def make_ops():\n"
+        "    @wp.kernel\n    def scale(x: wp.array(dtype=Any)):\n        x[0] = x[0] + x[0]\n"
+        "    @wp.kernel\n    def clear(x: wp.array(dtype=float)):\n        x[0] = 0.0\n"
+        "    return scale, clear\n"
+        "SCALE, CLEAR = make_ops()\n"
+        "def run(x):\n    wp.launch(CLEAR, dim=1, inputs=[x])\n    wp.launch(SCALE, dim=1, inputs=[x])\n"
+    ))
+    assert [d.message.split(":")[0] for d in found] == ["generic kernel 'scale'"]
+    assert found[0].span.line == found[0].related[-1].span.line + 1  # the late launch, after CLEAR's
+
+
+def test_wc106_a_factory_called_after_a_launch_is_left_to_wp101(tmp_path):
+    # created after the module loaded: its creation is the rebuild (WC101's), not its instance
+    assert not _wc106(tmp_path, HEADER + (
+        "@wp.kernel\ndef clear(x: wp.array(dtype=float)):\n    x[0] = 0.0\n"
+        "def make():\n    @wp.kernel\n    def scale(x: wp.array(dtype=Any)):\n        x[0] = x[0] + x[0]\n"
+        "    return scale\n"
+        "def run(x):\n    wp.launch(clear, dim=1, inputs=[x])\n    wp.launch(make(), dim=1, inputs=[x])\n"
+    ))
 
 
 def test_a_registering_helper_with_many_callers_registers_each_callers_kernel(tmp_path):

@@ -13,7 +13,17 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
 from .model import Assignment, Call, FileModel, Function, Kernel, Value
-from .semantic import arg_types, builds, collect, devices, differentiation, facts_paths, generics, variants
+from .semantic import (
+    arg_types,
+    builds,
+    collect,
+    devices,
+    differentiation,
+    facts_paths,
+    generics,
+    membership,
+    variants,
+)
 from .semantic.bindings import Bindings
 from .semantic.context import CodeContext, is_test_file
 from .semantic.evaluator import Evaluator, Site, Source
@@ -137,6 +147,15 @@ class Project:
     def kernels_of_module(self, module: str) -> list[tuple[FileModel, Kernel]]:
         return self._facts.kernels_of_module(module)
 
+    def module_identity(self, file: FileModel, kernel: Kernel) -> str | None:
+        return self._facts.module_identity(file, kernel)
+
+    def defining_modules(self, file: FileModel, kernel: Kernel) -> frozenset[str] | None:
+        return self._facts.defining_modules(file, kernel)
+
+    def wrapped_functions(self, file: FileModel, kernel: Kernel) -> list[tuple[FileModel, Function]] | None:
+        return self._facts.wrapped_functions(file, kernel)
+
     def find_kernels(self, file: FileModel, scope: str, value: Value | None, site: Site | None = None
                      ) -> list[tuple[FileModel, Kernel]]:
         return self._facts.find_kernels(file, scope, value, site)
@@ -208,6 +227,19 @@ class Project:
 
     def parameter_values(self, file: FileModel, fn: Function, name: str) -> list[tuple[object, FileModel, Call]]:
         return variants.parameter_values(self._facts, file, fn, name)
+
+    # ------------------------------------------------------------------ module membership (semantic.membership)
+    def module_members(self, module: str) -> membership.ModuleMembers:
+        return membership.module_members(self._facts, module)
+
+    def modules(self) -> list[str]:
+        return membership.modules(self._facts)
+
+    def stable_kernel(self, file: FileModel, kernel: Kernel) -> bool:
+        return membership.stable(self._facts, file, kernel)
+
+    def one_content(self, file: FileModel, kernel: Kernel) -> bool:
+        return membership.one_content(self._facts, file, kernel)
 
     # ------------------------------------------------------------------ generic instances (semantic.generics)
     def overload_registrations(self, file: FileModel, kernel: Kernel) -> list[generics.Registration]:

@@ -20,6 +20,7 @@ from .context import is_test_file
 from .evaluator import MAX_SITE_CHAIN, MAX_SITES, Evaluator, Site
 from .events import LAUNCH_CALLS, LOAD_CALLS, Launch
 from .layer import Layer
+from .values import FunctionRef
 
 # What a launch raises before it loads its module: ValueError from its checks of dim and block_dim (negative or
 # too many dimensions, block_dim over 1024 on the CPU). Its other errors (an argument's type, a CUDA launch
@@ -38,10 +39,54 @@ class IdentityFacts(Layer):
     # ------------------------------------------------------------------ kernels
     def kernel_module(self, file: FileModel, kernel: Kernel) -> str | None:
         """The Warp module a kernel joins; ``"unique"`` for module="unique"; None if not one known module."""
+        value = kernel.module_value
+        if value is None or (value.kind == "const" and value.const is None):
+            homes = self.defining_modules(file, kernel)
+            if homes is not None:
+                return self.bindings.canonical_module(next(iter(homes))) if len(homes) == 1 else None
         names, complete = self.evaluator.kernel_modules(file, kernel)
         if complete and len(names) == 1:
             return self.bindings.canonical_module(next(iter(names)))
         return None
+
+    def module_identity(self, file: FileModel, kernel: Kernel) -> str | None:
+        """The module a kernel is built in, one name per Warp module: ``kernel_module``, except that each
+        module="unique" kernel is a module of its own, ``unique:<its file's module>.<its function>``."""
+        module = self.kernel_module(file, kernel)
+        if module == UNIQUE:
+            return f"{UNIQUE}:{file.module}.{kernel.function or kernel.name}"
+        return module
+
+    def defining_modules(self, file: FileModel, kernel: Kernel) -> frozenset[str] | None:
+        """The Python modules where the function a ``wp.kernel(f)`` call wraps is defined: without ``module=``
+        Warp puts the kernel into ``f.__module__`` (warp-facts §1), not the module of the file that calls
+        ``wp.kernel``. None for a decorated ``def`` (its own file) or when ``f`` is not only project functions."""
+        wrapped = self.wrapped_functions(file, kernel)
+        return None if wrapped is None else frozenset(f.module for f, _ in wrapped)
+
+    def wrapped_functions(self, file: FileModel, kernel: Kernel) -> list[tuple[FileModel, Function]] | None:
+        """The project functions a ``wp.kernel(f)`` / ``wp.Kernel(f)`` call can wrap, wherever they are defined;
+        None for a decorated ``def`` or when ``f`` can be something else."""
+        if kernel.form == "decorator" or kernel.derived:
+            return None
+        if kernel.function in file.functions:
+            return [(file, file.functions[kernel.function])]
+
+        def compute() -> list[tuple[FileModel, Function]] | None:
+            call = next((c for c in self.bindings.warp_calls(file, "kernel", "Kernel")
+                         if c.ctx is kernel.ctx and c.span == kernel.span), None)
+            wrapped = call.args[0] if call is not None and call.args else None
+            if wrapped is None:
+                return None
+            found: list[tuple[FileModel, Function]] = []
+            for v in self.evaluator.values(file, wrapped, kernel.ctx.scope):
+                function = self.bindings.function(v.fqname) if isinstance(v, FunctionRef) else None
+                if function is None:
+                    return None  # a function not in the project, or not a function known here
+                found.append(function)
+            return found or None
+
+        return self.cached(("wrapped functions", id(kernel)), compute)
 
     def kernels_of_module(self, module: str) -> list[tuple[FileModel, Kernel]]:
         # One pass over every kernel, indexed by module (rules ask for many modules, per file).
@@ -113,11 +158,9 @@ class IdentityFacts(Layer):
                 continue  # a launch the test expects to fail its checks loads nothing
             block_dims = devices.cuda_block_dims(self, file, call, site)
             for kf, kernel in self.find_kernels(file, call.ctx.scope, call.bound("kernel"), site):
-                module = self.kernel_module(kf, kernel)
+                module = self.module_identity(kf, kernel)
                 if module is None:
                     continue
-                if module == UNIQUE:
-                    module = f"unique:{kf.module}.{kernel.function or kernel.name}"
                 result.append(Launch(file, call, kf, kernel, module, block_dims, site))
         return result
 

@@ -1,0 +1,61 @@
+"""Module membership as a fact of the semantic layer (warplint/semantic/membership.py)."""
+
+from warplint.testing import project_of
+
+HEADER = "import warp as wp\n"
+BODY = "def body(x: wp.array(dtype=float)):\n    x[0] = 1.0\n"
+
+
+def _file(project, suffix):
+    return next(f for f in project.files if f.path.endswith(suffix))
+
+
+def test_a_kernel_made_from_a_function_joins_the_functions_module(tmp_path):
+    # Warp: without module=, wp.kernel(f) joins f.__module__, where f is defined, not the calling file's module
+    project = project_of(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/bodies.py": HEADER + BODY,
+        "main.py": HEADER + "from pkg import bodies\nk = wp.kernel(bodies.body)\n"
+                   "local = wp.kernel(bodies.body, module='m')\n",
+    })
+    main = _file(project, "main.py")
+    made, named = main.kernels
+    assert project.kernel_module(main, made) == "pkg.bodies"
+    assert project.kernel_module(main, named) == "m"
+    assert [k.name for _, k in project.module_members("pkg.bodies").kernels] == ["body"]
+    assert not project.module_members("main").kernels
+
+
+def test_members_options_and_variants_from_every_file(tmp_path):
+    project = project_of(tmp_path, {
+        "kernels.py": HEADER + "@wp.kernel(module='a')\n" + BODY + "@wp.kernel(module='unique', "
+                      "module_options={'fast_math': True})\ndef iso(x: wp.array(dtype=float)):\n    x[0] = 2.0\n",
+        "app.py": HEADER + "import kernels\nwp.set_module_options({'max_unroll': 2}, module='a')\n"
+                  "def run(x):\n    wp.launch(kernels.body, dim=1, inputs=[x], block_dim=64)\n",
+    })
+    a = project.module_members("a")
+    assert [k.name for _, k in a.kernels] == ["body"]
+    assert a.options == frozenset({("max_unroll", "2")})
+    assert a.launched and a.variants is not None and {size for _, size in a.variants} >= {64}
+    iso = project.module_members("unique:kernels.iso")
+    assert iso.options == frozenset({("fast_math", "True")}) and not iso.launched
+
+
+def test_a_kernel_is_stable_when_it_has_one_content_and_comes_before_any_load(tmp_path):
+    project = project_of(tmp_path, {
+        "m.py": HEADER + (
+            "@wp.kernel\ndef top(x: wp.array(dtype=float)):\n    x[0] = 1.0\n"
+            "def make(c: float):\n    @wp.kernel(module='unique')\n    def once(x: wp.array(dtype=float)):\n"
+            "        x[0] = c\n    return once\n"
+            "def vary(c: float):\n    @wp.kernel(module='unique')\n    def each(x: wp.array(dtype=float)):\n"
+            "        x[0] = c\n    return each\n"
+            "ONCE = make(1.0)\n"
+            "def run(x):\n    wp.launch(top, dim=1, inputs=[x])\n    wp.launch(ONCE, dim=1, inputs=[x])\n"
+            "    for c in (1.0, 2.0):\n        wp.launch(vary(c), dim=1, inputs=[x])\n"
+            "    @wp.kernel(module='unique')\n    def late(x: wp.array(dtype=float)):\n        x[0] = 3.0\n"
+            "    wp.launch(late, dim=1, inputs=[x])\n"
+        ),
+    })
+    m = _file(project, "m.py")
+    stable = {k.name: project.stable_kernel(m, k) for k in m.kernels}
+    assert stable == {"top": True, "once": True, "each": False, "late": False}

@@ -1,0 +1,118 @@
+"""Module membership: which kernels land in each Warp module, from any file of the project, with the options
+set on it and the variants (device, block size) its launches build.
+
+Warp's rule (warp-facts §1): a kernel joins the module named by ``module=``; without it, the module of the
+Python file that *defines* the function (``f.__module__``, also for ``wp.kernel(f)`` called elsewhere); with
+``module="unique"`` a module of its own. Options reach a module through ``set_module_options`` /
+``get_module(m).options`` (every form ``module_options.option_changes`` collects, wherever written), and a
+unique kernel's through its own ``module_options=``. A kernel is *stable* when it has one content (created at
+import, or by a factory whose content parameters take one value) and is created before anything is launched
+or loaded: it could share a module with others at no cost in rebuilds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from warplint.model import FileModel, Kernel
+
+from .builds import Variant, module_launch_variants
+from .events import OptionForm
+from .launches import IdentityFacts
+from .module_options import option_changes
+from .variants import kernel_variants
+
+Member = tuple[FileModel, Kernel]
+
+
+@dataclass(frozen=True)
+class ModuleMembers:
+    """A Warp module as the program builds it."""
+
+    module: str  # its name; ``unique:<file module>.<function>`` for a module="unique" kernel's own module
+    kernels: tuple[Member, ...]  # every kernel that lands in it, from any file
+    options: frozenset[tuple[str, str]] | None  # (key, value) set on it anywhere; None when one is not known
+    variants: frozenset[Variant] | None  # (device, block size) its launches build; None when one is not known
+    launched: bool  # some launch in the project launches one of its kernels
+
+
+def module_members(facts: IdentityFacts, module: str) -> ModuleMembers:
+    """The kernels, options and launch variants of ``module`` (a ``module_identity``)."""
+    def compute() -> ModuleMembers:
+        kernels = tuple(_members_by_module(facts).get(module, ()))
+        options = _options_by_module(facts)
+        launched = module in _launched_modules(facts)
+        variants = module_launch_variants(facts, module) if launched else frozenset()
+        known = None if _UNKNOWN in options else options.get(module, frozenset())
+        return ModuleMembers(module, kernels, known, variants, launched)
+
+    return facts.cached(("module members", module), compute)
+
+
+def _launched_modules(facts: IdentityFacts) -> frozenset[str]:
+    return facts.cached("launched modules", lambda: frozenset(launch.module for launch in facts.all_launches()))
+
+
+def modules(facts: IdentityFacts) -> list[str]:
+    """Every module a kernel of the project lands in (``module_identity``), in project order."""
+    return list(_members_by_module(facts))
+
+
+def _members_by_module(facts: IdentityFacts) -> dict[str, list[Member]]:
+    def compute() -> dict[str, list[Member]]:
+        table: dict[str, list[Member]] = {}
+        for f in facts.bindings.files:
+            for k in f.kernels:
+                module = facts.module_identity(f, k)
+                if module is not None:
+                    table.setdefault(module, []).append((f, k))
+        return table
+
+    return facts.cached("members by module", compute)
+
+
+_UNKNOWN = "\x00unknown"  # an option change whose module or values are not known: it may reach any module
+
+
+def _options_by_module(facts: IdentityFacts) -> dict[str, frozenset[tuple[str, str]] | None]:
+    """Per module, the literal options set on it anywhere; None for a module given options not known statically
+    (and under ``_UNKNOWN`` when a change's target is not known: it may be any module)."""
+    def compute() -> dict[str, frozenset[tuple[str, str]] | None]:
+        table: dict[str, set[tuple[str, str]] | None] = {}
+        for f in facts.bindings.files:
+            for change in option_changes(f, facts):
+                if change.form is OptionForm.KERNEL and change.kernel is not None:
+                    module = facts.module_identity(f, change.kernel)
+                else:
+                    module = None if change.module is None else facts.bindings.canonical_module(change.module)
+                module = _UNKNOWN if module is None else module
+                known = table.setdefault(module, set())
+                if change.values is None or known is None:
+                    table[module] = None
+                else:
+                    known.update((str(k), repr(v)) for k, v in change.values.items())
+        return {m: None if options is None else frozenset(options) for m, options in table.items()}
+
+    return facts.cached("options by module", compute)
+
+
+def one_content(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> bool:
+    """The kernel has one content: created at import, or by a factory whose arguments that reach the content
+    (captured values, ``wp.static``, options) are one literal on every call."""
+    variants = kernel_variants(facts, file, kernel)
+    return variants is None or not (variants.content & variants.varying)
+
+
+def created_before_loads(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> bool:
+    """The kernel is created before anything is launched or loaded: at import (a module-level definition),
+    or in a function every call of which runs before any launch or load (``runs_before_launches``)."""
+    scope = kernel.ctx.scope
+    if any(call.ctx.runs_before(kernel.ctx.order) for _, _, call in facts.launch_timeline(file, scope)):
+        return False  # something launched or loaded earlier in the scope that creates it
+    return not scope or facts.runs_before_launches(facts.bindings.fqname(file, scope))
+
+
+def stable(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> bool:
+    """One content, created before any load: sharing a module with other kernels rebuilds nothing."""
+    return facts.cached(("stable kernel", id(kernel)),
+                        lambda: one_content(facts, file, kernel) and created_before_loads(facts, file, kernel))

@@ -69,7 +69,9 @@ def findings(rev: str, site: str, case: str, cwd: str, path: str, jobs: int) -> 
         with open(out, encoding="utf-8") as fh:
             return fh.read()
     env = {**os.environ, "PYTHONPATH": site}
-    proc = subprocess.run([sys.executable, "-m", "warplint", "--select", "ALL", "--format", "json", "--no-cache",
+    # -P (Python 3.11+): `-m` would put the working directory first on sys.path, and the fixtures run from the checkout,
+    # whose warplint/ would shadow the version under test
+    proc = subprocess.run([sys.executable, "-P", "-m", "warplint", "--select", "ALL", "--format", "json", "--no-cache",
                            "--exit-zero", "--jobs", str(jobs), path], cwd=cwd, env=env, capture_output=True,
                           text=True)
     if proc.returncode != 0:

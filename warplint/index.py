@@ -250,6 +250,12 @@ class Project:
     def differentiation_sites(self) -> list[tuple[FileModel, Call]]:
         return differentiation.differentiation_sites(self._facts)
 
+    def backward_reached(self, file: FileModel, kernel: Kernel) -> list[tuple[FileModel, Call]]:
+        return differentiation.backward_reached(self._facts, file, kernel)
+
+    def unused_backward(self) -> list[differentiation.UnusedBackward]:
+        return differentiation.unused_backward(self._facts)
+
     def kernel_options_off(self, file: FileModel, kernel: Kernel, anywhere: bool = True) -> set[str] | None:
         return differentiation.kernel_options_off(self._facts, file, kernel, anywhere)
 

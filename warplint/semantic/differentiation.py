@@ -3,8 +3,9 @@
 * ``options_off``: the module options set to False, per Warp module (``set_module_options``,
   ``wp.get_module(m).options[...]``/``.update``) and in ``wp.config`` (WC403, WC404, WC405).
 * ``kernel_options_off``: the options that are off for the module a given kernel joins.
-* ``differentiation_sites``: where the project differentiates at all (``wp.Tape``, adjoint
-  launches, ``tape.backward()``, ``warp.autograd``).
+* ``differentiation_reach``: which kernels the project's differentiations reach (adjoint launches, tapes,
+  ``warp.autograd``), ``backward_reached`` per module, and ``unused_backward``: the launched modules that
+  build backward code nothing differentiates (WC404, WC406).
 * ``mathdx_ops``: the MathDx tile builtins a kernel calls, through the project's ``@wp.func``s.
 * ``tile_dtypes``: the dtypes of every tile a kernel creates (or None when one cannot be told).
 
@@ -164,31 +165,6 @@ def kernel_options_given(facts: IdentityFacts, file: FileModel, kernel: Kernel) 
             ):
                 given |= set(change.values or ())
     return given
-
-
-# ---------------------------------------------------------------------------------------- differentiation
-def differentiation_sites(facts: IdentityFacts) -> list[tuple[FileModel, Call]]:
-    """Calls that show the project differentiates: ``wp.Tape(...)``, a launch whose ``adjoint`` is not
-    the literal False, ``<...tape...>.backward(...)``, and ``warp.autograd.*`` (gradcheck, jacobian)."""
-    return facts.cached(("semantic.differentiation", "sites"), lambda: _differentiation_sites(facts))
-
-
-def _differentiation_sites(facts: IdentityFacts) -> list[tuple[FileModel, Call]]:
-    sites = []
-    for f in facts.bindings.files:
-        for call in f.calls:
-            callee = call.callee
-            if is_warp(callee) and (callee.rpartition(".")[2] == "Tape" or callee.startswith("warp.autograd.")):
-                sites.append((f, call))
-            elif is_warp(callee, "launch", "launch_tiled"):
-                adjoint = call.bound("adjoint")
-                if adjoint is not None:
-                    found, value = facts.evaluator.constant(f, adjoint, call.ctx.scope)
-                    if not (found and value is False):
-                        sites.append((f, call))
-            elif callee.endswith(".backward") and "tape" in callee.rpartition(".")[0].rpartition(".")[2].lower():
-                sites.append((f, call))
-    return sites
 
 
 # ---------------------------------------------------------------------------------------- tile kernels

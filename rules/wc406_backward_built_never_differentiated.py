@@ -8,6 +8,7 @@ from warplint.model import FileModel
 from warplint.rule import Report, Rule
 
 _SHOWN_LAUNCHES = 3  # forward-only launches named as evidence (the first ones, in file order)
+_SHOWN_KERNELS = 8  # the module's other kernels that build an adjoint, named as related locations
 
 
 class BackwardBuiltNeverDifferentiated(Rule):
@@ -91,6 +92,9 @@ class BackwardBuiltNeverDifferentiated(Rule):
                 continue  # MathDx tile kernels: WC404
             related = [Related(f.path, span, f"enable_backward set True here ({how})")
                        for f, span, how in unused.forced if span != unused.span]
+            others = [(f, k) for f, k in unused.kernels if (f.path, k.span) != (unused.file.path, unused.span)]
+            related += [Related(f.path, k.span, f"'{k.name}' builds its adjoint too")
+                        for f, k in others[:_SHOWN_KERNELS]]
             related += [Related(f.path, call.span, "a forward-only launch") for f, call in
                         unused.launches[:_SHOWN_LAUNCHES]]
             names = sorted({k.name for _, k in unused.kernels})

@@ -551,6 +551,36 @@ def _forced_on(facts: IdentityFacts, module: str, members: list[tuple[FileModel,
     return forced
 
 
+def _module_options_off(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> set[str] | None:
+    """``kernel_options_off`` without ``wp.config``: the options its module itself turns off."""
+    if kernel.is_unique:
+        items = dict_items(facts, file, kernel.options.get("module_options"), kernel.ctx.scope)
+        return false_keys(facts, file, items, kernel.ctx.scope)
+    module = facts.kernel_module(file, kernel)
+    if module is None:
+        return None
+    modules = options_off(facts).modules
+    return modules.get(facts.bindings.canonical_module(module), set()) | modules.get(module, set())
+
+
+def _config_backward_off_reach(facts: IdentityFacts) -> frozenset[str]:
+    """The files whose modules a ``wp.config.enable_backward = False`` may reach (in any scope, before or after the
+    import: WC401 tells those apart): every file of every program that runs the assignment's file."""
+    def compute() -> frozenset[str]:
+        setters = {a.file.path for a in config_assignments(facts, "enable_backward")
+                   if facts.evaluator.constant(a.file, a.value, a.ctx.scope) == (True, False)}
+        if not setters:
+            return frozenset()
+        covered: set[str] = set()
+        for f in facts.bindings.files:
+            closure = imported_files(facts, f)
+            if any(g.path in setters for g in closure):
+                covered.update(g.path for g in closure)
+        return frozenset(covered)
+
+    return facts.cached(("semantic.differentiation", "config backward off"), compute)
+
+
 def _unused_backward(facts: IdentityFacts) -> list[UnusedBackward]:
     groups: dict[tuple, list[tuple[FileModel, Kernel]]] = {}
     for f in facts.bindings.files:
@@ -566,8 +596,10 @@ def _unused_backward(facts: IdentityFacts) -> list[UnusedBackward]:
     for key, members in groups.items():
         module = key[0]
         first_file, first_kernel = members[0]
-        off = kernel_options_off(facts, first_file, first_kernel)
-        if off is None or "enable_backward" in off:
+        # wp.config.enable_backward = False counts where its program can reach the module; module options anywhere
+        off = _module_options_off(facts, first_file, first_kernel)
+        if off is None or "enable_backward" in off or any(
+                f.path in _config_backward_off_reach(facts) for f, _ in members):
             continue
         building = [(f, k) for f, k in members if _kernel_builds_adjoint(facts, f, k)]
         if not building or backward_reached(facts, first_file, first_kernel):
@@ -575,8 +607,9 @@ def _unused_backward(facts: IdentityFacts) -> list[UnusedBackward]:
         launches = [site for f, k in building for site in facts.kernel_launches(f, k)]
         if not launches:
             continue  # nothing launches it here: its users (and their tapes) are elsewhere
+        switched_off = kernel_options_off(facts, first_file, first_kernel) or set()
         ops = frozenset(op for f, k in building for op in mathdx_ops(facts, f, k)
-                        if op in lto_ops and switches.get(op) not in off)
+                        if op in lto_ops and switches.get(op) not in switched_off)
         forced = _forced_on(facts, module, members)
         module_forced = [x for x in forced if x[2] != "wp.config"]
         if module_forced:

@@ -42,9 +42,10 @@ class BackwardBuiltNeverDifferentiated(Rule):
     an object of unknown class, an adjoint launch of an unknown kernel) reaches every module its
     program imports. So a test file that differentiates a library silences the library's modules.
     Not reported: modules nothing in the project launches (a library linted without its users,
-    who may differentiate), modules whose name cannot be told, modules with backward off anywhere
-    (`wp.config.enable_backward = False` in any scope counts, even after the import: that case is
-    WC401's).
+    who may differentiate), modules whose name cannot be told, modules whose options turn backward
+    off, and modules of any program that runs a `wp.config.enable_backward = False` (every file
+    imported, transitively, by a file that imports the assignment's file; in any scope, before or
+    after the import: set too late, it is WC401's finding).
 
     A forward-only program that imports a library another program of the project differentiates
     is not reported: both programs build the same module identity (backward on) and share one

@@ -544,10 +544,11 @@ def _forced_on(facts: IdentityFacts, module: str, members: list[tuple[FileModel,
                 if (change.module is not None and canonical(change.module) == canonical(module)
                         and (change.values or {}).get("enable_backward") is True):
                     forced.append((f, change.span, change.form.value))
-    for assignment in config_assignments(facts, "enable_backward"):
-        found, const = facts.evaluator.constant(assignment.file, assignment.value, assignment.ctx.scope)
-        if found and const is True:
-            forced.append((assignment.file, assignment.span, "wp.config"))
+    forcing = [a for a in config_assignments(facts, "enable_backward")
+               if facts.evaluator.constant(a.file, a.value, a.ctx.scope) == (True, True)]
+    if forcing:
+        together = _run_together(facts, {f.path for f, _ in members})
+        forced += [(a.file, a.span, "wp.config") for a in forcing if a.file.path in together]
     return forced
 
 
@@ -563,20 +564,25 @@ def _module_options_off(facts: IdentityFacts, file: FileModel, kernel: Kernel) -
     return modules.get(facts.bindings.canonical_module(module), set()) | modules.get(module, set())
 
 
-def _config_backward_off_reach(facts: IdentityFacts) -> frozenset[str]:
-    """The files whose modules a ``wp.config.enable_backward = False`` may reach (in any scope, before or after the
-    import: WC401 tells those apart): every file of every program that runs the assignment's file."""
+def _run_together(facts: IdentityFacts, paths: set[str]) -> frozenset[str]:
+    """The files some program runs together with one of ``paths``: the import closure of every file that imports
+    (transitively) one of them."""
+    closures: list[frozenset[str]] = facts.cached(("semantic.differentiation", "closures"), lambda: [
+        frozenset(g.path for g in imported_files(facts, f)) for f in facts.bindings.files])
+    covered: set[str] = set()
+    for closure in closures:
+        if not paths.isdisjoint(closure):
+            covered |= closure
+    return frozenset(covered)
+
+
+def _config_backward_off(facts: IdentityFacts) -> frozenset[str]:
+    """The files whose modules a ``wp.config.enable_backward = False`` may reach: those run together with the
+    assignment's file (in any scope, before or after the import: WC401 tells those apart)."""
     def compute() -> frozenset[str]:
         setters = {a.file.path for a in config_assignments(facts, "enable_backward")
                    if facts.evaluator.constant(a.file, a.value, a.ctx.scope) == (True, False)}
-        if not setters:
-            return frozenset()
-        covered: set[str] = set()
-        for f in facts.bindings.files:
-            closure = imported_files(facts, f)
-            if any(g.path in setters for g in closure):
-                covered.update(g.path for g in closure)
-        return frozenset(covered)
+        return _run_together(facts, setters) if setters else frozenset()
 
     return facts.cached(("semantic.differentiation", "config backward off"), compute)
 
@@ -599,7 +605,7 @@ def _unused_backward(facts: IdentityFacts) -> list[UnusedBackward]:
         # wp.config.enable_backward = False counts where its program can reach the module; module options anywhere
         off = _module_options_off(facts, first_file, first_kernel)
         if off is None or "enable_backward" in off or any(
-                f.path in _config_backward_off_reach(facts) for f, _ in members):
+                f.path in _config_backward_off(facts) for f, _ in members):
             continue
         building = [(f, k) for f, k in members if _kernel_builds_adjoint(facts, f, k)]
         if not building or backward_reached(facts, first_file, first_kernel):

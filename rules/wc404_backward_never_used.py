@@ -31,11 +31,13 @@ class BackwardNeverUsed(Rule):
     config value when they are created; set inside a library it changes every consumer: WC402).
 
     ## Limits
-    "The project differentiates" is decided for the whole linted project, conservatively: any
-    call of `wp.Tape` (also `warp.tape.Tape`), any `wp.launch`/`wp.launch_tiled` whose `adjoint`
-    is not the literal False, any `<...tape...>.backward()` and any `warp.autograd` call (gradcheck,
-    jacobian) anywhere in it silences the rule everywhere, whether or not it reaches this kernel.
-    A library whose users differentiate its kernels from their own code is not seen: lint the
+    Whether a differentiation reaches the kernel's module is the semantic layer's answer (as for
+    WC406), erring towards "reached": an adjoint launch (`adjoint` not the literal False) reaches
+    the kernels it can launch, a `wp.Tape()` or a method of a tape every kernel launched from its
+    file and from the callers of its function, a `warp.autograd` call the kernels it is given; one
+    whose code calls something the layer cannot follow reaches every module its program imports.
+    Any kernel of the module reached keeps it quiet (the module option decides the LTOs). A
+    library whose users differentiate its kernels from their own code is not seen: lint the
     library with its tests or examples, or turn the rule off for it. `record_tape=` is not a
     signal (it only says whether a launch is recorded onto an active tape).
     Only kernels that call a MathDx op with adjoint LTOs (the ops above, in the body or through the
@@ -75,8 +77,8 @@ class BackwardNeverUsed(Rule):
         "    wp.tile_store(a, wp.tile_cholesky(t))\n",
     )
     valid = (
-        # the project differentiates (a Tape in another file)
-        "import warp as wp\n\n@wp.kernel\n"
+        # a Tape in another file reaches the kernel
+        "# file: gemm_kernels.py\nimport warp as wp\n\n@wp.kernel\n"
         "def gemm(a: wp.array2d(dtype=float), b: wp.array2d(dtype=float), c: wp.array2d(dtype=float)):\n"
         "    wp.tile_store(c, wp.tile_matmul(wp.tile_load(a, shape=(8, 8)), wp.tile_load(b, shape=(8, 8))))\n"
         "# file: train.py\nimport warp as wp\nfrom gemm_kernels import gemm\n\ndef step(a, b, c):\n"
@@ -96,11 +98,11 @@ class BackwardNeverUsed(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        if not file.kernels or project.differentiation_sites():
-            return
         for kernel in file.kernels:
             if "enable_backward" in kernel.options:
                 continue  # False: WC403's case; True or not literal: the author decided
+            if project.backward_reached(file, kernel):
+                continue  # a differentiation may reach the module's kernels: its adjoint LTOs may be used
             # the project's Warp decides which ops link adjoint LTOs, and which option turns their MathDx path off
             backward_ops = project.warp.mathdx_backward_lto_ops
             ops = sorted(op for op in project.mathdx_ops(file, kernel) if op in backward_ops)
@@ -119,9 +121,9 @@ class BackwardNeverUsed(Rule):
             yield self.report(
                 kernel.span,
                 f"kernel '{kernel.name}' calls {', '.join(ops)} and {shown} builds backward, so the adjoint "
-                "MathDx LTOs are built and linked, but nothing in the project differentiates (no wp.Tape, "
-                f"adjoint launch or tape.backward()): set {fix}, or wp.config.enable_backward = False at the "
-                "application's entry point before the library import.",
+                "MathDx LTOs are built and linked, but no differentiation in the project reaches its kernels (no "
+                f"wp.Tape, adjoint launch or warp.autograd call): set {fix}, or wp.config.enable_backward = False "
+                "at the application's entry point before the library import.",
                 kernel=kernel.name,
                 module=module,
                 ops=ops,

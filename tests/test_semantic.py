@@ -342,3 +342,38 @@ def test_the_calls_and_assignments_of_one_statement_share_its_context():
     branch = assignment.ctx.exit_branch
     assert branch is not None and branch.end > assignment.ctx.order  # the `return y` after it
     assert assignment.ctx.runs_before(branch.end) and not assignment.ctx.runs_before(first_k.ctx.order)
+
+
+def test_differentiation_reaches_what_a_tape_can_record(tmp_path):
+    kernel = "import warp as wp\n@wp.kernel\ndef {0}(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+    project = project_of(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/recorded.py": kernel.format("recorded") + "def run(a):\n    wp.launch(recorded, dim=1, inputs=[a])\n",
+        "lib/on_self.py": kernel.format("on_self") + "def run(a):\n    wp.launch(on_self, dim=1, inputs=[a])\n",
+        "lib/forward.py": kernel.format("forward") + "def run(a):\n    wp.launch(forward, dim=1, inputs=[a])\n",
+        "lib/through_callback.py": kernel.format("cb") + "def run(a):\n    wp.launch(cb, dim=1, inputs=[a])\n",
+        "train.py": (
+            "import warp as wp\nfrom lib import forward, on_self, recorded\n"
+            # a tape in a function reaches what that function runs, not its file's other functions
+            "def step(a):\n    with wp.Tape() as tape:\n        recorded.run(a)\n    tape.backward()\n"
+            "def evaluate(a):\n    forward.run(a)\n"
+            # a tape kept on self reaches every method of its class
+            "class Trainer:\n    def __init__(self):\n        self.tape = wp.Tape()\n"
+            "    def forward(self, a):\n        with self.tape:\n            on_self.run(a)\n"
+        ),
+        # a tape around a callback the layer cannot follow reaches every module its program imports
+        "grad.py": (
+            "import warp as wp\nimport lib.through_callback\n"
+            "def gradient(fn, a):\n    with wp.Tape() as tape:\n        fn(a)\n    tape.backward()\n"
+        ),
+    })
+
+    def reached(suffix):
+        file = _file(project, suffix)
+        return bool(project.backward_reached(file, file.kernels[0]))
+
+    assert reached("recorded.py")
+    assert reached("on_self.py")
+    assert reached("through_callback.py")
+    assert not reached("forward.py")
+    assert [u.module for u in project.unused_backward()] == ["lib.forward"]

@@ -279,8 +279,11 @@ class Project:
     def false_keys(self, file: FileModel, items: Any, scope: str) -> set[str]:
         return differentiation.false_keys(self._facts, file, items, scope)
 
-    def differentiation_sites(self) -> list[tuple[FileModel, Call]]:
-        return differentiation.differentiation_sites(self._facts)
+    def backward_reached(self, file: FileModel, kernel: Kernel) -> list[tuple[FileModel, Call]]:
+        return differentiation.backward_reached(self._facts, file, kernel)
+
+    def unused_backward(self) -> list[differentiation.UnusedBackward]:
+        return differentiation.unused_backward(self._facts)
 
     def kernel_options_off(self, file: FileModel, kernel: Kernel, anywhere: bool = True) -> set[str] | None:
         return differentiation.kernel_options_off(self._facts, file, kernel, anywhere)

@@ -241,8 +241,8 @@ def accuracy_markdown(res: dict[str, Any]) -> str:
               f"- user modules built: {f.get('modules', 0)}; with backward (adjoint) code: "
               f"{f.get('backward_built', 0)}; "
               f"differentiated (an adjoint launch): {f.get('backward_used', 0)}; built with backward and never "
-              f"differentiated: {f.get('backward_built_unused', 0)} (no default rule covers plain kernels; WC404/WC907 "
-              "are about MathDx tile kernels, where the adjoint costs LTO links).",
+              f"differentiated: {f.get('backward_built_unused', 0)} (the opt-in WC406 reports the modules of "
+              "plain kernels, WC404/WC907 MathDx tile kernels, where the adjoint costs LTO links).",
               "- programs whose cold run cleared, redirected or disabled the cache or left an identity missing, and "
               f"so got a warm run: {f.get('warm_runs', 0)}.",
               "",

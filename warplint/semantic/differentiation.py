@@ -3,8 +3,9 @@
 * ``options_off``: the module options set to False, per Warp module (``set_module_options``,
   ``wp.get_module(m).options[...]``/``.update``) and in ``wp.config`` (WC403, WC404, WC405).
 * ``kernel_options_off``: the options that are off for the module a given kernel joins.
-* ``differentiation_sites``: where the project differentiates at all (``wp.Tape``, adjoint
-  launches, ``tape.backward()``, ``warp.autograd``).
+* ``differentiation_reach``: which kernels the project's differentiations reach (adjoint launches, tapes,
+  ``warp.autograd``), ``backward_reached`` per module, and ``unused_backward``: the launched modules that
+  build backward code nothing differentiates (WC404, WC406).
 * ``mathdx_ops``: the MathDx tile builtins a kernel calls, through the project's ``@wp.func``s.
 * ``tile_dtypes``: the dtypes of every tile a kernel creates (or None when one cannot be told).
 
@@ -16,12 +17,13 @@ from __future__ import annotations
 import builtins
 from dataclasses import dataclass, field
 
+from warplint.diagnostic import Span
 from warplint.model import Call, FileModel, Function, Kernel, Value
 from warplint.names import is_warp
 
 from .collect import config_assignments
 from .events import OptionForm
-from .launches import IdentityFacts
+from .launches import UNIQUE, IdentityFacts
 from .module_options import option_changes, shared_option_changes
 
 _MAX_DEPTH = 8
@@ -165,31 +167,6 @@ def kernel_options_given(facts: IdentityFacts, file: FileModel, kernel: Kernel) 
     return given
 
 
-# ---------------------------------------------------------------------------------------- differentiation
-def differentiation_sites(facts: IdentityFacts) -> list[tuple[FileModel, Call]]:
-    """Calls that show the project differentiates: ``wp.Tape(...)``, a launch whose ``adjoint`` is not
-    the literal False, ``<...tape...>.backward(...)``, and ``warp.autograd.*`` (gradcheck, jacobian)."""
-    return facts.cached(("semantic.differentiation", "sites"), lambda: _differentiation_sites(facts))
-
-
-def _differentiation_sites(facts: IdentityFacts) -> list[tuple[FileModel, Call]]:
-    sites = []
-    for f in facts.bindings.files:
-        for call in f.calls:
-            callee = call.callee
-            if is_warp(callee) and (callee.rpartition(".")[2] == "Tape" or callee.startswith("warp.autograd.")):
-                sites.append((f, call))
-            elif is_warp(callee, "launch", "launch_tiled"):
-                adjoint = call.bound("adjoint")
-                if adjoint is not None:
-                    found, value = facts.evaluator.constant(f, adjoint, call.ctx.scope)
-                    if not (found and value is False):
-                        sites.append((f, call))
-            elif callee.endswith(".backward") and "tape" in callee.rpartition(".")[0].rpartition(".")[2].lower():
-                sites.append((f, call))
-    return sites
-
-
 # ---------------------------------------------------------------------------------------- tile kernels
 def _kernel_function(file: FileModel, kernel: Kernel) -> Function | None:
     fn = file.functions.get(kernel.function) if kernel.function else None
@@ -319,3 +296,335 @@ def matmul_precisions(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> 
         if depth < _MAX_DEPTH:
             stack.extend((hf, hfn, depth + 1) for h in _helpers(facts, current) if h is not None for hf, hfn in [h])
     return frozenset(found)
+
+
+# ---------------------------------------------------------------------------------------- differentiation reach
+# Which kernels can a differentiation reach? A Tape records the launches made while it is active and
+# ``tape.backward()`` replays their adjoints; an adjoint launch runs one kernel's adjoint; ``warp.autograd``
+# differentiates the kernels it is given. The layer answers per kernel, erring towards "reached": a kernel is
+# reported as never differentiated only when every differentiation in the project is bounded and misses it.
+_SUMMARY_DEPTH = 12
+
+
+@dataclass(frozen=True)
+class Launched:
+    """The kernels a piece of code launches, directly or through the project functions it calls.
+    ``unbounded``: it also calls code the layer cannot follow (a callback, a method of an object of
+    unknown class), which may launch anything its program imported."""
+
+    kernels: frozenset[int] = frozenset()  # id() of each Kernel
+    unbounded: bool = False
+
+    def __or__(self, other: Launched) -> Launched:
+        return Launched(self.kernels | other.kernels, self.unbounded or other.unbounded)
+
+
+@dataclass
+class Reach:
+    """What the project's differentiations reach: kernels (by id) and the sites reaching each; files whose
+    every kernel counts as reached (an unbounded site's program imports them)."""
+
+    kernels: dict[int, list[tuple[FileModel, Call]]] = field(default_factory=dict)
+    files: dict[str, list[tuple[FileModel, Call]]] = field(default_factory=dict)  # path -> sites
+
+    def sites(self, file: FileModel, kernel: Kernel) -> list[tuple[FileModel, Call]]:
+        return self.kernels.get(id(kernel), []) + self.files.get(file.path, [])
+
+
+def _is_tape(value: Value | None) -> bool:
+    return value is not None and value.kind == "call" and is_warp(value.ref or "") and (
+        (value.ref or "").rpartition(".")[2] == "Tape")
+
+
+def _tape_method(facts: IdentityFacts, file: FileModel, call: Call) -> bool:
+    """``tape.backward()`` / ``self.tape.zero()``: a method of a name or attribute bound to ``wp.Tape()``."""
+    receiver = facts.bindings.callee_of(file, call).rpartition(".")[0]
+    if not receiver:
+        return False
+    if "." not in receiver:
+        bound = facts.bindings.name_assignments(file, call.ctx.scope, receiver)
+        return bool(bound) and all(_is_tape(a.value) for a in bound)
+    bound_attrs = facts.bindings.attribute_assignments(receiver)
+    return bool(bound_attrs) and all(_is_tape(a.value) for _, a in bound_attrs)
+
+
+def _followable(facts: IdentityFacts, file: FileModel, call: Call) -> str | None:
+    """The project function a call runs ("" for code that launches no project kernel: Warp's API other
+    than a launch, another package), or None when the layer cannot tell what it runs."""
+    if facts.bindings.is_warp_api(call.callee) or is_warp(call.callee):
+        return ""
+    callee = facts.bindings.callee_of(file, call)
+    if facts.bindings.function(callee) is not None:
+        return callee
+    if facts.bindings.is_class(callee):
+        init = f"{facts.bindings.canonical_ref(callee)}.__init__"
+        return init if facts.bindings.function(init) is not None else ""
+    if _tape_method(facts, file, call):
+        return ""
+    if "." in callee and facts.bindings.owner_of(callee) is None and callee.partition(".")[0] not in (
+            fn.locals if (fn := file.functions.get(call.ctx.scope)) is not None else ()):
+        return ""  # a function of another package (numpy.zeros, torch.tensor)
+    return None  # a parameter, a method of an object of unknown class, an attribute nobody defines
+
+
+def launched_by(facts: IdentityFacts, file: FileModel, scope: str) -> Launched:
+    """The kernels the code of ``scope`` (a function's qualname, "" for module level) launches, directly or
+    through the project functions it calls; memoised per scope."""
+    key = ("semantic.differentiation", "launched", file.path, scope)
+    if key in facts.memo:
+        return facts.memo[key]
+    facts.memo[key] = Launched()  # cycle guard: a recursive call adds nothing new
+    facts.memo[key] = _launched_by(facts, file, scope, 0)
+    return facts.memo[key]
+
+
+def _launched_by(facts: IdentityFacts, file: FileModel, scope: str, depth: int) -> Launched:
+    kernels: set[int] = set()
+    unbounded = False
+    for call in facts.bindings.calls_in(file, scope):
+        if is_warp(call.callee, "launch", "launch_tiled"):
+            found = facts.find_kernels(file, scope, call.bound("kernel"))
+            kernels.update(id(k) for _, k in found)
+            unbounded |= not found
+            continue
+        target = _followable(facts, file, call)
+        if target is None:
+            unbounded = True
+        elif target:
+            found_fn = facts.bindings.function(target)
+            if found_fn is None or depth >= _SUMMARY_DEPTH:
+                unbounded = True
+                continue
+            sub = launched_by(facts, found_fn[0], found_fn[1].qualname)
+            kernels |= sub.kernels
+            unbounded |= sub.unbounded
+    return Launched(frozenset(kernels), unbounded)
+
+
+def _tape_scopes(file: FileModel, scope: str) -> list[str]:
+    """The scopes a tape made in ``scope`` can record: the whole file for a module-level tape, else the
+    outermost function around ``scope`` with every function nested in it, and every method of its class."""
+    if not scope:
+        return ["", *file.functions]
+    fn = file.functions.get(scope)
+    while fn is not None and fn.ctx.scope and fn.class_name is None:
+        fn = file.functions.get(fn.ctx.scope)
+    if fn is None:
+        return [scope]
+    if fn.class_name is not None:
+        prefix = f"{fn.class_name}."
+    else:
+        prefix = f"{fn.qualname}."
+    return [fn.qualname, *(q for q in file.functions if q.startswith(prefix))]
+
+
+def imported_files(facts: IdentityFacts, file: FileModel) -> list[FileModel]:
+    """The project files a file imports, transitively (itself included): what its program can launch."""
+    def compute() -> list[FileModel]:
+        seen: dict[str, FileModel] = {file.path: file}
+        stack = [file]
+        while stack:
+            current = stack.pop()
+            for imp in current.imports:
+                names = [imp.module] + [f"{imp.module}.{name}" for name, _ in imp.names]
+                parts = imp.module.split(".")
+                names += [".".join(parts[:i]) for i in range(1, len(parts))]  # importing a.b.c runs a and a.b
+                for name in names:
+                    found = facts.bindings.module(name)
+                    if found is not None and found.path not in seen:
+                        seen[found.path] = found
+                        stack.append(found)
+        return list(seen.values())
+
+    return facts.cached(("semantic.differentiation", "imported", file.path), compute)
+
+
+def differentiation_reach(facts: IdentityFacts) -> Reach:
+    """What every differentiation of the project reaches (``Reach``)."""
+    return facts.cached(("semantic.differentiation", "reach"), lambda: _differentiation_reach(facts))
+
+
+def _differentiation_reach(facts: IdentityFacts) -> Reach:
+    reach = Reach()
+
+    def reach_kernels(site: tuple[FileModel, Call], launched: Launched, program: list[FileModel]) -> None:
+        for kernel in launched.kernels:
+            reach.kernels.setdefault(kernel, []).append(site)
+        if launched.unbounded:
+            for f in program:
+                for imported in imported_files(facts, f):
+                    reach.files.setdefault(imported.path, []).append(site)
+
+    for f in facts.bindings.files:
+        for call in f.calls:
+            site = (f, call)
+            if is_warp(call.callee, "launch", "launch_tiled"):
+                adjoint = call.bound("adjoint")
+                if adjoint is None:
+                    continue
+                found, value = facts.evaluator.constant(f, adjoint, call.ctx.scope)
+                if found and value is False:
+                    continue
+                kernels = facts.find_kernels(f, call.ctx.scope, call.bound("kernel"))
+                reach_kernels(site, Launched(frozenset(id(k) for _, k in kernels), not kernels), [f])
+            elif is_warp(call.callee) and call.callee.startswith("warp.autograd."):
+                # gradcheck / jacobian(kernel, ...): the kernels it is given, or anything when none can be told
+                kernels = [k for arg in (*call.args, *call.kwargs.values())
+                           for k in facts.find_kernels(f, call.ctx.scope, arg)]
+                reach_kernels(site, Launched(frozenset(id(k) for _, k in kernels), not kernels), [f])
+            elif (is_warp(call.callee) and call.callee.rpartition(".")[2] == "Tape") or _tape_method(facts, f, call):
+                # A tape records what runs while it is active: in its function and what that calls, in the
+                # methods of its class (a tape kept on ``self``), in its whole file when it is a module-level
+                # tape, and in the callers of its function (a tape returned or passed on).
+                launched = Launched()
+                for scope in _tape_scopes(f, call.ctx.scope):
+                    launched |= launched_by(facts, f, scope)
+                program = [f]
+                if call.ctx.scope:
+                    for caller_file, caller, _ in facts.caller_scopes(facts.bindings.fqname(f, call.ctx.scope)):
+                        launched |= launched_by(facts, caller_file, caller.ctx.scope)
+                        program.append(caller_file)
+                reach_kernels(site, launched, program)
+    return reach
+
+
+def backward_reached(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> list[tuple[FileModel, Call]]:
+    """The differentiations that reach the module ``kernel`` joins (any of its kernels: the module option decides
+    whether the module builds backward); every site when the module cannot be told."""
+    reach = differentiation_reach(facts)
+    module = facts.kernel_module(file, kernel)
+    if module is None:
+        return [site for sites in (*reach.kernels.values(), *reach.files.values()) for site in sites]
+    members = [(file, kernel)] if module == UNIQUE else facts.kernels_of_module(module)
+    return [site for f, k in members for site in reach.sites(f, k)]
+
+
+@dataclass(frozen=True)
+class UnusedBackward:
+    """A Warp module built with backward (adjoint) code that no differentiation in the project reaches, and
+    that the project launches (forward only)."""
+
+    module: str  # the Warp module's name ("unique": a module="unique" kernel's own module)
+    file: FileModel  # where the user edits: the option forcing backward on, else the module's first kernel
+    span: Span
+    scope: str
+    kernels: tuple[tuple[FileModel, Kernel], ...]  # the kernels that get adjoint code
+    launches: tuple[tuple[FileModel, Call], ...]  # their launches, none of them differentiated
+    forced: tuple[tuple[FileModel, Span, str], ...]  # where enable_backward is set True (file, span, how)
+    backward_lto_ops: frozenset[str]  # MathDx ops of its kernels that link adjoint LTOs (CUDA): the costly case
+
+
+def unused_backward(facts: IdentityFacts) -> list[UnusedBackward]:
+    """Every launched module that builds backward code nothing differentiates (``UnusedBackward``), in file order."""
+    return facts.cached(("semantic.differentiation", "unused backward"), lambda: _unused_backward(facts))
+
+
+def _kernel_builds_adjoint(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> bool:
+    """The kernel follows its module's enable_backward (no per-kernel ``enable_backward=`` of its own: False
+    turns its adjoint off, True or a run-time value is the author's choice)."""
+    return "enable_backward" not in kernel.options
+
+
+def _forced_on(facts: IdentityFacts, module: str, members: list[tuple[FileModel, Kernel]]
+               ) -> list[tuple[FileModel, Span, str]]:
+    """Where the project sets enable_backward True for ``module``: its module options, a unique kernel's
+    ``module_options``, ``wp.config.enable_backward = True``."""
+    forced: list[tuple[FileModel, Span, str]] = []
+    if module == UNIQUE:
+        for f, k in members:
+            items = dict_items(facts, f, k.options.get("module_options"), k.ctx.scope) or ()
+            for key, value in items:
+                found, const = facts.evaluator.constant(f, value, k.ctx.scope)
+                if key.kind == "const" and key.const == "enable_backward" and found and const is True:
+                    forced.append((f, k.span, "module_options"))
+    else:
+        canonical = facts.bindings.canonical_module
+        for f in facts.bindings.files:
+            for change in shared_option_changes(f, facts):
+                if (change.module is not None and canonical(change.module) == canonical(module)
+                        and (change.values or {}).get("enable_backward") is True):
+                    forced.append((f, change.span, change.form.value))
+    forcing = [a for a in config_assignments(facts, "enable_backward")
+               if facts.evaluator.constant(a.file, a.value, a.ctx.scope) == (True, True)]
+    if forcing:
+        together = _run_together(facts, {f.path for f, _ in members})
+        forced += [(a.file, a.span, "wp.config") for a in forcing if a.file.path in together]
+    return forced
+
+
+def _module_options_off(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> set[str] | None:
+    """``kernel_options_off`` without ``wp.config``: the options its module itself turns off."""
+    if kernel.is_unique:
+        items = dict_items(facts, file, kernel.options.get("module_options"), kernel.ctx.scope)
+        return false_keys(facts, file, items, kernel.ctx.scope)
+    module = facts.kernel_module(file, kernel)
+    if module is None:
+        return None
+    modules = options_off(facts).modules
+    return modules.get(facts.bindings.canonical_module(module), set()) | modules.get(module, set())
+
+
+def _run_together(facts: IdentityFacts, paths: set[str]) -> frozenset[str]:
+    """The files some program runs together with one of ``paths``: the import closure of every file that imports
+    (transitively) one of them."""
+    closures: list[frozenset[str]] = facts.cached(("semantic.differentiation", "closures"), lambda: [
+        frozenset(g.path for g in imported_files(facts, f)) for f in facts.bindings.files])
+    covered: set[str] = set()
+    for closure in closures:
+        if not paths.isdisjoint(closure):
+            covered |= closure
+    return frozenset(covered)
+
+
+def _config_backward_off(facts: IdentityFacts) -> frozenset[str]:
+    """The files whose modules a ``wp.config.enable_backward = False`` may reach: those run together with the
+    assignment's file (in any scope, before or after the import: WC401 tells those apart)."""
+    def compute() -> frozenset[str]:
+        setters = {a.file.path for a in config_assignments(facts, "enable_backward")
+                   if facts.evaluator.constant(a.file, a.value, a.ctx.scope) == (True, False)}
+        return _run_together(facts, setters) if setters else frozenset()
+
+    return facts.cached(("semantic.differentiation", "config backward off"), compute)
+
+
+def _unused_backward(facts: IdentityFacts) -> list[UnusedBackward]:
+    groups: dict[tuple, list[tuple[FileModel, Kernel]]] = {}
+    for f in facts.bindings.files:
+        for k in f.kernels:
+            module = facts.kernel_module(f, k)
+            if module is None:
+                continue  # the module cannot be told: neither its options nor its peers are known
+            key = (module, f.path, id(k)) if module == UNIQUE else (module,)
+            groups.setdefault(key, []).append((f, k))
+    lto_ops = facts.bindings.warp.mathdx_backward_lto_ops
+    switches = facts.bindings.warp.mathdx_options
+    found: list[UnusedBackward] = []
+    for key, members in groups.items():
+        module = key[0]
+        first_file, first_kernel = members[0]
+        # wp.config.enable_backward = False counts where its program can reach the module; module options anywhere
+        off = _module_options_off(facts, first_file, first_kernel)
+        if off is None or "enable_backward" in off or any(
+                f.path in _config_backward_off(facts) for f, _ in members):
+            continue
+        building = [(f, k) for f, k in members if _kernel_builds_adjoint(facts, f, k)]
+        if not building or backward_reached(facts, first_file, first_kernel):
+            continue
+        launches = [site for f, k in building for site in facts.kernel_launches(f, k)]
+        if not launches:
+            continue  # nothing launches it here: its users (and their tapes) are elsewhere
+        switched_off = kernel_options_off(facts, first_file, first_kernel) or set()
+        ops = frozenset(op for f, k in building for op in mathdx_ops(facts, f, k)
+                        if op in lto_ops and switches.get(op) not in switched_off)
+        forced = _forced_on(facts, module, members)
+        module_forced = [x for x in forced if x[2] != "wp.config"]
+        if module_forced:
+            anchor_file, anchor_span, _ = module_forced[0]
+            scope = ""
+        else:
+            anchor_file, anchor_kernel = min(building, key=lambda m: (m[0].module != module, m[0].path,
+                                                                     m[1].ctx.order))
+            anchor_span, scope = anchor_kernel.span, anchor_kernel.ctx.scope
+        found.append(UnusedBackward(module, anchor_file, anchor_span, scope, tuple(building),
+                                    tuple(launches), tuple(forced), ops))
+    return sorted(found, key=lambda u: (u.file.path, u.span.line))

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from warplint.diagnostic import Related
+from warplint.index import Project
+from warplint.model import FileModel
+from warplint.rule import Report, Rule
+
+_SHOWN_LAUNCHES = 3  # forward-only launches named as evidence (the first ones, in file order)
+_SHOWN_KERNELS = 8  # the module's other kernels that build an adjoint, named as related locations
+
+
+class BackwardBuiltNeverDifferentiated(Rule):
+    """A module builds backward (adjoint) code for its kernels, and no differentiation in the project reaches them.
+
+    ## Why
+    Warp generates and compiles the adjoint of every kernel of a module whose `enable_backward`
+    option is on: the default (`wp.config.enable_backward` is True when the module is created), or
+    forced with `wp.set_module_options({"enable_backward": True})`, a unique kernel's
+    `module_options=`, or `wp.config.enable_backward = True`. The adjoint is only run by a
+    `wp.Tape` (`tape.backward()` replays the recorded launches' adjoints), a launch with
+    `adjoint=True`, or `warp.autograd` (gradcheck, jacobian). When none of those reaches the
+    module's kernels, the backward half of every cold build of the module is never used: for an
+    ordinary kernel it is generated C++/CUDA that roughly doubles the kernel's code and adds to its
+    compile time (no extra link); MathDx tile kernels, where it also links adjoint LTOs, are WC404.
+
+    ## Fix
+    In the file that defines the module's kernels (before its first launch):
+    `wp.set_module_options({"enable_backward": False})`; for a `module="unique"` kernel,
+    `module_options={"enable_backward": False}`; or drop the option that forces it on. In an
+    application, `wp.config.enable_backward = False` right after `import warp` and **before**
+    importing the libraries turns it off for every module created afterwards.
+
+    ## Limits
+    A module is reported when the project launches its kernels, every kernel that follows the
+    module option (no per-kernel `enable_backward=`) is forward only, and no differentiation
+    reaches any kernel of the module. Reach is decided by the semantic layer, erring towards
+    "reached": an adjoint launch reaches the kernels it can launch; a `wp.Tape()` (or a method of
+    a tape) reaches every kernel launched from its file and from the callers of its function; a
+    differentiation whose code calls something the layer cannot follow (a callback, a method of
+    an object of unknown class, an adjoint launch of an unknown kernel) reaches every module its
+    program imports. So a test file that differentiates a library silences the library's modules.
+    Not reported: modules nothing in the project launches (a library linted without its users,
+    who may differentiate), modules whose name cannot be told, modules whose options turn backward
+    off, and modules of any program that runs a `wp.config.enable_backward = False` (every file
+    imported, transitively, by a file that imports the assignment's file; in any scope, before or
+    after the import: set too late, it is WC401's finding).
+
+    A forward-only program that imports a library another program of the project differentiates
+    is not reported: both programs build the same module identity (backward on) and share one
+    kernel cache entry, while `enable_backward = False` in the forward-only program would make it
+    build a second identity of each library module.
+
+    Measured (2026-12-03). Runtime oracle, dev seed 2496891141 (500 programs, CPU): 524 findings;
+    511 name a module the run built with backward on and never differentiated (97.5 %); the 13 others
+    are such modules too, named differently by the layer (a kernel made in one file from another
+    file's function, a `module=` passed through a project decorator). But the oracle scores a
+    built-and-unused adjoint as a fact, not a defect (`not_differentiated` is a look-alike), so as
+    scored every finding is false. Hand-labelled corpora: isaaclab's two `CS-10` defects (kernels
+    left at the default beside `enable_backward=False` neighbours) are one finding; newton 136,
+    mujoco-warp 37, physicsnemo 28 findings are unjudged — most in test files and examples (forward
+    only by design), and in mujoco-warp `module="unique"` kernels in files whose
+    `set_module_options({"enable_backward": False})` a unique module does not inherit. Opt-in until
+    the oracle labels the adjoint cost and the corpora are judged.
+    """
+
+    code = "WC406"
+    name = "backward-built-never-differentiated"
+    mechanism = "CS-10"
+    summary = "A module builds backward code for its kernels, and no wp.Tape or adjoint launch in the project uses it."
+    confidence = "medium"
+    default_enabled = False
+
+    invalid = (
+        "import warp as wp\n\n@wp.kernel\ndef scale(a: wp.array(dtype=float)):\n    i = wp.tid()\n"
+        "    a[i] = 2.0 * a[i]\n\ndef run(a):\n    wp.launch(scale, dim=a.shape, inputs=[a])\n",
+        # forced on through a unique kernel's module_options
+        "import warp as wp\n\n@wp.kernel(module='unique', module_options={'enable_backward': True})\n"
+        "def scale(a: wp.array(dtype=float)):\n    a[wp.tid()] = 0.0\n\n"
+        "def run(a):\n    wp.launch(scale, dim=a.shape, inputs=[a])\n",
+    )
+    valid = (
+        # a Tape in the same program reaches the kernel
+        "import warp as wp\n\n@wp.kernel\ndef scale(a: wp.array(dtype=float)):\n    i = wp.tid()\n"
+        "    a[i] = 2.0 * a[i]\n\ndef step(a):\n    with wp.Tape() as tape:\n"
+        "        wp.launch(scale, dim=a.shape, inputs=[a])\n    tape.backward()\n",
+        # backward off for the module
+        "import warp as wp\nwp.set_module_options({'enable_backward': False})\n\n@wp.kernel\n"
+        "def scale(a: wp.array(dtype=float)):\n    a[wp.tid()] = 0.0\n\n"
+        "def run(a):\n    wp.launch(scale, dim=a.shape, inputs=[a])\n",
+        # nothing here launches it: its users may differentiate it
+        "import warp as wp\n\n@wp.kernel\ndef scale(a: wp.array(dtype=float)):\n    a[wp.tid()] = 0.0\n",
+    )
+
+    def check_project(self, project: Project) -> Iterator[tuple[FileModel, Report]]:
+        for unused in project.unused_backward():
+            if unused.backward_lto_ops:
+                continue  # MathDx tile kernels: WC404
+            related = [Related(f.path, span, f"enable_backward set True here ({how})")
+                       for f, span, how in unused.forced if span != unused.span]
+            others = [(f, k) for f, k in unused.kernels if (f.path, k.span) != (unused.file.path, unused.span)]
+            related += [Related(f.path, k.span, f"'{k.name}' builds its adjoint too")
+                        for f, k in others[:_SHOWN_KERNELS]]
+            related += [Related(f.path, call.span, "a forward-only launch") for f, call in
+                        unused.launches[:_SHOWN_LAUNCHES]]
+            names = sorted({k.name for _, k in unused.kernels})
+            shown = f"Warp module '{unused.module}'" if unused.module != "unique" else "this kernel's unique module"
+            kernels = ", ".join(f"'{n}'" for n in names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+            fix = ('module_options={"enable_backward": False}' if unused.module == "unique"
+                   else 'wp.set_module_options({"enable_backward": False}) in this file')
+            yield unused.file, self.report(
+                unused.span,
+                f"{shown} builds backward (adjoint) code for {kernels}, but no wp.Tape, adjoint launch or "
+                "warp.autograd call in the project reaches them: every cold build generates and compiles adjoints "
+                f"nobody runs; set {fix}, or wp.config.enable_backward = False at the entry point before importing "
+                "the library.",
+                related=tuple(related),
+                module=unused.module,
+                kernels=names,
+                function=unused.scope,
+            )

@@ -16,8 +16,9 @@ rule should report the line), ``harmless`` (a look-alike that must stay clean) o
 matched to a label by (path, line, code); one with no label is *unjudged* and needs a verdict. A defect label
 is also found by a finding of its code that names its line as a related location (a ``note:`` line: WC106
 reports at the kernel's def and names the launches), and a ``WC???`` label (no rule when it was written) by a
-finding of its mechanism at its line or naming it. ``from_finding = true`` marks a label written after reading
-a finding; *hand recall* leaves those out.
+finding of its mechanism at its line or naming it. A finding with no label of its own is judged by a label of
+its code that it names as a related location (WC106 reports at each late launch and names the kernel's def).
+``from_finding = true`` marks a label written after reading a finding; *hand recall* leaves those out.
 A label with ``deliberate = true`` is a cold start made on purpose (a cache clear in a test or a benchmark):
 by default the rules keep it out, so it counts as a look-alike that must stay clean whatever its verdict;
 with ``--report-deliberate`` (warplint's ``report-deliberate = true``) its verdict counts.
@@ -324,6 +325,8 @@ def score(corpus: str, labels: list[Label], findings: list[Finding], enabled: se
         s = scores[f.code]
         s.findings += 1
         label = by_key.get(f.key)
+        if label is None:  # judged by a label it names as a related location, as it finds one there (above)
+            label = next((by_key[k] for k in ((p, n, f.code) for p, n in f.related) if k in by_key), None)
         judged = label.expected_verdict(report_deliberate) if label is not None else None
         if label is None:
             s.unjudged += 1

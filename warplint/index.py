@@ -206,6 +206,9 @@ class Project:
     def launched_apart(self, file: FileModel, kernel: Kernel, module: str) -> variants.Apart | None:
         return variants.launched_apart(self._facts, file, kernel, module)
 
+    def made_before_module_launches(self, file: FileModel, kernel: Kernel, module: str) -> bool:
+        return variants.made_before_module_launches(self._facts, file, kernel, module)
+
     def parameter_values(self, file: FileModel, fn: Function, name: str) -> list[tuple[object, FileModel, Call]]:
         return variants.parameter_values(self._facts, file, fn, name)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
-from .model import Assignment, Call, FileModel, Function, Kernel, Value
+from .model import Assignment, Call, FileModel, Function, Kernel, Span, Value
 from .semantic import arg_types, builds, collect, devices, differentiation, facts_paths, generics, variants
 from .semantic.bindings import Bindings
 from .semantic.context import CodeContext, is_test_file
@@ -272,6 +272,10 @@ class Project:
     def fresh_dir_reason(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None
                          ) -> str | None:
         return facts_paths.fresh_dir_reason(self._facts, file, value, scope, site)
+
+    def fresh_dir_call(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None
+                       ) -> tuple[FileModel, Span] | None:
+        return facts_paths.fresh_dir_call(self._facts, file, value, scope, site)
 
     def cache_dir_read(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None
                        ) -> str | None:

@@ -13,6 +13,7 @@ from warplint.locate import PositionedVisitor
 from warplint.model import Call, FileModel, Kernel, Value
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
+from warplint.semantic.events import OptionForm
 
 
 class KernelJoinsLoadedModule(Rule):
@@ -87,9 +88,16 @@ class KernelJoinsLoadedModule(Rule):
     same function, or at import) before the launch: the cache returns that call's kernel.
     A preload (`load_module`/`force_load`) that built only variants no launch of the
     module uses (a tiled module preloaded at the default block_dim 256 and launched at 64)
-    is not a load the kernel joins: the launched variant is built afterwards, with it. A lazy
-    builder's kernel of one content is not reported when every way to the other launches of
-    its module first calls the builder (three levels of callers are followed). Which call runs first at
+    is not a load the kernel joins: the launched variant is built afterwards, with it. A kernel of
+    one content (it captures nothing, or only names with one literal value on every call),
+    whether its factory keeps it or not, is not reported when every way to the other launches
+    of its module first calls the factory (three levels of callers are followed): it is in the
+    module at the first load, and later calls re-define identical content. Nor is a
+    re-definition, in the same function, of a kernel defined there before with the same name,
+    decorator and body text (Warp hashes the key and the source), nor a kernel made after the
+    function changed the module's options with `set_module_options()` since its last launch
+    there: that change rebuilds the module at its next launch anyway, with the kernel in it.
+    Which call runs first at
     run time is approximated by source order and the call graph; `--confirm` shows the
     hashes really built. A launch in a branch that ends with `return`, `raise` or
     `sys.exit()` does not count as running before the code after that branch. Which
@@ -204,7 +212,8 @@ class KernelJoinsLoadedModule(Rule):
                 continue
             evidence = self._launched_before(file, kernel, module, project)
             if evidence is not None:
-                joined.append(_Joining(kernel, module, evidence=evidence))
+                if not self._rebuild_already_forced(project, file, kernel, module):
+                    joined.append(_Joining(kernel, module, evidence=evidence))
                 continue
             if captured and not varying and self._made_at_import(project, file, scope):
                 continue  # one content on every call, first made at import, before any launch: identical
@@ -355,6 +364,21 @@ class KernelJoinsLoadedModule(Rule):
         return any(other is not kernel and other.ctx.scope == kernel.ctx.scope and other.name == kernel.name
                    and other.ctx.runs_before(kernel.ctx.order)
                    and contents.get((other.span.line, other.span.col)) == digest for other in file.kernels)
+
+    @staticmethod
+    def _rebuild_already_forced(project: Project, file: FileModel, kernel: Kernel, module: str) -> bool:
+        """The function that creates the kernel changed the module's options after its last launch before the
+        creation, and launches nothing of it in between: the next launch rebuilds the module for the options
+        anyway, with this kernel in it, so the kernel adds no build of its own."""
+        scope, order = kernel.ctx.scope, kernel.ctx.order
+        launches = [o for o, m, call in project.launch_timeline(file, scope)
+                    if m in (module, "*") and call.ctx.runs_before(order)]
+        if not launches:
+            return False
+        last = max(launches)
+        return any(c.ctx.scope == scope and c.form is OptionForm.SET_MODULE_OPTIONS and c.module is not None
+                   and project.canonical_module(c.module) == module and last < c.ctx.order < order
+                   for c in project.option_changes(file))
 
     @staticmethod
     def _made_at_import(project: Project, file: FileModel, scope: str) -> bool:

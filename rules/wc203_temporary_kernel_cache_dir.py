@@ -75,7 +75,8 @@ class TemporaryKernelCacheDir(Rule):
                 continue
             # the call that makes the new directory is what a user changes, when it is written elsewhere
             made = project.fresh_dir_call(file, value, ctx.scope)
-            anchor, related = span, ()
+            anchor = span
+            related: tuple[Related, ...] = ()
             if made is not None and made[0] is file and made[1].line != span.line:
                 anchor, related = made[1], (Related(file.path, span, f"{what} is set to it here"),)
             yield self.report(

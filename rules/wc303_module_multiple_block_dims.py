@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 from warplint.diagnostic import Related, Span
 from warplint.index import Launch, Project, is_test_file
@@ -142,7 +143,7 @@ class ModuleMultipleBlockDims(Rule):
                 here = " or ".join(_phrase(v) for v, _, _ in odds)
                 # known sizes of a launch whose other sizes are not known: it may not take them on every run
                 confident = reference_known and any(not partial for _, _, partial in odds)
-                extra = {} if confident else {"confidence": "medium"}
+                extra: dict[str, Any] = {} if confident else {"confidence": "medium"}
                 yield origin_file, self.report(
                     anchor,
                     f"Warp module '{module}' is launched here at {here}, and at {_phrase(reference)} elsewhere "

@@ -283,9 +283,11 @@ def made_before_module_launches(facts: IdentityFacts, file: FileModel, kernel: K
     if not scope or not facts.bindings.call_sites(fq):
         return False
     leading = [(f, call) for f, call, _ in facts.caller_scopes(fq)]
-    return all(_preceded(facts, launch.file, launch.call.ctx.scope, launch.call.ctx.order, file, kernel, leading, 3)
-               for launch in _module_launches(facts, module)
-               if not (launch.kernel_file is file and launch.kernel.ctx.scope == scope))
+    others = [launch for launch in _module_launches(facts, module)
+              if not (launch.kernel_file is file and launch.kernel.ctx.scope == scope)]
+    # no launch known is no proof: the module may load through a preload or a launch the index does not see
+    return bool(others) and all(_preceded(facts, launch.file, launch.call.ctx.scope, launch.call.ctx.order, file,
+                                          kernel, leading, 3) for launch in others)
 
 
 def _module_launches(facts: IdentityFacts, module: str) -> list:

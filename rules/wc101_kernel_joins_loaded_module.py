@@ -1,14 +1,19 @@
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import libcst as cst
+
 from warplint.diagnostic import Related
 from warplint.index import LAUNCH_CALLS, Project
+from warplint.locate import PositionedVisitor
 from warplint.model import Call, FileModel, Kernel, Value
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
+from warplint.semantic.events import OptionForm
 
 
 class KernelJoinsLoadedModule(Rule):
@@ -83,9 +88,16 @@ class KernelJoinsLoadedModule(Rule):
     same function, or at import) before the launch: the cache returns that call's kernel.
     A preload (`load_module`/`force_load`) that built only variants no launch of the
     module uses (a tiled module preloaded at the default block_dim 256 and launched at 64)
-    is not a load the kernel joins: the launched variant is built afterwards, with it. A lazy
-    builder's kernel of one content is not reported when every way to the other launches of
-    its module first calls the builder (three levels of callers are followed). Which call runs first at
+    is not a load the kernel joins: the launched variant is built afterwards, with it. A kernel of
+    one content (it captures nothing, or only names with one literal value on every call),
+    whether its factory keeps it or not, is not reported when every way to the other launches
+    of its module first calls the factory (three levels of callers are followed): it is in the
+    module at the first load, and later calls re-define identical content. Nor is a
+    re-definition, in the same function, of a kernel defined there before with the same name,
+    decorator and body text (Warp hashes the key and the source), nor a kernel made after the
+    function changed the module's options with `set_module_options()` since its last launch
+    there: that change rebuilds the module at its next launch anyway, with the kernel in it.
+    Which call runs first at
     run time is approximated by source order and the call graph; `--confirm` shows the
     hashes really built. A launch in a branch that ends with `return`, `raise` or
     `sys.exit()` does not count as running before the code after that branch. Which
@@ -156,11 +168,14 @@ class KernelJoinsLoadedModule(Rule):
         "    wp.launch(get_sort(a.dtype, True), dim=1, inputs=[a])\n",
     )
 
+    def collect(self) -> cst.CSTVisitor:
+        return _NestedDefinitions()
+
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         joined: list[_Joining] = []  # kernels that make their module build again, in source order
         for kernel in file.kernels:
             scope = kernel.ctx.scope
-            if not scope:
+            if not scope or self._redefines_identically(project, file, kernel):
                 continue
             module = project.kernel_module(file, kernel)
             if module == "unique":
@@ -188,13 +203,18 @@ class KernelJoinsLoadedModule(Rule):
                 if shared is not None:
                     joined.append(shared)
                 continue
-            evidence = self._launched_before(file, kernel, module, project)
-            if evidence is not None:
-                joined.append(_Joining(kernel, module, evidence=evidence))
-                continue
             variants = project.kernel_variants(file, kernel)
             captured = sorted(variants.captures) if variants is not None else []
             varying = [name for name in captured if not self._never_varies(project, file, scope, name)]
+            if not varying and project.made_before_module_launches(file, kernel, module):
+                # one content on every call, first made before any launch of the module: every later creation
+                # is identical and Warp's content hash absorbs it
+                continue
+            evidence = self._launched_before(file, kernel, module, project)
+            if evidence is not None:
+                if not self._rebuild_already_forced(project, file, kernel, module):
+                    joined.append(_Joining(kernel, module, evidence=evidence))
+                continue
             if captured and not varying and self._made_at_import(project, file, scope):
                 continue  # one content on every call, first made at import, before any launch: identical
             if captured:
@@ -331,6 +351,34 @@ class KernelJoinsLoadedModule(Rule):
                 related.extend(Related(f.path, call.span, f"`{name}` is {value!r} through this call")
                                for value, f, call in values[:3])
         return tuple(related)
+
+    def _redefines_identically(self, project: Project, file: FileModel, kernel: Kernel) -> bool:
+        """The same function defined the same kernel (name, decorator and body text alike, reading no local
+        that can change between the two) earlier: Warp hashes the kernel by its key and source, so the
+        re-definition leaves the module's hash, and its build, as they were."""
+        contents = file.rule_facts.get(self.code) or {}
+        digest = contents.get((kernel.span.line, kernel.span.col))
+        if digest is None or any(not self._never_varies(project, file, kernel.ctx.scope, name)
+                                 for name in kernel.captured):
+            return False
+        return any(other is not kernel and other.ctx.scope == kernel.ctx.scope and other.name == kernel.name
+                   and other.ctx.runs_before(kernel.ctx.order)
+                   and contents.get((other.span.line, other.span.col)) == digest for other in file.kernels)
+
+    @staticmethod
+    def _rebuild_already_forced(project: Project, file: FileModel, kernel: Kernel, module: str) -> bool:
+        """The function that creates the kernel changed the module's options after its last launch before the
+        creation, and launches nothing of it in between: the next launch rebuilds the module for the options
+        anyway, with this kernel in it, so the kernel adds no build of its own."""
+        scope, order = kernel.ctx.scope, kernel.ctx.order
+        launches = [o for o, m, call in project.launch_timeline(file, scope)
+                    if m in (module, "*") and call.ctx.runs_before(order)]
+        if not launches:
+            return False
+        last = max(launches)
+        return any(c.ctx.scope == scope and c.form is OptionForm.SET_MODULE_OPTIONS and c.module is not None
+                   and project.canonical_module(c.module) == module and last < c.ctx.order < order
+                   for c in project.option_changes(file))
 
     @staticmethod
     def _made_at_import(project: Project, file: FileModel, scope: str) -> bool:
@@ -512,3 +560,29 @@ def _computed(kernel: Kernel) -> str:
 def _names(names: list[str]) -> str:
     quoted = [f"`{n}`" for n in names]
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f" and {quoted[-1]}"
+
+
+class _NestedDefinitions(PositionedVisitor):
+    """A digest of the text of each function defined inside another (decorators, signature and body; the
+    indentation LibCST keeps relative), by the position of its name: tells an identical re-definition."""
+
+    def __init__(self) -> None:
+        self._depth = 0
+        self._defs: list[tuple[cst.Name, str]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self._depth:
+            text = cst.Module(body=()).code_for_node(node.with_changes(leading_lines=()))
+            self._defs.append((node.name, hashlib.sha1(text.encode()).hexdigest()))
+        self._depth += 1
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._depth -= 1
+
+    @property
+    def facts(self) -> dict[tuple[int, int], str]:
+        if not self._defs:
+            return {}
+        spans = self.positions.spans(name for name, _ in self._defs)
+        return {(span.line, span.col): digest for name, digest in self._defs
+                if (span := spans.get(id(name))) is not None}

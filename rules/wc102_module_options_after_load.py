@@ -5,13 +5,14 @@ from typing import Any
 
 from warplint.diagnostic import Related
 from warplint.index import Project
-from warplint.model import FileModel
+from warplint.model import FileModel, Value
 from warplint.rule import Report, Rule
 from warplint.semantic.events import OptionChange, OptionForm
 
-# Values that leave a fresh module's hash as it was (warp-facts §3).
-_DEFAULTS: dict[str, Any] = {"fast_math": False, "fuse_fp": True, "block_dim": 256, "strip_hash": False,
-                             "enable_backward": True, "lineinfo": False}
+# The `wp.config` defaults a new module copies its snapshot options from (warp-facts §3: `Module.__init__`);
+# a project that assigns the config name may have changed what the module copied, so the default is then unknown.
+_SNAPSHOT_CONFIG_DEFAULTS: dict[str, Any] = {"enable_backward": True, "lineinfo": False, "max_unroll": 16,
+                                             "compile_time_trace": False, "deterministic_max_records": 0}
 
 
 _HOW = {
@@ -43,8 +44,12 @@ class ModuleOptionsAfterLoad(Rule):
     `@wp.kernel(module="unique", module_options={...})`.
 
     ## Limits
-    Re-setting the values set before (or the module defaults) is not reported: the
-    hash does not move. Nor is restoring options in a `finally:` block (a deliberate
+    Re-setting the values set before (or the module defaults, followed through
+    helpers and constants) is not reported: the hash does not move. A write into a
+    loaded module's live options dict (`options[...]`, `.options.update`) is
+    reported only when something registers into the module before its next launch
+    (a `set_module_options()`, a kernel made again): otherwise Warp keeps the cached
+    hash and the write changes nothing yet. Nor is restoring options in a `finally:` block (a deliberate
     set-launch-restore around one step, as Warp's own tests do). Options applied in a loop that also launches are not
     reported. The target module must be statically known (`module=` string, Python
     module object, `__name__`, or the file the call is written in).
@@ -106,12 +111,17 @@ class ModuleOptionsAfterLoad(Rule):
             module = project.canonical_module(change.module)
             earlier = [(o, m, call) for o, m, call in timeline if call.ctx.runs_before(order) and m in (module, "*")]
             previous = seen_values.setdefault(module, {})
-            harmless = change.values is not None and all(
-                previous.get(k, _DEFAULTS.get(k, object())) == v for k, v in change.values.items()
+            defaults = self._defaults(project)
+            values = self._values(project, file, change)
+            harmless = values is not None and all(
+                previous.get(k, defaults.get(k, object())) == v for k, v in values.items()
             )
-            if change.values is not None:
-                previous.update(change.values)
+            if values is not None:
+                previous.update(values)
             if not earlier or harmless:
+                continue
+            if change.form is not OptionForm.SET_MODULE_OPTIONS and not self._rehashed_after(
+                    project, file, order, max(o for o, _, _ in earlier), module, changes):
                 continue
             _, _, launch_call = earlier[0]
             span = via.span if via is not None else change.span
@@ -131,3 +141,54 @@ class ModuleOptionsAfterLoad(Rule):
                 module=module, option=",".join(sorted(change.values or {})),
             )
 
+    @staticmethod
+    def _defaults(project: Project) -> dict[str, Any]:
+        """The options a module has before anything sets them: Warp's constant defaults, and the snapshot
+        options' config defaults the project never reassigns (re-setting one of these moves no hash)."""
+        def compute() -> dict[str, Any]:
+            defaults = {k: v for k, v in project.warp.module_option_defaults.items() if v is not None}
+            for name, value in _SNAPSHOT_CONFIG_DEFAULTS.items():
+                if name in project.warp.snapshot_options and not project.config_assignments(name):
+                    defaults[name] = value
+            return defaults
+
+        return project.cached(("WC102", "defaults"), compute)
+
+    @staticmethod
+    def _values(project: Project, file: FileModel, change: OptionChange) -> dict[str, Any] | None:
+        """The option values a change sets: literal, or each item's one value as the evaluator follows it
+        (a helper's return, a parameter every caller passes the same constant to); None when one is not known."""
+        if change.values is not None or change.options is None or change.options.kind != "dict":
+            return change.values
+        owner = file if change.path == file.path else next((f for f in project.files if f.path == change.path), None)
+        if owner is None:
+            return None
+        values: dict[str, Any] = {}
+        for key, item in change.options.items:
+            if not (isinstance(key, Value) and key.kind == "const" and isinstance(key.const, str)):
+                return None
+            known, value = project.constant(owner, item, change.ctx.scope)
+            if not known:
+                return None
+            values[key.const] = value
+        return values
+
+    @staticmethod
+    def _rehashed_after(project: Project, file: FileModel, order: int, loaded: int, module: str, changes) -> bool:
+        """A write into a loaded module's live options dict marks nothing modified: Warp keeps the hash cached
+        at the load, and the module builds again only when a registration after that load rehashes it
+        (warp-facts §2). Here: a set_module_options() of the module after its last launch before the write
+        (``loaded``), or a later launch of a kernel of it that is made again when launched (created at run
+        time by a factory that keeps nothing)."""
+        if any(o > loaded and c.form is OptionForm.SET_MODULE_OPTIONS
+               and c.module is not None and project.canonical_module(c.module) == module
+               for o, c, _ in changes):
+            return True
+        scope = next((c.ctx.scope if via is None else via.ctx.scope for o, c, via in changes if o == order), None)
+        for launch in project.launches(file):
+            if launch.call.ctx.scope != scope or launch.call.ctx.order <= order or launch.module != module:
+                continue
+            variants = project.kernel_variants(launch.kernel_file, launch.kernel)
+            if variants is not None and not variants.kept:
+                return True
+        return False

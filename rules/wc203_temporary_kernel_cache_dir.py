@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
@@ -29,7 +30,9 @@ class TemporaryKernelCacheDir(Rule):
     The value is followed through local variables, parameters (the arguments of
     every call in the project), module constants (across files) and the return
     values of project helper functions (`tempfile.gettempdir()` alone is a fixed
-    directory and is not reported). Paths from configuration, environment
+    directory and is not reported). The finding is at the `mkdtemp()` /
+    `TemporaryDirectory()` call that makes the directory when it is written on
+    another line of the same file (the assignment is a related location). Paths from configuration, environment
     or arguments are not reported. Deliberate maintenance paths (a condition
     reading a flag, option, argument, environment variable or parameter; functions
     named for cache maintenance or cold runs; functions only called from such
@@ -70,10 +73,17 @@ class TemporaryKernelCacheDir(Rule):
             why = project.fresh_dir_reason(file, value, ctx.scope)
             if why is None or gate_reason(file, ctx, project):
                 continue
+            # the call that makes the new directory is what a user changes, when it is written elsewhere
+            made = project.fresh_dir_call(file, value, ctx.scope)
+            anchor = span
+            related: tuple[Related, ...] = ()
+            if made is not None and made[0] is file and made[1].line != span.line:
+                anchor, related = made[1], (Related(file.path, span, f"{what} is set to it here"),)
             yield self.report(
-                span,
+                anchor,
                 f"{what} is set to a directory that is new on every run ({why}): nothing compiled in earlier runs "
                 "is found, so every module compiles cold each time; use a stable directory.",
+                related=related,
                 function=ctx.scope,
                 option=what,
                 deliberate=deliberate_reason(project, file, ctx),

@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
-from warplint.diagnostic import Related
+from warplint.diagnostic import Related, Span
 from warplint.index import Launch, Project, is_test_file
-from warplint.model import FileModel
+from warplint.model import NO_SPAN, FileModel, Value
 from warplint.rule import Report, Rule
 from warplint.semantic.values import Const, Unknown
 
@@ -36,24 +37,26 @@ class ModuleMultipleBlockDims(Rule):
     whole module at one `block_dim`.
 
     ## Limits
-    The reference size is the launch default 256 when any launch of the module uses it,
-    else the most common value; each other value is one more build of the module and one
-    finding, at its first launch (by path and line, test files last; through a wrapper, at
-    the call of the wrapper); odd values first launched at one place are one finding. Launches
-    whose `block_dim` is not known statically (an external call, an attribute the layer does not
-    follow) are left out, and so are launches that can only run on the CPU (the semantic
-    layer's devices: `device="cpu"` followed like any value, `wp.ScopedDevice("cpu")`,
-    `wp.set_device("cpu")`, the callers' default device, a launch under `if device.is_cpu:`) and values
-    only the CPU takes: the CPU ignores `block_dim`. Those are `1` in `256 if device.is_cuda else 1` (any
-    spelling of the test: `"cuda" in str(device)`, `device == "cpu"`, `str(device).startswith("cuda")`,
-    `wp.get_device(d).is_cuda`, `not`/`and` of them; through a local or a module-level constant too), and a
-    `bs = 1` that a later `bs = 128` under `if device.is_cuda and c:` always replaces where the launch runs
-    (under `if c:`). A launch a test expects to fail its own checks (the last statement of
-    `with pytest.raises(ValueError):` / `self.assertRaises(ValueError)`: a `block_dim` over 1024 on the CPU,
-    a negative `dim`) loads nothing and is left out; one expected to fail later (a CUDA launch error, a
-    `RuntimeError`) builds the module first and counts. A module holding a single kernel is not reported:
-    the extra build is that kernel's own cost, not the module's.
-    `launch_tiled` requires `block_dim`, so it is never defaulted.
+    The reference size is the launch default 256 when any launch of the module uses it, else the most
+    common value; each other value is one more build of the module. Each place that launches the module
+    at another value is one finding (through a wrapper, at the call of the wrapper; a launch in a loop
+    that takes its size from the loop's target, at the `for` header that pairs kernels with sizes), with
+    the other places as related locations. A launch whose `block_dim` is only partly known (a helper
+    that returns 64 or something the layer cannot follow) counts with its known values, reported with
+    medium confidence when only such values prove the second size; launches whose `block_dim` is not
+    known at all (an external call, an attribute the layer does not follow) are left out, and so are
+    launches that can only run on the CPU (the semantic layer's devices: `device="cpu"` followed like
+    any value, `wp.ScopedDevice("cpu")`, `wp.set_device("cpu")`, the callers' default device, a launch
+    under `if device.is_cpu:`) and values only the CPU takes: the CPU ignores `block_dim`. Those are `1`
+    in `256 if device.is_cuda else 1` (any spelling of the test: `"cuda" in str(device)`, `device ==
+    "cpu"`, `str(device).startswith("cuda")`, `wp.get_device(d).is_cuda`, `not`/`and` of them; through a
+    local or a module-level constant too), and a `bs = 1` that a later `bs = 128` under `if
+    device.is_cuda and c:` always replaces where the launch runs (under `if c:`). A launch a test
+    expects to fail its own checks (the last statement of `with pytest.raises(ValueError):` /
+    `self.assertRaises(ValueError)`: a `block_dim` over 1024 on the CPU, a negative `dim`) loads nothing
+    and is left out; one expected to fail later (a CUDA launch error, a `RuntimeError`) builds the
+    module first and counts. A module holding a single kernel is not reported: the extra build is that
+    kernel's own cost, not the module's. `launch_tiled` requires `block_dim`, so it is never defaulted.
     """
 
     code = "WC303"
@@ -84,8 +87,10 @@ class ModuleMultipleBlockDims(Rule):
     )
 
     @staticmethod
-    def _launches_by_module(project: Project) -> dict[str, list[tuple[Launch, BlockDim]]]:
-        by_module: dict[str, list[tuple[Launch, BlockDim]]] = {}
+    def _launches_by_module(project: Project) -> dict[str, list[tuple[Launch, BlockDim, bool]]]:
+        """(launch, block size, partial) per module: ``partial`` when the launch's block sizes also hold one the
+        layer cannot tell; its known sizes are still sizes it launches at, evidence with less confidence."""
+        by_module: dict[str, list[tuple[Launch, BlockDim, bool]]] = {}
         for launch in project.all_launches():
             if launch.module.startswith("unique:") or launch.call.has_star_args:
                 continue
@@ -93,51 +98,83 @@ class ModuleMultipleBlockDims(Rule):
                 continue
             if launch.block_dim is None and launch.call.callee.endswith("launch_tiled"):
                 continue  # launch_tiled picks its block size from the tiles
-            values = launch.block_dims
-            if any(isinstance(v, Unknown) for v in values) or not values.items:
-                continue  # not known statically: neither a variant nor the reference
-            for value in values:
+            partial = any(isinstance(v, Unknown) for v in launch.block_dims)
+            for value in launch.block_dims:
+                if isinstance(value, Unknown):
+                    continue  # not known statically: neither a variant nor the reference
                 dim: BlockDim = value.value if isinstance(value, Const) else RUN_TIME  # type: ignore[assignment]
-                by_module.setdefault(launch.module, []).append((launch, dim))
+                by_module.setdefault(launch.module, []).append((launch, dim, partial))
         for entries in by_module.values():
             entries.sort(key=lambda e: (*_order(e[0]), _sort_key(e[1])))
         return by_module
 
     def check_project(self, project: Project) -> Iterator[tuple[FileModel, Report]]:
         for module, entries in sorted(self._launches_by_module(project).items()):
-            values = Counter(v for _, v in entries)
+            values = Counter(v for _, v, _ in entries)
             if len(values) < 2 or len(project.kernels_of_module(module)) < 2:
                 continue
             reference = _reference(values, entries, project.warp.launch_block_dim)
-            reference_launch = next(launch for launch, v in entries if v == reference)
-            # The first launch of each odd value; odd values first launched at one place (a wrapper call
-            # passing a variable that can be 64 or 128) are one finding there.
-            by_origin: dict[tuple[bool, str, int, int], list[tuple[BlockDim, Launch]]] = {}
-            for odd in sorted((v for v in values if v != reference), key=_sort_key):
-                launch = next(launch for launch, v in entries if v == odd)
-                by_origin.setdefault(_order(launch), []).append((odd, launch))
+            reference_launch = next(launch for launch, v, partial in sorted(
+                entries, key=lambda e: e[2]) if v == reference)
+            reference_known = any(v == reference and not partial for _, v, partial in entries)
+            # One finding per place that launches the module at an odd size (a wrapper call passing a variable
+            # that can be 64 or 128 is one place): each is where a user changes the size.
+            sites: dict[tuple[bool, str, int, int], list[tuple[BlockDim, Launch, bool]]] = {}
+            for launch, value, partial in entries:
+                if value != reference and not any(v == value for v, _, _ in sites.get(_order(launch), [])):
+                    sites.setdefault(_order(launch), []).append((value, launch, partial))
             ref_file, ref_call = reference_launch.origin
             shown_all = [_shown(v) for v in sorted(values, key=_sort_key)]
-            for odds in by_origin.values():
+            for key, odds in sites.items():
                 launch = odds[0][1]
                 origin_file, origin_call = launch.origin
+                anchor = _edited_value(project, launch) or origin_call.span
                 related = [Related(ref_file.path, ref_call.span,
                                    f"{reference_launch.kernel.name} launched at block_dim {_shown(reference)}")]
+                if anchor is not origin_call.span:
+                    related.append(Related(origin_file.path, origin_call.span, "the launch at that size"))
                 if launch.site is not None:
                     related.append(Related(launch.file.path, launch.call.span, "the launch inside the wrapper"))
-                here = " or ".join(_phrase(v) for v, _ in odds)
+                for other_key, others in sites.items():
+                    if other_key != key and len(related) < 8:
+                        other_file, other_call = others[0][1].origin
+                        related.append(Related(other_file.path, other_call.span,
+                                               f"also launched at {' or '.join(_phrase(v) for v, _, _ in others)}"))
+                here = " or ".join(_phrase(v) for v, _, _ in odds)
+                # known sizes of a launch whose other sizes are not known: it may not take them on every run
+                confident = reference_known and any(not partial for _, _, partial in odds)
+                extra: dict[str, Any] = {} if confident else {"confidence": "medium"}
                 yield origin_file, self.report(
-                    origin_call.span,
+                    anchor,
                     f"Warp module '{module}' is launched here at {here}, and at {_phrase(reference)} elsewhere "
                     f"(values: {', '.join(shown_all)}): on CUDA the whole module compiles once per block_dim; give "
                     "the kernels that need another block size their own module or launch the module at one block_dim.",
                     related=tuple(related),
                     module=module,
                     kernel=launch.kernel.name,
-                    block_dim=", ".join(_shown(v) for v, _ in odds),
+                    block_dim=", ".join(_shown(v) for v, _, _ in odds),
                     block_dims=shown_all,
                     function=origin_call.ctx.scope,
+                    **extra,
                 )
+
+
+def _edited_value(project: Project, launch: Launch) -> Span | None:
+    """A launch in a loop that takes its size from the loop's target (``for k, bd in ((a, 64), (b, 128)):``)
+    is changed where the loop pairs kernels with sizes: the ``for`` header, not the launch."""
+    value = launch.block_dim
+    if launch.site is not None or not launch.call.ctx.in_loop or value is None or value.kind != "name" \
+            or not value.local:
+        return None
+    loops = [a for a in project.name_assignments(launch.file, launch.call.ctx.scope, value.text)
+             if _loop_target(a.value) and a.span != NO_SPAN]
+    return loops[0].span if len(loops) == 1 else None
+
+
+def _loop_target(value: Value) -> bool:
+    """A ``for`` target: an element of the iterable, or one part of an unpacked element."""
+    return value.kind == "element" or (value.kind == "subscript" and value.base is not None
+                                       and value.base.kind == "element")
 
 
 class _RunTime:
@@ -167,7 +204,7 @@ def _phrase(value: BlockDim) -> str:
     return "a block_dim computed at run time" if isinstance(value, _RunTime) else f"block_dim {value}"
 
 
-def _reference(values: Counter, entries: list[tuple[Launch, BlockDim]], launch_default: int) -> BlockDim:
+def _reference(values: Counter, entries: list[tuple[Launch, BlockDim, bool]], launch_default: int) -> BlockDim:
     """The launch default (256) when any launch of the module uses it, else the most common value
     (ties: the first launch's); a run-time value is never the reference."""
     if launch_default in values:

@@ -4,7 +4,8 @@ from collections.abc import Iterator
 
 from warplint.diagnostic import Related
 from warplint.index import Project
-from warplint.model import FileModel
+from warplint.model import Call, FileModel
+from warplint.names import is_warp
 from warplint.rule import Report, Rule
 
 # Handlers broad enough to catch the RuntimeError load_module raises.
@@ -26,7 +27,9 @@ class SwallowedLoadError(Rule):
     Handlers that log, re-raise or do real work are not reported.
 
     ## Limits
-    Only handlers for `RuntimeError`, `Exception`, `BaseException` or bare `except:`
+    A `load_module()` of a name that kernels of the project land in (a module
+    object, `__name__`, a named module) cannot raise, so its dropped error is not
+    reported. Only handlers for `RuntimeError`, `Exception`, `BaseException` or bare `except:`
     are considered; a handler counts as swallowing when its body only passes,
     continues, breaks or returns.
     """
@@ -50,7 +53,7 @@ class SwallowedLoadError(Rule):
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         for call in project.warp_calls(file, "load_module", "force_load"):
-            if call.ctx.try_index is None:
+            if call.ctx.try_index is None or self._names_registered_modules(project, file, call):
                 continue
             handlers = file.tries[call.ctx.try_index].handlers
             for handler in handlers:
@@ -65,3 +68,17 @@ class SwallowedLoadError(Rule):
                         function=call.ctx.scope,
                     )
                     break
+
+    @staticmethod
+    def _names_registered_modules(project: Project, file: FileModel, call: Call) -> bool:
+        """load_module() raises only for a name no kernel was registered under: a name that resolves,
+        entirely, to modules the project's kernels land in cannot raise, so dropping its error loses nothing."""
+        if not is_warp(call.callee, "load_module") or call.has_star_args:
+            return False
+        target = call.bound("module")
+        if target is None or (target.kind == "const" and target.const is None):
+            names, complete = {file.module}, True
+        else:
+            names, complete = project.module_names(file, target, call.ctx.scope)
+        return complete and bool(names) and all(
+            project.kernels_of_module(project.canonical_module(name)) for name in names)

@@ -601,7 +601,7 @@ class Session:
     def _diagnostic(rule: Rule, path: str, report: Report) -> Diagnostic:
         return Diagnostic(
             path=path, span=report.span, code=rule.code, name=rule.name, mechanism=rule.mechanism,
-            message=report.message, confidence=rule.confidence, fix=report.fix,
+            message=report.message, confidence=report.data.get("confidence", rule.confidence), fix=report.fix,
             data={**report.data, **({"deliberate": report.deliberate} if report.deliberate else {})},
             related=report.related,
         )

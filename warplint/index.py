@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
-from .model import Assignment, Call, FileModel, Function, Kernel, Value
+from .model import Assignment, Call, FileModel, Function, Kernel, Span, Value
 from .semantic import (
     arg_types,
     builds,
@@ -225,6 +225,9 @@ class Project:
     def launched_apart(self, file: FileModel, kernel: Kernel, module: str) -> variants.Apart | None:
         return variants.launched_apart(self._facts, file, kernel, module)
 
+    def made_before_module_launches(self, file: FileModel, kernel: Kernel, module: str) -> bool:
+        return variants.made_before_module_launches(self._facts, file, kernel, module)
+
     def parameter_values(self, file: FileModel, fn: Function, name: str) -> list[tuple[object, FileModel, Call]]:
         return variants.parameter_values(self._facts, file, fn, name)
 
@@ -304,6 +307,10 @@ class Project:
     def fresh_dir_reason(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None
                          ) -> str | None:
         return facts_paths.fresh_dir_reason(self._facts, file, value, scope, site)
+
+    def fresh_dir_call(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None
+                       ) -> tuple[FileModel, Span] | None:
+        return facts_paths.fresh_dir_call(self._facts, file, value, scope, site)
 
     def cache_dir_read(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None
                        ) -> str | None:

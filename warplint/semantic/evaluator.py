@@ -406,6 +406,8 @@ class Evaluator:
             if imp.alias == name and not imp.names:
                 return self._global(imp.module if "." not in imp.module or imp.alias != imp.module.partition(".")[0]
                                     else imp.alias, depth)
+        if name == "__name__":  # `kernels.__name__` read through an imported module
+            return ValueSet.of(Const(owner.module, f"__name__ of {owner.module}"))
         submodule = self.bindings.module(f"{owner.module}.{name}")
         if submodule is not None:
             return ValueSet.of(PythonModule(submodule.module, "a submodule"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from warplint.model import FileModel, Value
+from warplint.model import FileModel, Span, Value
 
 if TYPE_CHECKING:
     from .evaluator import Site
@@ -69,6 +69,34 @@ def _fresh_part(layer: Layer, file: FileModel, value: Value, scope: str, site: S
         why = fresh_dir_reason(layer, file, part, scope, site, depth + 1)
         if why:
             return why
+    return None
+
+
+def fresh_dir_call(layer: Layer, file: FileModel, value: Value | None, scope: str = "",
+                   site: Site | None = None, _depth: int = 0) -> tuple[FileModel, Span] | None:
+    """Where the ``tempfile.mkdtemp()`` / ``TemporaryDirectory()`` call that makes ``value`` a new directory on
+    every run is written (the line a user changes to keep the cache), followed as ``fresh_dir_reason`` follows
+    a path; None when no such call is among its sources, or when its scope makes several of them."""
+    if value is None or _depth > _MAX_PARTS:
+        return None
+    for source in layer.evaluator.sources(file, value, scope, site):
+        v = source.value
+        if v.kind == "call" and (v.ref or "") in FRESH_DIR_CALLS:
+            calls = [c for c in layer.bindings.calls_in(source.file, source.scope) if c.callee == v.ref]
+            if len(calls) == 1:
+                return source.file, calls[0].span
+            continue
+        parts: list[Value] = []
+        if v.kind == "call":
+            parts = [*v.args, *v.kwargs.values(), *([v.base] if v.base is not None else [])]
+        elif v.kind in ("fstring", "binop", "seq"):
+            parts = [p for p in v.items if isinstance(p, Value)]
+        elif v.kind == "attr" and v.base is not None:
+            parts = [v.base]
+        for part in parts:
+            found = fresh_dir_call(layer, source.file, part, source.scope, source.site, _depth + 1)
+            if found is not None:
+                return found
     return None
 
 

@@ -274,6 +274,22 @@ def _launched_apart(facts: IdentityFacts, file: FileModel, kernel: Kernel, modul
     return None
 
 
+def made_before_module_launches(facts: IdentityFacts, file: FileModel, kernel: Kernel, module: str) -> bool:
+    """Every launch of ``module`` (but of kernels the same function makes) first runs the kernel's definition
+    or a call that leads to it, as far as the callers show: the kernel is in the module at its first load,
+    so a later creation with the same content registers nothing new (Warp's content hash absorbs it)."""
+    scope = kernel.ctx.scope
+    fq = facts.bindings.fqname(file, scope)
+    if not scope or not facts.bindings.call_sites(fq):
+        return False
+    leading = [(f, call) for f, call, _ in facts.caller_scopes(fq)]
+    others = [launch for launch in _module_launches(facts, module)
+              if not (launch.kernel_file is file and launch.kernel.ctx.scope == scope)]
+    # no launch known is no proof: the module may load through a preload or a launch the index does not see
+    return bool(others) and all(_preceded(facts, launch.file, launch.call.ctx.scope, launch.call.ctx.order, file,
+                                          kernel, leading, 3) for launch in others)
+
+
 def _module_launches(facts: IdentityFacts, module: str) -> list:
     """Every launch of a kernel of ``module``: kernels made at import first, then in project file order."""
     def by_module() -> dict[str, list]:

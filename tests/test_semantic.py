@@ -342,3 +342,39 @@ def test_the_calls_and_assignments_of_one_statement_share_its_context():
     branch = assignment.ctx.exit_branch
     assert branch is not None and branch.end > assignment.ctx.order  # the `return y` after it
     assert assignment.ctx.runs_before(branch.end) and not assignment.ctx.runs_before(first_k.ctx.order)
+
+
+def test_reading_a_descriptor_runs_its_getter(tmp_path):
+    # property, functools.cached_property, property(getter) and a class with __get__: reading the attribute on an
+    # instance is what the getter returns; reading a plain method gives the method, a property returning a
+    # fresh non-kernel gives that value
+    project = project_of(tmp_path, {"d.py": (
+        "import functools\nimport warp as wp\n"
+        "class Getter:\n    def __get__(self, obj, owner=None):\n        @wp.kernel\n"
+        "        def g(a: wp.array(dtype=float)):\n            a[0] = 1.0\n        return g\n"
+        "class M:\n    via_get = Getter()\n"
+        "    def __init__(self, c):\n        self.c = c\n"
+        "    @property\n    def kernel(self):\n        @wp.kernel\n"
+        "        def k(a: wp.array(dtype=float)):\n            a[0] = 1.0\n        return k\n"
+        "    @functools.cached_property\n    def cached(self):\n        return self.kernel\n"
+        "    def _size(self):\n        return 64\n"
+        "    size = property(_size)\n"
+        "    @property\n    def fresh(self):\n        return [self.c]\n"
+        "    def method(self):\n        return 1\n"
+        "    def run(self):\n        s = self.kernel\n        t = self.size\n"
+        "def use():\n    m = M(1)\n    a = M(1).kernel\n    b = m.cached\n    c = M(2).via_get\n    d = M(1).size\n"
+        "    e = M(1).fresh\n    f = M(1).method\n"
+    )})
+    file = _file(project, "d.py")
+    evaluator = project.layer.evaluator
+    values = {a.target.text: evaluator.values(file, a.value, a.ctx.scope) for a in file.assignments
+              if a.ctx.scope in ("use", "M.run")}
+    for name in ("a", "b", "c", "s"):
+        assert [type(v) for v in values[name]] == [KernelRef], name
+    assert values["d"].constants() == [64]
+    assert values["t"].constants() == [64]
+    assert not values["e"].kernels()
+    assert [type(v).__name__ for v in values["f"]] == ["FunctionRef"]
+    # the getter runs where the attribute is read: a call site of the getter
+    sites = project.layer.bindings.call_sites("d.M.kernel")
+    assert sorted(call.ctx.scope for _, call in sites) == ["M.run", "use"]

@@ -38,6 +38,8 @@ from .values import (
     WarpModule,
 )
 
+from .bindings import GETTER_DESCRIPTORS, is_getter
+
 if TYPE_CHECKING:
     from .bindings import Bindings
 
@@ -279,7 +281,36 @@ class Evaluator:
         if "." not in value.ref and value.ref == value.text:
             # bound at module level outside the top-level statements (`for k in ...:` / `if ...:`)
             return self._module_level(file, value.ref, depth)
+        instance = self._instance_read(file, value, scope)
+        if instance is not None:
+            # `self.attr` in a method: a read on an instance, where a descriptor runs its getter
+            cls, attrs = instance
+            got = self._descriptor_get(cls, attrs[0], depth)
+            if got is not None:
+                for attr in attrs[1:]:
+                    got = self._attribute(got, attr, depth)
+                return got
         return self._global(value.ref, depth)
+
+    @staticmethod
+    def _instance_read(file: FileModel, value: Value, scope: str) -> tuple[str, list[str]] | None:
+        """(class, attributes) when ``value`` reads attributes off the instance a method runs on (``self.a.b``,
+        the binder's ``pkg.mod.Cls.a.b``), else None."""
+        head, _, rest = value.text.partition(".")
+        ref = value.ref or ""
+        if not rest or not ref.endswith(f".{rest}"):
+            return None
+        current = scope
+        while current:
+            fn = file.functions.get(current)
+            if fn is None:
+                return None
+            if any(p.name == head for p in fn.params):
+                is_self = (fn.class_name is not None and fn.params[0].name == head
+                           and not {"staticmethod", "classmethod"} & {d.rpartition(".")[2] for d in fn.decorators})
+                return (ref[: -len(rest) - 1], rest.split(".")) if is_self else None
+            current = fn.ctx.scope
+        return None
 
     def _local(self, file: FileModel, name: str, scope: str, site: Site | None, depth: int) -> ValueSet:
         """A name read in ``scope``: its bindings there, else in the enclosing functions, else the module."""
@@ -414,8 +445,11 @@ class Evaluator:
     def _attribute(self, base: ValueSet, attr: str, depth: int) -> ValueSet:
         results: list[ValueSet] = []
         for v in base:
+            got = self._descriptor_get(v.cls, attr, depth) if isinstance(v, Instance) else None
             constructed = self._constructed_attribute(v, attr, depth) if isinstance(v, Instance) else None
-            if constructed is not None:
+            if got is not None:
+                results.append(got)
+            elif constructed is not None:
                 results.append(constructed)
             elif isinstance(v, (Instance, ClassRef)):
                 results.append(self._class_attribute(v.cls if isinstance(v, Instance) else v.fqname, attr, depth))
@@ -428,6 +462,74 @@ class Evaluator:
             else:
                 results.append(ValueSet.of(Unknown(f"attribute `{attr}` not followed")))
         return ValueSet.union(results) if results else ValueSet.of(Unknown(f"attribute `{attr}`"))
+
+    def _descriptor_get(self, cls: str, attr: str, depth: int, _seen: frozenset[str] = frozenset()) -> ValueSet | None:
+        """``obj.attr`` read on an instance of ``cls`` when the class attribute is a descriptor: Python runs its
+        getter and the read is what the getter returns. A method decorated with a getter descriptor
+        (``@property``, ``@functools.cached_property``), a class attribute ``property(getter)``, or an instance of
+        a project class defining ``__get__``. None when the attribute is no descriptor (a plain attribute, a
+        method: then the read is the attribute itself)."""
+        key = ("descriptor", cls, attr)
+        if key in self._memo:
+            return self._memo[key] if self._memo[key].items else None
+        cls = self.bindings.canonical_ref(cls)
+        owner = self.bindings.owner_of(cls)
+        if owner is None or cls in _seen:
+            return None
+        qual = cls[len(owner.module) + 1:]
+        partial = self._partial_reads
+        found: ValueSet | None = None
+        method = owner.functions.get(f"{qual}.{attr}")
+        if method is not None:
+            if is_getter(method):
+                found = self.returns(self.bindings.fqname(owner, qual + "." + attr), None, depth)
+        else:
+            getters: list[ValueSet] = []
+            body = [(f, a) for f, a in self.bindings.attribute_assignments(f"{owner.module}.{qual}.{attr}")
+                    if not a.ctx.scope.startswith(f"{qual}.") and not a.augmented]
+            for f, a in body:  # the class body's own statements: a method's `self.attr = ...` is no descriptor
+                if a.value.kind == "call" and a.value.ref in GETTER_DESCRIPTORS and a.value.args:
+                    argument = a.value.args[0]
+                    in_body = owner.functions.get(f"{qual}.{argument.text}")  # a name the class body bound
+                    for getter in (ValueSet.of(self._function_ref(owner, in_body)) if in_body is not None
+                                   else self.values(f, argument, a.ctx.scope, None, depth)):
+                        if isinstance(getter, FunctionRef):
+                            getters.append(self.returns(getter.fqname, None, depth))
+                        elif isinstance(getter, Lambda):
+                            lambda_file = self.bindings.file_at(getter.path)
+                            if lambda_file is not None:
+                                getters.append(self.values(lambda_file, getter.body, getter.scope, None, depth))
+                    continue
+                for v in self.values(f, a.value, a.ctx.scope, None, depth):
+                    get = self._method_of(v.cls, "__get__") if isinstance(v, Instance) else None
+                    if get is not None:
+                        getters.append(self.returns(get, None, depth))
+            if getters:
+                found = ValueSet.union(getters)
+            elif not body:
+                for base in owner.classes.get(qual, ()):
+                    if self.bindings.owner_of(base) is not None:
+                        found = self._descriptor_get(base, attr, depth, _seen | {cls})
+                        if found is not None:
+                            break
+        if self._partial_reads == partial:
+            self._memo[key] = found if found is not None else ValueSet(frozenset())
+        return found
+
+    def _method_of(self, cls: str, name: str, _seen: frozenset[str] = frozenset()) -> str | None:
+        """The fqname of method ``name`` a project class defines or inherits from a project base."""
+        cls = self.bindings.canonical_ref(cls)
+        owner = self.bindings.owner_of(cls)
+        if owner is None or cls in _seen:
+            return None
+        qual = cls[len(owner.module) + 1:]
+        if f"{qual}.{name}" in owner.functions:
+            return self.bindings.fqname(owner, f"{qual}.{name}")
+        for base in owner.classes.get(qual, ()):
+            found = self._method_of(base, name, _seen | {cls})
+            if found is not None:
+                return found
+        return None
 
     def _class_attribute(self, cls: str, attr: str, depth: int, _seen: frozenset[str] = frozenset()) -> ValueSet:
         """Everything ``cls.attr`` / ``self.attr`` can be: class body, methods, constructor keywords, bases."""

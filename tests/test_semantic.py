@@ -378,3 +378,78 @@ def test_reading_a_descriptor_runs_its_getter(tmp_path):
     # the getter runs where the attribute is read: a call site of the getter
     sites = project.layer.bindings.call_sites("d.M.kernel")
     assert sorted(call.ctx.scope for _, call in sites) == ["M.run", "use"]
+
+
+def test_a_kernel_is_what_wp_kernel_makes_of_a_function_wherever_it_is_defined(tmp_path):
+    # wp.kernel(...)(f) applied later, wp.kernel(other.f) of another file's function (Warp puts it in that file's
+    # module: f.__module__) with that function's body facts and genericity, and a project decorator factory with a
+    # `fn=None` switch whose options arrive through **options
+    project = project_of(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/bodies.py": (
+            "import warp as wp\nfrom typing import Any\n"
+            "def double(a: wp.array(dtype=Any)):\n    i = wp.tid()\n    a[i] = wp.sin(a[i])\n"
+        ),
+        "pkg/util.py": (
+            "import warp as wp\n"
+            "def project_kernel(fn=None, **options):\n    def wrap(f):\n        return wp.kernel(f, **options)\n"
+            "    return wrap(fn) if fn is not None else wrap\n"
+        ),
+        "main.py": (
+            "import warp as wp\nfrom pkg import bodies, util\n"
+            "def plain(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+            "@util.project_kernel(module='sim')\ndef decorated(a: wp.array(dtype=float)):\n    a[0] = 2.0\n"
+            "def main():\n"
+            "    k = wp.kernel(enable_backward=False)(plain)\n"
+            "    g = wp.kernel(bodies.double)\n"
+            "    wp.launch(k, dim=1, inputs=[wp.zeros(1)])\n"
+            "    wp.launch(g, dim=1, inputs=[wp.zeros(1)])\n"
+            "    wp.launch(decorated, dim=1, inputs=[wp.zeros(1)])\n"
+        ),
+    })
+    main = _file(project, "main.py")
+    launched = []
+    for call in (c for c in main.calls if c.callee == "warp.launch"):
+        ((kf, kernel),) = project.layer.find_kernels(main, "main", call.bound("kernel"))
+        launched.append((kernel.name, project.kernel_module(kf, kernel), kernel.generic,
+                         "warp.sin" in kernel.warp_calls))
+    assert launched == [("plain", "main", False, False), ("double", "pkg.bodies", True, True),
+                        ("decorated", "sim", False, False)]
+    # the helper's own wp.kernel(f, **options) makes no kernel of pkg.util: what it makes is not known there
+    util = _file(project, "util.py")
+    assert [project.kernel_module(util, k) for k in util.kernels] == [None]
+
+
+def test_a_kernel_made_again_of_the_same_function_is_the_same_content(tmp_path):
+    project = project_of(tmp_path, {"m.py": (
+        "import warp as wp\n"
+        "def body(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+        "first = wp.kernel(enable_backward=True)(body)\n"
+        "def run(flag):\n"
+        "    again = wp.kernel(enable_backward=True)(body)\n"
+        "    other = wp.kernel(enable_backward=False)(body)\n"
+        "    def inner(a: wp.array(dtype=float)):\n        a[0] = 2.0\n"
+        "    x = wp.kernel(inner)\n    y = wp.kernel(inner)\n"
+    )})
+    file = _file(project, "m.py")
+    remade = {k.ctx.order: project.remade_kernel(file, k) for k in file.kernels}
+    first, again, other, x, y = sorted(remade)
+    assert remade[again] is file.kernels[0]
+    assert remade[first] is None and remade[other] is None
+    assert remade[x] is None and remade[y] is None  # a closure: the same def can capture other values
+
+
+@pytest.mark.parametrize("annotation, generic", [
+    ("wp.array(dtype=float)", False), ("wp.array(ndim=1)", True), ("wp.array2d()", True), ("wp.array[Any]", True),
+    ("wp.indexedarray()", False), ("wp.Float", True), ("wp.array(dtype=wp.vec3)", False),
+    ("tuple[int, int]", True), ("wp.array", False), ("wp.types.matrix(shape=(3, 3), dtype=wp.Float)", True),
+    ("Any", True), ("wp.array(dtype=AnyThing)", False),
+])
+def test_a_parameter_is_generic_as_warp_decides(tmp_path, annotation, generic):
+    # warp.types.type_is_generic, not the text `Any`
+    project = project_of(tmp_path, {"m.py": (
+        "import warp as wp\nfrom typing import Any\nAnyThing = wp.float32\n"
+        f"@wp.kernel\ndef k(a: {annotation}):\n    pass\n"
+    )})
+    (kernel,) = _file(project, "m.py").kernels
+    assert kernel.generic is generic

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value
 from warplint.names import is_warp
 
+from .bindings import GETTER_DESCRIPTORS, is_getter
 from .values import (
     AbstractValue,
     ClassRef,
@@ -37,8 +38,6 @@ from .values import (
     Varies,
     WarpModule,
 )
-
-from .bindings import GETTER_DESCRIPTORS, is_getter
 
 if TYPE_CHECKING:
     from .bindings import Bindings
@@ -172,6 +171,32 @@ class Evaluator:
             self._partial_reads += 1
         return file.kernels
 
+    def remade_kernel(self, file: FileModel, kernel: Kernel) -> Kernel | None:
+        """An earlier kernel ``wp.kernel`` made of the same module-level function with the same options, made
+        before ``kernel`` wherever ``kernel`` is made (earlier in its scope outside loops and branches, or at
+        import): ``kernel`` is identical content again, which Warp's module hash absorbs. None otherwise."""
+        if kernel.target is None or kernel.form != "call":
+            return None
+        functions = list(self.values(file, kernel.target, kernel.ctx.scope))
+        if len(functions) != 1 or not isinstance(functions[0], FunctionRef):
+            return None
+        found = self.bindings.function(functions[0].fqname)
+        if found is None or found[1].ctx.scope or found[1].class_name is not None:
+            return None  # a closure captures its surroundings: the same function can be other content
+        options = sorted((k, v.text) for k, v in kernel.options.items())
+        for earlier in file.kernels:
+            if earlier is kernel or earlier.target is None or earlier.form != "call" or earlier.derived:
+                continue
+            if earlier.target.text != kernel.target.text or sorted(
+                    (k, v.text) for k, v in earlier.options.items()) != options:
+                continue
+            if earlier.ctx.conditions or earlier.ctx.in_loop or earlier.ctx.try_index is not None:
+                continue
+            at_import = not earlier.ctx.scope and not earlier.ctx.in_main_guard and kernel.ctx.scope != ""
+            if at_import or (earlier.ctx.scope == kernel.ctx.scope and earlier.ctx.runs_before(kernel.ctx.order)):
+                return earlier
+        return None
+
     def kernel(self, ref: KernelRef) -> tuple[FileModel, Kernel] | None:
         file = self.bindings.file_at(ref.path)
         if file is None or ref.index >= len(file.kernels):
@@ -200,10 +225,10 @@ class Evaluator:
     def kernel_modules(self, file: FileModel, kernel: Kernel) -> tuple[set[str], bool]:
         """The Warp modules a kernel can join (``"unique"`` for module="unique"): (names, complete)."""
         value = kernel.module_value
-        if value is None:
-            return {file.module}, True
-        if value.kind == "const" and value.const is None:
-            return {file.module}, True
+        if value is None or (value.kind == "const" and value.const is None):
+            if kernel.defined_in is None:
+                return set(), False
+            return {kernel.defined_in or file.module}, True  # Warp's default: the function's `__module__`
         scope = kernel.ctx.scope
         return self.module_names(file, value, scope)
 
@@ -700,6 +725,12 @@ class Evaluator:
             got = self._mapping_get(file, value, scope, site, depth)
             if got is not None:
                 return got
+        if ref is None and value.base is not None and value.base.kind == "call" and is_warp(value.base.ref, "kernel") \
+                and not value.base.args and len(value.args) == 1:
+            # `wp.kernel(module=..., enable_backward=...)(f)`: the decorator applied later, a kernel of `f`
+            kernel = self._kernel_made(file, value.args[0], scope)
+            if kernel is not None:
+                return kernel
         if ref is not None:
             callees = self._callees_named(file, value, scope, site, depth)
         elif value.base is not None:
@@ -751,11 +782,18 @@ class Evaluator:
                                               for k in kernels))
             return ValueSet.of(Unknown("wp.overload of a kernel not followed"))
         if is_warp(value.ref, "kernel", "Kernel") and value.args:
-            name = value.args[0].text.rpartition(".")[2]
-            for index, kernel in enumerate(self.kernels_of(file)):
-                if kernel.ctx.scope == scope and kernel.form != "decorator" and kernel.name == name:
-                    return ValueSet.of(KernelRef(file.path, index, f"{value.text} of `{name}`"))
+            made = self._kernel_made(file, value.args[0], scope)
+            if made is not None:
+                return made
         return ValueSet.of(Unknown(f"the result of {value.ref}()"))
+
+    def _kernel_made(self, file: FileModel, function: Value, scope: str) -> ValueSet | None:
+        """The kernel ``wp.kernel(function, ...)`` (or ``wp.kernel(...)(function)``) written in ``scope`` makes."""
+        for index, kernel in enumerate(self.kernels_of(file)):
+            if kernel.ctx.scope == scope and kernel.form != "decorator" and kernel.target is not None and (
+                    kernel.target is function or kernel.target.text == function.text):
+                return ValueSet.of(KernelRef(file.path, index, f"wp.kernel({function.text})"))
+        return None
 
     def _builtin(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
         ref = value.ref

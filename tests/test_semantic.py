@@ -453,3 +453,32 @@ def test_a_parameter_is_generic_as_warp_decides(tmp_path, annotation, generic):
     )})
     (kernel,) = _file(project, "m.py").kernels
     assert kernel.generic is generic
+
+
+def test_a_table_indexed_by_a_run_time_key_is_any_of_its_items(tmp_path):
+    project = project_of(tmp_path, {"t.py": (
+        "import os\nimport warp as wp\nTABLE = {'default': 64, 'fast': 128}\nSIZES = (32, 64)\n"
+        "def use(n):\n"
+        "    mode = os.environ.get('MODE', 'default')\n"
+        "    a = TABLE[mode]\n    b = TABLE.get(mode, 8)\n    c = SIZES[n.shape[0]]\n    d = TABLE['fast']\n"
+    )})
+    file = _file(project, "t.py")
+    evaluator = project.layer.evaluator
+    values = {a.target.text: evaluator.values(file, a.value, "use") for a in file.assignments if a.ctx.scope == "use"}
+    assert sorted(values["a"].constants()) == [64, 128] and values["a"].known
+    assert sorted(values["b"].constants()) == [8, 64, 128]
+    assert sorted(values["c"].constants()) == [32, 64]
+    assert values["d"].constants() == [128]
+
+
+def test_a_dtype_table_filled_later_holds_what_was_stored(tmp_path):
+    project = project_of(tmp_path, {"t.py": (
+        "import warp as wp\nfrom typing import Any\nTABLE = {}\n"
+        "@wp.kernel\ndef k(a: wp.array(dtype=Any)):\n    pass\n"
+        "def run():\n"
+        "    TABLE['dtype'] = wp.float64\n"
+        "    wp.launch(k, dim=1, inputs=[wp.zeros(1, dtype=TABLE['dtype'])])\n"
+    )})
+    (launch,) = project.all_launches()
+    (types,) = project.launch_argument_types(launch)
+    assert types.known and types.names == frozenset({"array[warp.float64]"})

@@ -1312,6 +1312,11 @@ def _item(base: AbstractValue, key: AbstractValue, missing: ValueSet | None = No
         if missing is not None and (not found or not isinstance(key, Const)):
             found.append(missing)  # a key not known may be one no item has
         return ValueSet.union(found) if found else ValueSet.of(Unknown("no such key"))
+    if isinstance(key, (Unknown, Varies)):
+        # a key only the run knows: the item is one of the table's (a missing key raises), or the default
+        items = _all_items(base)
+        if items is not None:
+            return ValueSet.union([items, *([missing] if missing is not None else [])])
     if isinstance(base, Varies) or isinstance(key, Varies):
         return ValueSet.of(Varies("indexed by or into a run-time value"))
     if isinstance(key, Const):
@@ -1325,6 +1330,17 @@ def _item(base: AbstractValue, key: AbstractValue, missing: ValueSet | None = No
                 base.items):
             return base.items[key.value]
     return ValueSet.of(Unknown("an item not followed"))
+
+
+def _all_items(base: AbstractValue) -> ValueSet | None:
+    """Every item a literal table holds (a dict's values, a tuple's or list's items); None for another value."""
+    if isinstance(base, Const) and isinstance(base.value, dict) and base.value:
+        return ValueSet(frozenset(Const(v, "an item of a table, chosen at run time") for v in base.value.values()))
+    if isinstance(base, Const) and isinstance(base.value, (tuple, list)) and base.value:
+        return ValueSet(frozenset(Const(v, "an item of a sequence, chosen at run time") for v in base.value))
+    if isinstance(base, Sequence) and base.items:
+        return ValueSet.union(base.items)
+    return None
 
 
 def _may_match(keys: ValueSet, others: ValueSet) -> bool:

@@ -482,3 +482,26 @@ def test_a_dtype_table_filled_later_holds_what_was_stored(tmp_path):
     (launch,) = project.all_launches()
     (types,) = project.launch_argument_types(launch)
     assert types.known and types.names == frozenset({"array[warp.float64]"})
+
+
+def test_memoisation_is_recognised_by_behaviour(tmp_path):
+    project = project_of(tmp_path, {"m.py": (
+        "import functools\nimport warp as wp\n_INSTANCE = None\n_CACHE = {}\n"
+        "def memo(f):\n    seen = {}\n    def wrapper(key):\n        if key not in seen:\n"
+        "            seen[key] = f(key)\n        return seen[key]\n    return wrapper\n"
+        "@functools.lru_cache(maxsize=None)\ndef cached(n):\n    return n\n"
+        "@memo\ndef decorated(n):\n    return n\n"
+        "def singleton():\n    global _INSTANCE\n    if _INSTANCE is None:\n        _INSTANCE = make()\n"
+        "    return _INSTANCE\n"
+        "def by_key(dtype, n):\n    key = (dtype, n)\n    if key not in _CACHE:\n        _CACHE[key] = make(dtype)\n"
+        "    return _CACHE[key]\n"
+        "def make(x=None):\n    if x is None:\n        x = 3\n    return x\n"
+        "def fresh(dtype):\n    key = object()\n    _CACHE[key] = make(dtype)\n    return _CACHE[key]\n"
+        "class Holder:\n    def __init__(self):\n        self._k = None\n        self._cache = {}\n"
+        "    def guarded(self):\n        if self._k is None:\n            self._k = make()\n        return self._k\n"
+        "    def counted(self, dtype):\n        key = len(self._cache)\n        self._cache[key] = make(dtype)\n"
+        "        return self._cache[key]\n"
+    )})
+    file = _file(project, "m.py")
+    memoized = {name for name, fn in file.functions.items() if project.is_memoized(fn)}
+    assert memoized == {"cached", "decorated", "memo.wrapper", "singleton", "by_key", "Holder.guarded"}

@@ -47,7 +47,11 @@ MAX_VALUES = 16  # values per set; more collapse to Unknown
 MAX_SITES = 16  # call sites followed per parameter
 MAX_SITE_CHAIN = 4  # wrappers followed inward from one launch
 
-MEMOIZING_DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "cache", "lru_cache"})
+# The standard library's memoising decorators (their behaviour is in C, not in code the evaluator reads).
+MEMOIZING_DECORATORS = frozenset({"functools.cache", "functools.lru_cache"})
+# Builtins whose result depends only on their arguments (a cache key computed with them repeats).
+_PURE_BUILTINS = frozenset({"tuple", "str", "repr", "int", "float", "bool", "frozenset", "sorted", "type", "hash",
+                            "abs", "min", "max", "round"})
 _RUN_TIME_ATTRIBUTES = frozenset({"shape", "size", "ndim", "capacity"})
 _BINOPS: dict[str, Callable[[object, object], object]] = {
     "Add": operator.add, "Subtract": operator.sub, "Multiply": operator.mul, "FloorDivide": operator.floordiv,
@@ -383,10 +387,102 @@ class Evaluator:
             return ValueSet.of(Unknown(f"`{name}` is bound in a way not followed"))
         return None
 
-    @staticmethod
-    def is_memoized(fn: Function) -> bool:
-        """``@functools.cache`` / ``@lru_cache(...)``: one result per distinct argument tuple."""
-        return any(d in MEMOIZING_DECORATORS for d in fn.decorators)
+    def is_memoized(self, fn: Function) -> bool:
+        """Calls of ``fn`` with arguments it saw before return what it returned then, recognised by behaviour:
+        a memoising decorator (``functools.cache`` / ``lru_cache``, or a project decorator whose wrapper so
+        behaves), or a body that stores its result where it outlives the call and returns the stored one (a
+        dict cache under a key computed from the arguments, an ``if self._k is None:`` / module singleton guard).
+        A cache under a key that never repeats (``object()``, a counter) keeps nothing for a later call."""
+        key = ("memoized", id(fn))
+        if key in self._chosen:
+            return self._chosen[key]
+        self._chosen[key] = False  # cycle guard
+        file = self._file_of(fn)
+        found = any(d in MEMOIZING_DECORATORS for d in fn.decorators)
+        if not found and file is not None:
+            found = self._stores_result(file, fn) or any(
+                self._memoizing_decorator(file, fn, d) for d in fn.decorator_values)
+        self._chosen[key] = found
+        return found
+
+    def _file_of(self, fn: Function) -> FileModel | None:
+        table = self.bindings.cached("file of function", lambda: {
+            id(f_): file for file in self.bindings.files for f_ in file.functions.values()})
+        return table.get(id(fn))
+
+    def _memoizing_decorator(self, file: FileModel, fn: Function, decorator: Value) -> bool:
+        """A project decorator returning a wrapper that memoises (``def memo(f): ... return wrapper``)."""
+        if decorator.kind not in ("name", "attr") or self.bindings.is_warp_api(decorator.ref):
+            return False
+        for value in self.values(file, decorator, fn.ctx.scope):
+            target = self.bindings.function(value.fqname) if isinstance(value, FunctionRef) else None
+            if target is None:
+                continue
+            owner, maker = target
+            for returned in maker.returns:
+                wrapper = owner.functions.get(f"{maker.qualname}.{returned.text}") if returned.kind == "name" else None
+                if wrapper is not None and self._stores_result(owner, wrapper):
+                    return True
+        return False
+
+    def _stores_result(self, file: FileModel, fn: Function) -> bool:
+        """``fn`` returns what it stored where it outlives the call: ``CACHE[key] = ...; return CACHE[key]``
+        (``CACHE`` module-level or an attribute, ``key`` computed from the arguments), or ``if X is None: X =
+        ...; return X`` (``X`` an attribute or a module-level name)."""
+        scope = fn.qualname
+        params = {p.name for p in fn.params}
+        assignments = self.bindings.cached(("assignments by scope", id(file)), lambda: _by_scope(file)).get(scope, [])
+
+        def lasting(value: Value | None) -> bool:  # a container or name that outlives the call
+            if value is None or value.kind not in ("attr", "name"):
+                return False
+            if value.kind == "attr" or value.text in file.toplevel:
+                return value.text not in params
+            # a closure's: bound by a function around this one, which outlives each call of this one
+            return (value.text not in params and not self.bindings.name_assignments(file, scope, value.text)
+                    and self._is_local_name(file, value.text, fn.ctx.scope))
+
+        def local_bindings(value: Value) -> list[Value]:  # a local read: what was bound to it (`v = CACHE[k]`)
+            if value.kind == "name" and value.local and value.text not in params and value.text not in file.toplevel:
+                return [a.value for a in self.bindings.name_assignments(file, scope, value.text)]
+            return [value]
+
+        for returned in fn.returns:
+            for r in local_bindings(returned):
+                if r.kind == "subscript" and lasting(r.base):
+                    assert r.base is not None
+                    if any(a.target.kind == "subscript" and a.target.base is not None
+                           and a.target.base.text == r.base.text
+                           and self._repeatable(file, a.target.key, scope, params) for a in assignments):
+                        return True
+                names = {r.text, r.ref or r.text, f"{file.module}.{r.text}"}
+                if lasting(r) and any(a.target.text == r.text and any(names & t.names() for t in a.ctx.tests)
+                                      for a in assignments):
+                    return True
+        return False
+
+    def _repeatable(self, file: FileModel, key: Value | None, scope: str, params: set[str], depth: int = 0) -> bool:
+        """A dict key that the same arguments compute again: made of the arguments, constants, module-level
+        names, attributes of those and pure builtins of them (not ``object()``, a clock, a counter)."""
+        if key is None or depth > 4:
+            return False
+        if key.kind == "const":
+            return True
+        if key.kind in ("name", "attr"):
+            head = key.text.partition(".")[0]
+            if head in params or not key.local:
+                return True
+            bindings = self.bindings.name_assignments(file, scope, head)
+            return len(bindings) == 1 and not bindings[0].augmented and self._repeatable(
+                file, bindings[0].value, scope, params, depth + 1)
+        if key.kind == "call" and key.ref not in _PURE_BUILTINS:
+            return False
+        parts = [*key.args, *key.kwargs.values(), key.base, key.key]
+        for item in key.items:
+            parts.extend(item if isinstance(item, tuple) else (item,))
+        if key.kind not in ("call", "seq", "fstring", "binop", "subscript"):
+            return False
+        return all(self._repeatable(file, p, scope, params, depth + 1) for p in parts if isinstance(p, Value))
 
     def _function_ref(self, file: FileModel, fn: Function) -> FunctionRef:
         return FunctionRef(self.bindings.fqname(file, fn.qualname), self.is_memoized(fn), f"function {fn.qualname}")
@@ -1287,6 +1383,13 @@ class Evaluator:
                     target = f"{imp.module}.{imported}" if imp.module else imported
                     return self._source_global(".".join((target, *rest)), attrs, depth + 1, found, seen)
         return False
+
+
+def _by_scope(file: FileModel) -> dict[str, list[Assignment]]:
+    table: dict[str, list[Assignment]] = {}
+    for a in file.assignments:
+        table.setdefault(a.ctx.scope, []).append(a)
+    return table
 
 
 def _is_parameter(value: Value, fn: Function) -> bool:

@@ -505,3 +505,19 @@ def test_memoisation_is_recognised_by_behaviour(tmp_path):
     file = _file(project, "m.py")
     memoized = {name for name, fn in file.functions.items() if project.is_memoized(fn)}
     assert memoized == {"cached", "decorated", "memo.wrapper", "singleton", "by_key", "Holder.guarded"}
+
+
+def test_a_long_ordinary_chain_resolves(tmp_path):
+    # a tuple returned, unpacked, passed to a constructor, unpacked again, six times over: the bound is a budget per
+    # question, not a nesting depth of 14 (which cut this at its second round)
+    lines = ["import warp as wp", "@wp.kernel", "def k(a: wp.array(dtype=float)):", "    a[0] = 1.0",
+             "def sizes():", "    return 64, 128", "class Cfg:", "    def __init__(self, t):", "        self.t = t"]
+    previous = "sizes"
+    for i in range(6):
+        lines += [f"def step{i}():", f"    a, b = {previous}()", "    c = Cfg((a, b))", "    x, y = c.t",
+                  "    return x, y"]
+        previous = f"step{i}"
+    lines += ["def main():", f"    p, q = {previous}()", "    wp.launch(k, dim=1, inputs=[wp.zeros(1)], block_dim=q)"]
+    project = project_of(tmp_path, {"c.py": "\n".join(lines) + "\n"})
+    (launch,) = project.all_launches()
+    assert launch.block_dims.single_constant() == (True, 128)

@@ -42,7 +42,9 @@ from .values import (
 if TYPE_CHECKING:
     from .bindings import Bindings
 
-MAX_DEPTH = 14  # nested questions per answer (name -> parameter -> call site -> ...)
+MAX_DEPTH = 14  # nested steps when following sources, parameters reaching a value and shapes
+MAX_STEPS = 2000  # answers not yet memoised that one question to the evaluator may compute
+MAX_NESTING = 60  # nested answers within one question (name -> parameter -> call site -> ...)
 MAX_VALUES = 16  # values per set; more collapse to Unknown
 MAX_SITES = 16  # call sites followed per parameter
 MAX_SITE_CHAIN = 4  # wrappers followed inward from one launch
@@ -109,6 +111,8 @@ class Evaluator:
         # may miss a kernel a project decorator makes: such answers are not memoised (``kernels_of``).
         self.kernels_whole = False
         self._partial_reads = 0
+        self._steps_left: int | None = None  # of the question being answered (None between questions)
+        self._cut = 0  # answers the bound cut short
 
     # ------------------------------------------------------------------ entry points
     def values(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
@@ -116,25 +120,36 @@ class Evaluator:
         """The values ``value`` (an expression written in ``scope`` of ``file``) can have."""
         if value is None:
             return ValueSet.of(Unknown("absent"))
-        if _depth > MAX_DEPTH:
-            return ValueSet.of(Unknown("too deep to follow"))
         key = (id(file), scope, id(value), id(site))
         found = self._memo.get(key)
         if found is not None:
             return found
+        # The bound is per question, not per nesting level: a question may take MAX_STEPS answers not yet
+        # memoised (each memoised answer, a function's return values at a call site among them, is a summary
+        # every later question reuses for free), nested up to MAX_NESTING (Python's stack).
+        outermost = self._steps_left is None
+        steps_left = MAX_STEPS if self._steps_left is None else self._steps_left
+        if not outermost and (steps_left <= 0 or _depth > MAX_NESTING):
+            self._cut += 1
+            return ValueSet.of(Unknown("too long a chain to follow"))
         if key in self._active:
             self._cycles += 1
             return ValueSet(frozenset())  # a cycle adds no value of its own
+        self._steps_left = steps_left - 1
         self._active.add(key)
-        cycles, partial = self._cycles, self._partial_reads
+        cycles, partial, cut = self._cycles, self._partial_reads, self._cut
         try:
             result = self._values(file, value, scope, site, _depth + 1)
         finally:
             self._active.discard(key)
+            if outermost:
+                self._steps_left = None
         if len(result) > MAX_VALUES:
             result = _coarser(result)
-        # an answer cut short by a cycle, or that read a kernel list still incomplete, is not final: not memoised
-        if self._cycles == cycles and self._partial_reads == partial:
+        # an answer cut short by a cycle, or that read a kernel list still incomplete, is not final: not memoised;
+        # nor is one the bound cut inside a question (asked first, on its own, it may resolve), unless it is the
+        # question itself (asked again, it would be cut again)
+        if self._cycles == cycles and self._partial_reads == partial and (self._cut == cut or outermost):
             self._memo[key] = result
             self._keep.append(value)  # the key holds id(value): keep the value alive while the memo is
         return result

@@ -7,8 +7,10 @@ site in the project), return values, module-level names across files (re-exports
 class attributes and ``self.x``, instances promised by annotations (dataclass defaults),
 ``__name__``, ``wp.constant``, ``wp.get_module``, ``functools.partial``/``cache`` and lambdas.
 
-Every answer is memoised per project and bounded by one set of limits (depth, values per
-set, call sites per parameter), so all rules see the same answer for the same question.
+Python's descriptors are run (``property``, ``functools.cached_property``, ``__get__``), tables indexed by a
+key only the run knows are any of their items, and memoisation is recognised by behaviour. Every answer is
+memoised per project and bounded by one set of limits (a budget per question, values per set, call sites per
+parameter), so all rules see the same answer for the same question.
 """
 
 from __future__ import annotations

@@ -557,6 +557,8 @@ class Evaluator:
                 results.append(self.values(owner, assignment.value, "", None, depth))
         if results:
             return ValueSet.union(results)
+        if name == "__name__":  # `pkg.kernels.__name__` read through an import: that module's name
+            return ValueSet.of(Const(owner.module, f"__name__ of module {owner.module}"))
         for index, kernel in enumerate(self.kernels_of(owner)):
             if kernel.ctx.scope == "" and ((kernel.name == name and kernel.form == "decorator")
                                            or name in kernel.assigned_to):
@@ -591,6 +593,8 @@ class Evaluator:
                 results.append(constructed)
             elif isinstance(v, (Instance, ClassRef)):
                 results.append(self._class_attribute(v.cls if isinstance(v, Instance) else v.fqname, attr, depth))
+            elif isinstance(v, PythonModule) and attr == "__name__":
+                results.append(ValueSet.of(Const(v.name, f"__name__ of module {v.name}")))
             elif isinstance(v, PythonModule):
                 results.append(self._global(f"{v.name}.{attr}", depth))
             elif isinstance(v, Varies):

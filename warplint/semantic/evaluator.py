@@ -619,7 +619,7 @@ class Evaluator:
         if owner is None or cls in _seen:
             return None
         qual = cls[len(owner.module) + 1:]
-        partial = self._partial_reads
+        partial, cycles, cut = self._partial_reads, self._cycles, self._cut
         found: ValueSet | None = None
         method = owner.functions.get(f"{qual}.{attr}")
         if method is not None:
@@ -654,7 +654,7 @@ class Evaluator:
                         found = self._descriptor_get(base, attr, depth, _seen | {cls})
                         if found is not None:
                             break
-        if self._partial_reads == partial:
+        if (self._partial_reads, self._cycles, self._cut) == (partial, cycles, cut):
             self._memo[key] = found if found is not None else ValueSet(frozenset())
         return found
 

@@ -1029,6 +1029,9 @@ class Extractor(cst.CSTVisitor):
                 self._span_of(next(in_order), "span", arg.value)
         if inner_kernel_call is not None:
             _, inner_kwargs = self._args(inner_kernel_call.args, 1)
+            for arg in inner_kernel_call.args:  # where an option is written (a rule reports at it, a fix edits it)
+                if arg.keyword is not None and arg.keyword.value in inner_kwargs:
+                    self._span_of(inner_kwargs[arg.keyword.value], "span", arg.value)
             kwargs = {**inner_kwargs, **kwargs}
         call = Call(
             callee=callee, span=None, args=args, kwargs=kwargs, ctx=self.ctx(),  # type: ignore[arg-type]

@@ -443,7 +443,8 @@ def test_a_kernel_made_again_of_the_same_function_is_the_same_content(tmp_path):
     ("wp.array(dtype=float)", False), ("wp.array(ndim=1)", True), ("wp.array2d()", True), ("wp.array[Any]", True),
     ("wp.indexedarray()", False), ("wp.Float", True), ("wp.array(dtype=wp.vec3)", False),
     ("tuple[int, int]", True), ("wp.array", False), ("wp.types.matrix(shape=(3, 3), dtype=wp.Float)", True),
-    ("Any", True), ("wp.array(dtype=AnyThing)", False),
+    ("Any", True), ("wp.array(dtype=AnyThing)", False), ("wp.types.matrix((Any, Any), float)", True),
+    ("wp.types.vector(length=Any, dtype=float)", True), ("wp.types.matrix((3, 3), float)", False),
 ])
 def test_a_parameter_is_generic_as_warp_decides(tmp_path, annotation, generic):
     # warp.types.type_is_generic, not the text `Any`

@@ -633,9 +633,15 @@ class Extractor(cst.CSTVisitor):
             kind = _warp_type(self.resolve(head)[0]) if head else ""
             dtype = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "dtype"), None)
             if kind in ("vector", "matrix"):
+                # generic by its dtype, or by a dimension given as Any (Warp stores it as 0)
                 positional = [a.value for a in node.args if a.keyword is None and not a.star]
                 dtype = dtype if dtype is not None else (positional[1] if len(positional) > 1 else None)
-                return dtype is not None and self._is_generic_type(dtype)
+                size = next((a.value for a in node.args if a.keyword is not None
+                             and a.keyword.value in ("length", "shape")), positional[0] if positional else None)
+                sizes = ([e.value for e in size.elements] if isinstance(size, (cst.Tuple, cst.List))
+                         else [size] if size is not None else [])
+                return (dtype is not None and self._is_generic_type(dtype)) or any(
+                    self._is_generic_type(d) for d in sizes)
             if kind in _ARRAY_TYPES:
                 if dtype is None:
                     return kind in _ARRAY_TYPES_DEFAULT_ANY and not any(a.star for a in node.args)

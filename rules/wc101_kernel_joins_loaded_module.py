@@ -178,8 +178,8 @@ class KernelJoinsLoadedModule(Rule):
             if not scope or self._redefines_identically(project, file, kernel):
                 continue
             module = project.kernel_module(file, kernel)
-            if module == "unique":
-                continue
+            if module == "unique" or project.remade_kernel(file, kernel) is not None:
+                continue  # its own module; or identical content made again, which builds nothing new
             if module is None:
                 # a module named per call (`module=_module_name(dtype)`): a new value of what the name reads makes
                 # a new module; only a launch of the module one call names, before a kernel joins it, or variants

@@ -377,3 +377,194 @@ def test_differentiation_reaches_what_a_tape_can_record(tmp_path):
     assert reached("through_callback.py")
     assert not reached("forward.py")
     assert [u.module for u in project.unused_backward()] == ["lib.forward"]
+
+
+def test_reading_a_descriptor_runs_its_getter(tmp_path):
+    # property, functools.cached_property, property(getter) and a class with __get__: reading the attribute on an
+    # instance is what the getter returns; reading a plain method gives the method, a property returning a
+    # fresh non-kernel gives that value
+    project = project_of(tmp_path, {"d.py": (
+        "import functools\nimport warp as wp\n"
+        "class Getter:\n    def __get__(self, obj, owner=None):\n        @wp.kernel\n"
+        "        def g(a: wp.array(dtype=float)):\n            a[0] = 1.0\n        return g\n"
+        "class M:\n    via_get = Getter()\n"
+        "    def __init__(self, c):\n        self.c = c\n"
+        "    @property\n    def kernel(self):\n        @wp.kernel\n"
+        "        def k(a: wp.array(dtype=float)):\n            a[0] = 1.0\n        return k\n"
+        "    @functools.cached_property\n    def cached(self):\n        return self.kernel\n"
+        "    def _size(self):\n        return 64\n"
+        "    size = property(_size)\n"
+        "    @property\n    def fresh(self):\n        return [self.c]\n"
+        "    def method(self):\n        return 1\n"
+        "    def run(self):\n        s = self.kernel\n        t = self.size\n"
+        "def use():\n    m = M(1)\n    a = M(1).kernel\n    b = m.cached\n    c = M(2).via_get\n    d = M(1).size\n"
+        "    e = M(1).fresh\n    f = M(1).method\n"
+    )})
+    file = _file(project, "d.py")
+    evaluator = project.layer.evaluator
+    values = {a.target.text: evaluator.values(file, a.value, a.ctx.scope) for a in file.assignments
+              if a.ctx.scope in ("use", "M.run")}
+    for name in ("a", "b", "c", "s"):
+        assert [type(v) for v in values[name]] == [KernelRef], name
+    assert values["d"].constants() == [64]
+    assert values["t"].constants() == [64]
+    assert not values["e"].kernels()
+    assert [type(v).__name__ for v in values["f"]] == ["FunctionRef"]
+    # the getter runs where the attribute is read: a call site of the getter
+    sites = project.layer.bindings.call_sites("d.M.kernel")
+    assert sorted(call.ctx.scope for _, call in sites) == ["M.run", "use"]
+
+
+def test_a_kernel_is_what_wp_kernel_makes_of_a_function_wherever_it_is_defined(tmp_path):
+    # wp.kernel(...)(f) applied later, wp.kernel(other.f) of another file's function (Warp puts it in that file's
+    # module: f.__module__) with that function's body facts and genericity, and a project decorator factory with a
+    # `fn=None` switch whose options arrive through **options
+    project = project_of(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/bodies.py": (
+            "import warp as wp\nfrom typing import Any\n"
+            "def double(a: wp.array(dtype=Any)):\n    i = wp.tid()\n    a[i] = wp.sin(a[i])\n"
+        ),
+        "pkg/util.py": (
+            "import warp as wp\n"
+            "def project_kernel(fn=None, **options):\n    def wrap(f):\n        return wp.kernel(f, **options)\n"
+            "    return wrap(fn) if fn is not None else wrap\n"
+        ),
+        "main.py": (
+            "import warp as wp\nfrom pkg import bodies, util\n"
+            "def plain(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+            "@util.project_kernel(module='sim')\ndef decorated(a: wp.array(dtype=float)):\n    a[0] = 2.0\n"
+            "def main():\n"
+            "    k = wp.kernel(enable_backward=False)(plain)\n"
+            "    g = wp.kernel(bodies.double)\n"
+            "    wp.launch(k, dim=1, inputs=[wp.zeros(1)])\n"
+            "    wp.launch(g, dim=1, inputs=[wp.zeros(1)])\n"
+            "    wp.launch(decorated, dim=1, inputs=[wp.zeros(1)])\n"
+        ),
+    })
+    main = _file(project, "main.py")
+    launched = []
+    for call in (c for c in main.calls if c.callee == "warp.launch"):
+        ((kf, kernel),) = project.layer.find_kernels(main, "main", call.bound("kernel"))
+        launched.append((kernel.name, project.kernel_module(kf, kernel), kernel.generic,
+                         "warp.sin" in kernel.warp_calls))
+    assert launched == [("plain", "main", False, False), ("double", "pkg.bodies", True, True),
+                        ("decorated", "sim", False, False)]
+    # the helper's own wp.kernel(f, **options) makes no kernel of pkg.util: what it makes is not known there
+    util = _file(project, "util.py")
+    assert [project.kernel_module(util, k) for k in util.kernels] == [None]
+
+
+def test_a_kernel_made_again_of_the_same_function_is_the_same_content(tmp_path):
+    project = project_of(tmp_path, {"m.py": (
+        "import warp as wp\n"
+        "def body(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+        "first = wp.kernel(enable_backward=True)(body)\n"
+        "def run(flag):\n"
+        "    again = wp.kernel(enable_backward=True)(body)\n"
+        "    other = wp.kernel(enable_backward=False)(body)\n"
+        "    def inner(a: wp.array(dtype=float)):\n        a[0] = 2.0\n"
+        "    x = wp.kernel(inner)\n    y = wp.kernel(inner)\n"
+    )})
+    file = _file(project, "m.py")
+    remade = {k.ctx.order: project.remade_kernel(file, k) for k in file.kernels}
+    first, again, other, x, y = sorted(remade)
+    assert remade[again] is file.kernels[0]
+    assert remade[first] is None and remade[other] is None
+    assert remade[x] is None and remade[y] is None  # a closure: the same def can capture other values
+
+
+@pytest.mark.parametrize("annotation, generic", [
+    ("wp.array(dtype=float)", False), ("wp.array(ndim=1)", True), ("wp.array2d()", True), ("wp.array[Any]", True),
+    ("wp.indexedarray()", False), ("wp.Float", True), ("wp.array(dtype=wp.vec3)", False),
+    ("tuple[int, int]", True), ("wp.array", False), ("wp.types.matrix(shape=(3, 3), dtype=wp.Float)", True),
+    ("Any", True), ("wp.array(dtype=AnyThing)", False), ("wp.types.matrix((Any, Any), float)", True),
+    ("wp.types.vector(length=Any, dtype=float)", True), ("wp.types.matrix((3, 3), float)", False),
+])
+def test_a_parameter_is_generic_as_warp_decides(tmp_path, annotation, generic):
+    # warp.types.type_is_generic, not the text `Any`
+    project = project_of(tmp_path, {"m.py": (
+        "import warp as wp\nfrom typing import Any\nAnyThing = wp.float32\n"
+        f"@wp.kernel\ndef k(a: {annotation}):\n    pass\n"
+    )})
+    (kernel,) = _file(project, "m.py").kernels
+    assert kernel.generic is generic
+
+
+def test_a_table_indexed_by_a_run_time_key_is_any_of_its_items(tmp_path):
+    project = project_of(tmp_path, {"t.py": (
+        "import os\nimport warp as wp\nTABLE = {'default': 64, 'fast': 128}\nSIZES = (32, 64)\n"
+        "def use(n):\n"
+        "    mode = os.environ.get('MODE', 'default')\n"
+        "    a = TABLE[mode]\n    b = TABLE.get(mode, 8)\n    c = SIZES[n.shape[0]]\n    d = TABLE['fast']\n"
+    )})
+    file = _file(project, "t.py")
+    evaluator = project.layer.evaluator
+    values = {a.target.text: evaluator.values(file, a.value, "use") for a in file.assignments if a.ctx.scope == "use"}
+    assert sorted(values["a"].constants()) == [64, 128] and values["a"].known
+    assert sorted(values["b"].constants()) == [8, 64, 128]
+    assert sorted(values["c"].constants()) == [32, 64]
+    assert values["d"].constants() == [128]
+
+
+def test_a_dtype_table_filled_later_holds_what_was_stored(tmp_path):
+    project = project_of(tmp_path, {"t.py": (
+        "import warp as wp\nfrom typing import Any\nTABLE = {}\n"
+        "@wp.kernel\ndef k(a: wp.array(dtype=Any)):\n    pass\n"
+        "def run():\n"
+        "    TABLE['dtype'] = wp.float64\n"
+        "    wp.launch(k, dim=1, inputs=[wp.zeros(1, dtype=TABLE['dtype'])])\n"
+    )})
+    (launch,) = project.all_launches()
+    (types,) = project.launch_argument_types(launch)
+    assert types.known and types.names == frozenset({"array[warp.float64]"})
+
+
+def test_memoisation_is_recognised_by_behaviour(tmp_path):
+    project = project_of(tmp_path, {"m.py": (
+        "import functools\nimport warp as wp\n_INSTANCE = None\n_CACHE = {}\n"
+        "def memo(f):\n    seen = {}\n    def wrapper(key):\n        if key not in seen:\n"
+        "            seen[key] = f(key)\n        return seen[key]\n    return wrapper\n"
+        "@functools.lru_cache(maxsize=None)\ndef cached(n):\n    return n\n"
+        "@memo\ndef decorated(n):\n    return n\n"
+        "def singleton():\n    global _INSTANCE\n    if _INSTANCE is None:\n        _INSTANCE = make()\n"
+        "    return _INSTANCE\n"
+        "def by_key(dtype, n):\n    key = (dtype, n)\n    if key not in _CACHE:\n        _CACHE[key] = make(dtype)\n"
+        "    return _CACHE[key]\n"
+        "def make(x=None):\n    if x is None:\n        x = 3\n    return x\n"
+        "def fresh(dtype):\n    key = object()\n    _CACHE[key] = make(dtype)\n    return _CACHE[key]\n"
+        "class Holder:\n    def __init__(self):\n        self._k = None\n        self._cache = {}\n"
+        "    def guarded(self):\n        if self._k is None:\n            self._k = make()\n        return self._k\n"
+        "    def counted(self, dtype):\n        key = len(self._cache)\n        self._cache[key] = make(dtype)\n"
+        "        return self._cache[key]\n"
+    )})
+    file = _file(project, "m.py")
+    memoized = {name for name, fn in file.functions.items() if project.is_memoized(fn)}
+    assert memoized == {"cached", "decorated", "memo.wrapper", "singleton", "by_key", "Holder.guarded"}
+
+
+def test_a_long_ordinary_chain_resolves(tmp_path):
+    # a tuple returned, unpacked, passed to a constructor, unpacked again, six times over: the bound is a budget per
+    # question, not a nesting depth of 14 (which cut this at its second round)
+    lines = ["import warp as wp", "@wp.kernel", "def k(a: wp.array(dtype=float)):", "    a[0] = 1.0",
+             "def sizes():", "    return 64, 128", "class Cfg:", "    def __init__(self, t):", "        self.t = t"]
+    previous = "sizes"
+    for i in range(6):
+        lines += [f"def step{i}():", f"    a, b = {previous}()", "    c = Cfg((a, b))", "    x, y = c.t",
+                  "    return x, y"]
+        previous = f"step{i}"
+    lines += ["def main():", f"    p, q = {previous}()", "    wp.launch(k, dim=1, inputs=[wp.zeros(1)], block_dim=q)"]
+    project = project_of(tmp_path, {"c.py": "\n".join(lines) + "\n"})
+    (launch,) = project.all_launches()
+    assert launch.block_dims.single_constant() == (True, 128)
+
+
+def test_the_name_of_an_imported_module_is_its_module_name(tmp_path):
+    project = project_of(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/kernels.py": "import warp as wp\n",
+        "main.py": "import warp as wp\nfrom pkg import kernels\n"
+                   "def f():\n    wp.get_module(kernels.__name__).options.update({'max_unroll': 4})\n",
+    })
+    (change,) = project.option_changes(_file(project, "main.py"))
+    assert change.module == "pkg.kernels"

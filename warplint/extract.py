@@ -34,6 +34,22 @@ from .names import canonical, dotted_name, is_warp, resolve_relative
 
 _MAX_DEPTH = 4
 _MAX_ITEMS = 32
+# Warp's array annotations, and those whose dtype defaults to Any (generic) when not given (warp.types: array,
+# array1d..4d, fabricarray; indexedarray and indexedfabricarray default it to None).
+_ARRAY_TYPES = frozenset({"array", "array1d", "array2d", "array3d", "array4d", "fabricarray", "indexedarray",
+                          "indexedfabricarray"})
+_ARRAY_TYPES_DEFAULT_ANY = _ARRAY_TYPES - {"indexedarray", "indexedfabricarray"}
+
+
+def _warp_type(resolved: str) -> str:
+    """The name of a Warp type a resolved dotted name designates (``warp.array``, ``warp.types.array``,
+    ``warp._src.types.array``: ``array``), or ""."""
+    for prefix in ("warp._src.types.", "warp.types.", "warp."):
+        if resolved.startswith(prefix) and "." not in resolved[len(prefix):]:
+            return resolved[len(prefix):]
+    return ""
+
+
 _WARP_BODY_DECORATORS = ("kernel", "func", "func_native", "func_grad", "func_replay", "struct", "overload")
 _LOG_CALL_HINTS = ("print", "log", "warn", "error", "exception", "critical", "info", "debug", "echo", "write")
 _LOG_CALL_PREFIXES = ("logging.", "logger.", "log.", "warnings.")
@@ -508,7 +524,7 @@ class Extractor(cst.CSTVisitor):
                         if arg.keyword is not None:
                             self._span_of(kernel_options[arg.keyword.value], "span", arg.value)
         params = self._params(node.params)
-        generic = any("Any" in p.annotation for p in params)
+        generic = any(p.generic for p in params)
         class_name = outer.class_name
         fn = Function(
             qualname=qualname,
@@ -563,7 +579,8 @@ class Extractor(cst.CSTVisitor):
             if p.annotation is not None:
                 annotation = self._annotation_text(p.annotation.annotation)
                 annotation_ref = self._annotation_ref(p.annotation.annotation)
-            result.append(Param(p.name.value, default, annotation, annotation_ref))
+            generic = p.annotation is not None and self._is_generic_type(p.annotation.annotation)
+            result.append(Param(p.name.value, default, annotation, annotation_ref, generic))
             if p.annotation is not None:
                 # The variables the annotation reads (`dtype` of `wp.array(dtype=dtype)`, not the keyword): a
                 # kernel's argument types are part of its content, read where the kernel is defined (finish()).
@@ -596,6 +613,45 @@ class Extractor(cst.CSTVisitor):
             if isinstance(star, cst.Param):
                 result.append(Param(star.name.value))
         return result
+
+    def _is_generic_type(self, node: cst.BaseExpression) -> bool:
+        """Whether Warp takes the annotation for a generic type (``warp.types.type_is_generic``, Warp 1.10-1.19):
+        ``Any``, ``wp.Scalar`` / ``wp.Float`` / ``wp.Int``, a ``tuple[...]``, an array whose dtype is generic
+        (``wp.array(ndim=1)`` and ``wp.array2d()`` default it to ``Any``; ``wp.indexedarray()`` to None, which is
+        not), a vector or matrix type of a generic dtype. A name Warp does not define (a local alias) is not
+        known here: not generic."""
+        if isinstance(node, cst.Subscript):
+            head = dotted_name(node.value)
+            resolved = self.resolve(head)[0] if head else ""
+            if resolved in ("tuple", "typing.Tuple"):
+                return True
+            if _warp_type(resolved) in _ARRAY_TYPES and node.slice and isinstance(node.slice[0].slice, cst.Index):
+                return self._is_generic_type(node.slice[0].slice.value)
+            return False
+        if isinstance(node, cst.Call):
+            head = dotted_name(node.func)
+            kind = _warp_type(self.resolve(head)[0]) if head else ""
+            dtype = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+            if kind in ("vector", "matrix"):
+                # generic by its dtype, or by a dimension given as Any (Warp stores it as 0)
+                positional = [a.value for a in node.args if a.keyword is None and not a.star]
+                dtype = dtype if dtype is not None else (positional[1] if len(positional) > 1 else None)
+                size = next((a.value for a in node.args if a.keyword is not None
+                             and a.keyword.value in ("length", "shape")), positional[0] if positional else None)
+                sizes = ([e.value for e in size.elements] if isinstance(size, (cst.Tuple, cst.List))
+                         else [size] if size is not None else [])
+                return (dtype is not None and self._is_generic_type(dtype)) or any(
+                    self._is_generic_type(d) for d in sizes)
+            if kind in _ARRAY_TYPES:
+                if dtype is None:
+                    return kind in _ARRAY_TYPES_DEFAULT_ANY and not any(a.star for a in node.args)
+                return self._is_generic_type(dtype)
+            return False
+        dotted = dotted_name(node)
+        if not dotted:
+            return False
+        resolved = self.resolve(dotted)[0]
+        return resolved == "typing.Any" or _warp_type(resolved) in ("Any", "Scalar", "Float", "Int")
 
     def _annotation_text(self, node: cst.CSTNode) -> str:
         return " ".join(self._names_in(node))
@@ -883,57 +939,67 @@ class Extractor(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         dotted = dotted_name(node.func)
+        # A function's Warp-body facts are collected whatever decorates it: any function can become a kernel
+        # later (`k = wp.kernel(f)`, a project helper, another file), and which one does is a project fact.
+        self._body_facts(node, dotted)
         if self.frame.warp_body:
-            fn = self.frame.function
-            if fn is not None and dotted:
-                resolved = self.resolve(dotted)[0]
-                fn.warp_calls.add(resolved)
-                if is_warp(resolved, "static"):
-                    names: set[str] = set()
-                    for arg in node.args:
-                        names.update(self._names_in(arg.value))
-                    fn.static_loaded |= names
-                if not fn.param_dtypes:
-                    table = vars(self).get("_param_dtypes", {})
-                    fn.param_dtypes = {p.name: table[id(p)] for p in fn.params if id(p) in table}
-                op = resolved[len("warp."):] if is_warp(resolved) else ""
-                if op.startswith("tile"):
-                    # The dtype of the tile this call creates (warplint.semantic.differentiation reads it).
-                    positional = [a.value for a in node.args if a.keyword is None and not a.star]
-                    keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
-                    dtype_at = {"tile_zeros": 1, "tile_ones": 1, "tile_empty": 1, "tile_full": 2, "tile_arange": None,
-                                "tile_astype": 1}
-                    if op in ("tile_load", "tile_load_indexed"):
-                        source = keywords.get("a", positional[0] if positional else None)
-                        while isinstance(source, cst.Subscript):
-                            source = source.value
-                        kind, dtype = (fn.param_dtypes.get(source.value, ("", "")) if isinstance(source, cst.Name)
-                                       else ("", ""))
-                        fn.tile_dtypes.append(dtype if kind == "array" else "")
-                    elif op in dtype_at:
-                        at = dtype_at[op]
-                        given = positional[at] if at is not None and len(positional) > at else None
-                        expr = keywords.get("dtype", given)
-                        if expr is None:  # the defaults: float for zeros/ones/empty, the value's type otherwise
-                            fn.tile_dtypes.append("float" if op in ("tile_zeros", "tile_ones", "tile_empty") else "")
-                        else:
-                            dotted_dtype = dotted_name(expr)
-                            found, is_local = self.resolve(dotted_dtype) if dotted_dtype else ("", True)
-                            fn.tile_dtypes.append("" if is_local else found)
-                    elif op in ("tile", "tile_from_thread", "tile_map", "tile_randf", "tile_randi") or op.startswith(
-                        ("tile_bvh_", "tile_mesh_")
-                    ):
-                        fn.tile_dtypes.append("")
-                    if op == "tile_matmul":
-                        # (a, b, alpha, precision) or (a, b, out, alpha, beta, precision): a string from the 4th on
-                        strings = [a for a in positional[3:] if isinstance(a, cst.SimpleString)]
-                        precision = keywords.get("precision", strings[0] if strings else None)
-                        fn.matmul_precisions.append(
-                            "default" if precision is None
-                            else precision.evaluated_value if isinstance(precision, cst.SimpleString)
-                            and isinstance(precision.evaluated_value, str) else ""
-                        )
             return
+        self._python_call(node, dotted)
+
+    def _body_facts(self, node: cst.Call, dotted: str | None) -> None:
+        """The facts of ``node`` as a call in a Warp body: its callee, wp.static reads, tile dtypes, matmul
+        precisions (read by ``warplint.semantic.differentiation`` and the rules of a kernel made of the body)."""
+        fn = self.frame.function
+        if fn is not None and dotted:
+            resolved = self.resolve(dotted)[0]
+            fn.warp_calls.add(resolved)
+            if is_warp(resolved, "static"):
+                names: set[str] = set()
+                for arg in node.args:
+                    names.update(self._names_in(arg.value))
+                fn.static_loaded |= names
+            if not fn.param_dtypes:
+                table = vars(self).get("_param_dtypes", {})
+                fn.param_dtypes = {p.name: table[id(p)] for p in fn.params if id(p) in table}
+            op = resolved[len("warp."):] if is_warp(resolved) else ""
+            if op.startswith("tile"):
+                # The dtype of the tile this call creates (warplint.semantic.differentiation reads it).
+                positional = [a.value for a in node.args if a.keyword is None and not a.star]
+                keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+                dtype_at = {"tile_zeros": 1, "tile_ones": 1, "tile_empty": 1, "tile_full": 2, "tile_arange": None,
+                            "tile_astype": 1}
+                if op in ("tile_load", "tile_load_indexed"):
+                    source = keywords.get("a", positional[0] if positional else None)
+                    while isinstance(source, cst.Subscript):
+                        source = source.value
+                    kind, dtype = (fn.param_dtypes.get(source.value, ("", "")) if isinstance(source, cst.Name)
+                                   else ("", ""))
+                    fn.tile_dtypes.append(dtype if kind == "array" else "")
+                elif op in dtype_at:
+                    at = dtype_at[op]
+                    given = positional[at] if at is not None and len(positional) > at else None
+                    expr = keywords.get("dtype", given)
+                    if expr is None:  # the defaults: float for zeros/ones/empty, the value's type otherwise
+                        fn.tile_dtypes.append("float" if op in ("tile_zeros", "tile_ones", "tile_empty") else "")
+                    else:
+                        dotted_dtype = dotted_name(expr)
+                        found, is_local = self.resolve(dotted_dtype) if dotted_dtype else ("", True)
+                        fn.tile_dtypes.append("" if is_local else found)
+                elif op in ("tile", "tile_from_thread", "tile_map", "tile_randf", "tile_randi") or op.startswith(
+                    ("tile_bvh_", "tile_mesh_")
+                ):
+                    fn.tile_dtypes.append("")
+                if op == "tile_matmul":
+                    # (a, b, alpha, precision) or (a, b, out, alpha, beta, precision): a string from the 4th on
+                    strings = [a for a in positional[3:] if isinstance(a, cst.SimpleString)]
+                    precision = keywords.get("precision", strings[0] if strings else None)
+                    fn.matmul_precisions.append(
+                        "default" if precision is None
+                        else precision.evaluated_value if isinstance(precision, cst.SimpleString)
+                        and isinstance(precision.evaluated_value, str) else ""
+                    )
+
+    def _python_call(self, node: cst.Call, dotted: str | None) -> None:
         inner_kernel_call = None
         if dotted is None and isinstance(node.func, cst.Call):
             # wp.kernel(module="m")(f)
@@ -969,6 +1035,9 @@ class Extractor(cst.CSTVisitor):
                 self._span_of(next(in_order), "span", arg.value)
         if inner_kernel_call is not None:
             _, inner_kwargs = self._args(inner_kernel_call.args, 1)
+            for arg in inner_kernel_call.args:  # where an option is written (a rule reports at it, a fix edits it)
+                if arg.keyword is not None and arg.keyword.value in inner_kwargs:
+                    self._span_of(inner_kwargs[arg.keyword.value], "span", arg.value)
             kwargs = {**inner_kwargs, **kwargs}
         call = Call(
             callee=callee, span=None, args=args, kwargs=kwargs, ctx=self.ctx(),  # type: ignore[arg-type]
@@ -984,7 +1053,7 @@ class Extractor(cst.CSTVisitor):
                 options = dict(kwargs)
                 kernel = Kernel(
                     name=f.text.rpartition(".")[2], function="", span=None, ctx=call.ctx,  # type: ignore[arg-type]
-                    form="Kernel" if callee == "warp.Kernel" else "call", options=options,
+                    form="Kernel" if callee == "warp.Kernel" else "call", options=options, target=f,
                 )
                 self._span_of(kernel, "span", node)
                 self.model.kernels.append(kernel)

@@ -320,6 +320,7 @@ class Param(Compact):
     default: Value | None = None
     annotation: str = ""
     annotation_ref: str | None = None  # the resolved class the annotation names (`settings: Settings`)
+    generic: bool = False  # the annotation is a type Warp takes for generic (`Any`, `wp.array(ndim=1)`, ...)
 
 
 @dataclass
@@ -337,7 +338,7 @@ class Function:
     static_loaded: set[str] = field(default_factory=set)  # names read inside wp.static(...)
     warp_calls: set[str] = field(default_factory=set)  # resolved callees inside a Warp body
     returns: list[Value] = field(default_factory=list)
-    generic: bool = False  # annotations mention Any
+    generic: bool = False  # a parameter's annotation is a generic Warp type (Param.generic)
     decorator_values: list[Value] = field(default_factory=list)  # each decorator expression (`@make(k=1)`)
     # Warp bodies only (filled by the extractor's Warp-body call visit):
     # parameter -> ("array" | "tile", resolved dtype name) from its annotation ("" dtype: not a plain name)
@@ -363,6 +364,11 @@ class Kernel:
     warp_calls: set[str] = field(default_factory=set)
     generic: bool = False
     derived: bool = False  # made by the project index from a project decorator that wraps wp.kernel
+    target: Value | None = None  # `wp.kernel(f)` / `wp.kernel(**options)(f)`: the function argument `f`
+    # the module of the file that defines the function, when the layer found it outside this file
+    # (`wp.kernel(other.f)`): the module the kernel joins by default, as Warp's `f.__module__`; None when the
+    # function is not known (a helper's parameter nobody in the project passes a function to)
+    defined_in: str | None = ""
 
     @property
     def module_value(self) -> Value | None:

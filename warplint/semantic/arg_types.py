@@ -176,19 +176,26 @@ def _table_item(layer: Layer, source: Source, depth: int) -> Types:
     evaluator knows the key and the literal's keys are constants, else any of its values."""
     value = source.value
     assert value.base is not None
-    if layer.evaluator.item_writes(source.file, value.base, source.scope):
-        return UNKNOWN  # `TABLE[k] = ...` somewhere: the literal does not hold every value
     tables = layer.evaluator.sources(source.file, value.base, source.scope, source.site)
     if not tables or any(t.attrs or not t.complete or t.value.kind != "dict" for t in tables):
         return UNKNOWN
     known_key, key = layer.evaluator.constant(source.file, value.key, source.scope, source.site)
     parts: list[Types] = []
+    for f, write in layer.evaluator.item_writes(source.file, value.base, source.scope):
+        # `TABLE[k] = wp.float64` somewhere: the table holds what is written too (under a key that can match)
+        written_key = write.target.key
+        if known_key and written_key is not None and written_key.kind == "const" and written_key.const != key:
+            continue
+        parts.append(dtype_types(layer, Source(f, write.value, write.ctx.scope), write.value, depth + 1))
     for table in tables:
         items = [item for item in table.value.items if isinstance(item, tuple) and len(item) == 2]
-        if len(items) != len(table.value.items) or not items:
+        if len(items) != len(table.value.items) or not (items or parts):
             return UNKNOWN  # `**other` in the literal: not every value is written here
         chosen = items
-        if known_key:
+        if known_key and parts and not any(isinstance(k, Value) and k.kind == "const" and k.const == key
+                                          for k, _ in items):
+            chosen = []  # the key is one a write stored, none of the literal's
+        elif known_key:
             keyed = [(k, v) for k, v in items if isinstance(k, Value) and k.kind == "const" and k.const == key]
             if keyed:
                 chosen = keyed

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from warplint.model import Assignment, Call, FileModel, Function, Kernel
+from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value
 from warplint.names import is_warp_api
 from warplint.warp_version import Found, WarpEnvironment, WarpFacts, own_interpreter_version, version_in_config
 
@@ -192,12 +192,60 @@ class Bindings:
         return self.callers(cls)
 
     def call_sites(self, fqname: str) -> list[tuple[FileModel, Call]]:
-        """Calls of a project function (``Class(...)`` counts as a call of ``Class.__init__``)."""
+        """Calls of a project function (``Class(...)`` counts as a call of ``Class.__init__``; reading a
+        property counts as a call of its getter, ``getter_reads``)."""
         sites = list(self.callers(fqname))
         head, _, name = fqname.rpartition(".")
         if name == "__init__":
             sites += self.callers(head)
+        return sites + self.getter_reads(fqname)
+
+    def getter_reads(self, fqname: str) -> list[tuple[FileModel, Call]]:
+        """The reads of a ``@property`` / ``@functools.cached_property`` attribute that run the getter
+        ``fqname``, each as a call of the getter without arguments made by the statement that reads it
+        (``wp.launch(Model(1).kernel, ...)``: the getter runs there, before the launch). A read is one off an
+        instance the class makes (``Model(1).kernel``), off ``self`` in its methods, or off a local when no
+        other project class has a getter of that name."""
+        found = self.function(fqname)
+        if found is None or not is_getter(found[1]):
+            return []
+        cls = self.canonical_ref(fqname.rpartition(".")[0])
+        name = found[1].name
+        reads = self.cached("getter reads", self._getter_reads).get(name, [])
+        ambiguous = len(self.cached("getters by name", self._getters_by_name).get(name, ())) > 1
+        sites: list[tuple[FileModel, Call]] = []
+        for file, statement, value in reads:
+            base = value.base
+            if (value.ref and self.canonical_ref(value.ref) == f"{cls}.{name}") or (
+                    base is not None and base.kind == "call" and base.ref and self.canonical_ref(base.ref) == cls) or (
+                    value.local and not ambiguous):
+                sites.append((file, Call(fqname, statement.span, (), {}, statement.ctx)))
         return sites
+
+    def _getters_by_name(self) -> dict[str, list[str]]:
+        table: dict[str, list[str]] = {}
+        for f in self.files:
+            for fn in f.functions.values():
+                if fn.class_name is not None and is_getter(fn):
+                    table.setdefault(fn.name, []).append(self.fqname(f, fn.qualname))
+        return table
+
+    def _getter_reads(self) -> dict[str, list[tuple[FileModel, Call | Assignment, Value]]]:
+        names = self.cached("getters by name", self._getters_by_name)
+        table: dict[str, list[tuple[FileModel, Call | Assignment, Value]]] = {}
+        if not names:
+            return table
+        for f in self.files:
+            statements: list[tuple[Call | Assignment, Iterable[Value | None]]] = [
+                (c, (*c.args, *c.kwargs.values(), c.receiver)) for c in f.calls]
+            statements += [(a, (a.value,)) for a in f.assignments]
+            for statement, values in statements:
+                for value in values:
+                    for read in _attribute_reads(value):
+                        attr = read.text.rpartition(".")[2]
+                        if attr in names:
+                            table.setdefault(attr, []).append((f, statement, read))
+        return table
 
     def canonical_module(self, name: str) -> str:
         """A project module's own name for any spelling the import root allows."""
@@ -421,3 +469,26 @@ class Bindings:
 
         return self.cached(("library api", id(file)), compute)
 
+
+
+# Python's descriptors whose read on an instance runs the function they wrap (the getter) and gives its result.
+GETTER_DESCRIPTORS = frozenset({"property", "functools.cached_property", "abc.abstractproperty"})
+
+
+def is_getter(fn: Function) -> bool:
+    """A method a getter descriptor wraps: reading the attribute on an instance calls it."""
+    return fn.class_name is not None and any(d in GETTER_DESCRIPTORS for d in fn.decorators)
+
+
+def _attribute_reads(value: Value | None) -> Iterable[Value]:
+    """Every attribute read (``a.b``, ``f().b``) inside ``value``."""
+    if value is None:
+        return
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if v.kind == "attr":
+            yield v
+        stack.extend(p for p in (*v.args, *v.kwargs.values(), v.base, v.key) if isinstance(p, Value))
+        for item in v.items:
+            stack.extend(i for i in (item if isinstance(item, tuple) else (item,)) if isinstance(i, Value))

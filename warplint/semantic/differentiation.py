@@ -262,7 +262,7 @@ def _function_tile_dtypes(facts: IdentityFacts, file: FileModel, fn: Function, k
             kind, dtype = fn.param_dtypes.get(p.name, ("", ""))
             if kind == "tile":
                 result.add(normalise_dtype(facts, dtype))
-            elif not p.annotation or "Any" in p.annotation.split():
+            elif not p.annotation or p.generic:
                 result.add("")
     if _depth >= _MAX_DEPTH:
         result = None

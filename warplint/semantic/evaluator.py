@@ -7,8 +7,10 @@ site in the project), return values, module-level names across files (re-exports
 class attributes and ``self.x``, instances promised by annotations (dataclass defaults),
 ``__name__``, ``wp.constant``, ``wp.get_module``, ``functools.partial``/``cache`` and lambdas.
 
-Every answer is memoised per project and bounded by one set of limits (depth, values per
-set, call sites per parameter), so all rules see the same answer for the same question.
+Python's descriptors are run (``property``, ``functools.cached_property``, ``__get__``), tables indexed by a
+key only the run knows are any of their items, and memoisation is recognised by behaviour. Every answer is
+memoised per project and bounded by one set of limits (a budget per question, values per set, call sites per
+parameter), so all rules see the same answer for the same question.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value
 from warplint.names import is_warp
 
+from .bindings import GETTER_DESCRIPTORS, is_getter
 from .values import (
     AbstractValue,
     ClassRef,
@@ -41,12 +44,18 @@ from .values import (
 if TYPE_CHECKING:
     from .bindings import Bindings
 
-MAX_DEPTH = 14  # nested questions per answer (name -> parameter -> call site -> ...)
+MAX_DEPTH = 14  # nested steps when following sources, parameters reaching a value and shapes
+MAX_STEPS = 2000  # answers not yet memoised that one question to the evaluator may compute
+MAX_NESTING = 60  # nested answers within one question (name -> parameter -> call site -> ...)
 MAX_VALUES = 16  # values per set; more collapse to Unknown
 MAX_SITES = 16  # call sites followed per parameter
 MAX_SITE_CHAIN = 4  # wrappers followed inward from one launch
 
-MEMOIZING_DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "cache", "lru_cache"})
+# The standard library's memoising decorators (their behaviour is in C, not in code the evaluator reads).
+MEMOIZING_DECORATORS = frozenset({"functools.cache", "functools.lru_cache"})
+# Builtins whose result depends only on their arguments (a cache key computed with them repeats).
+_PURE_BUILTINS = frozenset({"tuple", "str", "repr", "int", "float", "bool", "frozenset", "sorted", "type", "hash",
+                            "abs", "min", "max", "round"})
 _RUN_TIME_ATTRIBUTES = frozenset({"shape", "size", "ndim", "capacity"})
 _BINOPS: dict[str, Callable[[object, object], object]] = {
     "Add": operator.add, "Subtract": operator.sub, "Multiply": operator.mul, "FloorDivide": operator.floordiv,
@@ -104,6 +113,8 @@ class Evaluator:
         # may miss a kernel a project decorator makes: such answers are not memoised (``kernels_of``).
         self.kernels_whole = False
         self._partial_reads = 0
+        self._steps_left: int | None = None  # of the question being answered (None between questions)
+        self._cut = 0  # answers the bound cut short
 
     # ------------------------------------------------------------------ entry points
     def values(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
@@ -111,25 +122,36 @@ class Evaluator:
         """The values ``value`` (an expression written in ``scope`` of ``file``) can have."""
         if value is None:
             return ValueSet.of(Unknown("absent"))
-        if _depth > MAX_DEPTH:
-            return ValueSet.of(Unknown("too deep to follow"))
         key = (id(file), scope, id(value), id(site))
         found = self._memo.get(key)
         if found is not None:
             return found
+        # The bound is per question, not per nesting level: a question may take MAX_STEPS answers not yet
+        # memoised (each memoised answer, a function's return values at a call site among them, is a summary
+        # every later question reuses for free), nested up to MAX_NESTING (Python's stack).
+        outermost = self._steps_left is None
+        steps_left = MAX_STEPS if self._steps_left is None else self._steps_left
+        if not outermost and (steps_left <= 0 or _depth > MAX_NESTING):
+            self._cut += 1
+            return ValueSet.of(Unknown("too long a chain to follow"))
         if key in self._active:
             self._cycles += 1
             return ValueSet(frozenset())  # a cycle adds no value of its own
+        self._steps_left = steps_left - 1
         self._active.add(key)
-        cycles, partial = self._cycles, self._partial_reads
+        cycles, partial, cut = self._cycles, self._partial_reads, self._cut
         try:
             result = self._values(file, value, scope, site, _depth + 1)
         finally:
             self._active.discard(key)
+            if outermost:
+                self._steps_left = None
         if len(result) > MAX_VALUES:
             result = _coarser(result)
-        # an answer cut short by a cycle, or that read a kernel list still incomplete, is not final: not memoised
-        if self._cycles == cycles and self._partial_reads == partial:
+        # an answer cut short by a cycle, or that read a kernel list still incomplete, is not final: not memoised;
+        # nor is one the bound cut inside a question (asked first, on its own, it may resolve), unless it is the
+        # question itself (asked again, it would be cut again)
+        if self._cycles == cycles and self._partial_reads == partial and (self._cut == cut or outermost):
             self._memo[key] = result
             self._keep.append(value)  # the key holds id(value): keep the value alive while the memo is
         return result
@@ -170,6 +192,32 @@ class Evaluator:
             self._partial_reads += 1
         return file.kernels
 
+    def remade_kernel(self, file: FileModel, kernel: Kernel) -> Kernel | None:
+        """An earlier kernel ``wp.kernel`` made of the same module-level function with the same options, made
+        before ``kernel`` wherever ``kernel`` is made (earlier in its scope outside loops and branches, or at
+        import): ``kernel`` is identical content again, which Warp's module hash absorbs. None otherwise."""
+        if kernel.target is None or kernel.form != "call":
+            return None
+        functions = list(self.values(file, kernel.target, kernel.ctx.scope))
+        if len(functions) != 1 or not isinstance(functions[0], FunctionRef):
+            return None
+        found = self.bindings.function(functions[0].fqname)
+        if found is None or found[1].ctx.scope or found[1].class_name is not None:
+            return None  # a closure captures its surroundings: the same function can be other content
+        options = sorted((k, v.text) for k, v in kernel.options.items())
+        for earlier in file.kernels:
+            if earlier is kernel or earlier.target is None or earlier.form != "call" or earlier.derived:
+                continue
+            if earlier.target.text != kernel.target.text or sorted(
+                    (k, v.text) for k, v in earlier.options.items()) != options:
+                continue
+            if earlier.ctx.conditions or earlier.ctx.in_loop or earlier.ctx.try_index is not None:
+                continue
+            at_import = not earlier.ctx.scope and not earlier.ctx.in_main_guard and kernel.ctx.scope != ""
+            if at_import or (earlier.ctx.scope == kernel.ctx.scope and earlier.ctx.runs_before(kernel.ctx.order)):
+                return earlier
+        return None
+
     def kernel(self, ref: KernelRef) -> tuple[FileModel, Kernel] | None:
         file = self.bindings.file_at(ref.path)
         if file is None or ref.index >= len(file.kernels):
@@ -198,10 +246,10 @@ class Evaluator:
     def kernel_modules(self, file: FileModel, kernel: Kernel) -> tuple[set[str], bool]:
         """The Warp modules a kernel can join (``"unique"`` for module="unique"): (names, complete)."""
         value = kernel.module_value
-        if value is None:
-            return {file.module}, True
-        if value.kind == "const" and value.const is None:
-            return {file.module}, True
+        if value is None or (value.kind == "const" and value.const is None):
+            if kernel.defined_in is None:
+                return set(), False
+            return {kernel.defined_in or file.module}, True  # Warp's default: the function's `__module__`
         scope = kernel.ctx.scope
         return self.module_names(file, value, scope)
 
@@ -279,7 +327,36 @@ class Evaluator:
         if "." not in value.ref and value.ref == value.text:
             # bound at module level outside the top-level statements (`for k in ...:` / `if ...:`)
             return self._module_level(file, value.ref, depth)
+        instance = self._instance_read(file, value, scope)
+        if instance is not None:
+            # `self.attr` in a method: a read on an instance, where a descriptor runs its getter
+            cls, attrs = instance
+            got = self._descriptor_get(cls, attrs[0], depth)
+            if got is not None:
+                for attr in attrs[1:]:
+                    got = self._attribute(got, attr, depth)
+                return got
         return self._global(value.ref, depth)
+
+    @staticmethod
+    def _instance_read(file: FileModel, value: Value, scope: str) -> tuple[str, list[str]] | None:
+        """(class, attributes) when ``value`` reads attributes off the instance a method runs on (``self.a.b``,
+        the binder's ``pkg.mod.Cls.a.b``), else None."""
+        head, _, rest = value.text.partition(".")
+        ref = value.ref or ""
+        if not rest or not ref.endswith(f".{rest}"):
+            return None
+        current = scope
+        while current:
+            fn = file.functions.get(current)
+            if fn is None:
+                return None
+            if any(p.name == head for p in fn.params):
+                is_self = (fn.class_name is not None and fn.params[0].name == head
+                           and not {"staticmethod", "classmethod"} & {d.rpartition(".")[2] for d in fn.decorators})
+                return (ref[: -len(rest) - 1], rest.split(".")) if is_self else None
+            current = fn.ctx.scope
+        return None
 
     def _local(self, file: FileModel, name: str, scope: str, site: Site | None, depth: int) -> ValueSet:
         """A name read in ``scope``: its bindings there, else in the enclosing functions, else the module."""
@@ -327,10 +404,102 @@ class Evaluator:
             return ValueSet.of(Unknown(f"`{name}` is bound in a way not followed"))
         return None
 
-    @staticmethod
-    def is_memoized(fn: Function) -> bool:
-        """``@functools.cache`` / ``@lru_cache(...)``: one result per distinct argument tuple."""
-        return any(d in MEMOIZING_DECORATORS for d in fn.decorators)
+    def is_memoized(self, fn: Function) -> bool:
+        """Calls of ``fn`` with arguments it saw before return what it returned then, recognised by behaviour:
+        a memoising decorator (``functools.cache`` / ``lru_cache``, or a project decorator whose wrapper so
+        behaves), or a body that stores its result where it outlives the call and returns the stored one (a
+        dict cache under a key computed from the arguments, an ``if self._k is None:`` / module singleton guard).
+        A cache under a key that never repeats (``object()``, a counter) keeps nothing for a later call."""
+        key = ("memoized", id(fn))
+        if key in self._chosen:
+            return self._chosen[key]
+        self._chosen[key] = False  # cycle guard
+        file = self._file_of(fn)
+        found = any(d in MEMOIZING_DECORATORS for d in fn.decorators)
+        if not found and file is not None:
+            found = self._stores_result(file, fn) or any(
+                self._memoizing_decorator(file, fn, d) for d in fn.decorator_values)
+        self._chosen[key] = found
+        return found
+
+    def _file_of(self, fn: Function) -> FileModel | None:
+        table = self.bindings.cached("file of function", lambda: {
+            id(f_): file for file in self.bindings.files for f_ in file.functions.values()})
+        return table.get(id(fn))
+
+    def _memoizing_decorator(self, file: FileModel, fn: Function, decorator: Value) -> bool:
+        """A project decorator returning a wrapper that memoises (``def memo(f): ... return wrapper``)."""
+        if decorator.kind not in ("name", "attr") or self.bindings.is_warp_api(decorator.ref):
+            return False
+        for value in self.values(file, decorator, fn.ctx.scope):
+            target = self.bindings.function(value.fqname) if isinstance(value, FunctionRef) else None
+            if target is None:
+                continue
+            owner, maker = target
+            for returned in maker.returns:
+                wrapper = owner.functions.get(f"{maker.qualname}.{returned.text}") if returned.kind == "name" else None
+                if wrapper is not None and self._stores_result(owner, wrapper):
+                    return True
+        return False
+
+    def _stores_result(self, file: FileModel, fn: Function) -> bool:
+        """``fn`` returns what it stored where it outlives the call: ``CACHE[key] = ...; return CACHE[key]``
+        (``CACHE`` module-level or an attribute, ``key`` computed from the arguments), or ``if X is None: X =
+        ...; return X`` (``X`` an attribute or a module-level name)."""
+        scope = fn.qualname
+        params = {p.name for p in fn.params}
+        assignments = self.bindings.cached(("assignments by scope", id(file)), lambda: _by_scope(file)).get(scope, [])
+
+        def lasting(value: Value | None) -> bool:  # a container or name that outlives the call
+            if value is None or value.kind not in ("attr", "name"):
+                return False
+            if value.kind == "attr" or value.text in file.toplevel:
+                return value.text not in params
+            # a closure's: bound by a function around this one, which outlives each call of this one
+            return (value.text not in params and not self.bindings.name_assignments(file, scope, value.text)
+                    and self._is_local_name(file, value.text, fn.ctx.scope))
+
+        def local_bindings(value: Value) -> list[Value]:  # a local read: what was bound to it (`v = CACHE[k]`)
+            if value.kind == "name" and value.local and value.text not in params and value.text not in file.toplevel:
+                return [a.value for a in self.bindings.name_assignments(file, scope, value.text)]
+            return [value]
+
+        for returned in fn.returns:
+            for r in local_bindings(returned):
+                if r.kind == "subscript" and lasting(r.base):
+                    assert r.base is not None
+                    if any(a.target.kind == "subscript" and a.target.base is not None
+                           and a.target.base.text == r.base.text
+                           and self._repeatable(file, a.target.key, scope, params) for a in assignments):
+                        return True
+                names = {r.text, r.ref or r.text, f"{file.module}.{r.text}"}
+                if lasting(r) and any(a.target.text == r.text and any(names & t.names() for t in a.ctx.tests)
+                                      for a in assignments):
+                    return True
+        return False
+
+    def _repeatable(self, file: FileModel, key: Value | None, scope: str, params: set[str], depth: int = 0) -> bool:
+        """A dict key that the same arguments compute again: made of the arguments, constants, module-level
+        names, attributes of those and pure builtins of them (not ``object()``, a clock, a counter)."""
+        if key is None or depth > 4:
+            return False
+        if key.kind == "const":
+            return True
+        if key.kind in ("name", "attr"):
+            head = key.text.partition(".")[0]
+            if head in params or not key.local:
+                return True
+            bindings = self.bindings.name_assignments(file, scope, head)
+            return len(bindings) == 1 and not bindings[0].augmented and self._repeatable(
+                file, bindings[0].value, scope, params, depth + 1)
+        if key.kind == "call" and key.ref not in _PURE_BUILTINS:
+            return False
+        parts = [*key.args, *key.kwargs.values(), key.base, key.key]
+        for item in key.items:
+            parts.extend(item if isinstance(item, tuple) else (item,))
+        if key.kind not in ("call", "seq", "fstring", "binop", "subscript"):
+            return False
+        return all(self._repeatable(file, p, scope, params, depth + 1) for p in parts if isinstance(p, Value))
 
     def _function_ref(self, file: FileModel, fn: Function) -> FunctionRef:
         return FunctionRef(self.bindings.fqname(file, fn.qualname), self.is_memoized(fn), f"function {fn.qualname}")
@@ -388,6 +557,8 @@ class Evaluator:
                 results.append(self.values(owner, assignment.value, "", None, depth))
         if results:
             return ValueSet.union(results)
+        if name == "__name__":  # `pkg.kernels.__name__` read through an import: that module's name
+            return ValueSet.of(Const(owner.module, f"__name__ of module {owner.module}"))
         for index, kernel in enumerate(self.kernels_of(owner)):
             if kernel.ctx.scope == "" and ((kernel.name == name and kernel.form == "decorator")
                                            or name in kernel.assigned_to):
@@ -416,11 +587,16 @@ class Evaluator:
     def _attribute(self, base: ValueSet, attr: str, depth: int) -> ValueSet:
         results: list[ValueSet] = []
         for v in base:
+            got = self._descriptor_get(v.cls, attr, depth) if isinstance(v, Instance) else None
             constructed = self._constructed_attribute(v, attr, depth) if isinstance(v, Instance) else None
-            if constructed is not None:
+            if got is not None:
+                results.append(got)
+            elif constructed is not None:
                 results.append(constructed)
             elif isinstance(v, (Instance, ClassRef)):
                 results.append(self._class_attribute(v.cls if isinstance(v, Instance) else v.fqname, attr, depth))
+            elif isinstance(v, PythonModule) and attr == "__name__":
+                results.append(ValueSet.of(Const(v.name, f"__name__ of module {v.name}")))
             elif isinstance(v, PythonModule):
                 results.append(self._global(f"{v.name}.{attr}", depth))
             elif isinstance(v, Varies):
@@ -430,6 +606,74 @@ class Evaluator:
             else:
                 results.append(ValueSet.of(Unknown(f"attribute `{attr}` not followed")))
         return ValueSet.union(results) if results else ValueSet.of(Unknown(f"attribute `{attr}`"))
+
+    def _descriptor_get(self, cls: str, attr: str, depth: int, _seen: frozenset[str] = frozenset()) -> ValueSet | None:
+        """``obj.attr`` read on an instance of ``cls`` when the class attribute is a descriptor: Python runs its
+        getter and the read is what the getter returns. A method decorated with a getter descriptor
+        (``@property``, ``@functools.cached_property``), a class attribute ``property(getter)``, or an instance of
+        a project class defining ``__get__``. None when the attribute is no descriptor (a plain attribute, a
+        method: then the read is the attribute itself)."""
+        key = ("descriptor", cls, attr)
+        if key in self._memo:
+            return self._memo[key] if self._memo[key].items else None
+        cls = self.bindings.canonical_ref(cls)
+        owner = self.bindings.owner_of(cls)
+        if owner is None or cls in _seen:
+            return None
+        qual = cls[len(owner.module) + 1:]
+        partial, cycles, cut = self._partial_reads, self._cycles, self._cut
+        found: ValueSet | None = None
+        method = owner.functions.get(f"{qual}.{attr}")
+        if method is not None:
+            if is_getter(method):
+                found = self.returns(self.bindings.fqname(owner, qual + "." + attr), None, depth)
+        else:
+            getters: list[ValueSet] = []
+            body = [(f, a) for f, a in self.bindings.attribute_assignments(f"{owner.module}.{qual}.{attr}")
+                    if not a.ctx.scope.startswith(f"{qual}.") and not a.augmented]
+            for f, a in body:  # the class body's own statements: a method's `self.attr = ...` is no descriptor
+                if a.value.kind == "call" and a.value.ref in GETTER_DESCRIPTORS and a.value.args:
+                    argument = a.value.args[0]
+                    in_body = owner.functions.get(f"{qual}.{argument.text}")  # a name the class body bound
+                    for getter in (ValueSet.of(self._function_ref(owner, in_body)) if in_body is not None
+                                   else self.values(f, argument, a.ctx.scope, None, depth)):
+                        if isinstance(getter, FunctionRef):
+                            getters.append(self.returns(getter.fqname, None, depth))
+                        elif isinstance(getter, Lambda):
+                            lambda_file = self.bindings.file_at(getter.path)
+                            if lambda_file is not None:
+                                getters.append(self.values(lambda_file, getter.body, getter.scope, None, depth))
+                    continue
+                for v in self.values(f, a.value, a.ctx.scope, None, depth):
+                    get = self._method_of(v.cls, "__get__") if isinstance(v, Instance) else None
+                    if get is not None:
+                        getters.append(self.returns(get, None, depth))
+            if getters:
+                found = ValueSet.union(getters)
+            elif not body:
+                for base in owner.classes.get(qual, ()):
+                    if self.bindings.owner_of(base) is not None:
+                        found = self._descriptor_get(base, attr, depth, _seen | {cls})
+                        if found is not None:
+                            break
+        if (self._partial_reads, self._cycles, self._cut) == (partial, cycles, cut):
+            self._memo[key] = found if found is not None else ValueSet(frozenset())
+        return found
+
+    def _method_of(self, cls: str, name: str, _seen: frozenset[str] = frozenset()) -> str | None:
+        """The fqname of method ``name`` a project class defines or inherits from a project base."""
+        cls = self.bindings.canonical_ref(cls)
+        owner = self.bindings.owner_of(cls)
+        if owner is None or cls in _seen:
+            return None
+        qual = cls[len(owner.module) + 1:]
+        if f"{qual}.{name}" in owner.functions:
+            return self.bindings.fqname(owner, f"{qual}.{name}")
+        for base in owner.classes.get(qual, ()):
+            found = self._method_of(base, name, _seen | {cls})
+            if found is not None:
+                return found
+        return None
 
     def _class_attribute(self, cls: str, attr: str, depth: int, _seen: frozenset[str] = frozenset()) -> ValueSet:
         """Everything ``cls.attr`` / ``self.attr`` can be: class body, methods, constructor keywords, bases."""
@@ -600,6 +844,12 @@ class Evaluator:
             got = self._mapping_get(file, value, scope, site, depth)
             if got is not None:
                 return got
+        if ref is None and value.base is not None and value.base.kind == "call" and is_warp(value.base.ref, "kernel") \
+                and not value.base.args and len(value.args) == 1:
+            # `wp.kernel(module=..., enable_backward=...)(f)`: the decorator applied later, a kernel of `f`
+            kernel = self._kernel_made(file, value.args[0], scope)
+            if kernel is not None:
+                return kernel
         if ref is not None:
             callees = self._callees_named(file, value, scope, site, depth)
         elif value.base is not None:
@@ -651,11 +901,18 @@ class Evaluator:
                                               for k in kernels))
             return ValueSet.of(Unknown("wp.overload of a kernel not followed"))
         if is_warp(value.ref, "kernel", "Kernel") and value.args:
-            name = value.args[0].text.rpartition(".")[2]
-            for index, kernel in enumerate(self.kernels_of(file)):
-                if kernel.ctx.scope == scope and kernel.form != "decorator" and kernel.name == name:
-                    return ValueSet.of(KernelRef(file.path, index, f"{value.text} of `{name}`"))
+            made = self._kernel_made(file, value.args[0], scope)
+            if made is not None:
+                return made
         return ValueSet.of(Unknown(f"the result of {value.ref}()"))
+
+    def _kernel_made(self, file: FileModel, function: Value, scope: str) -> ValueSet | None:
+        """The kernel ``wp.kernel(function, ...)`` (or ``wp.kernel(...)(function)``) written in ``scope`` makes."""
+        for index, kernel in enumerate(self.kernels_of(file)):
+            if kernel.ctx.scope == scope and kernel.form != "decorator" and kernel.target is not None and (
+                    kernel.target is function or kernel.target.text == function.text):
+                return ValueSet.of(KernelRef(file.path, index, f"wp.kernel({function.text})"))
+        return None
 
     def _builtin(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
         ref = value.ref
@@ -1151,6 +1408,13 @@ class Evaluator:
         return False
 
 
+def _by_scope(file: FileModel) -> dict[str, list[Assignment]]:
+    table: dict[str, list[Assignment]] = {}
+    for a in file.assignments:
+        table.setdefault(a.ctx.scope, []).append(a)
+    return table
+
+
 def _is_parameter(value: Value, fn: Function) -> bool:
     """``value`` is a bare read of one of ``fn``'s parameters."""
     return value.kind == "name" and value.local and any(p.name == value.text for p in fn.params)
@@ -1174,6 +1438,11 @@ def _item(base: AbstractValue, key: AbstractValue, missing: ValueSet | None = No
         if missing is not None and (not found or not isinstance(key, Const)):
             found.append(missing)  # a key not known may be one no item has
         return ValueSet.union(found) if found else ValueSet.of(Unknown("no such key"))
+    if isinstance(key, (Unknown, Varies)):
+        # a key only the run knows: the item is one of the table's (a missing key raises), or the default
+        items = _all_items(base)
+        if items is not None:
+            return ValueSet.union([items, *([missing] if missing is not None else [])])
     if isinstance(base, Varies) or isinstance(key, Varies):
         return ValueSet.of(Varies("indexed by or into a run-time value"))
     if isinstance(key, Const):
@@ -1187,6 +1456,17 @@ def _item(base: AbstractValue, key: AbstractValue, missing: ValueSet | None = No
                 base.items):
             return base.items[key.value]
     return ValueSet.of(Unknown("an item not followed"))
+
+
+def _all_items(base: AbstractValue) -> ValueSet | None:
+    """Every item a literal table holds (a dict's values, a tuple's or list's items); None for another value."""
+    if isinstance(base, Const) and isinstance(base.value, dict) and base.value:
+        return ValueSet(frozenset(Const(v, "an item of a table, chosen at run time") for v in base.value.values()))
+    if isinstance(base, Const) and isinstance(base.value, (tuple, list)) and base.value:
+        return ValueSet(frozenset(Const(v, "an item of a sequence, chosen at run time") for v in base.value))
+    if isinstance(base, Sequence) and base.items:
+        return ValueSet.union(base.items)
+    return None
 
 
 def _may_match(keys: ValueSet, others: ValueSet) -> bool:

@@ -282,6 +282,8 @@ def made_before_module_launches(facts: IdentityFacts, file: FileModel, kernel: K
     fq = facts.bindings.fqname(file, scope)
     if not scope or not facts.bindings.call_sites(fq):
         return False
+    if any(m in (module, "*") and order < kernel.ctx.order for order, m, _ in facts.launch_timeline(file, scope)):
+        return False  # the making function itself loads or launches the module first (a preload, then the def)
     leading = [(f, call) for f, call, _ in facts.caller_scopes(fq)]
     others = [launch for launch in _module_launches(facts, module)
               if not (launch.kernel_file is file and launch.kernel.ctx.scope == scope)]

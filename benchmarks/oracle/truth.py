@@ -313,7 +313,7 @@ def derive(cold: RunData, warm: RunData | None, program: Program, root: str) -> 
         if len(loads) >= FRAGMENTED_MIN:
             lines = []
             for e in loads:
-                path, line, key = e["kernels"][0]
+                path, line, key = e["kernels"][0][:3]  # (path, line, key, qualname, module) since the report
                 lines.append(P.define(kernel_by_key.get(key)) or ([P.rel(path), line, line] if P.rel(path) else None))
             items.append({"mech": "CS-4", "kind": "fragmented", "lines": _uniq(lines), "related": [],
                           "count": len(loads), "modules": sorted(str(e.get("module")) for e in loads)})
@@ -325,7 +325,7 @@ def derive(cold: RunData, warm: RunData | None, program: Program, root: str) -> 
     unique_by_def: dict[tuple, set] = {}
     for e in user_loads:
         if unique(e) and len(e.get("kernels") or ()) == 1:
-            path, line, _key = e["kernels"][0]
+            path, line = e["kernels"][0][:2]
             rel = P.rel(path)
             if rel:
                 unique_by_def.setdefault((rel, int(line)), set()).add(e.get("module"))

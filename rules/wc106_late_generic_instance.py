@@ -140,7 +140,7 @@ class LateGenericInstance(Rule):
         for f in project.files:
             for launch in project.launches(f):
                 if launch.kernel.generic:
-                    launches.setdefault((launch.kernel_file.path, launch.kernel.name), []).append(launch)
+                    launches.setdefault(project.kernel_key(launch.kernel_file, launch.kernel), []).append(launch)
         return launches
 
     @staticmethod
@@ -187,7 +187,7 @@ class LateGenericInstance(Rule):
             if not project.overload_registrations(file, kernel):
                 generic_positions = [i for i, p in enumerate(fn.params) if "Any" in p.annotation.split()]
                 kernel_launches = sorted(
-                    launches.get((file.path, kernel.name), []),
+                    launches.get(project.kernel_key(file, kernel), []),
                     key=lambda launch: (launch.file.path, launch.call.span.line, launch.call.span.col),
                 )
                 typed = self._new_types(project, kernel_launches, generic_positions)
@@ -266,7 +266,7 @@ class LateGenericInstance(Rule):
         if declared is None:
             return None
         module = f"unique:{file.module}.{kernel.function or kernel.name}" if declared == "unique" else declared
-        key = (file.path, kernel.name)
+        key = project.kernel_key(file, kernel)
         registrations = project.overload_registrations(file, kernel)
         if kernel.ctx.scope and not project.stable_kernel(file, kernel):
             # a kernel made by a factory after a load joins its module late anyway (WC101's), with the instances
@@ -354,7 +354,7 @@ class LateGenericInstance(Rule):
             for launch in project.all_launches():
                 f, call = launch.origin
                 inner = (launch.file, launch.call) if launch.site is not None else None
-                found.setdefault((launch.kernel_file.path, launch.kernel.name), {}).setdefault(
+                found.setdefault(project.kernel_key(launch.kernel_file, launch.kernel), {}).setdefault(
                     id(call), (f, call, inner))
             return {key: sorted(calls.values(), key=lambda fc: (fc[0].path, fc[1].span.line, fc[1].span.col))
                     for key, calls in found.items()}

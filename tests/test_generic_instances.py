@@ -305,3 +305,19 @@ def test_a_registering_helper_with_many_callers_registers_each_callers_kernel(tm
     assert all(r.at_import for r in project.overload_registrations(ops, _kernel(ops, "k3")))
     assert len(project.overload_registrations(ops, _kernel(ops, "k3"))) == 1
     assert not [d for d in lint_tree(str(tmp_path), ("WC106",)) if d.code == "WC106"]
+
+
+def test_wc106_tells_apart_two_factories_local_kernels_of_one_name(tmp_path):
+    # each factory wraps its own local `_kernel`: two kernels, each named at its own registration
+    found = _wc106(tmp_path, HEADER + (
+        "def make_a():\n    def _kernel(x: wp.array(dtype=Any)):\n        x[0] = x[0]\n"  # 4-6
+        "    return wp.kernel(_kernel, enable_backward=False)\n"  # 7
+        "def make_b():\n    def _kernel(y: wp.array(dtype=Any)):\n        y[0] = y[0] + y[0]\n"  # 8-10
+        "    return wp.kernel(_kernel, enable_backward=False)\n"  # 11
+        "@wp.kernel\ndef other(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"  # 12-14
+        "def run(a, b):\n    wp.launch(other, dim=1, inputs=[a])\n"  # 15-16
+        "    wp.overload(make_a(), [wp.array(dtype=a.dtype)])\n"  # 17
+        "    wp.overload(make_b(), [wp.array(dtype=b.dtype)])\n"  # 18
+    ))
+    assert _lines(found) == [17, 18]
+    assert [next(r.span.line for r in d.related if "defined" in r.message) for d in found] == [7, 11]

@@ -38,11 +38,13 @@ LOAD_CALLS = ("load_module", "force_load")
 MAX_DEPTH = 12  # project calls followed from one statement (as IdentityFacts.modules_launched_by)
 IMPORT_DEPTH = 3  # call levels followed up to module scope for "runs at import"
 
-KernelKey = tuple[str, str]  # (defining file's path, kernel name): a re-definition replaces the earlier one
+# (defining file's path, the qualname of the function it wraps, else its name): a re-definition at the same
+# place replaces the earlier one; two factories' local `_kernel`s are two kernels
+KernelKey = tuple[str, str]
 
 
 def kernel_key(file: FileModel, kernel: Kernel) -> KernelKey:
-    return (file.path, kernel.name)
+    return (file.path, kernel.function or kernel.name)
 
 
 @dataclass(frozen=True)

@@ -185,7 +185,7 @@ class LateGenericInstance(Rule):
                 continue
             typed: _Typed | None = None
             if not project.overload_registrations(file, kernel):
-                generic_positions = [i for i, p in enumerate(fn.params) if "Any" in p.annotation.split()]
+                generic_positions = [i for i, p in enumerate(fn.params) if p.generic]  # Warp's type_is_generic
                 kernel_launches = sorted(
                     launches.get(project.kernel_key(file, kernel), []),
                     key=lambda launch: (launch.file.path, launch.call.span.line, launch.call.span.col),

@@ -321,3 +321,15 @@ def test_wc106_tells_apart_two_factories_local_kernels_of_one_name(tmp_path):
     ))
     assert _lines(found) == [17, 18]
     assert [next(r.span.line for r in d.related if "defined" in r.message) for d in found] == [7, 11]
+
+
+def test_wc106_takes_genericity_from_warp_not_from_the_word_any(tmp_path):
+    # wp.array(ndim=1) without a dtype is generic in Warp: two element types launched late are two instances
+    found = _wc106(tmp_path, HEADER + (
+        "@wp.kernel\ndef plain(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"  # 4-6
+        "@wp.kernel\ndef gen(a: wp.array(ndim=1)):\n    a[0] = a[0]\n"  # 7-9
+        "def a(n):\n"
+        "    wp.launch(gen, dim=n, inputs=[wp.zeros(n, dtype=wp.float32)])\n"  # 11
+        "    wp.launch(gen, dim=n, inputs=[wp.zeros(n, dtype=wp.float64)])\n"  # 12: a second type
+    ))
+    assert _lines(found) == [12]

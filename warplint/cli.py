@@ -39,16 +39,13 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:  # one line, exit 2 (argparse would print usage too)
-        unknown = message.partition("unrecognized arguments: ")[2].split()
-        options = [o for action in self._actions for o in action.option_strings if o.startswith("--")]
-        for word in (w for w in unknown if w.startswith("--")):
-            import difflib
+        import difflib
 
-            close = difflib.get_close_matches(word.partition("=")[0], options, n=1, cutoff=0.6)
-            if close:
-                message += f"; did you mean `{close[0]}`?"
-                break
-        raise UsageError(message)
+        unknown = [w for w in message.partition("unrecognized arguments: ")[2].split() if w.startswith("--")]
+        options = [o for action in self._actions for o in action.option_strings if o.startswith("--")]
+        close = next((m for w in unknown for m in difflib.get_close_matches(w.partition("=")[0], options, n=1,
+                                                                            cutoff=0.6)), None)
+        raise UsageError(message + (f"; did you mean `{close}`?" if close else ""))
 
 
 def _csv(value: str) -> list[str]:

@@ -44,7 +44,7 @@ class ConfigError(Exception):
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude", "confirm", "cache-dir",
     "max-file-size", "file-timeout", "file-memory", "report-deliberate",
-    "force-exclude", "warp-version", "rule-url",
+    "force-exclude", "warp-version", "rule-url", "src",
 }
 # Bounds on the work one file may cost (see docs/robustness.md): larger files get one WC000.
 DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes
@@ -75,6 +75,11 @@ class Config:
     warp_version: str | None = None  # the Warp the project runs against, when given (warplint/warp_version.py)
     warp_version_source: str | None = None  # where it was given: "--warp-version", "warp-version in [tool.warplint]"
     rule_url: str | None = None  # link template for a rule's docs ("{code}", "{name}"); None: no link
+    src: tuple[str, ...] = ()  # folders (relative to root) on sys.path when the project runs (warplint/module_names.py)
+    # How the program runs, when a front end knows (--confirm's command, and the directory it runs in): module
+    # names follow it (`python -m pkg.main` imports through that directory).
+    run_command: tuple[str, ...] = ()
+    run_cwd: str | None = None
 
     def with_overrides(self, **changes: Any) -> Config:
         data = {**self.__dict__, **{k: v for k, v in changes.items() if v is not None}}
@@ -307,6 +312,11 @@ def parse_section(section: dict, root: str, source: str | None, known_codes: set
         kwargs["warp_version_source"] = "warp-version in [tool.warplint]"
     if "rule-url" in section:
         kwargs["rule_url"] = _rule_url(section["rule-url"])
+    if "src" in section:
+        src = section["src"]
+        if not isinstance(src, list) or not all(isinstance(r, str) and "\0" not in r for r in src):
+            raise ConfigError(f"[tool.warplint] 'src' must be a list of folders, got {src!r}")
+        kwargs["src"] = tuple(src)
     if "confirm" in section:
         confirm = section["confirm"]
         if not isinstance(confirm, dict):

@@ -22,6 +22,7 @@ from .config import Config
 from .diagnostic import Diagnostic, Span
 from .discovery import Discovery, ProjectScope
 from .model import FileModel
+from .module_names import ModuleNames, RunHint, declared_roots
 from .names import module_name_for_path
 from .noqa import find_suppressions, unused_codes, unused_noqa_reports
 from .registry import FileError, UnusedNoqa, all_rules, salt_for, selection_table
@@ -290,6 +291,17 @@ def _bounded_per_line(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return kept
 
 
+def _run_hint(config: Config) -> RunHint | None:
+    """How the program runs: the command a front end was given, else the configured --confirm command
+    (run from the project root)."""
+    if config.run_command:
+        return RunHint.of(config.run_command, config.run_cwd or config.root)
+    configured = config.confirm.get("command")
+    if configured:
+        return RunHint.of([configured] if isinstance(configured, str) else configured, config.root)
+    return None
+
+
 def _absolute(diagnostic: Diagnostic) -> Diagnostic:
     """``diagnostic`` with absolute paths (as the result cache keeps findings, for any working directory)."""
     related = tuple(dataclasses.replace(r, path=os.path.abspath(r.path)) for r in diagnostic.related)
@@ -327,6 +339,9 @@ class Session:
         # The Warp the project runs against (asked for, Warp's own tree, the project's venv, warplint's own)
         self.warp_environment = warp_version.environment(config.root, config.warp_version, config.warp_version_source)
         self.scope = ProjectScope(config, root_is_project)  # which files a checked file is indexed with
+        # Module names from the project's evidence (its imports, declared roots, the run command)
+        self.names = ModuleNames(config.root, declared_roots(config.root, config.src), _run_hint(config),
+                                 self.scope.files_for, self._disk_text)
         self._context_reads: dict[str, tuple[str | None, str | None]] = {}  # context files, read once a session
         self._digests: dict[str, tuple[str, str]] = {}  # absolute path -> (text, its digest)
         self._project_context = False  # a lint_paths run indexed its files with their projects
@@ -379,7 +394,9 @@ class Session:
             absolute = os.path.abspath(path)
             digest = (digests or {}).get(absolute) or (self._digest(absolute, text) if text is not None else None)
             entries.append((absolute, digest, error))
-        return _cache.run_key(self.config, self.enabled, self.warp_environment.cache_key(), entries)
+        # module names also follow the import roots a pyproject declares outside [tool.warplint]
+        roots = repr(sorted(self.names.declared))
+        return _cache.run_key(self.config, self.enabled, self.warp_environment.cache_key() + roots, entries)
 
     def _digest(self, absolute: str, text: str) -> str:
         known = self._digests.get(absolute)
@@ -430,6 +447,13 @@ class Session:
             self._unsettled.discard(absolute)
 
     # ------------------------------------------------------------------ reading
+    def _disk_text(self, absolute: str) -> str | None:
+        """A file's text on disk, read once a session (the context files' reads)."""
+        read = self._context_reads.get(absolute)
+        if read is None:
+            read = self._context_reads[absolute] = self.read(absolute)
+        return read[0]
+
     def read(self, path: str) -> tuple[str | None, str | None]:
         """(text, None) or (None, the one-line reason); see ``sources.read_source``."""
         return read_source(path, self.config.max_file_size)
@@ -476,7 +500,7 @@ class Session:
                 models.append(known)  # modelled already, from this text: keeps the index
                 continue
             changed = True
-            module, is_package = module_name_for_path(absolute)
+            module, is_package = self.names.name_of(absolute)
             if text is None:
                 model = FileModel(path=path, module=module, is_package=is_package, error=error)
             elif "warp" in text:
@@ -643,6 +667,7 @@ class Session:
                 result.errors.append(f"{path}: no such file or directory")
                 continue
             text, error = self.read(path)
+            self._context_reads.setdefault(os.path.abspath(path), (text, error))  # read once (module names)
             files.append((path, text, error))
             targets.append(os.path.abspath(path))
         result.notes.extend(self.discovery.notes)

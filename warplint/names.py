@@ -44,8 +44,16 @@ _PROJECT_ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
 def module_name_for_path(path: str) -> tuple[str, bool]:
-    """The dotted module name a file is imported as (its ``__name__``, which is what Warp names the
-    file's module), and whether it is a package __init__.
+    """The dotted module name a file has under the directory above its packages (``package_base``):
+    its ``__name__`` when that directory is the ``sys.path`` entry it is imported through, and whether
+    it is a package __init__. ``warplint.module_names`` decides the entry from the project's evidence."""
+    parts, is_package, _ = package_base(path)
+    stem = os.path.basename(path)
+    return ".".join(parts) or (stem[:-3] if stem.endswith(".py") else stem), is_package
+
+
+def package_base(path: str) -> tuple[list[str], bool, str]:
+    """(the file's name parts below its base, whether it is a package __init__, the base directory).
 
     Walks up while the directory is a package (has ``__init__.py``). A folder without one inside
     a regular package is a namespace package and part of the name (``newton/_src/solvers/x.py``
@@ -62,11 +70,12 @@ def module_name_for_path(path: str) -> tuple[str, bool]:
         if gap is None:
             break
         for _ in range(gap + 1):
-            directory, package = os.path.split(directory)
+            parent, package = os.path.split(directory)
             if not package:
-                return ".".join(p for p in parts if p) or stem, is_package
+                return [p for p in parts if p], is_package, directory
+            directory = parent
             parts.insert(0, package)
-    return ".".join(p for p in parts if p) or stem, is_package
+    return [p for p in parts if p], is_package, directory
 
 
 def _namespace_gap(directory: str) -> int | None:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Hashable
 from typing import Protocol, TypeVar
 
 from warplint.model import FileModel
+from warplint.names import module_name_for_path
 
 T = TypeVar("T")
 
@@ -90,7 +91,8 @@ def file_context(file: FileModel) -> CodeContext:
     name = os.path.basename(file.path)
     if any(f in _EXAMPLE_FOLDERS for f in folders) or name.startswith("example_"):
         return CodeContext.EXAMPLE
-    if name == "__main__.py" or ("." not in file.module and file.has_main_guard):
+    # a script outside any regular package (its module name may still be dotted: a namespace folder run with -m)
+    if name == "__main__.py" or (file.has_main_guard and "." not in module_name_for_path(file.path)[0]):
         return CodeContext.APPLICATION
     return CodeContext.LIBRARY
 

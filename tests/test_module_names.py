@@ -1,0 +1,125 @@
+"""Module names as Python's import system gives them (warplint/module_names.py): Warp names a module after
+the Python module, so every message and the WC501 fix must use the name the program's run gives."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from warplint.config import load_config
+from warplint.engine import Session
+from warplint.module_names import ModuleNames, RunHint, imports_of
+from warplint.registry import all_rules
+
+DEFAULT_CODES = tuple(code for code, rule in all_rules().items() if rule.default_enabled and not rule.runtime_only)
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "module_names")
+
+
+def _names(layout: str) -> dict[str, str]:
+    """relative path -> module name, for every file of a fixture layout linted as its own project."""
+    root = os.path.join(FIXTURES, layout)
+    session = Session(load_config(root, set(all_rules())).with_overrides(select=DEFAULT_CODES), cache=False)
+    session.lint_paths([root], project_context=True)
+    return {os.path.relpath(path, root): model.module for path, model in session.models.items()}
+
+
+def test_a_namespace_package_imported_from_the_root_is_named_from_the_root():
+    names = _names("namespace_run")
+    # main.py imports examples.particles.kernels: the root is on sys.path, both folders are namespace packages
+    assert names["examples/particles/kernels.py"] == "examples.particles.kernels"
+    assert names["examples/particles/main.py"] == "examples.particles.main"
+    # a relative import in a folder without __init__.py: only python -m from the root runs it
+    assert names["examples/fluids/kernels.py"] == "examples.fluids.kernels"
+    # no importer: the configured run command (python -m tools.bench.main) names it
+    assert names["tools/bench/main.py"] == "tools.bench.main"
+
+
+def test_the_run_command_names_modules_nobody_imports():
+    root = os.path.join(FIXTURES, "namespace_run")
+    listing = [os.path.join(root, "tools", "bench", "main.py")]
+    path = listing[0]
+
+    def read(p):
+        with open(p) as fh:
+            return fh.read()
+
+    unhinted = ModuleNames(root, (), None, lambda _: listing, read)
+    assert unhinted.name_of(path) == ("main", False)
+    run = RunHint.of(["python", "-X", "dev", "-m", "tools.bench.main"], root)
+    hinted = ModuleNames(root, (), run, lambda _: listing, read)
+    assert hinted.name_of(path) == ("tools.bench.main", False)
+    assert hinted.reason(path) == "run as python -m tools.bench.main"
+    assert hinted.run_target() == path
+    script = RunHint.of(["python3", "tools/bench/main.py"], root)
+    assert script is not None and script.script == path
+    assert ModuleNames(root, (), script, lambda _: listing, read).name_of(path) == ("main", False)
+
+
+def test_a_src_layout_is_named_from_its_declared_root():
+    names = _names("src_layout")
+    # [tool.setuptools.packages.find] where = ["src"]: acme (no __init__.py) is a namespace package
+    assert names["src/acme/physics/kernels.py"] == "acme.physics.kernels"
+    assert names["src/acme/physics/__init__.py"] == "acme.physics"
+
+
+def test_src_setting_declares_an_import_root(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.warplint]\nsrc = ["lib"]\n')
+    (tmp_path / "lib" / "ns" / "ops").mkdir(parents=True)
+    (tmp_path / "lib" / "ns" / "ops" / "k.py").write_text("import warp as wp\n")
+    config = load_config(str(tmp_path), set(DEFAULT_CODES))
+    assert config.src == ("lib",)
+    session = Session(config, cache=False)
+    session.lint_paths([str(tmp_path)], project_context=True)
+    assert session.models[str(tmp_path / "lib" / "ns" / "ops" / "k.py")].module == "ns.ops.k"
+
+
+def test_a_script_folder_importing_its_siblings_keeps_their_short_names():
+    names = _names("script_folder")
+    # `from sim import step` in demo/main.py: demo/ is sys.path[0] (python demo/main.py), not the root
+    assert names["demo/sim.py"] == "sim"
+    assert names["demo/main.py"] == "main"
+
+
+def test_regular_packages_are_named_as_before():
+    names = _names("regular")
+    assert names == {"pkg/__init__.py": "pkg", "pkg/kernels.py": "pkg.kernels", "app.py": "app"}
+
+
+def test_imports_are_read_without_parsing():
+    text = ("import a.b, c as d\nfrom e.f import (g,\n    h as i)\nfrom . import j\n"
+            "    from k import *  # comment\nx = 1; import l\n")
+    found, relative = imports_of(text)
+    assert set(found) == {"a.b", "c", "e.f", "e.f.g", "e.f.h", "k"}
+    assert relative
+
+
+def test_one_file_is_named_alike_alone_and_with_its_directory(run_cli):
+    root = os.path.join(FIXTURES, "namespace_run")
+    alone = json.loads(run_cli("examples/particles/main.py", "--no-cache", "--unsafe-fixes", "--format", "json",
+                               cwd=root)[1])
+    whole = json.loads(run_cli(".", "--no-cache", "--unsafe-fixes", "--format", "json", cwd=root)[1])
+    fixes = [f["fix"] for f in alone if f["code"] == "WC501"]
+    assert fixes and fixes == [f["fix"] for f in whole if f["code"] == "WC501"]
+    assert 'get_module("examples.particles.kernels")' in fixes[0]["edits"][0]["content"]
+
+
+@pytest.mark.parametrize("layout,command,kernel", [
+    ("namespace_run", ["-m", "examples.particles.main"], "advance"),
+])
+def test_warp_names_the_module_as_warplint_does(tmp_path, run_cli, layout, command, kernel):
+    """Real Warp on CPU: wp.get_module(name) for the name the WC501 fix writes holds the launched kernel."""
+    project = tmp_path / "project"
+    shutil.copytree(os.path.join(FIXTURES, layout), project)
+    found = json.loads(run_cli(".", "--no-cache", "--unsafe-fixes", "--format", "json", cwd=str(project))[1])
+    (fix,) = [f["fix"] for f in found if f["code"] == "WC501"]
+    content = fix["edits"][0]["content"]
+    names = [part.split('"', 1)[0] for part in content.split('get_module("')[1:]]
+    env = {**os.environ, "WARP_CACHE_PATH": str(tmp_path / "warp-cache"), "PYTHONDONTWRITEBYTECODE": "1"}
+    run = subprocess.run([sys.executable, *command, *names], cwd=project, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    held = json.loads(run.stdout.strip().splitlines()[-1])  # name -> the kernels of wp.get_module(name)
+    assert [kernel] in held.values(), (names, held)

@@ -26,7 +26,8 @@ class ForceLoadAllModules(Rule):
 
     Automatic fix (unsafe, only with `--unsafe-fixes`): `--fix` passes
     `modules=[wp.get_module("..."), ...]` listing every module the project's
-    launches use (as the project index resolves them). Unsafe because a module
+    launches use (as the project index resolves them; a script's own kernels are
+    in `__main__`, the name Warp gives them when it runs). Unsafe because a module
     launched by code the index does not follow is no longer preloaded. Offered when
     the file has `import warp` (or `import warp as wp`) and some launch resolves.
 
@@ -73,9 +74,15 @@ class ForceLoadAllModules(Rule):
         launched = sorted({launch.module for launch in project.all_launches() if launch.module != UNIQUE})
         if warp is None or not launched:
             return None
-        listed = "[" + ", ".join(f'{warp}.get_module("{name}")' for name in launched) + "]"
+        # This file's own kernels are in the module Warp names after it at run time: `__main__` for a script
+        run_name = project.run_name(file)
+        names = sorted({run_name if name == file.module else name for name in launched})
+        listed = "[" + ", ".join(f'{warp}.get_module("{name}")' for name in names) + "]"
         given = call.bound("modules")
         edit = replace(given.span, listed) if given is not None else add_argument(call, f"modules={listed}")
         if edit is None:
             return None
-        return Fix("Preload only the launched modules: modules=[...]", (edit,), Applicability.UNSAFE)
+        title = "Preload only the launched modules: modules=[...]"
+        if run_name != file.module and file.module in launched:
+            title += " (this file runs as __main__, the name of its kernels' module)"
+        return Fix(title, (edit,), Applicability.UNSAFE)

@@ -108,6 +108,7 @@ def test_one_file_is_named_alike_alone_and_with_its_directory(run_cli):
 
 @pytest.mark.parametrize("layout,command,kernel", [
     ("namespace_run", ["-m", "examples.particles.main"], "advance"),
+    ("script_app", ["app.py"], "fill"),
 ])
 def test_warp_names_the_module_as_warplint_does(tmp_path, run_cli, layout, command, kernel):
     """Real Warp on CPU: wp.get_module(name) for the name the WC501 fix writes holds the launched kernel."""
@@ -123,3 +124,21 @@ def test_warp_names_the_module_as_warplint_does(tmp_path, run_cli, layout, comma
     assert run.returncode == 0, run.stderr
     held = json.loads(run.stdout.strip().splitlines()[-1])  # name -> the kernels of wp.get_module(name)
     assert [kernel] in held.values(), (names, held)
+
+
+def test_the_confirm_command_says_which_file_runs_as_main(tmp_path):
+    """An imported script is not __main__ unless the command runs it (`--confirm -- python app.py`)."""
+    shutil.copytree(os.path.join(FIXTURES, "script_app"), tmp_path, dirs_exist_ok=True)
+    (tmp_path / "tool.py").write_text("import app\n")
+    env = {**os.environ, "WARP_CACHE_PATH": str(tmp_path / "warp-cache")}
+
+    def fix_text(*extra):
+        proc = subprocess.run([sys.executable, "-m", "warplint", "app.py", "--no-cache", "--unsafe-fixes", "--format",
+                               "json", *extra], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        document = json.loads(proc.stdout)
+        findings = document["findings"] if isinstance(document, dict) else document
+        (fix,) = [f["fix"] for f in findings if f["code"] == "WC501"]
+        return fix["edits"][0]["content"]
+
+    assert 'get_module("app")' in fix_text()  # imported by tool.py: the most likely run imports it
+    assert 'get_module("__main__")' in fix_text("--confirm", "--", sys.executable, "app.py")

@@ -280,6 +280,8 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     if args.confirm and (args.fix or args.diff):
         raise UsageError("--fix and --diff do not combine with --confirm (it runs the code as it is)")
     confirm_plan = _confirm_plan(args, config, command) if args.confirm else None  # bad settings fail before the lint
+    if confirm_plan is not None:  # module names follow the run (`python -m pkg.main` imports through the cwd)
+        config = config.with_overrides(run_command=tuple(confirm_plan[0]), run_cwd=os.getcwd())
     if confirm_plan is not None and not command and not args.quiet:  # a cloned project's command: say what runs
         err.write(f"warplint: note: --confirm runs [tool.warplint.confirm] command from "
                   f"{shown_path(config.source or 'the config')}: {shlex.join(confirm_plan[0])}\n")

@@ -557,7 +557,8 @@ class Session:
         if self._project is None:
             from .index import Project
 
-            self._project = Project(self.models.values(), self.load_external, self.warp_environment)
+            self._project = Project(self.models.values(), self.load_external, self.warp_environment,
+                                    self.names.runs_as_main)
         return self._project
 
     # ------------------------------------------------------------------ checking

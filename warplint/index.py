@@ -48,8 +48,9 @@ class Project:
         files: Iterable[FileModel],
         load_external: Callable[[str], FileModel | None] | None = None,
         warp_environment: WarpEnvironment | None = None,
+        runs_as_main: Callable[[str, bool], bool] | None = None,
     ) -> None:
-        bindings = Bindings(files, load_external, warp_environment)
+        bindings = Bindings(files, load_external, warp_environment, runs_as_main)
         evaluator = Evaluator(bindings)
         add_decorated_kernels(bindings, evaluator)
         self._facts = IdentityFacts(bindings, evaluator)
@@ -84,6 +85,9 @@ class Project:
 
     def canonical_module(self, name: str) -> str:
         return self._bindings.canonical_module(name)
+
+    def run_name(self, file: FileModel) -> str:
+        return self._bindings.run_name(file)
 
     def is_warp_api(self, ref: str | None) -> bool:
         return self._bindings.is_warp_api(ref)

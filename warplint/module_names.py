@@ -118,7 +118,8 @@ class ModuleNames:
         self.run = run
         self._scope_files = scope_files
         self._read = read
-        self._decisions: dict[int, tuple[list[str], dict[str, tuple[str, str]]]] = {}  # id(listing) -> ...
+        # id(listing) -> (listing, base -> (root, why), the files some file of the listing imports)
+        self._decisions: dict[int, tuple[list[str], dict[str, tuple[str, str]], set[str]]] = {}
         self._package_bases: dict[str, tuple[list[str], bool, str]] = {}
 
     def _package_base(self, path: str) -> tuple[list[str], bool, str]:
@@ -137,6 +138,15 @@ class ModuleNames:
         _, _, base = self._package_base(os.path.abspath(path))
         return self._decision(path, base)[1]
 
+    def runs_as_main(self, path: str, has_main_guard: bool) -> bool:
+        """Whether the file runs as ``__main__`` (the name Warp then gives its module): the run command's target
+        when a command is known; else, the most likely run, a file with an ``if __name__ == "__main__":`` block
+        that no file of its project imports."""
+        path = os.path.abspath(path)
+        if self.run is not None:
+            return self.run_target() == path
+        return has_main_guard and path not in self._evidence(path)[2]
+
     def run_target(self) -> str | None:
         """The file the run command runs as ``__main__`` (absolute), when a command is known."""
         run = self.run
@@ -152,11 +162,14 @@ class ModuleNames:
 
     # ------------------------------------------------------------------ evidence
     def _decision(self, path: str, base: str) -> tuple[str, str]:
+        return self._evidence(path)[1].get(base) or (base, "")
+
+    def _evidence(self, path: str) -> tuple[list[str], dict[str, tuple[str, str]], set[str]]:
         listing = self._scope_files(path)
         entry = self._decisions.get(id(listing))
         if entry is None or entry[0] is not listing:
-            entry = self._decisions[id(listing)] = (listing, self._decide(listing))
-        return entry[1].get(base) or (base, "")
+            entry = self._decisions[id(listing)] = (listing, *self._decide(listing))
+        return entry
 
     def _bases(self, listing: list[str]) -> dict[str, _Base]:
         bases: dict[str, _Base] = {}
@@ -186,11 +199,13 @@ class ModuleNames:
             roots.append(directory)
         return roots
 
-    def _decide(self, listing: list[str]) -> dict[str, tuple[str, str]]:
-        """base folder -> (its import root, why) for the bases whose root is not the base itself."""
+    def _decide(self, listing: list[str]) -> tuple[dict[str, tuple[str, str]], set[str]]:
+        """(base folder -> (its import root, why) for the bases whose root is not the base itself, the files
+        some file imports by a name they can have)."""
         bases = self._bases(listing)
         # Every name a file (or a package above it) can be imported as -> the (base, root) pairs giving it.
         spelled: dict[str, set[tuple[str, str]]] = {}
+        files: dict[str, set[str]] = {}  # the full names only -> the files they name
         for base in bases.values():
             for path in base.files:
                 parts, _, _ = self._package_base(path)
@@ -198,6 +213,8 @@ class ModuleNames:
                     full = _prefix(base.directory, root) + parts
                     for n in range(1, len(full) + 1):
                         spelled.setdefault(".".join(full[:n]), set()).add((base.directory, root))
+                    files.setdefault(".".join(full), set()).add(path)
+        imported: set[str] = set()
         votes: dict[tuple[str, str], set[str]] = {}
         for base in bases.values():
             for path in base.files:
@@ -209,6 +226,7 @@ class ModuleNames:
                         os.path.join(base.directory, "__init__.py")):
                     base.relative_at_top = True
                 for target in set(targets):
+                    imported.update(files.get(target, ()))
                     hit = _chosen(spelled.get(target), path)
                     if hit is not None:
                         votes.setdefault(hit, set()).add(path)
@@ -237,7 +255,7 @@ class ModuleNames:
                 decisions[base.directory] = (
                     base.roots[-1], "a folder without __init__.py with relative imports: run with python -m "
                     "from the project root")
-        return {d: v for d, v in decisions.items() if v[0] != d}
+        return {d: v for d, v in decisions.items() if v[0] != d}, imported
 
     def _run_root(self, bases: dict[str, _Base]) -> tuple[str | None, str, str]:
         """(the base of the module ``python -m`` runs, the working directory it is imported through, why)."""

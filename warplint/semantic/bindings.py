@@ -74,8 +74,10 @@ class Bindings:
         files: Iterable[FileModel],
         load_external: Callable[[str], FileModel | None] | None = None,
         warp_environment: WarpEnvironment | None = None,
+        runs_as_main: Callable[[str, bool], bool] | None = None,
     ) -> None:
         self.files = [f for f in files if f.error is None]
+        self._runs_as_main = runs_as_main  # (path, has a __main__ block) -> runs as __main__ (module_names.py)
         self._warp_environment = warp_environment or WarpEnvironment(own_install=own_interpreter_version())
         self._warp: WarpFacts | None = None
         self.by_module: dict[str, FileModel] = _ModuleTable()
@@ -115,6 +117,13 @@ class Bindings:
         if name not in self._external:
             self._external[name] = self._load_external(name)
         return self._external[name]
+
+    def run_name(self, file: FileModel) -> str:
+        """The name Warp gives the module of ``file``'s own kernels when the program runs: ``__main__`` for the
+        file the program runs (``ModuleNames.runs_as_main``), else its module name."""
+        if self._runs_as_main is not None and self._runs_as_main(file.path, file.has_main_guard):
+            return "__main__"
+        return file.module
 
     def file_at(self, path: str) -> FileModel | None:
         found = self.by_path.get(path)

@@ -52,13 +52,14 @@ def module_name_for_path(path: str) -> tuple[str, bool]:
     return ".".join(parts) or (stem[:-3] if stem.endswith(".py") else stem), is_package
 
 
-def package_base(path: str) -> tuple[list[str], bool, str]:
+def package_base(path: str, gaps: dict[str, int | None] | None = None) -> tuple[list[str], bool, str]:
     """(the file's name parts below its base, whether it is a package __init__, the base directory).
 
     Walks up while the directory is a package (has ``__init__.py``). A folder without one inside
     a regular package is a namespace package and part of the name (``newton/_src/solvers/x.py``
     under ``newton/__init__.py`` is ``newton._src.solvers.x``): up to three such folders in a row
     are followed to a package above them, never past a project root (``pyproject.toml``, ``.git``).
+    ``gaps``: a memo of ``_namespace_gap`` by folder, for a caller naming many files.
     """
     path = os.path.abspath(path)
     directory, filename = os.path.split(path)
@@ -66,7 +67,12 @@ def package_base(path: str) -> tuple[list[str], bool, str]:
     is_package = stem == "__init__"
     parts: list[str] = [] if is_package else [stem]
     while True:
-        gap = _namespace_gap(directory)
+        if gaps is None:
+            gap = _namespace_gap(directory)
+        elif directory in gaps:
+            gap = gaps[directory]
+        else:
+            gap = gaps[directory] = _namespace_gap(directory)
         if gap is None:
             break
         for _ in range(gap + 1):

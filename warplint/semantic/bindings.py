@@ -25,9 +25,9 @@ from .context import CodeContext, context_of
 class _ModuleTable(dict):
     """Module name -> file, tolerant of the import root.
 
-    A file's name comes from its package ``__init__.py`` chain (``particles.kernels``);
-    code run from a parent directory imports it as ``examples.particles.kernels``
-    (a namespace package). A lookup that misses retries without leading components.
+    A file's name is the one the project's evidence gives it (``warplint/module_names.py``:
+    ``examples.particles.kernels`` when the project imports it so); a file may still be imported
+    through another root (``particles.kernels``). A lookup that misses retries without leading components.
     """
 
     def __init__(self) -> None:

@@ -142,3 +142,16 @@ def test_the_confirm_command_says_which_file_runs_as_main(tmp_path):
 
     assert 'get_module("app")' in fix_text()  # imported by tool.py: the most likely run imports it
     assert 'get_module("__main__")' in fix_text("--confirm", "--", sys.executable, "app.py")
+
+
+def test_a_guessed_name_is_said_cold_and_warm(tmp_path, run_cli):
+    """Relative imports in a folder without __init__.py: the name assumes python -m from the root, and says so,
+    also when the findings come from the result cache."""
+    shutil.copytree(os.path.join(FIXTURES, "namespace_run"), tmp_path, dirs_exist_ok=True)
+    note = ("warplint: note: examples/fluids: its modules are named examples.fluids.*: relative imports in a "
+            "folder without __init__.py: assumed run with python -m from the project root")
+    cold = run_cli("examples/fluids/main.py", "-v", cwd=str(tmp_path))
+    warm = run_cli("examples/fluids/main.py", "-v", cwd=str(tmp_path))
+    assert note in cold[2].splitlines() and note in warm[2].splitlines()
+    assert "from the result cache" in warm[2]
+    assert note not in run_cli("examples/particles/main.py", cwd=str(tmp_path))[2]  # imported by its full name

@@ -291,6 +291,11 @@ def _bounded_per_line(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return kept
 
 
+def _naming_notes(naming: dict, targets: list[str]) -> list[str]:
+    """The module-naming notes of the checked files, each once."""
+    return list(dict.fromkeys(naming[a] for a in targets if a in naming))
+
+
 def _run_hint(config: Config) -> RunHint | None:
     """How the program runs: the command a front end was given, else the configured --confirm command
     (run from the project root)."""
@@ -690,6 +695,7 @@ class Session:
             for path, text, _ in files:
                 if text is not None:
                     self.texts[os.path.abspath(path)] = text
+            result.notes.extend(_naming_notes(entry.get("naming", {}), targets))
             for absolute in targets:
                 parsed, diagnostics = entry["files"][absolute]
                 result.files += 1
@@ -721,6 +727,8 @@ class Session:
         for absolute in (list(spelled) if check_context and run_key is not None else targets):
             model = self.models[absolute]
             checked[absolute] = (not model.rule_facts.get("unparsed"), self.check_model(model, project))
+        naming = {a: note for a in checked if (note := self._naming_guess(a))}
+        result.notes.extend(_naming_notes(naming, targets))
         for absolute in targets:
             parsed, diagnostics = checked[absolute]
             result.files += 1
@@ -734,8 +742,20 @@ class Session:
             missing = sorted(name for name, m in self._external.items() if m is None)
             stored = dict(hit["files"]) if hit is not None else {}  # the other files' findings stay valid
             stored.update((a, (parsed, [_absolute(d) for d in found])) for a, (parsed, found) in checked.items())
-            self._results.put(run_key, {"files": stored, "externals": externals, "missing": missing})
+            naming = {**(hit.get("naming", {}) if hit is not None else {}), **naming}
+            self._results.put(run_key, {"files": stored, "externals": externals, "missing": missing,
+                                        "naming": naming})
         return result
+
+    def _naming_guess(self, absolute: str) -> str | None:
+        """A note when the file's module name rests on a guess at how the program runs (``ModuleNames.guess``)."""
+        guess = self.names.guess(absolute)
+        if guess is None:
+            return None
+        folder, what = guess
+        here = os.getcwd()
+        shown = os.path.relpath(folder) if folder == here or folder.startswith(here.rstrip(os.sep) + os.sep) else folder
+        return f"{shown}: {what}"
 
     def _usable_result(self, key: str, targets: list[str]) -> dict | None:
         entry = self._results.get(key) if self._results is not None else None

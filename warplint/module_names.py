@@ -126,8 +126,8 @@ class ModuleNames:
         self.run = run
         self._scope_files = scope_files
         self._read = read
-        # id(listing) -> (listing, base -> (root, why), the files some file of the listing imports)
-        self._decisions: dict[int, tuple[list[str], dict[str, tuple[str, str]], set[str]]] = {}
+        # id(listing) -> (listing, base -> (root, why, whether it was a guess), the files some file imports)
+        self._decisions: dict[int, tuple[list[str], dict[str, tuple[str, str, bool]], set[str]]] = {}
         self._package_bases: dict[str, tuple[list[str], bool, str]] = {}
         self._gaps: dict[str, int | None] = {}  # package_base's memo
 
@@ -139,13 +139,22 @@ class ModuleNames:
 
     def name_of(self, path: str) -> tuple[str, bool]:
         parts, is_package, base = self._package_base(os.path.abspath(path))
-        root, _ = self._decision(path, base)
+        root = self._decision(path, base)[0]
         return _joined(base, root, parts, path), is_package
 
     def reason(self, path: str) -> str:
         """Why ``path`` has the name it has, when evidence put its import root above its folder ('' if not)."""
         _, _, base = self._package_base(os.path.abspath(path))
         return self._decision(path, base)[1]
+
+    def guess(self, path: str) -> tuple[str, str] | None:
+        """(the folder, what was assumed) when the evidence for ``path``'s name was ambiguous and the name is
+        the most likely run's: one file imported under two names, or relative imports in a namespace folder."""
+        _, _, base = self._package_base(os.path.abspath(path))
+        root, why, guessed = self._decision(path, base)
+        if not guessed:
+            return None
+        return base, f"its modules are named {_joined_dir(base, root)}.*: {why}"
 
     def runs_as_main(self, path: str, has_main_guard: bool) -> bool:
         """Whether the file runs as ``__main__`` (the name Warp then gives its module): the run command's target
@@ -170,10 +179,10 @@ class ModuleNames:
         return None
 
     # ------------------------------------------------------------------ evidence
-    def _decision(self, path: str, base: str) -> tuple[str, str]:
-        return self._evidence(path)[1].get(base) or (base, "")
+    def _decision(self, path: str, base: str) -> tuple[str, str, bool]:
+        return self._evidence(path)[1].get(base) or (base, "", False)
 
-    def _evidence(self, path: str) -> tuple[list[str], dict[str, tuple[str, str]], set[str]]:
+    def _evidence(self, path: str) -> tuple[list[str], dict[str, tuple[str, str, bool]], set[str]]:
         listing = self._scope_files(path)
         entry = self._decisions.get(id(listing))
         if entry is None or entry[0] is not listing:
@@ -208,9 +217,9 @@ class ModuleNames:
             roots.append(directory)
         return roots
 
-    def _decide(self, listing: list[str]) -> tuple[dict[str, tuple[str, str]], set[str]]:
-        """(base folder -> (its import root, why) for the bases whose root is not the base itself, the files
-        some file imports by a name they can have)."""
+    def _decide(self, listing: list[str]) -> tuple[dict[str, tuple[str, str, bool]], set[str]]:
+        """(base folder -> (its import root, why, whether the evidence was ambiguous) for the bases whose root
+        is not the base itself or was a guess, the files some file imports by a name they can have)."""
         bases = self._bases(listing)
         # Every name a file (or a package above it) can be imported as -> the (base, root) pairs giving it.
         spelled: dict[str, set[tuple[str, str]]] = {}
@@ -240,10 +249,10 @@ class ModuleNames:
                     if hit is not None:
                         votes.setdefault(hit, set()).add(path)
         run_root = self._run_root(bases)
-        decisions: dict[str, tuple[str, str]] = {}
+        decisions: dict[str, tuple[str, str, bool]] = {}
         for base in bases.values():
             if base.directory == run_root[0]:
-                decisions[base.directory] = (run_root[1], run_root[2])
+                decisions[base.directory] = (run_root[1], run_root[2], False)
                 continue
             counted = {root: len(votes.get((base.directory, root), ())) for root in base.roots}
             best = max(counted.values(), default=0)
@@ -252,19 +261,20 @@ class ModuleNames:
                 # one Warp most likely names, ties broken toward the declared root, then the outermost.
                 tied = [r for r in base.roots if counted[r] == best]
                 root = next((r for r in tied if r in self.declared), tied[-1])
-                why = f"imported as {_joined_dir(base.directory, root)!r} by the project's files"
-                if len(tied) > 1 or sum(1 for c in counted.values() if c) > 1:
-                    why += " (also imported under another name: Python would load it twice)"
-                decisions[base.directory] = (root, why)
+                why = f"imported as {_joined_dir(base.directory, root)} by the project's files"
+                twice = sum(1 for c in counted.values() if c) > 1
+                if twice:
+                    why += ", more often than under its other name (Python would load it twice)"
+                decisions[base.directory] = (root, why, twice)
                 continue
             declared = next((r for r in base.roots if r in self.declared), None)
             if declared is not None:
-                decisions[base.directory] = (declared, "under a declared import root")
+                decisions[base.directory] = (declared, "under a declared import root", False)
             elif base.relative_at_top and len(base.roots) > 1:
                 decisions[base.directory] = (
-                    base.roots[-1], "a folder without __init__.py with relative imports: run with python -m "
-                    "from the project root")
-        return {d: v for d, v in decisions.items() if v[0] != d}, imported
+                    base.roots[-1], "relative imports in a folder without __init__.py: assumed run with python -m "
+                    "from the project root", True)
+        return {d: v for d, v in decisions.items() if v[0] != d or v[2]}, imported
 
     def _run_root(self, bases: dict[str, _Base]) -> tuple[str | None, str, str]:
         """(the base of the module ``python -m`` runs, the working directory it is imported through, why)."""

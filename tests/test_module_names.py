@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from warplint.config import load_config
+from warplint.config import Config, load_config
 from warplint.engine import Session
 from warplint.module_names import ModuleNames, RunHint, imports_of
 from warplint.registry import all_rules
@@ -28,11 +28,11 @@ def _names(layout: str) -> dict[str, str]:
 
 def test_a_namespace_package_imported_from_the_root_is_named_from_the_root():
     names = _names("namespace_run")
-    # main.py imports examples.particles.kernels: the root is on sys.path, both folders are namespace packages
-    assert names["examples/particles/kernels.py"] == "examples.particles.kernels"
-    assert names["examples/particles/main.py"] == "examples.particles.main"
+    # main.py imports apps.particles.kernels: the root is on sys.path, both folders are namespace packages
+    assert names["apps/particles/kernels.py"] == "apps.particles.kernels"
+    assert names["apps/particles/main.py"] == "apps.particles.main"
     # a relative import in a folder without __init__.py: only python -m from the root runs it
-    assert names["examples/fluids/kernels.py"] == "examples.fluids.kernels"
+    assert names["apps/fluids/kernels.py"] == "apps.fluids.kernels"
     # no importer: the configured run command (python -m tools.bench.main) names it
     assert names["tools/bench/main.py"] == "tools.bench.main"
 
@@ -63,6 +63,14 @@ def test_a_src_layout_is_named_from_its_declared_root():
     # [tool.setuptools.packages.find] where = ["src"]: acme (no __init__.py) is a namespace package
     assert names["src/acme/physics/kernels.py"] == "acme.physics.kernels"
     assert names["src/acme/physics/__init__.py"] == "acme.physics"
+
+
+def test_a_nested_projects_packaging_is_read_from_a_parent_root():
+    # linted from a folder above (a monorepo's root): src_layout's own pyproject.toml declares src/
+    session = Session(Config(root=FIXTURES, select=DEFAULT_CODES), cache=False)
+    session.lint_paths([FIXTURES], project_context=True)
+    kernels = os.path.join(FIXTURES, "src_layout", "src", "acme", "physics", "kernels.py")
+    assert session.models[kernels].module == "acme.physics.kernels"
 
 
 def test_src_setting_declares_an_import_root(tmp_path):
@@ -98,16 +106,16 @@ def test_imports_are_read_without_parsing():
 
 def test_one_file_is_named_alike_alone_and_with_its_directory(run_cli):
     root = os.path.join(FIXTURES, "namespace_run")
-    alone = json.loads(run_cli("examples/particles/main.py", "--no-cache", "--unsafe-fixes", "--format", "json",
+    alone = json.loads(run_cli("apps/particles/main.py", "--no-cache", "--unsafe-fixes", "--format", "json",
                                cwd=root)[1])
     whole = json.loads(run_cli(".", "--no-cache", "--unsafe-fixes", "--format", "json", cwd=root)[1])
     fixes = [f["fix"] for f in alone if f["code"] == "WC501"]
     assert fixes and fixes == [f["fix"] for f in whole if f["code"] == "WC501"]
-    assert 'get_module("examples.particles.kernels")' in fixes[0]["edits"][0]["content"]
+    assert 'get_module("apps.particles.kernels")' in fixes[0]["edits"][0]["content"]
 
 
 @pytest.mark.parametrize("layout,command,kernel", [
-    ("namespace_run", ["-m", "examples.particles.main"], "advance"),
+    ("namespace_run", ["-m", "apps.particles.main"], "advance"),
     ("script_app", ["app.py"], "fill"),
 ])
 def test_warp_names_the_module_as_warplint_does(tmp_path, run_cli, layout, command, kernel):
@@ -148,10 +156,10 @@ def test_a_guessed_name_is_said_cold_and_warm(tmp_path, run_cli):
     """Relative imports in a folder without __init__.py: the name assumes python -m from the root, and says so,
     also when the findings come from the result cache."""
     shutil.copytree(os.path.join(FIXTURES, "namespace_run"), tmp_path, dirs_exist_ok=True)
-    note = ("warplint: note: examples/fluids: its modules are named examples.fluids.*: relative imports in a "
+    note = ("warplint: note: apps/fluids: its modules are named apps.fluids.*: relative imports in a "
             "folder without __init__.py: assumed run with python -m from the project root")
-    cold = run_cli("examples/fluids/main.py", "-v", cwd=str(tmp_path))
-    warm = run_cli("examples/fluids/main.py", "-v", cwd=str(tmp_path))
+    cold = run_cli("apps/fluids/main.py", "-v", cwd=str(tmp_path))
+    warm = run_cli("apps/fluids/main.py", "-v", cwd=str(tmp_path))
     assert note in cold[2].splitlines() and note in warm[2].splitlines()
     assert "from the result cache" in warm[2]
-    assert note not in run_cli("examples/particles/main.py", cwd=str(tmp_path))[2]  # imported by its full name
+    assert note not in run_cli("apps/particles/main.py", cwd=str(tmp_path))[2]  # imported by its full name

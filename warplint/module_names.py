@@ -130,6 +130,7 @@ class ModuleNames:
         self._decisions: dict[int, tuple[list[str], dict[str, tuple[str, str, bool]], set[str]]] = {}
         self._package_bases: dict[str, tuple[list[str], bool, str]] = {}
         self._gaps: dict[str, int | None] = {}  # package_base's memo
+        self._packaging: dict[str, set[str]] = {}  # project folder -> the import roots its packaging declares
 
     def _package_base(self, path: str) -> tuple[list[str], bool, str]:
         found = self._package_bases.get(path)
@@ -260,14 +261,14 @@ class ModuleNames:
                 # Several spellings import one file twice (two module objects); the most imported one is the
                 # one Warp most likely names, ties broken toward the declared root, then the outermost.
                 tied = [r for r in base.roots if counted[r] == best]
-                root = next((r for r in tied if r in self.declared), tied[-1])
+                root = next((r for r in tied if r in self._declared(base)), tied[-1])
                 why = f"imported as {_joined_dir(base.directory, root)} by the project's files"
                 twice = sum(1 for c in counted.values() if c) > 1
                 if twice:
                     why += ", more often than under its other name (Python would load it twice)"
                 decisions[base.directory] = (root, why, twice)
                 continue
-            declared = next((r for r in base.roots if r in self.declared), None)
+            declared = next((r for r in base.roots if r in self._declared(base)), None)
             if declared is not None:
                 decisions[base.directory] = (declared, "under a declared import root", False)
             elif base.relative_at_top and len(base.roots) > 1:
@@ -275,6 +276,14 @@ class ModuleNames:
                     base.roots[-1], "relative imports in a folder without __init__.py: assumed run with python -m "
                     "from the project root", True)
         return {d: v for d, v in decisions.items() if v[0] != d or v[2]}, imported
+
+    def _declared(self, base: _Base) -> set[str]:
+        """The declared import roots a base can be imported through: the config's, and those the packaging of
+        the project holding it declares (a nested project's own pyproject.toml)."""
+        project = base.roots[-1]
+        if project not in self._packaging:
+            self._packaging[project] = set(declared_roots(project, ())) if project != self.root else set()
+        return self.declared | self._packaging[project]
 
     def _run_root(self, bases: dict[str, _Base]) -> tuple[str | None, str, str]:
         """(the base of the module ``python -m`` runs, the working directory it is imported through, why)."""

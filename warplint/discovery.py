@@ -227,6 +227,10 @@ class ProjectScope:
             self._listings[directory] = found
         return found
 
+    def beside(self, path: str) -> list[str]:
+        """Absolute paths of the ``.py`` files in ``path``'s folder (not below it)."""
+        return self._listing(os.path.dirname(os.path.abspath(path)), False)
+
     def files_for(self, path: str) -> list[str]:
         """Absolute paths of the files ``path`` is indexed with (``path`` itself included when on disk)."""
         absolute = os.path.abspath(path)

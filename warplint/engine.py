@@ -854,6 +854,8 @@ class Session:
     def check_alone(self, path: str, text: str) -> list[Diagnostic]:
         """The findings of ``path`` from its own facts only, no other file indexed (what an editor shows
         while the project index is built)."""
+        # the project's import evidence is the index's to read: module names from the files beside it
+        self.names = self.names.narrowed(self.scope.beside)
         model = self.add_file(path, *self.sized(text))
         return self.check_model(model, self.project())
 

@@ -138,6 +138,10 @@ class ModuleNames:
             found = self._package_bases[path] = package_base(path, self._gaps)
         return found
 
+    def narrowed(self, scope_files: Callable[[str], list[str]]) -> ModuleNames:
+        """The same naming with evidence from ``scope_files`` (fewer files: a file checked alone)."""
+        return ModuleNames(self.root, self.declared, self.run, scope_files, self._read)
+
     def name_of(self, path: str) -> tuple[str, bool]:
         parts, is_package, base = self._package_base(os.path.abspath(path))
         root = self._decision(path, base)[0]

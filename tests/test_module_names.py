@@ -163,3 +163,15 @@ def test_a_guessed_name_is_said_cold_and_warm(tmp_path, run_cli):
     assert note in cold[2].splitlines() and note in warm[2].splitlines()
     assert "from the result cache" in warm[2]
     assert note not in run_cli("apps/particles/main.py", cwd=str(tmp_path))[2]  # imported by its full name
+
+
+def test_a_test_file_runs_under_its_module_name(tmp_path, run_cli):
+    """`if __name__ == "__main__": unittest.main()` is not how a test file runs: a runner imports it."""
+    source = open(os.path.join(FIXTURES, "script_app", "app.py")).read()
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "test_app.py").write_text(source)
+    (tmp_path / "app.py").write_text(source)
+    found = json.loads(run_cli(".", "--no-cache", "--unsafe-fixes", "--format", "json", cwd=str(tmp_path))[1])
+    fixes = {f["path"]: f["fix"]["edits"][0]["content"] for f in found if f["code"] == "WC501"}
+    assert 'get_module("test_app")' in fixes["test_app.py"] and "__main__" not in fixes["test_app.py"]
+    assert 'get_module("__main__")' in fixes["app.py"] and 'get_module("app")' not in fixes["app.py"]

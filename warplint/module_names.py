@@ -161,14 +161,14 @@ class ModuleNames:
             return None
         return base, f"its modules are named {_joined_dir(base, root)}.*: {why}"
 
-    def runs_as_main(self, path: str, has_main_guard: bool) -> bool:
+    def runs_as_main(self, path: str, script: bool) -> bool:
         """Whether the file runs as ``__main__`` (the name Warp then gives its module): the run command's target
-        when a command is known; else, the most likely run, a file with an ``if __name__ == "__main__":`` block
-        that no file of its project imports."""
+        when a command is known; else, the most likely run, a ``script`` (a file whose ``if __name__ ==
+        "__main__":`` block is how it runs) that no file of its project imports."""
         path = os.path.abspath(path)
         if self.run is not None:
             return self.run_target() == path
-        return has_main_guard and path not in self._evidence(path)[2]
+        return script and path not in self._evidence(path)[2]
 
     def run_target(self) -> str | None:
         """The file the run command runs as ``__main__`` (absolute), when a command is known."""

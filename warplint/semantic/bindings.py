@@ -121,7 +121,9 @@ class Bindings:
     def run_name(self, file: FileModel) -> str:
         """The name Warp gives the module of ``file``'s own kernels when the program runs: ``__main__`` for the
         file the program runs (``ModuleNames.runs_as_main``), else its module name."""
-        if self._runs_as_main is not None and self._runs_as_main(file.path, file.has_main_guard):
+        # a test file's __main__ block is not how it runs: a test runner imports it by its module name
+        script = file.has_main_guard and self.context_of(file) is not CodeContext.TEST
+        if self._runs_as_main is not None and self._runs_as_main(file.path, script):
             return "__main__"
         return file.module
 

@@ -167,7 +167,8 @@ def test_a_guessed_name_is_said_cold_and_warm(tmp_path, run_cli):
 
 def test_a_test_file_runs_under_its_module_name(tmp_path, run_cli):
     """`if __name__ == "__main__": unittest.main()` is not how a test file runs: a runner imports it."""
-    source = open(os.path.join(FIXTURES, "script_app", "app.py")).read()
+    with open(os.path.join(FIXTURES, "script_app", "app.py")) as fh:
+        source = fh.read()
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "test_app.py").write_text(source)
     (tmp_path / "app.py").write_text(source)

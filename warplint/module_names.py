@@ -250,8 +250,7 @@ class ModuleNames:
                     base.relative_at_top = True
                 for target in set(targets):
                     imported.update(files.get(target, ()))
-                    hit = _chosen(spelled.get(target), path)
-                    if hit is not None:
+                    for hit in _chosen(spelled.get(target), path):
                         votes.setdefault(hit, set()).add(path)
         run_root = self._run_root(bases)
         decisions: dict[str, tuple[str, str, bool]] = {}
@@ -301,17 +300,19 @@ class ModuleNames:
         return directory, run.cwd, f"run as python -m {run.module}"
 
 
-def _chosen(hits: set[tuple[str, str]] | None, importer: str) -> tuple[str, str] | None:
-    """The (base, root) an import from ``importer`` means among several that spell its name: Python looks
-    first in the importer's own folder (a script's ``sys.path[0]``), then the nearest root holding it."""
+def _chosen(hits: set[tuple[str, str]] | None, importer: str) -> list[tuple[str, str]]:
+    """The (base, root) pairs an import from ``importer`` means among those that spell its name: Python looks
+    first in the importer's own folder (a script's ``sys.path[0]``), then the nearest root holding it. A
+    package's name (``import examples``) can mean several bases through one root: each gets the vote."""
     if not hits:
-        return None
+        return []
     if len(hits) == 1:
-        return next(iter(hits))
+        return list(hits)
     holding = [h for h in hits if importer.startswith(h[1].rstrip(os.sep) + os.sep)]
     if not holding:
-        return None
-    return max(holding, key=lambda h: len(h[1]))
+        return []
+    nearest = max(len(h[1]) for h in holding)
+    return [h for h in holding if len(h[1]) == nearest]
 
 
 def _prefix(base: str, root: str) -> list[str]:

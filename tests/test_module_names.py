@@ -176,3 +176,13 @@ def test_a_test_file_runs_under_its_module_name(tmp_path, run_cli):
     fixes = {f["path"]: f["fix"]["edits"][0]["content"] for f in found if f["code"] == "WC501"}
     assert 'get_module("test_app")' in fixes["test_app.py"] and "__main__" not in fixes["test_app.py"]
     assert 'get_module("__main__")' in fixes["app.py"] and 'get_module("app")' not in fixes["app.py"]
+
+
+def test_the_result_cache_follows_declared_roots(tmp_path, run_cli):
+    """The packaging settings are not Python files: changing them must not answer from the result cache."""
+    shutil.copytree(os.path.join(FIXTURES, "src_layout"), tmp_path, dirs_exist_ok=True)
+    assert "from the result cache" not in run_cli(".", "-v", cwd=str(tmp_path))[2]
+    assert "from the result cache" in run_cli(".", "-v", cwd=str(tmp_path))[2]
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('where = ["src"]', 'where = ["src/acme"]'))
+    assert "from the result cache" not in run_cli(".", "-v", cwd=str(tmp_path))[2]

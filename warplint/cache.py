@@ -161,6 +161,10 @@ def run_key(config: Any, enabled: Iterable[str], warp_key: str,
     settings = {k: v for k, v in config.__dict__.items() if k not in ("cache_dir", "select", "extend_select", "ignore")}
     h.update(repr((sorted(settings.items(), key=lambda kv: kv[0]), sorted(enabled))).encode())
     h.update(warp_key.encode())
+    # module names follow the import roots the project's packaging declares outside [tool.warplint]
+    from .module_names import declared_roots
+
+    h.update(repr(sorted(declared_roots(config.root, getattr(config, "src", ())))).encode())
     for absolute, text_digest, error in sorted(files, key=lambda e: e[0]):
         h.update(b"\0" + absolute.encode("utf-8", "surrogatepass"))
         h.update(b"\1" + (text_digest if text_digest is not None else f"error:{error}").encode())

@@ -399,9 +399,7 @@ class Session:
             absolute = os.path.abspath(path)
             digest = (digests or {}).get(absolute) or (self._digest(absolute, text) if text is not None else None)
             entries.append((absolute, digest, error))
-        # module names also follow the import roots a pyproject declares outside [tool.warplint]
-        roots = repr(sorted(self.names.declared))
-        return _cache.run_key(self.config, self.enabled, self.warp_environment.cache_key() + roots, entries)
+        return _cache.run_key(self.config, self.enabled, self.warp_environment.cache_key(), entries)
 
     def _digest(self, absolute: str, text: str) -> str:
         known = self._digests.get(absolute)

@@ -261,10 +261,12 @@ def bench_corpus(name: str, args) -> list[dict]:
     latency = set()  # cases timed by what they print (the editor's wait), not by their process
     if tool_available("pygls"):
         for label, env in sites:
-            # the server indexes the copied tree (its own cache there: where the project's config puts it)
+            def server_cache(_i: int, directory: str = caches[label]) -> None:
+                flake8_cache_is(directory)  # the server reads the project's config: this version's warm cache
+
             name = f"{label}LSP didChange -> diagnostics"
             latency.add(name)
-            cases.append((name, None, [sys.executable, os.path.join(ROOT, "benchmarks", "lsp_change.py"), tree,
+            cases.append((name, server_cache, [sys.executable, os.path.join(ROOT, "benchmarks", "lsp_change.py"), tree,
                                        touched, "--changes", "3"], env))
     if tool_available("flake8"):
         plain = [sys.executable, "-c", PLAIN_FLAKE8, "--exit-zero"]  # flake8's default selection, no warplint

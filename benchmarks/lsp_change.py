@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             indexing["ended"] |= kind == "end"
         return published(uri, 1)(message) and (indexing["ended"] or not indexing["begun"])
 
-    client.wait(indexed, 600)
+    client.wait(indexed, 3600)  # a cold index of a large project on a loaded machine
     print(f"open + index: {time.perf_counter() - start:.2f} s", flush=True)
     times = []
     for version in range(2, args.changes + 2):

@@ -27,6 +27,10 @@ case after another (so a load spike on a noisy machine hits all cases alike):
 - flake8, 1 file  plain flake8 (E,F,W,C90; warplint's plugin left out, see PLAIN_FLAKE8) on that file, next
                   to flake8 with each version's plugin on it:
                   warm (nothing changed since the last run) and after its code was edited;
+- LSP didChange   ``warplint server`` driven by a real LSP client over stdio (benchmarks/lsp_change.py): the
+                  file is opened and its project indexed (not timed), then edited three times; the median
+                  wait from ``didChange`` to the ``publishDiagnostics`` of that version (debounce included)
+                  is the time shown, CPU and RSS are the whole session's;
 - flake8 / ruff   on the same tree, if installed (reference points).
 
 The copied tree gets a ``pyproject.toml`` whose ``[tool.warplint] cache-dir`` is where the flake8
@@ -119,6 +123,20 @@ def run_timed(cmd: list[str], cwd: str | None = None, env: dict[str, str] | None
     if sys.platform == "darwin":
         rss = usage.ru_maxrss / (1024 * 1024)
     return wall, cpu, rss, proc.returncode
+
+
+def run_latency(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float, int]:
+    """(latency s, cpu s, peak RSS MiB, exit code) of a command that measures a latency itself and prints
+    ``latency: SECONDS`` last (benchmarks/lsp_change.py): the editor's wait, not the session's length."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    _, status, usage = os.wait4(proc.pid, 0)
+    out = proc.stdout.read() if proc.stdout else ""
+    code = os.waitstatus_to_exitcode(status)
+    lines = [line for line in out.splitlines() if line.startswith("latency: ")]
+    if code != 0 or not lines:
+        err = proc.stderr.read() if proc.stderr else ""
+        raise SystemExit(f"benchmark command failed ({code}): {' '.join(cmd)}\n{out[-1000:]}{err[-1000:]}")
+    return float(lines[-1].split()[1]), usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code
 
 
 def fetch(corpus: str) -> str:
@@ -240,6 +258,20 @@ def bench_corpus(name: str, args) -> list[dict]:
             (f"{label}warplint edited 1 file", edit, [*warplint, "--cache-dir", site_cache, tree], env),
             (f"{label}warplint warm, 1 file arg", None, [*warplint, "--cache-dir", site_cache, touched], env),
         ]
+    latency = set()  # cases timed by what they print (the editor's wait), not by their process
+    if tool_available("pygls"):
+        for label, env in sites:
+            def server_cache(_i: int) -> None:
+                # The server keeps no cache outside the project (a config's cache-dir elsewhere is not its to
+                # write): its own goes in the tree's .warplint_cache; the first repetition fills it (the
+                # indexing is not timed, only the edits).
+                with open(os.path.join(tree, "pyproject.toml"), "w", encoding="utf-8") as fh:
+                    fh.write("[tool.warplint]\n")
+
+            name = f"{label}LSP didChange -> diagnostics"
+            latency.add(name)
+            cases.append((name, server_cache, [sys.executable, os.path.join(ROOT, "benchmarks", "lsp_change.py"), tree,
+                                       touched, "--changes", "3"], env))
     if tool_available("flake8"):
         plain = [sys.executable, "-c", PLAIN_FLAKE8, "--exit-zero"]  # flake8's default selection, no warplint
         plugin = [sys.executable, "-m", "flake8", "--exit-zero"]  # flake8's default selection: WC included
@@ -266,7 +298,7 @@ def bench_corpus(name: str, args) -> list[dict]:
         for label, prepare, cmd, env in cases:
             if prepare is not None:
                 prepare(i)
-            rows[label].append(run_timed(cmd, env=env))
+            rows[label].append(run_latency(cmd, env=env) if label in latency else run_timed(cmd, env=env))
             print(f"  [{i + 1}/{args.repeat}] {label:28} {rows[label][-1][0]:8.2f} s", flush=True)
     for label, directory in caches.items():
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(directory) for f in fs)

@@ -155,6 +155,10 @@ class LateGenericInstance(Rule):
         changes the program), one per site, in whatever file it is; the kernel's definition and the other
         sites are related locations."""
         by_path = {f.path: f for f in project.files}
+        # One site can make late instances of several kernels with one message (a getter's `wp.overload(kernel,
+        # sig)` where `kernel` is any of the factories' local `_kernel`s): one finding there, naming every
+        # definition, as the user edits each of them (its wp.overload lines go after it).
+        at_site: dict[tuple, tuple[FileModel, Report, list[Related], list[Related]]] = {}
         for file in project.files:
             for kernel, report, triggers in self._kernel_findings(file, project):
                 definition = Related(file.path, kernel.span, f"generic kernel '{kernel.name}' is defined here")
@@ -166,8 +170,14 @@ class LateGenericInstance(Rule):
                     yield file, report
                     continue
                 for site in sites:
-                    others = tuple(r for r in report.related if not _same(r, site))
-                    yield by_path[site.path], replace(report, span=site.span, related=(definition, *others))
+                    key = (site.path, site.span, report.message)
+                    _, _, definitions, others = at_site.setdefault(
+                        key, (by_path[site.path], replace(report, span=site.span), [], []))
+                    _add(definitions, [definition])
+                    _add(others, [r for r in report.related if not _same(r, site)])
+        for site_file, report, definitions, others in at_site.values():
+            yield site_file, replace(report, related=(*definitions, *(r for r in others
+                                                                      if not any(_same(r, d) for d in definitions))))
 
     def _kernel_findings(self, file: FileModel, project: Project) -> Iterator[tuple[Kernel, Report,
                                                                                     tuple[Related, ...]]]:
@@ -392,3 +402,8 @@ _Origin = tuple[FileModel, Call, "tuple[FileModel, Call] | None"]
 
 def _same(a: Related, b: Related) -> bool:
     return a.path == b.path and a.span == b.span
+
+
+def _add(into: list[Related], more: list[Related]) -> None:
+    """Append the locations of ``more`` that ``into`` does not name yet."""
+    into.extend(r for r in more if not any(_same(r, q) for q in into))

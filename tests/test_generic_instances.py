@@ -323,6 +323,28 @@ def test_wc106_tells_apart_two_factories_local_kernels_of_one_name(tmp_path):
     assert [next(r.span.line for r in d.related if "defined" in r.message) for d in found] == [7, 11]
 
 
+def test_wc106_one_getter_registering_two_factories_kernels_names_both_definitions(tmp_path):
+    # a cached getter builds either factory's local `_kernel` (a dispatcher) and registers its overload at run
+    # time: one late site, two kernels with one message; the finding there names both definitions (the
+    # engine keeps one finding per site and message, so a finding per kernel lost the second definition)
+    (found,) = _wc106(tmp_path, HEADER + (
+        "def make_a():\n    def _kernel(x: wp.array(dtype=Any)):\n        x[0] = x[0]\n"  # 4-6
+        "    return wp.kernel(_kernel, enable_backward=False)\n"  # 7
+        "def make_b():\n    def _kernel(y: wp.array(dtype=Any)):\n        y[0] = y[0] + y[0]\n"  # 8-10
+        "    return wp.kernel(_kernel, enable_backward=False)\n"  # 11
+        "def make(batched):\n    return make_b() if batched else make_a()\n"  # 12-13
+        "_KERNELS = {}\n"  # 14
+        "def get(batched, dtype):\n    if batched not in _KERNELS:\n        _KERNELS[batched] = make(batched)\n"
+        "    return wp.overload(_KERNELS[batched], [wp.array(dtype=dtype)])\n"  # 15-18
+        "@wp.kernel\ndef other(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"  # 19-21
+        "def run(a, b):\n    wp.launch(other, dim=1, inputs=[a])\n"  # 22-23
+        "    wp.launch(get(True, b.dtype), dim=1, inputs=[b])\n"  # 24
+        "    wp.launch(get(False, b.dtype), dim=1, inputs=[b])\n"  # 25
+    ))
+    assert found.span.line == 18
+    assert [r.span.line for r in found.related if "defined" in r.message] == [7, 11]
+
+
 def test_wc106_takes_genericity_from_warp_not_from_the_word_any(tmp_path):
     # wp.array(ndim=1) without a dtype is generic in Warp: two element types launched late are two instances
     found = _wc106(tmp_path, HEADER + (

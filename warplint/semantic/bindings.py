@@ -394,7 +394,11 @@ class Bindings:
         return self._method_of_instance(file, call) or call.callee
 
     def _method_of_instance(self, file: FileModel, call: Call) -> str | None:
-        """``s.step()`` where the local ``s`` is bound to ``Solver(...)``: ``pkg.mod.Solver.step``."""
+        """``s.step()`` where the local ``s`` is bound to ``Solver(...)``, or ``Solver(...).step()`` on the
+        instance the call makes: ``pkg.mod.Solver.step``."""
+        receiver = call.receiver
+        if receiver is not None and receiver.kind == "call" and receiver.ref and self.is_class(receiver.ref):
+            return f"{receiver.ref}.{call.callee.rpartition('.')[2]}"
         head, _, rest = call.callee.partition(".")
         if not rest or "." in rest:
             return None

@@ -210,6 +210,10 @@ class KernelJoinsLoadedModule(Rule):
                 # one content on every call, first made before any launch of the module: every later creation
                 # is identical and Warp's content hash absorbs it
                 continue
+            if not varying and not project.joins_built_variant(file, kernel, module):
+                # one content, launched only at block sizes nothing built before it was made: it lands in new
+                # variants of the module (their builds are the block sizes', CS-5); no built one builds again
+                continue
             evidence = self._launched_before(file, kernel, module, project)
             if evidence is not None:
                 if not self._rebuild_already_forced(project, file, kernel, module):

@@ -287,6 +287,9 @@ class Project:
     def preload_unused(self, file: FileModel, call: Call, module: str) -> bool:
         return builds.preload_unused(self._facts, file, call, module)
 
+    def joins_built_variant(self, file: FileModel, kernel: Kernel, module: str) -> bool:
+        return builds.joins_built_variant(self._facts, file, kernel, module)
+
     # ------------------------------------------------------------------ backward, tile ops (semantic.differentiation)
     def options_off(self) -> differentiation.OptionsOff:
         return differentiation.options_off(self._facts)

@@ -7,7 +7,9 @@ preload that builds only variants no launch of its module uses is a build the la
 
 from __future__ import annotations
 
-from warplint.model import Call, FileModel
+from collections.abc import Iterable
+
+from warplint.model import Call, Context, FileModel, Kernel
 from warplint.names import is_warp
 
 from .devices import Device, call_devices
@@ -46,22 +48,57 @@ def project_may_use_cuda(facts: IdentityFacts) -> bool:
 Variant = tuple[Device, int]
 
 
-def _variants(found: frozenset[Device], block_dims: ValueSet) -> frozenset[Variant] | None:
+def _variants(found: frozenset[Device], block_dims: ValueSet, cpu_block_dims: ValueSet | None = None
+              ) -> frozenset[Variant] | None:
+    """The variants of ``found`` devices: CUDA at ``block_dims``; the CPU at 1, or at ``cpu_block_dims`` when
+    the program has ``wp.config.enable_cpu_blocks`` on."""
     variants: set[Variant] = set()
     for device in found:
-        if device is Device.CPU:
+        sizes = block_dims if device is Device.CUDA else cpu_block_dims
+        if sizes is None:
             variants.add((Device.CPU, 1))
             continue
-        for value in block_dims:
+        for value in sizes:
             if not (isinstance(value, Const) and isinstance(value.value, int)):
                 return None
-            variants.add((Device.CUDA, value.value))
+            variants.add((device, value.value))
     return frozenset(variants)
 
 
+def cpu_blocks_enabled(facts: IdentityFacts) -> bool:
+    """The program turns ``wp.config.enable_cpu_blocks`` on (a value other than a literal False, anywhere):
+    CPU launches then run at the block_dim they pass (1 without one), so the CPU has a variant per block size
+    as CUDA does (``_resolve_launch_block_dim``); by default every CPU launch is block_dim 1."""
+    def compute() -> bool:
+        return any(a.target.kind == "attr" and a.target.ref == "warp.config.enable_cpu_blocks"
+                   and not (a.value.kind == "const" and not a.value.const)
+                   for f in facts.bindings.files for a in f.assignments)
+
+    return bool(facts.cached("cpu blocks enabled", compute))
+
+
+def _cpu_block_dims(facts: IdentityFacts, launch: Launch) -> ValueSet | None:
+    """The CPU block sizes of a launch when CPU blocks are on (1 without a block_dim, or for one <= 1); None when
+    they are off (every CPU launch is the block_dim 1 variant)."""
+    if not cpu_blocks_enabled(facts):
+        return None
+    value = launch.block_dim
+    if value is None or (value.kind == "const" and value.const is None):
+        return ValueSet.of(Const(1, "the CPU launch default"))
+    return _at_least_one(facts.evaluator.block_dims(launch.file, value, launch.call.ctx.scope, launch.site))
+
+
+def _at_least_one(sizes: ValueSet) -> ValueSet:
+    """CPU block sizes: one of 1 or less is 1."""
+    return ValueSet(frozenset(Const(1, "the CPU launch default")
+                              if isinstance(v, Const) and isinstance(v.value, int) and v.value <= 1 else v
+                              for v in sizes))
+
+
 def launch_variants(facts: IdentityFacts, launch: Launch) -> frozenset[Variant] | None:
-    """The module variants a launch loads; None when its block size on CUDA is not known statically."""
-    return _variants(launch_devices(facts, launch), launch.block_dims)
+    """The module variants a launch loads; None when its block size is not known statically."""
+    return facts.cached(("launch variants", id(launch)), lambda: _variants(
+        launch_devices(facts, launch), launch.block_dims, _cpu_block_dims(facts, launch)))
 
 
 def load_variants(facts: IdentityFacts, file: FileModel, call: Call) -> frozenset[Variant] | None:
@@ -71,9 +108,11 @@ def load_variants(facts: IdentityFacts, file: FileModel, call: Call) -> frozense
     block_dim = call.bound("block_dim")
     if block_dim is None or (block_dim.kind == "const" and block_dim.const is None):
         sizes = facts.evaluator.block_dims(file, None, call.ctx.scope)
+        cpu_sizes = None  # the CPU variants already loaded, else block_dim 1
     else:
         sizes = facts.evaluator.block_dims(file, block_dim, call.ctx.scope)
-    return _variants(found, sizes)
+        cpu_sizes = _at_least_one(sizes) if cpu_blocks_enabled(facts) else None
+    return _variants(found, sizes, cpu_sizes)
 
 
 def module_launch_variants(facts: IdentityFacts, module: str) -> frozenset[Variant] | None:
@@ -100,3 +139,78 @@ def preload_unused(facts: IdentityFacts, file: FileModel, call: Call, module: st
     loaded = load_variants(facts, file, call)
     used = module_launch_variants(facts, module)
     return loaded is not None and used is not None and bool(used) and not (loaded & used)
+
+
+# ---------------------------------------------------------------------------------------------- a kernel made late
+def joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, module: str) -> bool:
+    """Whether ``kernel``, created at run time into ``module``, can join a variant of the module that was built
+    before its creation and is loaded again after it: only that variant builds again (warp-facts §4, a
+    module's executables are kept per device and block size). Built before: the variants of the module's
+    preloads and of its other launches but those known to run after the creation. Loaded after: the kernel's
+    own launches' and those of the module's other launches but those known to run before it. A launch is
+    known to run before (after) the creation when it is earlier (later) in the function that makes the
+    kernel, or in a caller than the call that leads there, or in a function every call of which is, a few
+    levels up; one in a loop is never known to run only before. A kernel launched only at variants nothing
+    built before it was made lands in new variants: each builds once, for its block size (CS-5), and
+    nothing builds again. True when a variant is not known or the kernel is not launched."""
+    return bool(facts.cached(("joins built variant", id(kernel), module),
+                             lambda: _joins_built_variant(facts, file, kernel, module)))
+
+
+def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, module: str) -> bool:
+    launches = [launch for launch in facts.all_launches() if launch.module == module]
+    own = [launch for launch in launches if launch.kernel is kernel]
+    if not own:
+        return True
+    leading = [(f, call) for f, call, _ in facts.caller_scopes(facts.bindings.fqname(file, kernel.ctx.scope))]
+    before, after = [], []
+    for launch in launches:
+        if launch.kernel is kernel:
+            continue
+        where, call = launch.origin
+        if not _ordered(facts, where, call, file, kernel, leading, CALLER_DEPTH, after=True):
+            before.append(launch)
+        if not _ordered(facts, where, call, file, kernel, leading, CALLER_DEPTH, after=False):
+            after.append(launch)
+    built = _union(launch_variants(facts, launch) for launch in before)
+    for f in facts.bindings.files:
+        for call in facts.bindings.warp_calls(f, "load_module", "force_load"):
+            loaded = facts.modules_loaded_by(f, call)
+            if module in loaded or "*" in loaded:
+                built = _union((built, load_variants(facts, f, call)))
+    loaded_after = _union(launch_variants(facts, launch) for launch in (*own, *after))
+    return built is None or loaded_after is None or bool(built & loaded_after)
+
+
+CALLER_DEPTH = 3  # callers of a launching function followed to order it against a kernel's creation
+
+
+def _union(sets: Iterable[frozenset[Variant] | None]) -> frozenset[Variant] | None:
+    found: set[Variant] = set()
+    for variants in sets:
+        if variants is None:
+            return None
+        found |= variants
+    return frozenset(found)
+
+
+def _ordered(facts: IdentityFacts, where: FileModel, call: Call, file: FileModel, kernel: Kernel,
+             leading: list[tuple[FileModel, Call]], depth: int, after: bool) -> bool:
+    """``call`` runs before (``after``: after) ``kernel`` is made, every time: earlier (later) in the function
+    that makes it, or than a call in ``leading`` (the calls that lead to it) in the same function, or in a
+    function every call of which so runs (``depth`` levels up). Before excludes a call in a loop."""
+    if call.ctx.in_loop and not after:
+        return False
+    scope = call.ctx.scope
+
+    def ordered(other: Context) -> bool:
+        return other.runs_before(call.ctx.order) if after else call.ctx.runs_before(other.order)
+
+    if where is file and scope == kernel.ctx.scope and ordered(kernel.ctx):
+        return True
+    if any(f is where and c.ctx.scope == scope and ordered(c.ctx) for f, c in leading):
+        return True
+    if not scope or depth <= 0:
+        return False
+    sites = facts.bindings.call_sites(facts.bindings.fqname(where, scope))
+    return bool(sites) and all(_ordered(facts, f, c, file, kernel, leading, depth - 1, after) for f, c in sites)

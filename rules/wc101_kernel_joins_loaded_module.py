@@ -75,8 +75,9 @@ class KernelJoinsLoadedModule(Rule):
     kernel per key), so only its last definition counts.
 
     ## Limits
-    Not reported: `module="unique"`; the only kernel of its module, unless its factory
-    keeps variants the module name does not separate (a name that includes every
+    Not reported: `module="unique"`, also as one of the names a module name can be (the default of
+    `os.environ.get("MODULE", "unique")`: the names only the run knows prove no sharing); the only kernel
+    of its module, unless its factory keeps variants the module name does not separate (a name that includes every
     argument the content reads gives each variant its own module); factories called
     only before any launch (at import, or in a setup function that is itself only called
     so, outside loops); identical content re-defined
@@ -86,6 +87,10 @@ class KernelJoinsLoadedModule(Rule):
     creation after a launch is reported, as one build); a call of a
     `functools.cache`d factory with the literal arguments of a call made earlier (in the
     same function, or at import) before the launch: the cache returns that call's kernel.
+    A kernel of one content launched only at variants (device, block size) that nothing built before it
+    was made, in a module whose other launches that can run after it use none of the variants built before,
+    lands in new variants: their builds are the block sizes' (WC303), not a rebuild (on the CPU every block
+    size is one variant unless the program turns `wp.config.enable_cpu_blocks` on).
     A preload (`load_module`/`force_load`) that built only variants no launch of the
     module uses (a tiled module preloaded at the default block_dim 256 and launched at 64)
     is not a load the kernel joins: the launched variant is built afterwards, with it. A kernel of
@@ -180,6 +185,8 @@ class KernelJoinsLoadedModule(Rule):
             module = project.kernel_module(file, kernel)
             if module == "unique" or project.remade_kernel(file, kernel) is not None:
                 continue  # its own module; or identical content made again, which builds nothing new
+            if module is None and "unique" in project.kernel_module_names(file, kernel)[0]:
+                continue  # its known name is a module of its own; a name only the run knows proves no sharing
             if module is None:
                 # a module named per call (`module=_module_name(dtype)`): a new value of what the name reads makes
                 # a new module; only a launch of the module one call names, before a kernel joins it, or variants

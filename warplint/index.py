@@ -148,6 +148,10 @@ class Project:
         return self._evaluator.bind(fn, name, site)
 
     # ------------------------------------------------------------------ identity (semantic.launches)
+    def kernel_module_names(self, file: FileModel, kernel: Kernel) -> tuple[set[str], bool]:
+        """The Warp module names a kernel can join (``"unique"`` among them), and whether that is all of them."""
+        return self._evaluator.kernel_modules(file, kernel)
+
     def kernel_module(self, file: FileModel, kernel: Kernel) -> str | None:
         return self._facts.kernel_module(file, kernel)
 

@@ -53,6 +53,7 @@ MAX_SITE_CHAIN = 4  # wrappers followed inward from one launch
 
 # The standard library's memoising decorators (their behaviour is in C, not in code the evaluator reads).
 MEMOIZING_DECORATORS = frozenset({"functools.cache", "functools.lru_cache"})
+ENVIRONMENT_READS = frozenset({"os.environ.get", "os.getenv"})  # (name[, default]): a run-time string or the default
 # Builtins whose result depends only on their arguments (a cache key computed with them repeats).
 _PURE_BUILTINS = frozenset({"tuple", "str", "repr", "int", "float", "bool", "frozenset", "sorted", "type", "hash",
                             "abs", "min", "max", "round"})
@@ -840,6 +841,11 @@ class Evaluator:
             return self.values(file, value.args[0], scope, site, depth)
         if ref in ("int", "float", "min", "max", "len", "range", "round", "abs"):
             return self._builtin(file, value, scope, site, depth)
+        if ref in ENVIRONMENT_READS and 1 <= len(value.args) <= 2:
+            # the environment's string when the variable is set, else the default (None without one)
+            default = (self.values(file, value.args[1], scope, site, depth) if len(value.args) == 2
+                       else ValueSet.of(Const(None, "an environment variable not set")))
+            return ValueSet.union([ValueSet.of(Varies("read from the environment")), default])
         if ref is not None and ref.endswith(".get") and 1 <= len(value.args) <= 2 and not value.kwargs:
             got = self._mapping_get(file, value, scope, site, depth)
             if got is not None:

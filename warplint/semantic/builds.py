@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from warplint.model import Call, Context, FileModel, Kernel
 from warplint.names import is_warp
 
+from .context import is_test_file
 from .devices import Device, call_devices
 from .events import Launch
 from .launches import IdentityFacts
@@ -163,23 +164,53 @@ def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, 
     if not own:
         return True
     leading = [(f, call) for f, call, _ in facts.caller_scopes(facts.bindings.fqname(file, kernel.ctx.scope))]
-    before, after = [], []
-    for launch in launches:
-        if launch.kernel is kernel:
-            continue
-        where, call = launch.origin
-        if not _ordered(facts, where, call, file, kernel, leading, CALLER_DEPTH, after=True):
-            before.append(launch)
-        if not _ordered(facts, where, call, file, kernel, leading, CALLER_DEPTH, after=False):
-            after.append(launch)
-    built = _union(launch_variants(facts, launch) for launch in before)
+    built: frozenset[Variant] | None = frozenset()  # by something that can run before the creation
     for f in facts.bindings.files:
         for call in facts.bindings.warp_calls(f, "load_module", "force_load"):
             loaded = facts.modules_loaded_by(f, call)
             if module in loaded or "*" in loaded:
                 built = _union((built, load_variants(facts, f, call)))
-    loaded_after = _union(launch_variants(facts, launch) for launch in (*own, *after))
-    return built is None or loaded_after is None or bool(built & loaded_after)
+    before: list[tuple[Launch, frozenset[Variant] | None]] = []
+    after: list[tuple[Launch, frozenset[Variant] | None]] = []
+    for launch in launches:
+        if launch.kernel is kernel:
+            continue
+        where, call = launch.origin
+        variants = launch_variants(facts, launch)
+        may_before = not _ordered(facts, where, call, file, kernel, leading, CALLER_DEPTH, after=True)
+        may_after = not _ordered(facts, where, call, file, kernel, leading, CALLER_DEPTH, after=False)
+        if may_before:
+            before.append((launch, variants))
+        if may_after:
+            after.append((launch, variants))
+        if may_before and may_after and variants and _repeats(facts, where, call, CALLER_DEPTH):
+            return True  # one launch that can load a variant both before the creation and after it
+    built = _union((built, *(v for _, v in before)))
+    own_variants = _union(launch_variants(facts, launch) for launch in own)
+    if built is None or own_variants is None or any(v is None for _, v in after):
+        return True
+    if built & own_variants:
+        return True
+    # a variant one launch loads before the creation and another launch loads again after it
+    return any(a is not b and va & vb for a, va in before for b, vb in after if va is not None and vb is not None)
+
+
+def _repeats(facts: IdentityFacts, where: FileModel, call: Call, depth: int) -> bool:
+    """``call`` can run more than once in a process: in a loop, or in a function called in a loop or from
+    several places, or one whose callers are not known (a library's function; a test runs once)."""
+    if call.ctx.in_loop:
+        return True
+    scope = call.ctx.scope
+    if not scope:
+        return False
+    sites = facts.bindings.call_sites(facts.bindings.fqname(where, scope))
+    if not sites:
+        fn = where.functions.get(scope)
+        return not (fn is not None and fn.name.startswith("test") and is_test_file(where))
+    if len(sites) > 1 or depth <= 0:
+        return True
+    f, caller = sites[0]
+    return _repeats(facts, f, caller, depth - 1)
 
 
 CALLER_DEPTH = 3  # callers of a launching function followed to order it against a kernel's creation

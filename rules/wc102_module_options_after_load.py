@@ -129,8 +129,9 @@ class ModuleOptionsAfterLoad(Rule):
                 continue
             reported.add(id(span))
             what = _HOW[change.form]
-            related = [Related(file.path, launch_call.span, f"module `{module}` is launched or loaded here first; the "
-                                                            "next launch after the change builds the whole module again")]
+            related = [Related(file.path, launch_call.span,
+                               f"module `{module}` is launched or loaded here first; the next launch after the change "
+                               "builds the whole module again")]
             if via is not None:
                 what = f"`{via.callee.rpartition('.')[2]}()`"
                 related.append(Related(change.path, change.span, f"{_HOW[change.form]} changes the options here"))

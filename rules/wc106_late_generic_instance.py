@@ -296,8 +296,9 @@ class LateGenericInstance(Rule):
                     continue
                 earlier = project.launched_before(registration.file, call, module, lambda _kernel: True)
                 if earlier is not None:
-                    triggers.append((earlier, Related(registration.file.path, call.span,
-                                                      f"`wp.overload()` of `{kernel.name}` called here, after the load")))
+                    triggers.append((earlier, Related(
+                        registration.file.path, call.span, f"`wp.overload()` of `{kernel.name}` called here, after the "
+                                                           "load")))
             overload = True
         else:
             overload = False

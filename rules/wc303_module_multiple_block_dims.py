@@ -130,7 +130,7 @@ class ModuleMultipleBlockDims(Rule):
                 origin_file, origin_call = launch.origin
                 anchor = _edited_value(project, launch) or origin_call.span
                 related = [Related(ref_file.path, ref_call.span,
-                                   f"{reference_launch.kernel.name} launched at block_dim {_shown(reference)}")]
+                                   f"`{reference_launch.kernel.name}` launched at block_dim {_shown(reference)}")]
                 if anchor is not origin_call.span:
                     related.append(Related(origin_file.path, origin_call.span, "the launch at that size"))
                 if launch.site is not None:
@@ -146,10 +146,12 @@ class ModuleMultipleBlockDims(Rule):
                 extra: dict[str, Any] = {} if confident else {"confidence": "medium"}
                 yield origin_file, self.report(
                     anchor,
-                    f"Warp module '{module}' is launched here at {here}, and at {_phrase(reference)} elsewhere "
-                    f"(values: {', '.join(shown_all)}): on CUDA the whole module compiles once per block_dim; give "
-                    "the kernels that need another block size their own module or launch the module at one block_dim.",
-                    related=tuple(related),
+                    f"module `{module}` is launched at {here} here but {_shown(reference)} elsewhere, building it "
+                    "per size; use one block_dim",
+                    related=(Related(origin_file.path, anchor,
+                                     f"the module is launched at block_dim {', '.join(shown_all)}: on CUDA the whole "
+                                     "module compiles once per block_dim; give the kernels that need another block "
+                                     "size their own module"), *related),
                     module=module,
                     kernel=launch.kernel.name,
                     block_dim=", ".join(_shown(v) for v, _, _ in odds),

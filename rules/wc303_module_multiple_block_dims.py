@@ -148,10 +148,10 @@ class ModuleMultipleBlockDims(Rule):
                     anchor,
                     f"module `{module}` is launched at {here} here but {_shown(reference)} elsewhere, building it "
                     "per size; use one block_dim",
-                    related=(Related(origin_file.path, anchor,
-                                     f"the module is launched at block_dim {', '.join(shown_all)}: on CUDA the whole "
-                                     "module compiles once per block_dim; give the kernels that need another block "
-                                     "size their own module"), *related),
+                    related=(*related, Related(origin_file.path, anchor,
+                                               f"the module is launched at block_dim {', '.join(shown_all)}: on CUDA "
+                                               "the whole module compiles once per block_dim; give the kernels that "
+                                               "need another block size their own module")),
                     module=module,
                     kernel=launch.kernel.name,
                     block_dim=", ".join(_shown(v) for v, _, _ in odds),

@@ -276,7 +276,7 @@ class KernelJoinsLoadedModule(Rule):
             data: dict[str, Any] = {} if computed else {"module": module}  # a name computed per call is not known
             return self.report(
                 kernel.span,
-                f"{subject} {'joins' if single else 'join'} module {named} after its first launch, rebuilding it; "
+                f"{subject} {'joins' if single else 'join'} module {named} after its launch, rebuilding it; "
                 f"define {them} at module level",
                 related=(*related, *also), kernel=kernel.name, function=scope, **data,
             )
@@ -291,8 +291,7 @@ class KernelJoinsLoadedModule(Rule):
                        Related(apart.own_file.path, apart.own.span, f"`{kernel.name}` launched here"))
             return self.report(
                 kernel.span,
-                f"{subject} {'is' if single else 'are'} created lazily and can join module {named} after its "
-                f"launch; create {them} at module level",
+                f"lazily made {subject} may join module {named} after its launch; define {them} at module level",
                 related=(*related, *also), module=module, kernel=kernel.name, function=scope,
             )
         varying = sorted({name for g in group for name in g.varying})

@@ -137,8 +137,7 @@ class ModuleOptionsAfterLoad(Rule):
                 related.append(Related(change.path, change.span, f"{_HOW[change.form]} changes the options here"))
             yield self.report(
                 span,
-                f"{what} changes the options of launched module `{module}`, rebuilding it; set them before its "
-                "first launch",
+                f"{what} changes options of module `{module}` after its launch, rebuilding it; set them first",
                 related=tuple(related),
                 module=module, option=",".join(sorted(change.values or {})),
             )

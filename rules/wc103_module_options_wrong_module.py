@@ -134,8 +134,7 @@ class ModuleOptionsWrongModule(Rule):
                                                 + ("; the kernels' own `module_options=` would" if elsewhere else ""))
             yield self.report(
                 call.span,
-                f"`{api}()` without `module=` targets module `{file.module}`, where no kernel is built; pass "
-                "`module=`",
+                f"`{api}()` without `module=` targets module `{file.module}`, which has no kernels; pass `module=`",
                 related=(why, *self._callers(file, call, project), *(
                     Related(file.path, k.span, f"`{k.name}` is built in another module") for k in elsewhere[:3])),
                 function=call.ctx.scope,

@@ -253,8 +253,8 @@ class LateGenericInstance(Rule):
                                               "after the first load rebuilds its whole module")
         return self.report(
             kernel.span,
-            f"generic kernel `{kernel.name}` {'can be' if typed.chosen else 'is'} launched with two types and no "
-            "`wp.overload()`, rebuilding its module; overload both",
+            f"generic kernel `{kernel.name}` {'can be' if typed.chosen else 'is'} launched with two types, rebuilding "
+            "its module; `wp.overload()` both",
             related=(*related, why),
             kernel=kernel.name,
             module=project.kernel_module(file, kernel),
@@ -320,9 +320,7 @@ class LateGenericInstance(Rule):
                 if not any(_same(r, q) for q in related):
                     related.append(r)
         what = ("is overloaded at run time" if overload else "is first launched")
-        named = "its unique module" if declared == "unique" else f"module `{module}`"
-        message = (f"generic kernel `{kernel.name}` {what} after {named} can be loaded, rebuilding it; overload it "
-                   "at module level")
+        message = f"kernel `{kernel.name}` {what} after its module loaded, rebuilding it; overload it at import"
         late_sites = [late for _, late in triggers if not late.message.startswith("the launch inside")]
         return _Late(message, tuple(related), declared, tuple(late_sites))
 

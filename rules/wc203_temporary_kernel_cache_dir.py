@@ -81,7 +81,7 @@ class TemporaryKernelCacheDir(Rule):
                 anchor, related = made[1], (Related(file.path, span, f"`{what}` is set to it here"),)
             yield self.report(
                 anchor,
-                f"`{what}` is set to a new directory on every run, so nothing is cached; use a stable directory",
+                f"`{what}` is a new directory on every run, so nothing is cached; use a stable one",
                 related=(Related(file.path, anchor, f"`{why}` makes a new directory on every run: nothing compiled "
                                                     "in earlier runs is found, so every module compiles cold each "
                                                     "time"), *related),

@@ -146,8 +146,8 @@ class ModuleMultipleBlockDims(Rule):
                 extra: dict[str, Any] = {} if confident else {"confidence": "medium"}
                 yield origin_file, self.report(
                     anchor,
-                    f"module `{module}` is launched at {here} here but {_shown(reference)} elsewhere, building it "
-                    "per size; use one block_dim",
+                    f"module `{module}` is launched at {here} here, {_shown(reference)} elsewhere, a build each; use "
+                    "one block_dim",
                     related=(*related, Related(origin_file.path, anchor,
                                                f"the module is launched at block_dim {', '.join(shown_all)}: on CUDA "
                                                "the whole module compiles once per block_dim; give the kernels that "

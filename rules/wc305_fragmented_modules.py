@@ -88,8 +88,8 @@ class FragmentedModules(Rule):
                             for wf, fn in project.wrapped_functions(f, kernel) or ()]
                 yield self.report(
                     where,
-                    f"kernel `{kernel.name}` and {len(others)} other kernel{'s' if len(others) != 1 else ''} with the "
-                    "same options each have a module of their own; put them into one module",
+                    f"kernel `{kernel.name}` is one of {len(others) + 1} one-kernel modules with the same options; "
+                    "put them into one module",
                     related=(Related(file.path, where,
                                      f"{len(others)} other module{'s' if len(others) != 1 else ''} ({names}) "
                                      f"{'hold' if len(others) != 1 else 'holds'} one kernel each with the same "

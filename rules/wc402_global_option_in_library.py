@@ -111,8 +111,7 @@ class GlobalOptionInLibrary(Rule):
             option = assignment.name
             yield self.report(
                 assignment.span,
-                f"library module `{file.module}` sets `wp.config.{option} = {value}` at import; leave it to the "
-                "application",
+                f"library `{file.module}` sets `wp.config.{option} = {value}` at import; leave it to the application",
                 related=(Related(file.path, assignment.span, f"it {effect}; the application's entry point can set it "
                                                              "before importing the library"),),
                 option=option,
@@ -129,8 +128,8 @@ class GlobalOptionInLibrary(Rule):
                 continue
             yield self.report(
                 change.span,
-                f"library module `{file.module}` changes the options of module `{target}` at import; leave it to "
-                "the application",
+                f"library `{file.module}` changes the options of module `{target}` at import; leave it to the "
+                "application",
                 related=(Related(file.path, change.span, "every program importing this library gets them (and a "
                                                          "rebuild if it already loaded); a library sets options only "
                                                          "on its own modules"),),

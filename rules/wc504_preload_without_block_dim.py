@@ -164,7 +164,7 @@ class PreloadWithoutBlockDim(Rule):
                                 for launch, v in missed[:_MAX_SITES])
                 yield self.report(
                     call.span,
-                    f"`{short}()` without `block_dim` builds module `{module}` at {variant}, but it is launched at "
+                    f"`{short}()` builds module `{module}` at block_dim {variant}, but it is launched at "
                     f"{', '.join(map(str, values))}; pass `block_dim=`",
                     related=(Related(file.path, call.span, f"it builds block_dim {variant}: on CUDA the first launch "
                                                            "at another block_dim builds the module again"), *related),

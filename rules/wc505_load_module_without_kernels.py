@@ -89,13 +89,13 @@ class LoadModuleWithoutKernels(Rule):
         )
         for call in loads:
             if registered:
-                message = (f"`load_module()` without a module loads `{file.module}`, which has no kernels; pass the "
-                           "module to preload")
+                message = (f"`load_module()` without a module loads `{file.module}`, which has no kernels; name the "
+                           "module")
                 why = ("the module of the file where it is written holds no kernels (only options): it compiles an "
                        "empty module")
             else:
                 message = (f"`load_module()` without a module loads `{file.module}`, which has no kernels (a "
-                           "RuntimeError); pass the module to preload")
+                           "RuntimeError); name the module")
                 why = ("the file where it is written defines no Warp kernels, functions or structs: it raises "
                        "RuntimeError at run time")
             yield self.report(call.span, message, related=(Related(file.path, call.span, why),), module=file.module,

@@ -319,8 +319,8 @@ class LateGenericInstance(Rule):
             for r in (*self._loaded_first(earlier, self._module_phrase(project, declared, module)), late):
                 if not any(_same(r, q) for q in related):
                     related.append(r)
-        what = ("is overloaded at run time" if overload else "is first launched")
-        message = f"kernel `{kernel.name}` {what} after its module loaded, rebuilding it; overload it at import"
+        what = "run-time `wp.overload()`" if overload else "first launch"
+        message = f"the {what} of kernel `{kernel.name}` rebuilds its loaded module; overload it at import"
         late_sites = [late for _, late in triggers if not late.message.startswith("the launch inside")]
         return _Late(message, tuple(related), declared, tuple(late_sites))
 

@@ -153,6 +153,17 @@ def test_backward_never_used_is_found(profiled):
     assert not d.fix.is_safe and edit.span.line == d.line and edit.text.startswith("wp.set_module_options(")
 
 
+def test_runtime_messages_are_one_short_sentence_with_the_why_in_a_note(profiled):
+    """The WC9xx findings of a real run read as the static ones (tests/test_messages.py): one sentence within
+    the budget, no cost in it (the verdict carries it, once), the numbers in a note at the finding."""
+    from tests.test_messages import MAX_BUDGET
+
+    assert {d.code for d in profiled.runtime_findings} >= {"WC905", "WC907", "WC910"}
+    for d in profiled.runtime_findings:
+        assert len(d.message) <= MAX_BUDGET and " ms" not in d.message and not d.message.endswith("."), d.message
+        assert any((r.path, r.span.line) == (d.path, d.line) for r in d.related), (d.code, d.related)
+
+
 def test_no_cuda_only_findings_on_cpu(profiled):
     assert not by_code(profiled, "WC906") and not by_code(profiled, "WC908") and not by_code(profiled, "WC909")
 

@@ -301,5 +301,5 @@ async def test_related_locations_become_related_information(client: LanguageClie
     related = finding.related_information
     assert [(r.location.uri, r.location.range.start.line, r.message) for r in related] == [
         (uri, 14, "`a` launched at block_dim 256"), (uri, 11, "the launch inside the wrapper"),
-        (uri, 15, "the module is launched at block_dim 128, 256: on CUDA the whole module compiles once per "
+        (uri, 15, "module `blocks` is launched at block_dim 128, 256: on CUDA the whole module compiles once per "
                   "block_dim; give the kernels that need another block size their own module")]

@@ -30,7 +30,7 @@ def test_related_locations_in_every_format(tmp_path, run_cli):
     assert finding["line"] == 9
     assert [(r["path"], r["line"], r["message"]) for r in finding["related"]] == [
         ("run.py", 8, "`a` launched at block_dim 256"), ("run.py", 5, "the launch inside the wrapper"),
-        ("run.py", 9, "the module is launched at block_dim 128, 256: on CUDA the whole module compiles once per "
+        ("run.py", 9, "module `kernels` is launched at block_dim 128, 256: on CUDA the whole module compiles once per "
                       "block_dim; give the kernels that need another block size their own module")]
 
     _, out, _ = run_cli(".", "--no-cache", "--format", "sarif")

@@ -255,6 +255,8 @@ class KernelJoinsLoadedModule(Rule):
         kernel, module, scope = first.kernel, first.module, first.kernel.ctx.scope
         names = _names([g.kernel.name for g in group])
         named = module if module.startswith("`") else f"`{module}`"  # a name computed per call comes quoted
+        # the message names the module only when it is not the file's own (the notes always name it)
+        own = "this file's module" if module == file.module else f"module {named}"
         also = tuple(Related(file.path, g.kernel.span, f"kernel `{g.kernel.name}` joins module {named} with it")
                      for g in group[1:])
         single = len(group) == 1
@@ -276,7 +278,7 @@ class KernelJoinsLoadedModule(Rule):
             data: dict[str, Any] = {} if computed else {"module": module}  # a name computed per call is not known
             return self.report(
                 kernel.span,
-                f"{subject} {'joins' if single else 'join'} module {named} after its launch, rebuilding it; "
+                f"{subject} {'joins' if single else 'join'} {own} after its launch, rebuilding it; "
                 f"define {them} at module level",
                 related=(*related, *also), kernel=kernel.name, function=scope, **data,
             )
@@ -291,7 +293,7 @@ class KernelJoinsLoadedModule(Rule):
                        Related(apart.own_file.path, apart.own.span, f"`{kernel.name}` launched here"))
             return self.report(
                 kernel.span,
-                f"lazily made {subject} may join module {named} after its launch; define {them} at module level",
+                f"lazily made {subject} may join {own} after its launch; define {them} at module level",
                 related=(*related, *also), module=module, kernel=kernel.name, function=scope,
             )
         varying = sorted({name for g in group for name in g.varying})
@@ -324,7 +326,7 @@ class KernelJoinsLoadedModule(Rule):
                           f"{'captures' if single else 'capture'}, {captured}, has one value)")
             return self.report(
                 kernel.span,
-                f"{subject} {'is' if single else 'are'} created after module {named} can be launched, rebuilding "
+                f"{subject} {'is' if single else 'are'} created after {own} can be launched, rebuilding "
                 f"it once; define {them} at module level",
                 related=(why, *also), module=module, kernel=kernel.name, function=scope,
             )
@@ -332,8 +334,8 @@ class KernelJoinsLoadedModule(Rule):
                                               f"which {first.runner} launches: the whole module builds again")
         return self.report(
             kernel.span,
-            f"{subject} {'captures' if single else 'capture'} {_names(varying)} of `{scope}()`, rebuilding module "
-            f"{named} per value; use `module=\"unique\"`",
+            f"{subject} {'captures' if single else 'capture'} {_names(varying)} of `{scope}()`, rebuilding {own} "
+            f"per value; use `module=\"unique\"`",
             related=(why, *also), module=module, kernel=kernel.name, function=scope,
         )
 

@@ -265,86 +265,89 @@ class KernelJoinsLoadedModule(Rule):
         first = group[0]
         kernel, module, scope = first.kernel, first.module, first.kernel.ctx.scope
         names = _names([g.kernel.name for g in group])
-        also = tuple(Related(file.path, g.kernel.span, f"kernel `{g.kernel.name}` joins module {module} with it")
+        named = module if module.startswith("`") else f"`{module}`"  # a name computed per call comes quoted
+        # the message names the module only when it is not the file's own (the notes always name it)
+        own = "this file's module" if module == file.module else f"module {named}"
+        also = tuple(Related(file.path, g.kernel.span, f"kernel `{g.kernel.name}` joins module {named} with it")
                      for g in group[1:])
         single = len(group) == 1
         subject = f"kernel `{kernel.name}`" if single else f"kernels {names}"
+        them = "it" if single else "them"
         if first.evidence is not None:
             where, launch, launch_file, related = first.evidence
-            related = (Related(launch_file.path, launch.span, f"module {module} launched here first"), *related)
             computed = module.startswith("`")
             total = len(project.kernels_of_module_shape(file, kernel) if computed
                         else project.kernels_of_module(module))
+            same = " (the same name for the same arguments)" if computed else ""
+            related = (Related(launch_file.path, launch.span,
+                               f"module {named}{same} launched here first; {where} then creates {subject}, and the "
+                               f"whole module ({_kernels(total)}) builds again"), *related)
             factory = file.functions.get(scope)
-            memo = ""
             if factory is not None and project.is_memoized(factory):
-                memo = (f" The cache on {factory.name}() only saves repeats: each new argument still makes a "
-                        "new kernel.")
-            named = f"{module} (the same name for the same arguments)" if computed else module
+                related = (*related, Related(file.path, factory.span, f"the cache on `{factory.name}()` only saves "
+                                             "repeats: each new argument still makes a new kernel"))
             data: dict[str, Any] = {} if computed else {"module": module}  # a name computed per call is not known
             return self.report(
                 kernel.span,
-                f"{subject} {'is' if single else 'are'} created when {where} runs, after Warp module {named} "
-                f"was already launched: the whole module ({total} kernels) builds again.{memo} "
-                "Define it at module level, before the first launch, or in its own module.",
+                f"{subject} {'joins' if single else 'join'} {own} after its launch, rebuilding it; "
+                f"define {them} at module level",
                 related=(*related, *also), kernel=kernel.name, function=scope, **data,
             )
         if first.apart is not None:
             apart = first.apart
             launcher = apart.launch.ctx.scope
-            where = f"{launcher.rpartition('.')[2]}()" if launcher else f"module {apart.launch_file.module}"
-            related = (Related(apart.launch_file.path, apart.launch.span,
-                               f"module {module} launched here, in code nothing runs after {scope}()"),
-                       Related(apart.own_file.path, apart.own.span, f"`{kernel.name}` launched here"))
+            where = f"`{launcher.rpartition('.')[2]}()`" if launcher else f"module `{apart.launch_file.module}`"
             total = len(project.kernels_of_module(module))
+            related = (Related(apart.launch_file.path, apart.launch.span,
+                               f"{where} launches module {named} here, in code nothing runs after `{scope}()`: "
+                               f"a first use after it builds the whole module ({_kernels(total)}) again"),
+                       Related(apart.own_file.path, apart.own.span, f"`{kernel.name}` launched here"))
             return self.report(
                 kernel.span,
-                f"{subject} {'is' if single else 'are'} created on first use, when {scope}() first runs at run "
-                f"time, and {where} launches shared Warp module {module} with nothing ordering it after that: "
-                f"a first use after that launch builds the whole module ({total} kernels) again. Define "
-                f"{'it' if single else 'them'} at module level, or create {'it' if single else 'them'} before "
-                "the first launch.",
+                f"lazily made {subject} may join {own} after its launch; define {them} at module level",
                 related=(*related, *also), module=module, kernel=kernel.name, function=scope,
             )
         varying = sorted({name for g in group for name in g.varying})
         if first.shared:
-            values = ", ".join(varying)
+            values = _names(varying)
             factory = file.functions.get(scope)
             variants = project.kernel_variants(file, kernel)
-            keeper = (f"the cache on {factory.name}()" if factory is not None and project.is_memoized(factory)
-                      else f"{scope}()" if variants is None or variants.keeper in ("", project.fqname(file, scope))
-                      else f"the cache in {variants.keeper.rpartition('.')[2]}()")
+            keeper = (f"the cache on `{factory.name}()`" if factory is not None and project.is_memoized(factory)
+                      else f"`{scope}()`" if variants is None or variants.keeper in ("", project.fqname(file, scope))
+                      else f"the cache in `{variants.keeper.rpartition('.')[2]}()`")
             kept = (f"{keeper} keeps the earlier ones, so each new value rebuilds the module with all of them"
                     if variants is not None and variants.kept
                     else "each new value rebuilds the module with the kernels already in it")
-            name = f"the module name {module}" if module.startswith("`") else f"the name of Warp module {module}"
+            name = "the module name" if module.startswith("`") else "the name of module"
             data = {} if module.startswith("`") else {"module": module}  # a computed name is not known
+            why = Related(file.path, kernel.span, f"each value of {values} of `{scope}()` is a new kernel in module "
+                                                  f"{named}, which {first.runner} launches; {kept}")
             return self.report(
                 kernel.span,
-                f"{subject} {'changes' if single else 'change'} with {values} of {scope}(), which {name} leaves "
-                f"out: each new value is a new kernel in that module, which {first.runner} "
-                f"launches, and {kept}. Put {values} into the module name, or use module=\"unique\".",
-                related=(*self._passed_values(project, file, group), *also), kernel=kernel.name, function=scope,
-                **data,
+                f"{subject} {'varies' if single else 'vary'} with {values}, which {name} {named} leaves out; "
+                f"add {'it' if len(varying) == 1 else 'them'} to the name or use `module=\"unique\"`",
+                related=(why, *self._passed_values(project, file, group), *also), kernel=kernel.name,
+                function=scope, **data,
             )
         if not varying:
-            captured = ", ".join(sorted({name for g in group for name in g.captured}))
+            captured = _names(sorted({name for g in group for name in g.captured}))
+            why = Related(file.path, kernel.span,
+                          f"`{scope}()` creates {them} and {first.runner} launches module {named}: the first creation "
+                          f"after a launch builds the whole module again (once: what {them} "
+                          f"{'captures' if single else 'capture'}, {captured}, has one value)")
             return self.report(
                 kernel.span,
-                f"{subject} {'is' if single else 'are'} created when {scope}() runs, and {first.runner} launches "
-                f"shared Warp module {module}: the first creation after a launch builds the whole module again "
-                f"(once: what {'it captures' if single else 'they capture'}, {captured}, has one value). Define "
-                f"{'it' if single else 'them'} at module level, or before the first launch.",
-                related=also, module=module, kernel=kernel.name, function=scope,
+                f"{subject} {'is' if single else 'are'} created after {own} can be launched, rebuilding "
+                f"it once; define {them} at module level",
+                related=(why, *also), module=module, kernel=kernel.name, function=scope,
             )
+        why = Related(file.path, kernel.span, f"each new value of {_names(varying)} is a new kernel in module {named}, "
+                                              f"which {first.runner} launches: the whole module builds again")
         return self.report(
             kernel.span,
-            f"{subject} {'captures' if single else 'capture'} {', '.join(varying)} from {scope}(), "
-            "so each new value is "
-            f"a new kernel in shared Warp module {module}, which {first.runner} launches: every new value "
-            "rebuilds the whole module. Use module=\"unique\" (reused by content) or define the "
-            "variants before the first launch.",
-            related=also, module=module, kernel=kernel.name, function=scope,
+            f"{subject} {'captures' if single else 'capture'} {_names(varying)} of `{scope}()`, rebuilding {own} "
+            f"per value; use `module=\"unique\"`",
+            related=(why, *also), module=module, kernel=kernel.name, function=scope,
         )
 
     @staticmethod
@@ -411,13 +414,13 @@ class KernelJoinsLoadedModule(Rule):
         for _order, launched, call in project.launch_timeline(file, scope):
             if (call.ctx.runs_before(kernel.ctx.order) and launched in (module, "*")
                     and not project.preload_unused(file, call, module)):
-                return f"{scope}()", call, file, ()
+                return f"`{scope}()`", call, file, ()
         # A test the runner runs earlier in the same process (tests have no static caller).
         for earlier in project.runner_predecessors(file, scope):
             for _order, launched, call in project.launch_timeline(file, earlier):
                 if launched in (module, "*") and not project.preload_unused(file, call, module):
                     name = earlier.rpartition(".")[2]
-                    return f"{scope.rpartition('.')[2]}() (the test runner runs {name}() first)", call, file, ()
+                    return f"`{scope.rpartition('.')[2]}()` (the test runner runs `{name}()` first)", call, file, ()
         # In a caller: a launch before the call that leads to the definition.
         factory = project.fqname(file, scope)
         for caller_file, call, level in project.caller_scopes(factory):
@@ -426,8 +429,8 @@ class KernelJoinsLoadedModule(Rule):
                         and not project.preload_unused(caller_file, launch, module)
                         and not (level == 1 and project.repeats_cached_call(caller_file, call, factory, launch))):
                     name = call.callee.rpartition(".")[2]
-                    called = Related(caller_file.path, call.span, f"{name}() called here, after the launch")
-                    return f"{name}()", launch, caller_file, (called,)
+                    called = Related(caller_file.path, call.span, f"`{name}()` called here, after the launch")
+                    return f"`{name}()`", launch, caller_file, (called,)
         return None
 
     @staticmethod
@@ -454,8 +457,8 @@ class KernelJoinsLoadedModule(Rule):
                                                                variants):
                         continue  # the same arguments: the same kernel again (a cache hit or identical content)
                     name = call.callee.rpartition(".")[2]
-                    called = Related(caller_file.path, call.span, f"{name}() called here, after the launch")
-                    return f"{name}()", launch, caller_file, (called,)
+                    called = Related(caller_file.path, call.span, f"`{name}()` called here, after the launch")
+                    return f"`{name}()`", launch, caller_file, (called,)
         return None
 
     def _launched_by_factory_or_callers(self, file: FileModel, kernel: Kernel, module: str, project: Project):
@@ -464,7 +467,7 @@ class KernelJoinsLoadedModule(Rule):
         if project.runs_before_launches(fq):
             return None  # made in setup, before anything is launched: every variant is there at the first load
         if module in project.modules_launched_by(fq):
-            return f"{scope}()"
+            return f"`{scope}()`"
         for caller_file, call, _level in project.caller_scopes(fq):
             if not call.ctx.scope and not call.ctx.in_loop:
                 continue  # an import-time call runs once, before launches
@@ -473,7 +476,7 @@ class KernelJoinsLoadedModule(Rule):
                 m: c for _, m, c in project.launch_timeline(caller_file, "")
             }
             if module in launched or "*" in launched:
-                return f"{call.ctx.scope or caller_file.module}()" if call.ctx.scope else f"module {caller_file.module}"
+                return f"`{call.ctx.scope}()`" if call.ctx.scope else f"module `{caller_file.module}`"
         # handed out (in an attribute, a tuple, a bundle object) and launched elsewhere
         return self._variant_launcher(file, kernel, project)
 
@@ -487,7 +490,7 @@ class KernelJoinsLoadedModule(Rule):
             return None
         near = {fq} | {project.fqname(f, c.ctx.scope) for f, c, _ in project.caller_scopes(fq)}
         f, call = next(((f, c) for f, c in launches if project.fqname(f, c.ctx.scope) in near), launches[0])
-        return f"{call.ctx.scope}()" if call.ctx.scope else f"module {f.module}"
+        return f"`{call.ctx.scope}()`" if call.ctx.scope else f"module `{f.module}`"
 
     def _shared_variants(self, file: FileModel, kernel: Kernel, module: str | None, project: Project,
                          shares_module: bool = False) -> _Joining | None:
@@ -566,6 +569,10 @@ class _Joining:
 def _computed(kernel: Kernel) -> str:
     """A module name computed per call, shown as its expression."""
     return f"`{kernel.module_value.text if kernel.module_value is not None else ''}`"
+
+
+def _kernels(count: int) -> str:
+    return f"{count} kernel{'s' if count != 1 else ''}"
 
 
 def _names(names: list[str]) -> str:

@@ -16,9 +16,9 @@ _SNAPSHOT_CONFIG_DEFAULTS: dict[str, Any] = {"enable_backward": True, "lineinfo"
 
 
 _HOW = {
-    OptionForm.SET_MODULE_OPTIONS: "set_module_options()",
-    OptionForm.ITEM: "an options[...] assignment",
-    OptionForm.UPDATE: "options.update()",
+    OptionForm.SET_MODULE_OPTIONS: "`set_module_options()`",
+    OptionForm.ITEM: "an `options[...]` assignment",
+    OptionForm.UPDATE: "`options.update()`",
 }
 
 
@@ -129,14 +129,15 @@ class ModuleOptionsAfterLoad(Rule):
                 continue
             reported.add(id(span))
             what = _HOW[change.form]
-            related = [Related(file.path, launch_call.span, f"module {module} is launched or loaded here first")]
+            related = [Related(file.path, launch_call.span,
+                               f"module `{module}` is launched or loaded here first; the next launch after the change "
+                               "builds the whole module again")]
             if via is not None:
-                what = f"{via.callee.rpartition('.')[2]}() ({_HOW[change.form]} inside)"
+                what = f"`{via.callee.rpartition('.')[2]}()`"
                 related.append(Related(change.path, change.span, f"{_HOW[change.form]} changes the options here"))
             yield self.report(
                 span,
-                f"{what} changes the options of Warp module {module}, already launched or loaded: its next "
-                "launch builds the whole module again. Set the options before the first launch.",
+                f"{what} changes options of module `{module}` after its launch, rebuilding it; set them first",
                 related=tuple(related),
                 module=module, option=",".join(sorted(change.values or {})),
             )

@@ -39,15 +39,15 @@ def _lost(keys: frozenset[str] | None, covered: frozenset[str]) -> str:
     """The options the call sets that reach nothing: the keys the file's kernels do not set for themselves."""
     if not keys:
         return "the options"
-    return "the options " + ", ".join(sorted(keys - covered))
+    return "the options " + ", ".join(f"`{key}`" for key in sorted(keys - covered))
 
 
 def _modules_phrase(project: Project, file: FileModel, kernels: list[Kernel]) -> str:
     modules = {project.kernel_module(file, k) for k in kernels}
     if modules == {UNIQUE}:
-        return 'each is module="unique"'
+        return 'each is `module="unique"`'
     named = sorted(m for m in modules if m is not None and m != UNIQUE)
-    return "they join " + (", ".join(named[:3]) if named else "other modules")
+    return "they join " + (", ".join(f"`{m}`" for m in named[:3]) if named else "other modules")
 
 
 class ModuleOptionsWrongModule(Rule):
@@ -129,13 +129,14 @@ class ModuleOptionsWrongModule(Rule):
                          f"({_modules_phrase(project, file, elsewhere)})")
             else:
                 where = "and that file defines no kernels"
+            why = Related(file.path, call.span, f"it targets module `{file.module}`, of the file where it is written, "
+                                                f"{where}: {_lost(keys, covered)} reach no kernel"
+                                                + ("; the kernels' own `module_options=` would" if elsewhere else ""))
             yield self.report(
                 call.span,
-                f"{api}() without module= targets the Warp module of {file.module}, where it is written, {where}: "
-                f"{_lost(keys, covered)} reach no kernel; pass module= naming the kernels' module"
-                + (", or the kernels' own module_options=." if elsewhere else "."),
-                related=self._callers(file, call, project) + tuple(
-                    Related(file.path, k.span, f"'{k.name}' is built in another module") for k in elsewhere[:3]),
+                f"`{api}()` without `module=` targets module `{file.module}`, which has no kernels; pass `module=`",
+                related=(why, *self._callers(file, call, project), *(
+                    Related(file.path, k.span, f"`{k.name}` is built in another module") for k in elsewhere[:3])),
                 function=call.ctx.scope,
                 module=file.module,
                 option=api,
@@ -146,4 +147,4 @@ class ModuleOptionsWrongModule(Rule):
         fqname = Project.fqname(file, call.ctx.scope)
         sites = [(f, c) for f, c in project.callers(fqname) if f.path != file.path] or project.callers(fqname)
         name = call.ctx.scope.rpartition(".")[2]
-        return tuple(Related(f.path, c.span, f"{name}() is called here") for f, c in sites[:_MAX_CALLERS])
+        return tuple(Related(f.path, c.span, f"`{name}()` is called here") for f, c in sites[:_MAX_CALLERS])

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from warplint.diagnostic import Fix, Span
+from warplint.diagnostic import Fix, Related, Span
 from warplint.edits import nearest_name, replace, string_content
 from warplint.index import Project, is_test_file
 from warplint.model import NO_SPAN, Context, FileModel, Value
@@ -16,9 +16,9 @@ from ._expected_errors import ExpectedErrorBlocks, inside
 
 # How each form is named in the message.
 _WHERE = {
-    OptionForm.SET_MODULE_OPTIONS: "set_module_options()",
-    OptionForm.UPDATE: "Module.options.update()",
-    OptionForm.ITEM: "Module.options",
+    OptionForm.SET_MODULE_OPTIONS: "`set_module_options()`",
+    OptionForm.UPDATE: "`Module.options.update()`",
+    OptionForm.ITEM: "`Module.options`",
 }
 
 
@@ -86,15 +86,22 @@ class UnknownModuleOption(Rule):
                 return
             seen.add((span.line, span.col, key))
             close = difflib.get_close_matches(key, sorted(valid), n=1, cutoff=0.6)
-            hint = f"did you mean '{close[0]}'?" if close else f"valid options: {', '.join(sorted(valid))}."
+            hint = f"did you mean `{close[0]}`?" if close else "remove it or use a module option"
+            fails = raises and warp.module_options_validated
             effect = (
-                "module_options= raises ValueError for it at import"
-                if raises and warp.module_options_validated
+                "`module_options=` raises ValueError for it at import"
+                if fails
                 else "Warp accepts it silently and hashes it, so the module gets a new identity while nothing changes"
             )
+            notes = [Related(file.path, span, f"in {where}: {effect}")]
+            if not close:
+                notes.append(Related(file.path, span, "the module options of "
+                                     f"{warp.label}: {', '.join(f'`{name}`' for name in sorted(valid))}"))
             yield self.report(
                 span,
-                f"'{key}' is not a module option in {warp.label} in {where}: {effect}; {hint}",
+                f"`{key}` is not a module option in {warp.label}{' (a ValueError at import)' if fails else ''}; "
+                f"{hint}",
+                related=tuple(notes),
                 fix=self._fix(key, literal, valid),
                 function=ctx_scope,
                 option=key,
@@ -111,7 +118,7 @@ class UnknownModuleOption(Rule):
                 options = change.options
                 where = options.span if options is not None and options.span.line else kernel.span
                 for key, span, literal in self._keys(project, file, options, change.ctx, where):
-                    yield from report(key, span, scope, f"module_options of kernel {kernel.name}", raises=True,
+                    yield from report(key, span, scope, f"`module_options` of kernel `{kernel.name}`", raises=True,
                                       literal=literal)
             elif change.form is OptionForm.ITEM and change.key is not None and change.key.kind == "const":
                 yield from report(change.key.const, change.span, scope, _WHERE[change.form], literal=change.key.span)
@@ -126,7 +133,7 @@ class UnknownModuleOption(Rule):
         """The key rewritten to the one valid name a single edit away (safe: no other name is as near)."""
         name = nearest_name(key, valid)
         edit = replace(string_content(literal, key), name, expected=key) if name else None
-        return Fix(f"Replace '{key}' with '{name}'", (edit,)) if edit is not None else None
+        return Fix(f"Replace `{key}` with `{name}`", (edit,)) if edit is not None else None
 
     # -- what a value or target is
     def _keys(self, project: Project, file: FileModel, value: Value | None, ctx: Context, span: Span

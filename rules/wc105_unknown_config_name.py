@@ -3,7 +3,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
-from warplint.diagnostic import Fix, Span
+from warplint.diagnostic import Fix, Related, Span
 from warplint.edits import attribute_name, nearest_name, replace, string_content
 from warplint.index import Project
 from warplint.model import FileModel
@@ -72,10 +72,10 @@ class UnknownConfigName(Rule):
         for name, span, scope, written in sites:
             if name in names or name.startswith("__"):
                 continue
-            advice = self._advice(name, names, warp.module_options)
-            yield self.report(span, f"wp.config.{name} does not exist in {warp.label}: {advice}",
-                              fix=self._fix(name, written, names), function=scope, option=name,
-                              warp_version=warp.version)
+            advice, why = self._advice(name, names, warp.module_options)
+            yield self.report(span, f"`wp.config.{name}` does not exist in {warp.label}; {advice}",
+                              fix=self._fix(name, written, names), related=(Related(file.path, span, why),),
+                              function=scope, option=name, warp_version=warp.version)
 
     @staticmethod
     def _fix(name: str, written: Span | None, names: frozenset[str]) -> Fix | None:
@@ -84,16 +84,19 @@ class UnknownConfigName(Rule):
             return None
         nearest = nearest_name(name, frozenset(n for n in names if not n.startswith("_")))
         edit = replace(written, nearest, expected=name) if nearest else None
-        return Fix(f"Replace '{name}' with '{nearest}'", (edit,)) if edit is not None else None
+        return Fix(f"Replace `{name}` with `{nearest}`", (edit,)) if edit is not None else None
 
     @staticmethod
-    def _advice(name: str, names: frozenset[str], module_options: frozenset[str]) -> str:
+    def _advice(name: str, names: frozenset[str], module_options: frozenset[str]) -> tuple[str, str]:
+        """What to do (the message) and why (a note)."""
         if name in _REMOVED:
-            return ("it was removed and assigning it does nothing; "
-                    "use wp.config.log_level (wp.LOG_DEBUG / wp.LOG_WARNING).")
+            return ("use `wp.config.log_level`",
+                    "it was removed and assigning it does nothing; `wp.config.log_level` takes `wp.LOG_DEBUG` or "
+                    "`wp.LOG_WARNING`")
         if name in module_options:
-            return (f"assigning it does nothing; {name} is a module option: wp.set_module_options({{'{name}': ...}}, "
-                    "module=...).")
+            return ("set it with `wp.set_module_options()`",
+                    f"assigning it does nothing; `{name}` is a module option: "
+                    f"`wp.set_module_options({{'{name}': ...}}, module=...)`")
         close = difflib.get_close_matches(name, sorted(n for n in names if not n.startswith("_")), n=1, cutoff=0.6)
-        hint = f"did you mean '{close[0]}'?" if close else "check the name against warp/config.py."
-        return f"assigning it creates an unused attribute and changes nothing; {hint}"
+        hint = f"did you mean `{close[0]}`?" if close else "check the name against `warp/config.py`"
+        return hint, "assigning it creates an unused attribute and changes nothing"

@@ -161,7 +161,7 @@ class LateGenericInstance(Rule):
         at_site: dict[tuple, tuple[FileModel, Report, list[Related], list[Related]]] = {}
         for file in project.files:
             for kernel, report, triggers in self._kernel_findings(file, project):
-                definition = Related(file.path, kernel.span, f"generic kernel '{kernel.name}' is defined here")
+                definition = Related(file.path, kernel.span, f"generic kernel `{kernel.name}` is defined here")
                 sites: list[Related] = []
                 for site in triggers:
                     if site.path in by_path and not any(_same(site, q) for q in sites):
@@ -258,12 +258,14 @@ class LateGenericInstance(Rule):
         related += [r for r in more if not any(_same(r, q) for q in related)]
         launched = (f"can be launched with {first} or {second} from one launch" if typed.chosen
                     else f"is launched with {first} and {second}")
+        why = Related(file.path, kernel.span, f"it {launched} and no `wp.overload()` of it is seen (none at "
+                                              "import, and no run-time one warplint can follow): each new type "
+                                              "after the first load rebuilds its whole module")
         return self.report(
             kernel.span,
-            f"generic kernel '{kernel.name}' {launched} and no wp.overload(...) of it is seen (none at import, "
-            "and no run-time one warplint can follow): each new type after the first load rebuilds its whole module; "
-            "register every instance with wp.overload(...) right after the kernel.",
-            related=tuple(related),
+            f"generic kernel `{kernel.name}` {'can be' if typed.chosen else 'is'} launched with two types, rebuilding "
+            "its module; `wp.overload()` both",
+            related=(*related, why),
             kernel=kernel.name,
             module=project.kernel_module(file, kernel),
         )
@@ -304,8 +306,9 @@ class LateGenericInstance(Rule):
                     continue
                 earlier = project.launched_before(registration.file, call, module, lambda _kernel: True)
                 if earlier is not None:
-                    triggers.append((earlier, Related(registration.file.path, call.span,
-                                                      f"wp.overload of '{kernel.name}' called here, after the load")))
+                    triggers.append((earlier, Related(
+                        registration.file.path, call.span, f"`wp.overload()` of `{kernel.name}` called here, after the "
+                                                           "load")))
             overload = True
         else:
             overload = False
@@ -313,7 +316,7 @@ class LateGenericInstance(Rule):
                 earlier = project.launched_before(f, call, module, lambda k: k != key)
                 if earlier is not None:
                     triggers.append((earlier, Related(f.path, call.span,
-                                                      f"'{kernel.name}' launched here, after the load")))
+                                                      f"`{kernel.name}` launched here, after the load")))
                     if inner is not None:  # through a wrapper: the wp.launch it makes, too
                         triggers.append((earlier, Related(inner[0].path, inner[1].span,
                                                           "the launch inside the wrapper")))
@@ -323,38 +326,37 @@ class LateGenericInstance(Rule):
             return None
         related: list[Related] = []
         for earlier, late in triggers:
-            for r in (*self._loaded_first(earlier, module), late):
+            for r in (*self._loaded_first(earlier, self._module_phrase(project, declared, module)), late):
                 if not any(_same(r, q) for q in related):
                     related.append(r)
-        what = ("its wp.overload(...) is called at run time" if overload
-                else "it has no wp.overload registered at import and its first launch")
-        message = (f"generic kernel '{kernel.name}': {what} after {self._module_phrase(project, declared, module)} "
-                   "can already be loaded; the new instance rebuilds the whole module. Register its instances with "
-                   "wp.overload(...) at module level, right after the kernel.")
+        what = "run-time `wp.overload()`" if overload else "first launch"
+        message = f"the {what} of kernel `{kernel.name}` rebuilds its loaded module; overload it at import"
         late_sites = [late for _, late in triggers if not late.message.startswith("the launch inside")]
         return _Late(message, tuple(related), declared, tuple(late_sites))
 
     @staticmethod
     def _loaded_first(earlier: Earlier, module: str) -> list[Related]:
-        first = f"module {module} launched here first"
+        """Where ``module`` (a phrase: its name and size) loads first, and the calls that lead past it."""
+        first = f"{module} launched here first"
         if earlier.kernel is None:
-            first = f"module {module} loaded here first"
+            first = f"{module} loaded here first"
         if earlier.runner:
-            first += f" (the test runner runs {earlier.runner.rpartition('.')[2]}() first)"
+            first += f" (the test runner runs `{earlier.runner.rpartition('.')[2]}()` first)"
         if earlier.peer is not None:
             peer, entry = earlier.peer
-            first += f" by {peer}(), which users of the library can call before {entry}()"
+            first += f" by `{peer}()`, which users of the library can call before `{entry}()`"
+        first += "; a new instance after that rebuilds the whole module"
         related = [Related(earlier.file.path, earlier.call.span, first)]
-        related += [Related(f.path, call.span, f"{call.callee.rpartition('.')[2]}() called here, after it")
+        related += [Related(f.path, call.span, f"`{call.callee.rpartition('.')[2]}()` called here, after it")
                     for f, call in earlier.through]
         return related
 
     @staticmethod
     def _module_phrase(project: Project, declared: str, module: str) -> str:
         if declared == "unique":
-            return "its module=\"unique\" module"
+            return "its `module=\"unique\"` module"
         count = len(project.kernels_of_module(module))
-        return f"Warp module {module} ({count} kernel{'s' if count != 1 else ''})"
+        return f"module `{module}` ({count} kernel{'s' if count != 1 else ''})"
 
     def _origins(self, project: Project) -> dict[tuple[str, str], list[_Origin]]:
         """Per kernel, where its launches are made from (a wrapper's call site for a launch its parameters

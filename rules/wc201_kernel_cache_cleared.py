@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import Call, FileModel
 from warplint.rule import Report, Rule
@@ -70,15 +71,17 @@ class KernelCacheCleared(Rule):
             if call.ctx.scope and self._maintenance_function(file, call.ctx.scope, project):
                 continue
             if operation.operation == "clear_kernel_cache":
-                cost = ("deletes the compiled kernel cache on every run, so every module compiles from scratch "
-                        "(for this and every other Warp program of this user)")
+                what, cost = "kernel", ("every module then compiles from scratch (for this and every other Warp "
+                                        "program of this user)")
             else:
-                cost = ("deletes the MathDx LTO cache on every run, so each tile module that compiles after it "
-                        "regenerates LTOs already built (earlier in this run or by an earlier one), the slowest "
-                        "part of a tile build")
+                what, cost = "MathDx LTO", ("each tile module that compiles after it regenerates LTOs already built "
+                                            "(earlier in this run or by an earlier one), the slowest part of a tile "
+                                            "build")
             yield self.report(
                 call.span,
-                f"{call.callee.rpartition('.')[2]}() {cost}; remove it or put it behind an explicit option.",
+                f"`{call.callee.rpartition('.')[2]}()` deletes the {what} cache on every run; remove it or gate it "
+                "behind an option",
+                related=(Related(file.path, call.span, cost),),
                 function=call.ctx.scope,
                 deliberate=deliberate_reason(project, file, call.ctx),
             )

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
@@ -62,8 +63,9 @@ class KernelCacheDisabled(Rule):
                 continue
             yield self.report(
                 a.span,
-                "cache_kernels is turned off: every module load recompiles from scratch in every run, ignoring "
-                "binaries already on disk; remove the assignment, or gate a one-off rebuild behind a flag.",
+                "`cache_kernels` is turned off, so every run recompiles every module; remove the assignment",
+                related=(Related(file.path, a.span, "every module load recompiles from scratch, ignoring binaries "
+                                                    "already on disk; gate a one-off rebuild behind a flag"),),
                 function=a.ctx.scope,
                 option="cache_kernels",
                 deliberate=deliberate_reason(project, file, a.ctx),

@@ -78,12 +78,13 @@ class TemporaryKernelCacheDir(Rule):
             anchor = span
             related: tuple[Related, ...] = ()
             if made is not None and made[0] is file and made[1].line != span.line:
-                anchor, related = made[1], (Related(file.path, span, f"{what} is set to it here"),)
+                anchor, related = made[1], (Related(file.path, span, f"`{what}` is set to it here"),)
             yield self.report(
                 anchor,
-                f"{what} is set to a directory that is new on every run ({why}): nothing compiled in earlier runs "
-                "is found, so every module compiles cold each time; use a stable directory.",
-                related=related,
+                f"`{what}` is a new directory on every run, so nothing is cached; use a stable one",
+                related=(Related(file.path, anchor, f"`{why}` makes a new directory on every run: nothing compiled "
+                                                    "in earlier runs is found, so every module compiles cold each "
+                                                    "time"), *related),
                 function=ctx.scope,
                 option=what,
                 deliberate=deliberate_reason(project, file, ctx),

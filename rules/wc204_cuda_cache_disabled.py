@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
@@ -68,8 +69,10 @@ class CudaCacheDisabled(Rule):
                 continue
             yield self.report(
                 span,
-                "CUDA_CACHE_DISABLE turns the driver's JIT cache off: every process JIT-compiles the PTX of every "
-                "module again even when Warp's kernel cache is warm; do not set it (use CUDA_CACHE_PATH to isolate).",
+                "`CUDA_CACHE_DISABLE` turns the driver's JIT cache off; do not set it (use `CUDA_CACHE_PATH` to "
+                "isolate)",
+                related=(Related(file.path, span, "every process then JIT-compiles the PTX of every module again, "
+                                                  "even when Warp's kernel cache is warm"),),
                 function=ctx.scope,
                 option="CUDA_CACHE_DISABLE",
                 deliberate=deliberate_reason(project, file, ctx),

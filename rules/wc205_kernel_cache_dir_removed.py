@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import Call, FileModel, Value
 from warplint.rule import Report, Rule
@@ -95,8 +96,8 @@ class KernelCacheDirRemoved(Rule):
             when = "at exit" if call.callee == "atexit.register" else "here"
             yield self.report(
                 call.span,
-                f"the kernel cache directory ({what}) is deleted {when}: the next run finds nothing and compiles "
-                "every module cold; keep the cache, or delete it only behind an explicit rebuild flag.",
+                f"the kernel cache (`{what}`) is deleted {when}; keep it, or delete it only behind a flag",
+                related=(Related(file.path, call.span, "the next run finds nothing and compiles every module cold"),),
                 function=call.ctx.scope,
                 option=what,
                 deliberate=deliberate_reason(project, file, call.ctx),

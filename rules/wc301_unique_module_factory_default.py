@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from warplint.diagnostic import Applicability, Fix, Span
+from warplint.diagnostic import Applicability, Fix, Related, Span
 from warplint.edits import replace
 from warplint.index import Project
 from warplint.model import FileModel, Function
@@ -81,9 +81,11 @@ class UniqueModuleFactoryDefault(Rule):
                     reported.add((function.qualname, param.name))
                     yield self.report(
                         param.default.span,
-                        f'{function.name}() defaults {param.name}="unique", so every kernel it makes '
-                        f"(`{kernel.name}`) gets its own Warp module and its own build; default to a shared "
-                        'module and let callers that need isolation pass module="unique".',
+                        f'`{function.name}()` defaults `{param.name}="unique"`, a module per kernel it makes; '
+                        "default to a shared module",
+                        related=(Related(file.path, param.default.span,
+                                         f"every kernel it makes (`{kernel.name}`) gets its own Warp module and its "
+                                         'own build; callers that need isolation can pass `module="unique"`'),),
                         fix=self._fix(param.default.span, param.name),
                         function=function.qualname, kernel=kernel.name,
                     )

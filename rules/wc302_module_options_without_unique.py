@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from warplint.diagnostic import Applicability, Edit, Fix
+from warplint.diagnostic import Applicability, Edit, Fix, Related
 from warplint.index import UNIQUE, Project
 from warplint.model import FileModel, Kernel, Value
 from warplint.rule import Report, Rule
@@ -78,9 +78,11 @@ class ModuleOptionsWithoutUnique(Rule):
             if not warp.kernel_module_options:  # before Warp had the argument: no module makes it work
                 yield self.report(
                     options.span if options.span.line else kernel.span,
-                    f"module_options= on kernel {kernel.name} raises TypeError at import in {warp.label}, whose "
-                    "@wp.kernel takes no module_options; set the options with wp.set_module_options() on the "
-                    "kernel's module.",
+                    f"`module_options=` on kernel `{kernel.name}` raises TypeError at import in {warp.label}; use "
+                    "`wp.set_module_options()`",
+                    related=(Related(file.path, options.span if options.span.line else kernel.span,
+                                     f"the `@wp.kernel` of {warp.label} takes no `module_options`: set the options "
+                                     "on the kernel's module"),),
                     kernel=kernel.name,
                     warp_version=warp.version,
                 )
@@ -90,11 +92,15 @@ class ModuleOptionsWithoutUnique(Rule):
             module = project.kernel_module(file, kernel)
             if module is None or module == UNIQUE:
                 continue  # module= could not be resolved: it may well be "unique"
-            where = "the file's default module" if kernel.module_value is None else f'module "{module}"'
+            where = "the file's default module" if kernel.module_value is None else f"module `{module}`"
+            span = options.span if options.span.line else kernel.span
             yield self.report(
-                options.span if options.span.line else kernel.span,
-                f"module_options= on kernel {kernel.name} in {where} raises ValueError at import in {warp.label} "
-                '(it requires module="unique"); add module="unique" or set the options with wp.set_module_options().',
+                span,
+                f"`module_options=` on kernel `{kernel.name}` raises ValueError at import in {warp.label}; add "
+                '`module="unique"`',
+                related=(Related(file.path, span, f'the kernel is in {where}, and `module_options=` requires '
+                                                  '`module="unique"`; or set the options with '
+                                                  "`wp.set_module_options()`"),),
                 fix=self._fix(kernel, options),
                 kernel=kernel.name,
                 module=module,

@@ -130,7 +130,7 @@ class ModuleMultipleBlockDims(Rule):
                 origin_file, origin_call = launch.origin
                 anchor = _edited_value(project, launch) or origin_call.span
                 related = [Related(ref_file.path, ref_call.span,
-                                   f"{reference_launch.kernel.name} launched at block_dim {_shown(reference)}")]
+                                   f"`{reference_launch.kernel.name}` launched at block_dim {_shown(reference)}")]
                 if anchor is not origin_call.span:
                     related.append(Related(origin_file.path, origin_call.span, "the launch at that size"))
                 if launch.site is not None:
@@ -140,16 +140,20 @@ class ModuleMultipleBlockDims(Rule):
                         other_file, other_call = others[0][1].origin
                         related.append(Related(other_file.path, other_call.span,
                                                f"also launched at {' or '.join(_phrase(v) for v, _, _ in others)}"))
-                here = " or ".join(_phrase(v) for v, _, _ in odds)
+                sizes = [_shown(v) for v, _, _ in odds]
+                here = "block_dim " + (sizes[0] if len(sizes) == 1 else f"{', '.join(sizes[:-1])} or {sizes[-1]}")
+                named = "this file's module" if module == origin_file.module else f"module `{module}`"
                 # known sizes of a launch whose other sizes are not known: it may not take them on every run
                 confident = reference_known and any(not partial for _, _, partial in odds)
                 extra: dict[str, Any] = {} if confident else {"confidence": "medium"}
                 yield origin_file, self.report(
                     anchor,
-                    f"Warp module '{module}' is launched here at {here}, and at {_phrase(reference)} elsewhere "
-                    f"(values: {', '.join(shown_all)}): on CUDA the whole module compiles once per block_dim; give "
-                    "the kernels that need another block size their own module or launch the module at one block_dim.",
-                    related=tuple(related),
+                    f"{named} is launched at {here} here, {_shown(reference)} elsewhere, a build each; use one "
+                    "block_dim",
+                    related=(*related, Related(
+                        origin_file.path, anchor, f"module `{module}` is launched at block_dim {', '.join(shown_all)}: "
+                                                  "on CUDA the whole module compiles once per block_dim; give the "
+                                                  "kernels that need another block size their own module")),
                     module=module,
                     kernel=launch.kernel.name,
                     block_dim=", ".join(_shown(v) for v, _, _ in odds),

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from warplint.diagnostic import Applicability, Fix
+from warplint.diagnostic import Applicability, Fix, Related
 from warplint.edits import replace
 from warplint.index import UNIQUE, Project
 from warplint.model import FileModel, Kernel
@@ -95,12 +95,14 @@ class UniqueModuleStableKernel(Rule):
                 continue  # isolated for a block size of its own
             if not project.stable_kernel(file, kernel) or not self._has_company(project, file, kernel):
                 continue
-            when = "at import time" if not kernel.ctx.scope else f"by {kernel.ctx.scope}() before any launch"
+            when = "at import time" if not kernel.ctx.scope else f"by `{kernel.ctx.scope}()` before any launch"
             yield self.report(
                 kernel.module_value.span,
-                f"kernel '{kernel.name}' has one content and is created {when}, but gets its own module "
-                "(module=\"unique\"): each such kernel pays a separate build, compiler call and load; let it share "
-                "a module with other kernels unless it is isolated on purpose.",
+                f"kernel `{kernel.name}` has one content but its own module (`module=\"unique\"`); let it share a "
+                "module",
+                related=(Related(file.path, kernel.module_value.span,
+                                 f"it is created {when}; each such kernel pays a separate build, compiler call and "
+                                 'load: keep `module="unique"` only if it is isolated on purpose'),),
                 fix=self._fix(kernel),
                 kernel=kernel.name,
                 module="unique",

@@ -82,17 +82,19 @@ class FragmentedModules(Rule):
                 others = [m for m in group if m is not member]
                 where = kernel.module_value.span if kernel.module_value is not None else kernel.span
                 names = ", ".join(sorted({_module_label(project, m) for m in others})[:5])
-                related = [Related(of.path, (ok.module_value or ok).span, f"'{ok.name}' alone in its module too")
+                related = [Related(of.path, (ok.module_value or ok).span, f"`{ok.name}` alone in its module too")
                            for of, ok in others]
-                related += [Related(wf.path, fn.span, f"'{fn.name}' is defined here")
+                related += [Related(wf.path, fn.span, f"`{fn.name}` is defined here")
                             for wf, fn in project.wrapped_functions(f, kernel) or ()]
                 yield self.report(
                     where,
-                    f"kernel '{kernel.name}' is the only kernel of its Warp module, and {len(others)} other module"
-                    f"{'s' if len(others) != 1 else ''} ({names}) hold one kernel each with the same options and "
-                    "block sizes: each module pays a separate build, compiler call and load; put these kernels "
-                    "into one module.",
-                    related=tuple(related),
+                    f"kernel `{kernel.name}` is one of {len(others) + 1} one-kernel modules with the same options; "
+                    "put them into one module",
+                    related=(Related(file.path, where,
+                                     f"{len(others)} other module{'s' if len(others) != 1 else ''} ({names}) "
+                                     f"{'hold' if len(others) != 1 else 'holds'} one kernel each with the same "
+                                     "options and block sizes: each module pays a separate build, compiler call "
+                                     "and load"), *related),
                     kernel=kernel.name,
                     module=project.module_identity(f, kernel),
                 )
@@ -120,4 +122,4 @@ class FragmentedModules(Rule):
 
 def _module_label(project: Project, member: Member) -> str:
     module = project.module_identity(*member) or "?"
-    return f"'{member[1].name}' (module=\"unique\")" if module.startswith(f"{UNIQUE}:") else module
+    return f"`{member[1].name}` (`module=\"unique\"`)" if module.startswith(f"{UNIQUE}:") else f"`{module}`"

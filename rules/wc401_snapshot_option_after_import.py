@@ -70,10 +70,10 @@ class SnapshotOptionAfterImport(Rule):
             shown = value.text if value is not None and value.text else "the new value"
             yield self.report(
                 span,
-                f"wp.config.{option} = {shown} comes after {where}, which already created Warp module "
-                f"{defining} at import time: that module keeps the old {option} ({warp.label} copies it when "
-                "the module is created). Set it before the import.",
-                related=(Related(file.path, site, f"Warp module {defining} is created here"),),
+                f"`wp.config.{option}` is set after {where} created module `{defining}`; set it before",
+                related=(Related(file.path, span, f"`{shown}` does not reach module `{defining}`, which keeps the old "
+                                                  f"`{option}` ({warp.label} copies it when the module is created)"),
+                         Related(file.path, site, f"module `{defining}` is created here, at import time")),
                 option=option, module=defining, warp_version=warp.version,
             )
 

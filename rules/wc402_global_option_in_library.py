@@ -4,6 +4,7 @@ import os
 import re
 from collections.abc import Iterator
 
+from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import FileModel, Value
 from warplint.rule import Report, Rule
@@ -110,8 +111,9 @@ class GlobalOptionInLibrary(Rule):
             option = assignment.name
             yield self.report(
                 assignment.span,
-                f"library module '{file.module}' sets wp.config.{option} = {value} at import time: it {effect}; "
-                "leave it to the application entry point (set before importing the library).",
+                f"library `{file.module}` sets `wp.config.{option} = {value}` at import; leave it to the application",
+                related=(Related(file.path, assignment.span, f"it {effect}; the application's entry point can set it "
+                                                             "before importing the library"),),
                 option=option,
                 module=file.module,
             )
@@ -126,9 +128,11 @@ class GlobalOptionInLibrary(Rule):
                 continue
             yield self.report(
                 change.span,
-                f"library module '{file.module}' changes the options of Warp module '{target}' at import time: "
-                "every program importing this library gets them (and a rebuild if it already loaded); set them in "
-                "the application, or only on this library's own modules.",
+                f"library `{file.module}` changes the options of module `{target}` at import; leave it to the "
+                "application",
+                related=(Related(file.path, change.span, "every program importing this library gets them (and a "
+                                                         "rebuild if it already loaded); a library sets options only "
+                                                         "on its own modules"),),
                 module=target,
             )
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import FileModel, Kernel
 from warplint.names import is_warp
@@ -110,13 +111,15 @@ class TileKernelBackwardOptionIgnored(Rule):
             ops = [op for op in ops if switches.get(op) not in off]
             if "enable_backward" in off or not ops:
                 continue
-            shown = f"module '{module}'" if module and module != "unique" else "its unique module"
+            shown = f"module `{module}`" if module and module != "unique" else "its unique module"
             yield self.report(
                 option.span,
-                f"enable_backward=False on kernel '{kernel.name}' does not reach the MathDx dispatch of "
-                f"{', '.join(ops)}: {shown} keeps enable_backward on, so {project.warp.label} still builds and "
-                "links the adjoint LTOs; set it for the module (wp.set_module_options or module=\"unique\" with "
-                "module_options).",
+                f"`enable_backward=False` on kernel `{kernel.name}` does not reach its MathDx tile calls; set it "
+                "for the module",
+                related=(Related(file.path, option.span,
+                                 f"{shown} keeps `enable_backward` on, so {project.warp.label} still builds and links "
+                                 f"the adjoint LTOs of {', '.join(f'`{op}`' for op in ops)}; set it with "
+                                 '`wp.set_module_options()`, or `module="unique"` with `module_options=`'),),
                 kernel=kernel.name,
                 module=module,
                 option="enable_backward",

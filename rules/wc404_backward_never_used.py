@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
@@ -115,15 +116,19 @@ class BackwardNeverUsed(Rule):
             if not ops:
                 continue
             module = project.kernel_module(file, kernel)
-            shown = f"module '{module}'" if module and module != "unique" else "its unique module"
-            fix = ('module_options={"enable_backward": False}' if kernel.is_unique
-                   else 'wp.set_module_options({"enable_backward": False}) in this file')
+            shown = f"module `{module}`" if module and module != "unique" else "its unique module"
+            fix = ('`module_options={"enable_backward": False}`' if kernel.is_unique
+                   else '`wp.set_module_options({"enable_backward": False})` in this file')
             yield self.report(
                 kernel.span,
-                f"kernel '{kernel.name}' calls {', '.join(ops)} and {shown} builds backward, so the adjoint "
-                "MathDx LTOs are built and linked, but no differentiation in the project reaches its kernels (no "
-                f"wp.Tape, adjoint launch or warp.autograd call): set {fix}, or wp.config.enable_backward = False "
-                "at the application's entry point before the library import.",
+                f"kernel `{kernel.name}` links MathDx adjoint LTOs that nothing differentiates; turn "
+                "`enable_backward` off",
+                related=(Related(file.path, kernel.span,
+                                 f"it calls {', '.join(f'`{op}`' for op in ops)} and {shown} builds backward, so the "
+                                 "adjoint MathDx LTOs are built and linked, but no differentiation in the project "
+                                 "reaches its kernels (no `wp.Tape`, adjoint launch or `warp.autograd` call): set "
+                                 f"{fix}, or `wp.config.enable_backward = False` at the application's entry point "
+                                 "before the library import"),),
                 kernel=kernel.name,
                 module=module,
                 ops=ops,

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
@@ -100,10 +101,13 @@ class F32TileMatmulMathDx(Rule):
             backward = "enable_backward" not in off and kernel.options.get("enable_backward") is None
             yield self.report(
                 kernel.span,
-                f"kernel '{kernel.name}' calls tile_matmul on float32 tiles with the MathDx GEMM on: the GEMM "
-                f"LTO{'s (3 with backward on) take' if backward else ' takes'} tens of seconds to build cold, and "
-                "float32 gains little from it; consider enable_mathdx_gemm=False for this module "
-                "(set_module_options, or module_options for a unique module) and measure the kernel.",
+                f"kernel `{kernel.name}` builds the slow MathDx GEMM for float32 `tile_matmul`; consider "
+                "`enable_mathdx_gemm=False`",
+                related=(Related(file.path, kernel.span,
+                                 f"the GEMM LTO{'s (3 with backward on) take' if backward else ' takes'} tens of "
+                                 "seconds to build cold, and float32 gains little from it; set it for this module "
+                                 "(`set_module_options()`, or `module_options=` for a unique module) and measure "
+                                 "the kernel"),),
                 kernel=kernel.name,
                 module=project.kernel_module(file, kernel),
             )

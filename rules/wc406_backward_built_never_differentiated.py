@@ -97,25 +97,29 @@ class BackwardBuiltNeverDifferentiated(Rule):
         for unused in project.unused_backward():
             if unused.backward_lto_ops:
                 continue  # MathDx tile kernels: WC404
-            related = [Related(f.path, span, f"enable_backward set True here ({how})")
+            related = [Related(f.path, span, f"`enable_backward` set True here ({how})")
                        for f, span, how in unused.forced if span != unused.span]
             others = [(f, k) for f, k in unused.kernels if (f.path, k.span) != (unused.file.path, unused.span)]
-            related += [Related(f.path, k.span, f"'{k.name}' builds its adjoint too")
+            related += [Related(f.path, k.span, f"`{k.name}` builds its adjoint too")
                         for f, k in others[:_SHOWN_KERNELS]]
             related += [Related(f.path, call.span, "a forward-only launch") for f, call in
                         unused.launches[:_SHOWN_LAUNCHES]]
             names = sorted({k.name for _, k in unused.kernels})
-            shown = f"Warp module '{unused.module}'" if unused.module != "unique" else "this kernel's unique module"
-            kernels = ", ".join(f"'{n}'" for n in names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-            fix = ('module_options={"enable_backward": False}' if unused.module == "unique"
-                   else 'wp.set_module_options({"enable_backward": False}) in this file')
+            shown = ("this kernel's unique module" if unused.module == "unique" else "this file's module"
+                     if unused.module == unused.file.module else f"module `{unused.module}`")
+            kernels = ", ".join(f"`{n}`" for n in names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+            fix = ('`module_options={"enable_backward": False}`' if unused.module == "unique"
+                   else '`wp.set_module_options({"enable_backward": False})` in this file')
+            subject = "it" if unused.module == "unique" else f"module `{unused.module}`"
             yield unused.file, self.report(
                 unused.span,
-                f"{shown} builds backward (adjoint) code for {kernels}, but no wp.Tape, adjoint launch or "
-                "warp.autograd call in the project reaches them: every cold build generates and compiles adjoints "
-                f"nobody runs; set {fix}, or wp.config.enable_backward = False at the entry point before importing "
-                "the library.",
-                related=tuple(related),
+                f"{shown} builds adjoint code that nothing differentiates; turn `enable_backward` off",
+                related=(Related(unused.file.path, unused.span,
+                                 f"{subject} builds backward (adjoint) code for {kernels}, but no `wp.Tape`, "
+                                 "adjoint launch or `warp.autograd` call in the project reaches them: every cold "
+                                 f"build generates and compiles adjoints nobody runs; set {fix}, or "
+                                 "`wp.config.enable_backward = False` at the entry point before importing the "
+                                 "library"), *related),
                 module=unused.module,
                 kernels=names,
                 function=unused.scope,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from warplint.diagnostic import Applicability, Fix
+from warplint.diagnostic import Applicability, Fix, Related
 from warplint.edits import add_argument, replace
 from warplint.index import UNIQUE, Project
 from warplint.model import Call, FileModel
@@ -59,9 +59,10 @@ class ForceLoadAllModules(Rule):
             if modules is None or (modules.kind == "const" and modules.const is None):
                 yield self.report(
                     call.span,
-                    "force_load() without modules= builds every registered Warp module (Warp's own, every "
-                    "unique module, every imported library's); "
-                    "pass modules=[wp.get_module(...)] for the ones you launch.",
+                    "`force_load()` without `modules=` builds every registered module; pass the ones you launch",
+                    related=(Related(file.path, call.span, "every registered Warp module: Warp's own, every unique "
+                                                           "module, every imported library's; pass "
+                                                           "`modules=[wp.get_module(...)]`"),),
                     fix=self._fix(file, project, call),
                     function=call.ctx.scope,
                 )

@@ -59,12 +59,13 @@ class SwallowedLoadError(Rule):
             for handler in handlers:
                 broad = not handler.types or any(t in _CATCHES_RUNTIME_ERROR for t in handler.types)
                 if broad and handler.action == "swallow":
-                    kind = ", ".join(handler.types) or "everything"
+                    kind = ", ".join(f"`{t}`" for t in handler.types) or "everything"
                     yield self.report(
                         call.span,
-                        f"the {call.callee.rpartition('.')[2]}() error is caught ({kind}) and dropped: a misspelled "
-                        "or not-yet-imported module silently skips the preload; log or re-raise it.",
-                        related=(Related(file.path, handler.span, "the error is dropped here"),),
+                        f"the `{call.callee.rpartition('.')[2]}()` error is caught and dropped; log or re-raise it",
+                        related=(Related(file.path, handler.span,
+                                         f"the error is caught ({kind}) and dropped here: a misspelled or "
+                                         "not-yet-imported module silently skips the preload"),),
                         function=call.ctx.scope,
                     )
                     break

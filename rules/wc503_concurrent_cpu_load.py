@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from warplint.diagnostic import Fix
+from warplint.diagnostic import Fix, Related
 from warplint.edits import replace
 from warplint.index import Project
 from warplint.model import FileModel, Value
@@ -101,9 +101,12 @@ class ConcurrentCpuLoad(Rule):
             serial = replace(given.span, "0") if given is not None else None
             yield self.report(
                 call.span,
-                f"{short}() builds modules on {workers} threads on {where}: concurrent first CPU loads can lose "
-                f"kernels ('Failed to find module'){fixed}; preload CUDA devices in parallel and the CPU "
-                "serially (max_workers=0).",
+                f"`{short}()` builds CPU modules on {workers} threads, which can lose kernels in {warp.label}; "
+                "load the CPU serially",
+                related=(Related(file.path, call.span,
+                                 f"it builds modules on {workers} threads on {where}: concurrent first CPU loads can "
+                                 f"lose kernels ('Failed to find module'){fixed}; preload CUDA devices in parallel "
+                                 "and the CPU serially (`max_workers=0`)"),),
                 fix=Fix("Load serially: max_workers=0", (serial,)) if serial is not None else None,
                 function=call.ctx.scope,
                 warp_version=warp.version,
@@ -117,9 +120,13 @@ class ConcurrentCpuLoad(Rule):
             shown = "None (min(os.cpu_count(), 4))" if workers is None else str(workers)
             yield self.report(
                 assignment.span,
-                f"load_module_max_workers = {shown} makes every later force_load()/load_module() without "
-                "max_workers build in parallel, CPU modules included, where concurrent first loads can lose "
-                f"kernels{fixed}; pass max_workers only to CUDA-only preloads.",
+                f"`load_module_max_workers` loads CPU modules in parallel, which can lose kernels in {warp.label}; "
+                "leave it unset",
+                related=(Related(file.path, assignment.span,
+                                 f"`load_module_max_workers = {shown}` makes every later `force_load()`/"
+                                 "`load_module()` without `max_workers` build in parallel, CPU modules included, "
+                                 f"where concurrent first loads can lose kernels{fixed}; pass `max_workers` only to "
+                                 "CUDA-only preloads"),),
                 function=assignment.ctx.scope,
                 option="load_module_max_workers",
                 warp_version=warp.version,

@@ -164,10 +164,10 @@ class PreloadWithoutBlockDim(Rule):
                                 for launch, v in missed[:_MAX_SITES])
                 yield self.report(
                     call.span,
-                    f"{short}() without block_dim builds module '{module}' at block_dim {variant}, but its launches "
-                    f"use {', '.join(map(str, values))}: on CUDA the first launch builds the module again; "
-                    "pass block_dim= to the preload.",
-                    related=related,
+                    f"`{short}()` builds module `{module}` at block_dim {variant}, but it is launched at "
+                    f"{', '.join(map(str, values))}; pass `block_dim=`",
+                    related=(Related(file.path, call.span, f"it builds block_dim {variant}: on CUDA the first launch "
+                                                           "at another block_dim builds the module again"), *related),
                     fix=self._fix(call, block_dim, values) if len(preloaded) == 1 else None,
                     module=module,
                     block_dims=[variant, *values],

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from warplint.diagnostic import Related
 from warplint.index import Project
 from warplint.model import FileModel, Value
 from warplint.names import dotted_name, is_warp
@@ -88,17 +89,17 @@ class LoadModuleWithoutKernels(Rule):
         )
         for call in loads:
             if registered:
-                message = (
-                    f"load_module() without a module loads '{file.module}', the file where it is written, which "
-                    "holds no kernels (only options): it compiles an empty module; pass the module to preload."
-                )
+                message = (f"`load_module()` without a module loads `{file.module}`, which has no kernels; name the "
+                           "module")
+                why = ("the module of the file where it is written holds no kernels (only options): it compiles an "
+                       "empty module")
             else:
-                message = (
-                    f"load_module() without a module loads '{file.module}', the file where it is written, which "
-                    "defines no Warp kernels, functions or structs: it raises RuntimeError at run time; pass the "
-                    "module to preload."
-                )
-            yield self.report(call.span, message, module=file.module, function=call.ctx.scope)
+                message = (f"`load_module()` without a module loads `{file.module}`, which has no kernels (a "
+                           "RuntimeError); name the module")
+                why = ("the file where it is written defines no Warp kernels, functions or structs: it raises "
+                       "RuntimeError at run time")
+            yield self.report(call.span, message, related=(Related(file.path, call.span, why),), module=file.module,
+                              function=call.ctx.scope)
 
     @staticmethod
     def _absent(project: Project, file: FileModel, value: Value | None, scope: str) -> bool:

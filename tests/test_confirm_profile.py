@@ -143,13 +143,25 @@ def test_fragmented_modules_found_and_main_left_out(profiled):
 def test_backward_never_used_is_found(profiled):
     (d,) = by_code(profiled, "WC907")
     assert d.data["module"] == "__main__" and d.data["adjoint_bytes"] > 16 * 1024
-    assert "no wp.Tape recorded a launch" in d.message
+    assert "backward code that the run never used" in d.message
+    assert any("no `wp.Tape` recorded a launch" in r.message for r in d.related)  # why, at the finding
     # at the module's first kernel definition, where the option goes; the builds (launch lines) are related
     assert (d.path, d.line) == ("profile_demo.py", mark("profile_demo.py", "def_smooth"))
     assert ("profile_demo.py", mark("profile_demo.py", "bd_odd")) in {(r.path, r.span.line) for r in d.related}
     assert d.data["edit"] == 'insert before this line: wp.set_module_options({"enable_backward": False})'
     (edit,) = d.fix.edits
     assert not d.fix.is_safe and edit.span.line == d.line and edit.text.startswith("wp.set_module_options(")
+
+
+def test_runtime_messages_are_one_short_sentence_with_the_why_in_a_note(profiled):
+    """The WC9xx findings of a real run read as the static ones (tests/test_messages.py): one sentence within
+    the budget, no cost in it (the verdict carries it, once), the numbers in a note at the finding."""
+    from tests.test_messages import MAX_BUDGET
+
+    assert {d.code for d in profiled.runtime_findings} >= {"WC905", "WC907", "WC910"}
+    for d in profiled.runtime_findings:
+        assert len(d.message) <= MAX_BUDGET and " ms" not in d.message and not d.message.endswith("."), d.message
+        assert any((r.path, r.span.line) == (d.path, d.line) for r in d.related), (d.code, d.related)
 
 
 def test_no_cuda_only_findings_on_cpu(profiled):

@@ -110,7 +110,7 @@ def test_fix_exit_codes_follow_ruff(tmp_path):
     assert path.read_text() == "import warp as wp\nwp.set_module_options({'max_unroll': 4})\n"
     path.write_text("import warp as wp\nwp.set_module_options({'max_unrol': 4, 'zzz': 1})\n")
     status, out, _ = run(str(path), "--fix", "--format", "concise")
-    assert status == 1 and "'zzz' is not a module option" in out and "'max_unrol'" not in out
+    assert status == 1 and "`zzz` is not a module option" in out and "`max_unrol`" not in out
 
 
 def test_show_fixes_lists_applied_fixes_per_file(tmp_path):
@@ -209,7 +209,7 @@ def test_stdin_fix_prints_the_fixed_code(tmp_path):
     done = cli("-", "--fix", "--stdin-filename", "app.py", cwd=tmp_path, stdin=source)
     assert done.stdout == source.replace(b"'fastmath'", b"'fast_math'")
     assert done.returncode == 1  # 'zzz' remains, reported on stderr
-    assert b"'zzz' is not a module option" in done.stderr
+    assert b"`zzz` is not a module option" in done.stderr
 
 
 def test_json_and_sarif_carry_the_fix(tmp_path):
@@ -220,7 +220,7 @@ def test_json_and_sarif_carry_the_fix(tmp_path):
     findings = {d["code"]: d for d in json.loads(out)}
     assert findings["WC104"]["fix"] == {
         "applicability": "safe",
-        "message": "Replace 'max_unrol' with 'max_unroll'",
+        "message": "Replace `max_unrol` with `max_unroll`",
         "edits": [{"location": {"row": 2, "column": 25}, "end_location": {"row": 2, "column": 34},
                    "content": "max_unroll"}],
     }
@@ -297,8 +297,8 @@ async def test_lsp_quick_fixes_and_fix_all(editor: LanguageClient, editor_worksp
         text_document=identifier, range=rng(2, 0, 2, 10),
         context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.QuickFix])))
     titles = [a.title for a in actions]
-    assert "Replace 'fastmath' with 'fast_math' (WC104)" in titles
-    fix = next(a for a in actions if a.title == "Replace 'fastmath' with 'fast_math' (WC104)")
+    assert "Replace `fastmath` with `fast_math` (WC104)" in titles
+    fix = next(a for a in actions if a.title == "Replace `fastmath` with `fast_math` (WC104)")
     assert fix.is_preferred and fix.kind == types.CodeActionKind.QuickFix
     assert apply_edits(DOC, fix.edit.changes[uri]) == DOC.replace('"fastmath"', '"fast_math"')
 
@@ -361,6 +361,6 @@ async def test_lsp_quick_fixes_wait_for_the_findings_of_the_current_text(slow_ed
     await wait_diagnostics(slow_editor, uri)
     fresh = await slow_editor.text_document_code_action_async(
         types.CodeActionParams(text_document=identifier, range=rng(3, 0, 3, 10), context=quick))
-    fix = next(a for a in fresh if a.title == "Replace 'fastmath' with 'fast_math' (WC104)")
+    fix = next(a for a in fresh if a.title == "Replace `fastmath` with `fast_math` (WC104)")
     new_text = "# top\n" + DOC
     assert apply_edits(new_text, fix.edit.changes[uri]) == new_text.replace('"fastmath"', '"fast_math"')

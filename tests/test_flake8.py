@@ -30,14 +30,8 @@ BAD = textwrap.dedent(
         pass
     """
 )
-MESSAGE_501 = (
-    "WC501 force_load() without modules= builds every registered Warp module (Warp's own, every unique module, "
-    "every imported library's); pass modules=[wp.get_module(...)] for the ones you launch."
-)
-MESSAGE_502 = (
-    "WC502 the load_module() error is caught (RuntimeError) and dropped: a misspelled or not-yet-imported module "
-    "silently skips the preload; log or re-raise it."
-)
+MESSAGE_501 = "WC501 `force_load()` without `modules=` builds every registered module; pass the ones you launch"
+MESSAGE_502 = "WC502 the `load_module()` error is caught and dropped; log or re-raise it"
 
 
 def flake8(cwd, *args) -> subprocess.CompletedProcess:

@@ -134,7 +134,7 @@ async def test_open_publishes_cli_diagnostics_with_ranges(client: LanguageClient
     assert first.source == "warplint"
     assert first.code_description.href == "https://example.org/warplint/WC501.html"  # the project's rule-url
     assert first.severity == types.DiagnosticSeverity.Warning  # WC501 is high confidence
-    assert first.message.startswith("force_load() without modules=")
+    assert first.message.startswith("`force_load()` without `modules=`")
     # the same findings, positions and messages as the CLI
     expected = cli_json(str(workspace / "app.py"))
     assert [(d.code, d.range.start.line + 1, d.range.start.character + 1, d.message) for d in diagnostics] == [
@@ -300,4 +300,6 @@ async def test_related_locations_become_related_information(client: LanguageClie
     assert finding.range.start.line == 15  # the call of the wrapper that passes 128
     related = finding.related_information
     assert [(r.location.uri, r.location.range.start.line, r.message) for r in related] == [
-        (uri, 14, "a launched at block_dim 256"), (uri, 11, "the launch inside the wrapper")]
+        (uri, 14, "`a` launched at block_dim 256"), (uri, 11, "the launch inside the wrapper"),
+        (uri, 15, "module `blocks` is launched at block_dim 128, 256: on CUDA the whole module compiles once per "
+                  "block_dim; give the kernels that need another block size their own module")]

@@ -29,16 +29,18 @@ def test_related_locations_in_every_format(tmp_path, run_cli):
     assert code == 1 and finding["code"] == "WC303" and "run.py:" not in finding["message"]
     assert finding["line"] == 9
     assert [(r["path"], r["line"], r["message"]) for r in finding["related"]] == [
-        ("run.py", 8, "a launched at block_dim 256"), ("run.py", 5, "the launch inside the wrapper")]
+        ("run.py", 8, "`a` launched at block_dim 256"), ("run.py", 5, "the launch inside the wrapper"),
+        ("run.py", 9, "module `kernels` is launched at block_dim 128, 256: on CUDA the whole module compiles once per "
+                      "block_dim; give the kernels that need another block size their own module")]
 
     _, out, _ = run_cli(".", "--no-cache", "--format", "sarif")
     (result,) = json.loads(out)["runs"][0]["results"]
     related = result["relatedLocations"]
-    assert [r["id"] for r in related] == [0, 1]
+    assert [r["id"] for r in related] == [0, 1, 2]
     assert related[0]["physicalLocation"]["artifactLocation"]["uri"] == "run.py"
     assert related[0]["physicalLocation"]["region"]["startLine"] == 8
     assert related[1]["message"]["text"] == "the launch inside the wrapper"
 
     _, out, _ = run_cli(".", "--no-cache")
-    assert "  note: a launched at block_dim 256 at run.py:8:5\n" in out
+    assert "  note: `a` launched at block_dim 256 at run.py:8:5\n" in out
     assert "  note: the launch inside the wrapper at run.py:5:5\n" in out

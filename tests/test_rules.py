@@ -70,14 +70,14 @@ def test_fixture_expectations_pin_column_and_message(tmp_path):
     entry; an expectation without its column and fragment is refused."""
     path = tmp_path / "WC202.py"
     line = "import warp as wp\nwp.config.cache_kernels = False  # {}\n"
-    path.write_text(line.format('WC202:1 "cache_kernels is turned off"'))
+    path.write_text(line.format('WC202:1 "`cache_kernels` is turned off"'))
     expected, actual = fixture_results(str(path), ("WC202",))
-    assert expected == actual == {(str(path), 2, "WC202", 1, "cache_kernels is turned off")}
-    for wrong in ('WC202:5 "cache_kernels is turned off"', "WC202:1 'cache_kernels is turned on'"):
+    assert expected == actual == {(str(path), 2, "WC202", 1, "`cache_kernels` is turned off")}
+    for wrong in ('WC202:5 "`cache_kernels` is turned off"', "WC202:1 '`cache_kernels` is turned on'"):
         path.write_text(line.format(wrong))
         expected, actual = fixture_results(str(path), ("WC202",))
         assert len(expected - actual) == 1 and len(actual - expected) == 1, wrong
-    for incomplete in ("WC202", "WC202:1", 'WC202 "cache_kernels is turned off"'):
+    for incomplete in ("WC202", "WC202:1", 'WC202 "`cache_kernels` is turned off"'):
         path.write_text(line.format(incomplete))
         with pytest.raises(ExpectationError, match="needs its column and a fragment"):
             fixture_results(str(path), ("WC202",))

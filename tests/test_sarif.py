@@ -271,10 +271,8 @@ def test_github_annotations_exact_lines(monorepo):
     _, project = monorepo
     result = warplint(project, "--format", "github", "src")
     assert result.returncode == 1
-    m501 = ("force_load() without modules= builds every registered Warp module (Warp's own, every unique module, "
-            "every imported library's); pass modules=[wp.get_module(...)] for the ones you launch.")
-    m502 = ("the load_module() error is caught (RuntimeError) and dropped: a misspelled or not-yet-imported "
-            "module silently skips the preload; log or re-raise it.")
+    m501 = "`force_load()` without `modules=` builds every registered module; pass the ones you launch"
+    m502 = "the `load_module()` error is caught and dropped; log or re-raise it"
     assert result.stdout.splitlines() == [
         "::warning file=services/sim/src/bad.py,line=3,col=1,endLine=3,endColumn=16,"
         f"title=WC501 force-load-all-modules::{m501}",

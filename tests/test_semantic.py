@@ -301,7 +301,7 @@ def test_one_finding_per_batch_of_kernels_and_cached_repeats():
     found, _ = _lint(path)
     by_line = {(os.path.basename(d.path), d.span.line): d for d in found if d.code == "WC101"}
     batch = by_line[("batch.py", 13)]
-    assert "kernels `mul`, `add` and `sub` are created" in batch.message
+    assert "kernels `mul`, `add` and `sub` join " in batch.message
     assert sorted(r.span.line for r in batch.related if "joins module" in r.message) == [17, 21]
     fill = by_line[("cached.py", 16)]
     # the call that makes a new kernel after the launch is new_value's, not same_again's cached repeat

@@ -359,7 +359,7 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
             write_statistics(diagnostics, stream, args.format, args.unsafe_fixes, palette)
         else:
             WRITERS[args.format](diagnostics, stream, sources=source, root=config.root, palette=palette,
-                                 rule_url_template=config.rule_url)
+                                 rule_url_template=config.rule_url, unsafe_fixes=args.unsafe_fixes)
         if args.show_fixes:
             from . import fixes as _fixes
 

@@ -48,7 +48,7 @@ class Edit:
 
 @dataclass(frozen=True)
 class Fix:
-    """An automatic fix: ``message`` says what it does ("Replace 'max_unrol' with 'max_unroll'"), its
+    """An automatic fix: ``message`` says what it does ("Replace `max_unrol` with `max_unroll`"), its
     edits must not overlap, and all of them apply or none."""
 
     message: str

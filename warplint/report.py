@@ -75,9 +75,17 @@ def _verdict(d: Diagnostic) -> str:
     return f" [{verdict}{f', +{cost:.0f} ms' if isinstance(cost, (int, float)) and cost else ''}]"
 
 
-def write_concise(diagnostics: list[Diagnostic], out: TextIO, palette: Palette = PLAIN, **_) -> None:
+def fix_marker(d: Diagnostic, unsafe_fixes: bool = False) -> str:
+    """``"[*] "`` when ``--fix`` (with ``unsafe_fixes``: ``--fix --unsafe-fixes``) would fix the finding, as ruff
+    marks it after the code; an unsafe fix without ``--unsafe-fixes`` is not marked (ruff neither)."""
+    return "[*] " if d.fix is not None and (unsafe_fixes or d.fix.is_safe) else ""
+
+
+def write_concise(diagnostics: list[Diagnostic], out: TextIO, palette: Palette = PLAIN, unsafe_fixes: bool = False,
+                  **_) -> None:
     for d in diagnostics:
-        out.write(f"{_location(d, palette)}: {palette.paint(palette.code, d.code)} {d.message}{_verdict(d)}\n")
+        out.write(f"{_location(d, palette)}: {palette.paint(palette.code, d.code)} {fix_marker(d, unsafe_fixes)}"
+                  f"{d.message}{_verdict(d)}\n")
 
 
 SOURCE_WIDTH = 160  # characters of a long source line shown around the finding
@@ -134,11 +142,12 @@ def _on_screen(src: str, col: int, end: int) -> tuple[str, int, int]:
 
 
 def write_text(diagnostics: list[Diagnostic], out: TextIO, sources: Callable[[str], str | None],
-               palette: Palette = PLAIN, **_) -> None:
+               palette: Palette = PLAIN, unsafe_fixes: bool = False, **_) -> None:
     split: dict[str, list[str]] = {}  # path -> lines, split once (not once per finding)
     paint = palette.paint
     for d in diagnostics:
-        out.write(f"{_location(d, palette)}: {paint(palette.code, d.code)} [{d.name}] {d.message}{_verdict(d)}\n")
+        out.write(f"{_location(d, palette)}: {paint(palette.code, d.code)} {fix_marker(d, unsafe_fixes)}[{d.name}] "
+                  f"{d.message}{_verdict(d)}\n")
         if d.path not in split:
             text = sources(d.path)
             split[d.path] = source_lines(text) if text else []

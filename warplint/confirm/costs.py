@@ -38,10 +38,15 @@ class CostFinding:
     related: list[SiteNote] = field(default_factory=list)
     loads: list[IdentityCost] = field(default_factory=list)  # the identities it is about
     events: list[dict] = field(default_factory=list)  # other events it is about (the clear_lto_cache call)
+    detail: str = ""  # why, with the numbers: a note at the finding (the message is one short sentence)
 
     @property
     def event_ids(self) -> set[int]:
         return {i.event_id for i in self.loads} | {id(e) for e in self.events}
+
+
+def _modules(names: list[str]) -> str:
+    return ("module " if len(names) == 1 else "modules ") + ", ".join(f"`{n}`" for n in names)
 
 
 def _secs(ms: float | None) -> str:
@@ -79,15 +84,15 @@ def block_dim_variants(profile: Profile) -> list[CostFinding]:
         related = [SiteNote(s, f"launched at block_dim {b} here") for b in odd for s in sites.get(b, [])]
         related += [SiteNote(s, f"launched at block_dim {main} here (the usual value)")
                     for s in sites.get(main, [])[:2]]
-        msg = (f"Module {module} was built once per block_dim on {device} ({values}): the extra builds cost "
-               f"{_secs(cost)}; launch its kernels at one block_dim, or move the kernels launched at "
-               f"{', '.join(map(str, odd))} into their own module.")
+        msg = f"module `{module}` was built once per block_dim on {device}; launch its kernels at one block_dim"
+        detail = (f"built at block_dim {values}: the extra builds cost {_secs(cost)}; or move the kernels launched "
+                  f"at {', '.join(map(str, odd))} into their own module")
         out.append(CostFinding(
             "WC905", odd_sites[0], msg,
             f"module {module} built at {len(order)} block_dims on {device} ("
             + ", ".join(f"{b}: {short(by_bd[b][0].hash)}" for b in order) + f"); +{cost:.0f} ms",
             cost, {"module": module, "device": device, "block_dims": order, "main_block_dim": main},
-            related, extra))
+            related, extra, detail=detail))
     return out
 
 
@@ -103,16 +108,17 @@ def link_dominated(profile: Profile) -> list[CostFinding]:
         ltos = [e for e in profile.run.ltos if e.get("module") == i.module and e.get("built")
                 and i.start_s <= float(e.get("t") or 0) <= i.end_s and e.get("pid") == i.pid]
         names = ", ".join(sorted({str(e.get("symbol") or "?")[:40] for e in ltos})[:3])
-        msg = (f"Module {i.module} spent {_secs(outside)} of its {_secs(i.ms)} build outside the native compiler, "
-               f"{_secs(i.lto_ms)} of it building {i.lto_built} LTO artifact(s): the MathDx link work dominates. "
-               "Fewer or smaller distinct tile shapes, enable_mathdx_gemm=False for float32 GEMMs, and "
-               "enable_backward=False (no adjoint LTOs) cut it; keep the LTO cache between runs.")
+        msg = f"the build of module `{i.module}` is mostly MathDx LTO linking; build fewer LTOs"
+        detail = (f"it spent {_secs(outside)} of its {_secs(i.ms)} build outside the native compiler, "
+                  f"{_secs(i.lto_ms)} of it building {i.lto_built} LTO artifact(s): fewer or smaller distinct tile "
+                  "shapes, `enable_mathdx_gemm=False` for float32 GEMMs and `enable_backward=False` (no adjoint "
+                  "LTOs) cut it; keep the LTO cache between runs")
         out.append(CostFinding(
             "WC906", i.site, msg,
             f"{i.label()}: {_secs(i.ms)} in all, native {_secs(i.native_ms)}, LTO {_secs(i.lto_ms)} "
             f"({i.lto_built} built{', ' + names if names else ''})",
             i.lto_ms, {"module": i.module, "hash": i.hash, "lto_built": i.lto_built, "native_ms": i.native_ms,
-                       "lto_ms": i.lto_ms}, [], [i]))
+                       "lto_ms": i.lto_ms}, [], [i], detail=detail))
     return out
 
 
@@ -138,15 +144,17 @@ def backward_unused(profile: Profile) -> list[CostFinding]:
         ltos = sum(i.lto_built for i in ids)
         share_text = (f"{adj / src * 100:.0f}% of its generated source ({adj / 1024:.1f} of {src / 1024:.1f} KB)"
                       if src else "its generated source")
-        msg = (f"Module {module} was built with backward on: adjoint code is {share_text}"
-               + (f", and {ltos} LTO artifact(s) were built for it" if ltos else "")
-               + f", in {_secs(total)} of builds, but no wp.Tape recorded a launch of its kernels and no adjoint "
-               "launch ran. Set enable_backward=False for the module (or wp.config.enable_backward = False at "
-               "the entry point, before importing the kernels); --what-if enable_backward=False measures it.")
+        msg = f"module `{module}` was built with backward code that the run never used; set `enable_backward=False`"
+        detail = (f"adjoint code is {share_text}"
+                  + (f", and {ltos} LTO artifact(s) were built for it" if ltos else "")
+                  + f", in {_secs(total)} of builds, but no `wp.Tape` recorded a launch of its kernels and no adjoint "
+                  "launch ran; set it for the module, or `wp.config.enable_backward = False` at the entry point "
+                  "before importing the kernels; `--what-if enable_backward=False` measures it")
         out.append(CostFinding(
             "WC907", ids[0].site, msg,
             f"module {module}: {len(ids)} build(s), {_secs(total)}, adjoint {share_text}; no taped or adjoint launch",
-            None, {"module": module, "adjoint_bytes": adj, "source_bytes": src, "lto_built": ltos}, [], ids))
+            None, {"module": module, "adjoint_bytes": adj, "source_bytes": src, "lto_built": ltos}, [], ids,
+            detail=detail))
     return out
 
 
@@ -160,15 +168,16 @@ def lto_rebuilt_after_clear(profile: Profile) -> list[CostFinding]:
         clear = items[0][1]
         cost = sum(float(again.get("build_ms") or again.get("ms") or 0) for _, _, again in items)
         modules = sorted({str(again.get("module")) for _, _, again in items})
-        msg = (f"clear_lto_cache() here threw away {len(items)} LTO artifact(s) built a moment earlier in this run; "
-               f"module(s) {', '.join(modules)} built them again ({_secs(cost)}). Remove the call, or run it only "
-               "behind an explicit flag.")
+        msg = "`clear_lto_cache()` threw away LTOs that this run built again; remove it or gate it behind a flag"
+        detail = (f"it threw away {len(items)} LTO artifact(s) built a moment earlier in this run; "
+                  f"{_modules(modules)} built them again ({_secs(cost)})")
         related = [SiteNote(first["_site"], "first built for this load") for first, _, _ in items[:3]
                    if first.get("_site")]
         out.append(CostFinding(
             "WC908", clear.get("_site"), msg,
             f"{len(items)} LTO(s) built twice, clear_lto_cache() between; +{cost:.0f} ms", cost,
-            {"ltos": [again.get("key") for _, _, again in items], "modules": modules}, related, [], [clear]))
+            {"ltos": [again.get("key") for _, _, again in items], "modules": modules}, related, [], [clear],
+            detail=detail))
     return out
 
 
@@ -196,18 +205,19 @@ def serial_builds(profile: Profile) -> list[CostFinding]:
             continue
         speedup = total / largest.ms if largest.ms else 1.0
         mods = sorted({i.module for i in serial})
-        msg = (f"{len(serial)} independent module builds ran one after another ({_secs(total)} in all, the "
-               f"largest {largest.label()} {_secs(largest.ms)}): a parallel preload after the imports "
-               f"(wp.load_module / wp.force_load(modules=[...], block_dim=..., max_workers=N)) at the block_dims "
-               f"they are launched with brings the wall time towards the largest module: at best {_secs(largest.ms)},"
-               f" up to {speedup:.1f}x. --what-if parallel-preload measures it.")
+        msg = f"{len(serial)} independent modules were built one after another; preload them in parallel"
+        detail = (f"{_secs(total)} in all, the largest {largest.label()} {_secs(largest.ms)}: a parallel preload "
+                  "after the imports (`wp.load_module` / `wp.force_load(modules=[...], block_dim=..., "
+                  "max_workers=N)`) at the block_dims they are launched with brings the wall time towards the "
+                  f"largest module: at best {_secs(largest.ms)}, up to {speedup:.1f}x; `--what-if parallel-preload` "
+                  "measures it")
         related = [SiteNote(i.site, f"{i.label()} built here ({_secs(i.ms)})") for i in serial[1:6] if i.site]
         out.append(CostFinding(
             "WC909", serial[0].site, msg,
             f"{len(serial)} serial builds, sum {total:.0f} ms, largest {largest.ms:.0f} ms: best wall "
             f"{largest.ms:.0f} ms, upper speed-up {speedup:.2f}x", saving,
             {"modules": mods, "sum_ms": round(total, 3), "largest_ms": largest.ms,
-             "best_wall_ms": largest.ms, "upper_speedup": round(speedup, 3)}, related, serial))
+             "best_wall_ms": largest.ms, "upper_speedup": round(speedup, 3)}, related, serial, detail=detail))
     return out
 
 
@@ -235,15 +245,16 @@ def fragmented(profile: Profile) -> list[CostFinding]:
         if saving < FRAGMENTED_MIN_SAVING_MS:
             continue
         total = sum(i.ms for i in ids)
-        shown = ", ".join(modules[:5]) + (" ..." if len(modules) > 5 else "")
-        msg = (f"{len(modules)} modules holding one kernel each ({shown}), with the same options and block_dim "
-               f"{block_dim} on {device}, were built separately ({_secs(total)} in all): each pays a full build. "
-               f"One shared module would save about {_secs(saving)} ((n - 1) x the smallest build).")
+        shown = ", ".join(f"`{m}`" for m in modules[:5]) + (" ..." if len(modules) > 5 else "")
+        msg = (f"{len(modules)} one-kernel modules with the same options were built separately; put their kernels "
+               "into one module")
+        detail = (f"modules {shown}, block_dim {block_dim} on {device}, {_secs(total)} in all: each pays a full "
+                  f"build; one shared module would save about {_secs(saving)} ((n - 1) x the smallest build)")
         related = [SiteNote(i.site, f"{i.label()} built here ({_secs(i.ms)})") for i in ids[1:6] if i.site]
         out.append(CostFinding(
             "WC910", ids[0].site, msg,
             f"{len(modules)} one-kernel modules, {total:.0f} ms; about +{saving:.0f} ms over one module", saving,
-            {"modules": modules, "device": device, "block_dim": block_dim}, related, ids))
+            {"modules": modules, "device": device, "block_dim": block_dim}, related, ids, detail=detail))
     return out
 
 

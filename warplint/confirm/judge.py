@@ -566,11 +566,13 @@ class Judge:
                 # are about scheduling, which no static finding on a load explains)
             place = placement(c, self.profile, self.cwd)
             site, notes, data, fix, message = c.site, c.related, c.data, None, c.message
+            details = [c.detail] if c.detail else []
             if place is not None:  # the finding goes where its fix goes; the builds and launches are evidence
                 site, notes, fix = place.site, place.related, place.fix
                 data = {**c.data, "edit": place.edit}
-                message = f"{message} Edit here: {place.edit}."
-            d = self._diag(site, c.code, message, data, c.evidence, c.cost_ms, related=self._related(notes))
+                details.append(f"edit here: {place.edit}")
+            d = self._diag(site, c.code, message, data, c.evidence, c.cost_ms, related=self._related(notes),
+                           details=tuple(details))
             if d:
                 d.fix = fix
                 out.append(d)
@@ -585,13 +587,17 @@ class Judge:
         return tuple(out)
 
     def _diag(self, site: tuple | None, code: str, message: str, data: dict, evidence: str, cost: float | None,
-              related: tuple[Related, ...] = (), mechanism: str | None = None) -> Diagnostic | None:
+              related: tuple[Related, ...] = (), mechanism: str | None = None,
+              details: tuple[str, ...] = ()) -> Diagnostic | None:
         """A runtime finding of rule ``code``, with its name and confidence (and its mechanism, unless this
-        finding names a narrower one) from the rule."""
+        finding names a narrower one) from the rule. ``details`` (why, with the numbers) become notes at the
+        finding's line: the message is one short sentence."""
         if not site or not site[0] or site[0].startswith("<"):
             return None
         rule = runtime_rules()[code]
         path = _rel(site[0], self.cwd)
+        here = Span(site[1], 0, site[1], 0)
+        related = (*(Related(path, here, detail) for detail in details), *related)
         return Diagnostic(
             path=path,
             span=Span(site[1], 0, site[1], 0),
@@ -627,14 +633,19 @@ class Judge:
             mech = {"kernel": "CS-1", "set_options": "CS-3", "overload": "CS-6"}.get(kind, "CS-1")
             text = self._rebuild_text(rbs)
             fix = {
-                "kernel": "define the kernel before the module's first launch (at import), or give it its own module",
-                "set_options": "set the module's options before its first launch",
-                "overload": "register the overloads with wp.overload before the first launch",
-            }.get(kind, "make every kernel and option of the module known before its first launch")
-            msg = f"Module {mod} was built again at run time ({text}), costing {cost:.0f} ms; {fix}."
+                "kernel": "define the kernel before its first launch",
+                "set_options": "set its options before its first launch",
+                "overload": "register the overloads before its first launch",
+            }.get(kind, "make its kernels and options known before its first launch")
+            hint = {
+                "kernel": "define the kernel at import, before the module's first launch, or give it its own module",
+                "overload": "register the overloads with `wp.overload()` before the first launch",
+            }.get(kind)
+            msg = f"module `{mod}` was built again at run time; {fix}"
             d = self._diag(site, "WC901", msg,
                            {"module": mod, "hashes": [rb.load.get("hash") for rb in rbs], "cause": kind},
-                           f"{text}; +{cost:.0f} ms", cost, mechanism=mech)
+                           f"{text}; +{cost:.0f} ms", cost, mechanism=mech,
+                           details=(f"{text}, costing {cost:.0f} ms" + (f"; {hint}" if hint else ""),))
             if d:
                 out.append(d)
         return out
@@ -663,18 +674,19 @@ class Judge:
         names = ", ".join(sorted({f"{e.get('module')} {short(e.get('hash'))}" for e in items})[:4])
         if cause is not None:
             if cause.get("ev") == "clear_cache":
-                why = f"{cause.get('fn')}() here deletes the compiled kernels"
+                why = f"`{cause.get('fn')}()` deletes the compiled kernels"
             else:
-                why = f"wp.config.{cause.get('name')} = {cause.get('value')} here"
+                why = f"`wp.config.{cause.get('name')} = {cause.get('value')}`"
             site = cause.get("_site")
         else:
-            why = "the compiled kernels were not found on the second run"
+            why = "the second run found no compiled kernels"
             site = items[0].get("_site")
         evidence = f"{len(items)} identities compiled again with the same caches ({names}); +{cost:.0f} ms"
-        msg = (f"The kernel cache is not reused: {why}; a second run with the same caches compiled "
-               f"{len(items)} identities again ({cost:.0f} ms). Keep the cache (or guard this behind a flag).")
+        msg = f"the kernel cache is not reused ({why}); keep it, or gate this behind a flag"
         d = self._diag(site, "WC902", msg,
-                       {"identities": [[e.get("module"), e.get("hash")] for e in items]}, evidence, cost)
+                       {"identities": [[e.get("module"), e.get("hash")] for e in items]}, evidence, cost,
+                       details=(f"a second run with the same caches compiled {len(items)} "
+                                f"identit{'y' if len(items) == 1 else 'ies'} again ({names}), {cost:.0f} ms",))
         return [d] if d else []
 
     def _wc903(self) -> list[Diagnostic]:
@@ -693,11 +705,15 @@ class Judge:
             built = xs[0]["built"]
             evidence = (f"wp.config.{option} = {a.get('value')} was set after module(s) {', '.join(mods)} had been "
                         f"created; they were built with {option}={built}")
-            msg = (f"wp.config.{option} = {a.get('value')} never reached module(s) {', '.join(mods[:3])}"
-                   f"{' ...' if len(mods) > 3 else ''}: they were created (imported) before this line and built with "
-                   f"{option}={built}. Set it before importing the modules that define the kernels.")
+            shown = ", ".join(f"`{m}`" for m in mods[:2]) + (" ..." if len(mods) > 2 else "")
+            msg = (f"`wp.config.{option}` never reached module{'s' if len(mods) != 1 else ''} {shown}; set it before "
+                   "their import")
             d = self._diag(site, "WC903", msg,
-                           {"option": option, "modules": mods}, evidence, None)
+                           {"option": option, "modules": mods}, evidence, None,
+                           details=(f"`wp.config.{option} = {a.get('value')}` came after module"
+                                    f"{'s' if len(mods) != 1 else ''} {', '.join(f'`{m}`' for m in mods)} "
+                                    f"{'were' if len(mods) != 1 else 'was'} created (imported), and built with "
+                                    f"`{option}={built}`",))
             if d:
                 out.append(d)
         return out
@@ -716,11 +732,12 @@ class Judge:
             warm_h = sorted({short(e.get("hash")) for e in es})
             evidence = (f"module {mod}: cold run {', '.join(cold_h) or 'none'}, warm run {', '.join(warm_h)}; "
                         f"+{cost:.0f} ms")
-            msg = (f"Module {mod} gets a different identity on every run (cold {', '.join(cold_h) or '-'}, "
-                   f"warm {', '.join(warm_h)}), so the cache never hits ({cost:.0f} ms per run): a kernel captures a "
-                   f"value that changes between runs (time, random, id, path).")
+            msg = f"module `{mod}` gets a new identity on every run, so its cache never hits; capture stable values"
             d = self._diag(site, "WC904", msg,
-                           {"module": mod, "hashes": [e.get("hash") for e in es]}, evidence, cost)
+                           {"module": mod, "hashes": [e.get("hash") for e in es]}, evidence, cost,
+                           details=(f"cold run {', '.join(cold_h) or '-'}, warm run {', '.join(warm_h)} "
+                                    f"({cost:.0f} ms per run): a kernel captures a value that changes between runs "
+                                    "(time, random, id, path)",))
             if d:
                 out.append(d)
         return out

@@ -176,8 +176,8 @@ class LateGenericInstance(Rule):
                     _add(definitions, [definition])
                     _add(others, [r for r in report.related if not _same(r, site)])
         for site_file, report, definitions, others in at_site.values():
-            yield site_file, replace(report, related=(*definitions, *(r for r in others
-                                                                      if not any(_same(r, d) for d in definitions))))
+            # a note at a definition (the why) stays; only a repeat of the definition itself goes
+            yield site_file, replace(report, related=(*definitions, *(r for r in others if r not in definitions)))
 
     def _kernel_findings(self, file: FileModel, project: Project) -> Iterator[tuple[Kernel, Report,
                                                                                     tuple[Related, ...]]]:

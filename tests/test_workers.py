@@ -302,3 +302,28 @@ def test_pickled_models_are_not_kept_without_a_cache(tmp_path, monkeypatch):
     assert all(isinstance(blob, bytes) for _, blob, _ in kept)
     assert [blob for _, blob, _ in dropped] == [None, None]
     assert [model for model, _, _ in dropped] == [model for model, _, _ in kept]
+
+
+def test_the_project_root_is_walked_once(tmp_path, monkeypatch):
+    """The CLI on a project's root walks it once: the files it lists are the project's listing the files are
+    indexed with (ProjectScope), not walked a second time before the first file is parsed. The same files
+    are found and checked."""
+    from warplint import discovery
+    from warplint.config import Config
+    from warplint.engine import Session
+
+    _one_pool_project(tmp_path)
+    walks: list[str] = []
+    real_walk = discovery.Discovery._walk
+
+    def recording(self, path, seen, explicit):
+        walks.append(os.path.abspath(path))
+        return real_walk(self, path, seen, explicit)
+
+    monkeypatch.setattr(discovery.Discovery, "_walk", recording)
+    session = Session(Config(root=str(tmp_path)), cache=False, jobs=1)
+    result = session.lint_paths([str(tmp_path)], project_context=True)
+    assert walks == [str(tmp_path)]
+    assert sorted(os.path.basename(p) for p in session.models) == sorted(
+        ["__init__.py", "settings.py", "sim.py", "driver.py", "broken.py", "uses_broken.py", "plain.py"])
+    assert result.files == 7

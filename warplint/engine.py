@@ -754,6 +754,9 @@ class Session:
             self._context_reads.setdefault(os.path.abspath(path), (text, error))  # read once (module names)
             files.append((path, text, error))
             targets.append(os.path.abspath(path))
+        walked = [p for p in paths if p != "-"]
+        if project_context and len(walked) == 1 and os.path.isdir(walked[0]) and not result.errors:
+            self.scope.remember(walked[0], list(targets))  # one directory walked: its listing, as ProjectScope's
         result.notes.extend(self.discovery.notes)
         if self.cache_note is not None:
             result.notes.append(self.cache_note)
@@ -881,8 +884,13 @@ class Session:
         among them; each read once per session (a flake8 run, an editor session)."""
         named = {os.path.abspath(path) for path, _, _ in files}
         context: list[tuple[str, str | None, str | None]] = []
+        listed: set[int] = set()  # the files of a project share one listing: each is gone through once
         for path, _, _ in files:
-            for absolute in self.scope.files_for(path):
+            listing = self.scope.files_for(path)
+            if id(listing) in listed:
+                continue
+            listed.add(id(listing))
+            for absolute in listing:
                 if absolute in named:
                     continue
                 named.add(absolute)

@@ -187,6 +187,9 @@ _IMPORT_STATEMENT = re.compile(
     r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]*))", re.M)
 
 
+_COMMENT = re.compile(r"#[^\n]*")
+
+
 def _import_line_names(text: str, module: str, is_package: bool) -> set[str]:
     """The modules ``text``'s import lines name and the names they import from them, dotted: what its model's
     imports will hold (``_imported_names``), read from the text (a line continued by a backslash, or an import
@@ -202,7 +205,7 @@ def _import_line_names(text: str, module: str, is_package: bool) -> set[str]:
         level = len(target) - len(target.lstrip("."))
         base = resolve_relative(module, is_package, level, target.lstrip(".") or None)
         found.add(base)
-        names = m.group(2).strip("()")
+        names = _COMMENT.sub("", m.group(2)).strip("()")
         found.update(f"{base}.{part.split()[0]}" for part in names.split(",") if part.strip())
     return found
 

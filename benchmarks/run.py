@@ -230,7 +230,7 @@ def bench_corpus(name: str, args) -> list[dict]:
     cases: list[Case] = []
     if not args.no_bare:
         cases.append(("bare parse (serial)", None, [sys.executable, "-c", BARE_PARSE, tree, "1"], None))
-    if workers > 1 and not args.no_bare:
+    if workers > 1 and not args.no_bare and not args.cold_only:
         cases.append((f"bare parse (x{workers})", None, [sys.executable, "-c", BARE_PARSE, tree, str(workers)], None))
     caches: dict[str, str] = {}
     for label, env in sites:
@@ -239,6 +239,9 @@ def bench_corpus(name: str, args) -> list[dict]:
         def fresh_cache(_i: int, directory: str = site_cache) -> None:
             shutil.rmtree(directory, ignore_errors=True)
 
+        if args.cold_only:
+            cases.append((f"{label}warplint cold --no-cache", None, [*warplint, "--no-cache", tree], env))
+            continue
         if args.skip_cold:
             run_timed([*warplint, "--cache-dir", site_cache, tree], env=env)  # fills the cache, untimed
         else:
@@ -259,7 +262,7 @@ def bench_corpus(name: str, args) -> list[dict]:
             (f"{label}warplint warm, 1 file arg", None, [*warplint, "--cache-dir", site_cache, touched], env),
         ]
     latency = set()  # cases timed by what they print (the editor's wait), not by their process
-    if tool_available("pygls"):
+    if tool_available("pygls") and not args.cold_only:
         for label, env in sites:
             def server_cache(_i: int) -> None:
                 # The server keeps no cache outside the project (a config's cache-dir elsewhere is not its to
@@ -272,7 +275,7 @@ def bench_corpus(name: str, args) -> list[dict]:
             latency.add(name)
             cases.append((name, server_cache, [sys.executable, os.path.join(ROOT, "benchmarks", "lsp_change.py"), tree,
                                        touched, "--changes", "3"], env))
-    if tool_available("flake8"):
+    if tool_available("flake8") and not args.cold_only:
         plain = [sys.executable, "-c", PLAIN_FLAKE8, "--exit-zero"]  # flake8's default selection, no warplint
         plugin = [sys.executable, "-m", "flake8", "--exit-zero"]  # flake8's default selection: WC included
 
@@ -286,10 +289,10 @@ def bench_corpus(name: str, args) -> list[dict]:
                 (f"{label}flake8 1 file + warplint, warm", warm_flake8, [*plugin, touched], env),
                 (f"{label}flake8 1 file + warplint, edited", edit, [*plugin, touched], env),
             ]
-    if tool_available("flake8") and not args.no_tools:
+    if tool_available("flake8") and not args.no_tools and not args.cold_only:
         cases.append(("flake8 (E,F,W,C90)", None, [*plain, tree], None))  # a plain-flake8 reference
     ruff_path = shutil.which("ruff")
-    if (ruff_path or tool_available("ruff")) and not args.no_tools:
+    if (ruff_path or tool_available("ruff")) and not args.no_tools and not args.cold_only:
         ruff = [ruff_path] if ruff_path else [sys.executable, "-m", "ruff"]
         cases.append(("ruff check (no cache)", None,
                       [*ruff, "check", "--no-cache", "--exit-zero", "--quiet", tree], None))
@@ -365,6 +368,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-bare", action="store_true", help="leave out the bare-parse reference (no ratio column)")
     p.add_argument("--skip-cold", action="store_true",
                    help="leave out the cold cases (an untimed run fills each cache first)")
+    p.add_argument("--cold-only", action="store_true",
+                   help="only the serial bare parse and each version's cold --no-cache run (the cold ratio and "
+                        "peak RSS, in a fraction of the time on a loaded machine)")
     p.add_argument("--site", action="append", metavar="LABEL=DIR",
                    help="time the warplint installed in DIR (repeatable: versions side by side)")
     args = p.parse_args(argv)

@@ -237,3 +237,93 @@ def test_a_workers_failure_is_not_cached(tmp_path, monkeypatch):
     assert [d.code for d in first] == ["WC000"]
     again = Session(Config(root=str(tmp_path))).lint_paths([str(tmp_path)]).diagnostics
     assert [d.code for d in again] == ["WC501"]
+
+
+def _one_pool_project(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\n")
+    pkg = tmp_path / "app"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "settings.py").write_text("BLOCK = 256\n")  # no warp: imported by Warp code (its constants)
+    (pkg / "sim.py").write_text("import warp as wp\nfrom app.settings import BLOCK\n\n"
+                                "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[wp.tid()] = float(BLOCK)\n\n"
+                                "def step(a):\n    wp.launch(k, dim=BLOCK, inputs=[a])\n")
+    (pkg / "driver.py").write_text("from app.sim import step\n\ndef run(a):\n    step(a)\n")  # imports Warp code
+    (pkg / "broken.py").write_text("import warp as wp\ndef (:\n")  # mentions warp, does not parse
+    (pkg / "uses_broken.py").write_text("from app.broken import thing\n")  # imports only a module with no model
+    (pkg / "plain.py").write_text("import os\n\nHOME = os.environ.get('HOME')\n")
+
+
+def test_files_that_import_warp_code_are_modelled_in_the_one_pool(tmp_path, monkeypatch):
+    """Files that do not mention warp but import Warp code (or hold what Warp code imports) are parsed in the
+    same worker pool as the Warp files, not in a second pool after it (issue 28 item 3: no serial phase); the
+    choice stays the one the models make: a file parsed ahead whose import turns out to name no Warp model
+    keeps the unparsed model, and a file importing nothing Warp is never parsed."""
+    from warplint import engine
+    from warplint.config import Config
+    from warplint.engine import Session
+
+    _one_pool_project(tmp_path)
+    batches: list[list[str]] = []
+    real_run = workers.run
+
+    def recording(items, *args, **kwargs):
+        batches.append(sorted(os.path.basename(item[0]) for item in items))
+        return real_run(items, *args, **kwargs)
+
+    monkeypatch.setattr(workers, "run", recording)
+    monkeypatch.setattr(engine, "PARALLEL_MIN_CHARS", 0)
+    session = Session(Config(root=str(tmp_path)), cache=False, jobs=2)
+    session.lint_paths([str(tmp_path)], project_context=True)
+    assert batches == [["broken.py", "driver.py", "settings.py", "sim.py", "uses_broken.py"]]
+    models = {os.path.basename(path): model for path, model in session.models.items()}
+    assert not models["settings.py"].rule_facts.get("unparsed") and models["settings.py"].constants
+    assert not models["driver.py"].rule_facts.get("unparsed") and models["driver.py"].calls
+    assert models["uses_broken.py"].rule_facts.get("unparsed") and not models["uses_broken.py"].imports
+    assert models["plain.py"].rule_facts.get("unparsed")
+    assert models["broken.py"].error
+    assert not session._ahead and not session._unsettled
+
+
+def test_pickled_models_are_not_kept_without_a_cache(tmp_path, monkeypatch):
+    """With no cache nothing reads the pickled models the workers send: they are dropped as each is read,
+    not held until the last file is done."""
+    from warplint import engine
+    from warplint.config import Config
+    from warplint.engine import analyze_many
+
+    (tmp_path / "a.py").write_text(busy_source(3))
+    (tmp_path / "b.py").write_text(busy_source(4))
+    items = [(str(tmp_path / n), (tmp_path / n).read_text(), n[0], False) for n in ("a.py", "b.py")]
+    monkeypatch.setattr(engine, "PARALLEL_MIN_CHARS", 0)
+    budget = workers.Budget(Config(root=str(tmp_path)).file_timeout, Config(root=str(tmp_path)).file_memory)
+    kept = analyze_many(items, 2, budget, keep_pickled=True)
+    dropped = analyze_many(items, 2, budget, keep_pickled=False)
+    assert all(isinstance(blob, bytes) for _, blob, _ in kept)
+    assert [blob for _, blob, _ in dropped] == [None, None]
+    assert [model for model, _, _ in dropped] == [model for model, _, _ in kept]
+
+
+def test_the_project_root_is_walked_once(tmp_path, monkeypatch):
+    """The CLI on a project's root walks it once: the files it lists are the project's listing the files are
+    indexed with (ProjectScope), not walked a second time before the first file is parsed. The same files
+    are found and checked."""
+    from warplint import discovery
+    from warplint.config import Config
+    from warplint.engine import Session
+
+    _one_pool_project(tmp_path)
+    walks: list[str] = []
+    real_walk = discovery.Discovery._walk
+
+    def recording(self, path, seen, explicit):
+        walks.append(os.path.abspath(path))
+        return real_walk(self, path, seen, explicit)
+
+    monkeypatch.setattr(discovery.Discovery, "_walk", recording)
+    session = Session(Config(root=str(tmp_path)), cache=False, jobs=1)
+    result = session.lint_paths([str(tmp_path)], project_context=True)
+    assert walks == [str(tmp_path)]
+    assert sorted(os.path.basename(p) for p in session.models) == sorted(
+        ["__init__.py", "settings.py", "sim.py", "driver.py", "broken.py", "uses_broken.py", "plain.py"])
+    assert result.files == 7

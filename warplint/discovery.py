@@ -231,6 +231,15 @@ class ProjectScope:
         """Absolute paths of the ``.py`` files in ``path``'s folder (not below it)."""
         return self._listing(os.path.dirname(os.path.abspath(path)), False)
 
+    def remember(self, directory: str, files: list[str]) -> None:
+        """``files`` (absolute paths) is what discovery found walking ``directory`` alone. When that is the
+        project's root, it is the listing every file under it is indexed with (``files_for``), not walked again
+        (the CLI on a project's root walks it once). Any other folder's listing is left to be made when asked
+        (a loose script's is its folder alone, not the tree below)."""
+        root = os.path.abspath(self.config.root)
+        if self.root_is_project and os.path.abspath(directory) == root:
+            self._listings.setdefault(root, files)
+
     def files_for(self, path: str) -> list[str]:
         """Absolute paths of the files ``path`` is indexed with (``path`` itself included when on disk)."""
         absolute = os.path.abspath(path)

@@ -172,6 +172,44 @@ def _extracted(tree: cst.Module, text: str, model: FileModel) -> FileModel:
     return model
 
 
+def _imported_names(model: FileModel) -> set[str]:
+    """The modules ``model`` imports from and the names it imports from them, dotted (``pkg.mod.name``)."""
+    found: set[str] = set()
+    for imp in model.imports:
+        found.add(imp.module)
+        found.update(f"{imp.module}.{name}" for name, _ in imp.names)
+    return found
+
+
+# An import statement's first line: `from MODULE import NAMES` (NAMES up to the line's end, or the
+# parenthesized list) or `import A.B as C, D`. No backtracking across lines: a Warp file is large.
+_IMPORT_STATEMENT = re.compile(
+    r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]*))", re.M)
+
+
+_COMMENT = re.compile(r"#[^\n]*")
+
+
+def _import_line_names(text: str, module: str, is_package: bool) -> set[str]:
+    """The modules ``text``'s import lines name and the names they import from them, dotted: what its model's
+    imports will hold (``_imported_names``), read from the text (a line continued by a backslash, or an import
+    after ``;``, is missed: this only decides what is parsed early)."""
+    from .names import resolve_relative
+
+    found: set[str] = set()
+    for m in _IMPORT_STATEMENT.finditer(text):
+        if m.group(3) is not None:
+            found.update(part.split()[0] for part in m.group(3).split(",") if part.strip())
+            continue
+        target = m.group(1)
+        level = len(target) - len(target.lstrip("."))
+        base = resolve_relative(module, is_package, level, target.lstrip(".") or None)
+        found.add(base)
+        names = _COMMENT.sub("", m.group(2)).strip("()")
+        found.update(f"{base}.{part.split()[0]}" for part in names.split(",") if part.strip())
+    return found
+
+
 def _imported_modules(text: str, module: str, is_package: bool) -> set[str]:
     from .names import resolve_relative
 
@@ -220,22 +258,27 @@ def _must_isolate(text: str, verdict: parse_guard.Verdict) -> bool:
     return len(text) > IN_PROCESS_MAX_LINE and _LONG_LINE.search(text) is not None
 
 
+FAILED_PREFIX = "not checked: "  # the error of a model whose worker failed (never cached)
+
+
 def _failed_model(item: tuple[str, str, str, bool], reason: str) -> FileModel:
     path, text, module, is_package = item
-    model = FileModel(path=path, module=module, is_package=is_package, error=f"not checked: {reason}")
+    model = FileModel(path=path, module=module, is_package=is_package, error=FAILED_PREFIX + reason)
     model.mentions_warp = "warp" in text
     return model
 
 
 def analyze_many(items: list[tuple[str, str, str, bool]], jobs: int, budget: workers.Budget,
-                 progress: Callable[[int, int], None] | None = None
+                 progress: Callable[[int, int], None] | None = None, keep_pickled: bool = True,
                  ) -> list[tuple[FileModel, bytes | None, bool]]:
     """``analyze`` each (path, text, module, is_package) into (model, pickled model or None, whether its
     worker failed). In ``jobs`` worker processes when there is enough work, and always for the files
     ``_must_isolate`` picks; a file whose worker fails gets a model with the error (one WC000), marked failed:
     the failure may be the machine's, not the file's, so it is never cached. Workers return pickled models
     (no CSTs cross over); the bytes come back with the model for the cache. The rest are
-    modelled here (no pickled model then). ``progress(done, total)`` after each file."""
+    modelled here (no pickled model then). ``progress(done, total)`` after each file. ``keep_pickled=False``:
+    no bytes come back (nothing caches them; a project's pickled models held until the last file is done
+    were a sixth of a cold run's peak memory)."""
     parallel = jobs > 1 and len(items) > 1 and sum(len(i[1]) for i in items) >= PARALLEL_MIN_CHARS
     # Workers classify again themselves; those modelled here use this verdict (classified once).
     verdicts = [None if parallel else parse_guard.classify(item[1]) for item in items]
@@ -248,7 +291,7 @@ def analyze_many(items: list[tuple[str, str, str, bool]], jobs: int, budget: wor
             if isinstance(answer, workers.Failure):
                 results[i] = (_failed_model(items[i], answer.reason), None, True)
             else:
-                results[i] = (pickle.loads(answer), answer, False)
+                results[i] = (pickle.loads(answer), answer if keep_pickled else None, False)
             if progress is not None:
                 progress(sum(r is not None for r in results), len(items))
 
@@ -361,6 +404,9 @@ class Session:
         # Absolute paths whose model is a worker's failure (a crash, the budget, a worker that could not start):
         # never cached, never in a stored result, modelled again when next asked for.
         self._unsettled: set[str] = set()
+        # Files without a mention of warp that add_files parsed ahead for _parse_importers: absolute path ->
+        # (the text, its model); only those it chooses join the index.
+        self._ahead: dict[str, tuple[str, FileModel]] = {}
         self.configure_cache(cache, cache_dir)
 
     @property
@@ -424,7 +470,7 @@ class Session:
         shown = self.progress
         progress = (lambda done, total: shown(done, total, phase)) if shown is not None else None
         if cache is None:
-            fresh = analyze_many(items, self.jobs, self.budget, progress)
+            fresh = analyze_many(items, self.jobs, self.budget, progress, keep_pickled=False)
             for (path, _, _, _), (_, _, failed) in zip(items, fresh, strict=True):
                 self._settle(os.path.abspath(path), failed)
             return [model for model, _, _ in fresh]
@@ -489,11 +535,15 @@ class Session:
     def add_file(self, path: str, text: str | None, error: str | None = None) -> FileModel:
         return self.add_files([(path, text, error)])[0]
 
-    def add_files(self, files: list[tuple[str, str | None, str | None]]) -> list[FileModel]:
-        """Model (path, text, error) triples: prefilter, cache, then parse the rest together."""
+    def add_files(self, files: list[tuple[str, str | None, str | None]], importers_ahead: bool = False
+                  ) -> list[FileModel]:
+        """Model (path, text, error) triples: prefilter, cache, then parse the rest together.
+        ``importers_ahead``: ``_parse_importers`` follows; the files it may choose (a superset read from the
+        texts' import lines) are parsed in the same pool, not in a second one after it, and kept aside for it."""
         models: list[FileModel | None] = []
         todo: list[int] = []
         items: list[tuple[str, str, str, bool]] = []
+        unparsed: list[tuple[str, str, str, bool]] = []
         changed = False
         for path, text, error in files:
             absolute = os.path.abspath(path)
@@ -513,13 +563,18 @@ class Session:
             else:
                 model = FileModel(path=path, module=module, is_package=is_package)
                 model.rule_facts["unparsed"] = True
+                unparsed.append((path, text, module, is_package))
                 if self._cache is not None:  # the next run can tell it did not change (_key_before_unchanged_models)
                     self._cache.remember(absolute, self._digest(absolute, text), module, is_package)
             models.append(model)
             if text is not None:
                 self.texts[absolute] = text
-        for i, analysed in zip(todo, self._analyze_all(items), strict=True):
-            models[i] = analysed
+        ahead = self._importer_candidates(items, unparsed) if importers_ahead else []
+        analysed = self._analyze_all(items + ahead)
+        for i, model in zip(todo, analysed, strict=False):
+            models[i] = model
+        for (path, text, _, _), model in zip(ahead, analysed[len(items):], strict=True):
+            self._ahead[os.path.abspath(path)] = (text, model)
         done = [m for m in models if m is not None]  # all of them: each None was in todo
         for (path, _, _), model in zip(files, done, strict=True):
             self.models[os.path.abspath(path)] = model
@@ -527,19 +582,38 @@ class Session:
             self._project = None
         return done
 
+    def _importer_candidates(self, warp_items: list[tuple[str, str, str, bool]],
+                             unparsed: list[tuple[str, str, str, bool]]) -> list[tuple[str, str, str, bool]]:
+        """The files of ``unparsed`` (no mention of warp) that ``_parse_importers`` may choose once the files
+        of ``warp_items`` are modelled, read from import lines: a file whose module a Warp file imports from,
+        or that imports a module whose text mentions warp. A superset as far as the import lines tell;
+        ``_parse_importers`` decides on the models and parses any file this missed."""
+        if not unparsed:
+            return []
+        warp_modules = {m.module for m in self.models.values() if m.mentions_warp and not m.error}
+        warp_modules.update(module for _, _, module, _ in warp_items)
+        imported_by_warp: set[str] = set()
+        for m in self.models.values():
+            if m.mentions_warp and not m.error:
+                imported_by_warp.update(_imported_names(m))
+        for _, text, module, is_package in warp_items:
+            imported_by_warp |= _import_line_names(text, module, is_package)
+        return [item for item in unparsed
+                if item[2] in imported_by_warp or _imported_modules(item[1], item[2], item[3]) & warp_modules]
+
     def _parse_importers(self) -> None:
         """Files that never mention warp are parsed only if they import a project module
         that does something Warp-related (they may order its launches and option calls)."""
         warp_modules = {m.module for m in self.models.values() if m.mentions_warp and not m.error}
         if not warp_modules:
+            self._ahead = {}
             return
         # Modules Warp code imports from may hold the constants it uses (block sizes, names).
         imported_by_warp: set[str] = set()
         for m in self.models.values():
             if m.mentions_warp and not m.error:
-                for imp in m.imports:
-                    imported_by_warp.add(imp.module)
-                    imported_by_warp.update(f"{imp.module}.{name}" for name, _ in imp.names)
+                imported_by_warp.update(_imported_names(m))
+        ahead, self._ahead = self._ahead, {}
         chosen: list[str] = []
         for absolute, model in list(self.models.items()):
             if not model.rule_facts.get("unparsed"):
@@ -548,9 +622,18 @@ class Session:
             imports_warp_code = _imported_modules(text, model.module, model.is_package) & warp_modules
             if model.module in imported_by_warp or imports_warp_code:
                 chosen.append(absolute)
+        for absolute, (_, model) in ahead.items():
+            if absolute not in chosen and model.error is not None and model.error.startswith(FAILED_PREFIX):
+                self._unsettled.discard(absolute)  # its model is the unparsed one, which is settled
+        parsed_ahead = [a for a in chosen if a in ahead and ahead[a][0] == self.texts.get(a)
+                        and a not in self._unsettled]
+        for absolute in parsed_ahead:
+            self.models[absolute] = ahead[absolute][1]
+            self._project = None
+        rest = [a for a in chosen if a not in parsed_ahead]
         items = [(self.models[a].path, self.texts.get(a, ""), self.models[a].module, self.models[a].is_package)
-                 for a in chosen]
-        for absolute, model in zip(chosen, self._analyze_all(items, "modelling files that import them"), strict=True):
+                 for a in rest]
+        for absolute, model in zip(rest, self._analyze_all(items, "modelling files that import them"), strict=True):
             self.models[absolute] = model
             self._project = None
 
@@ -674,6 +757,9 @@ class Session:
             self._context_reads.setdefault(os.path.abspath(path), (text, error))  # read once (module names)
             files.append((path, text, error))
             targets.append(os.path.abspath(path))
+        walked = [p for p in paths if p != "-"]
+        if project_context and len(walked) == 1 and os.path.isdir(walked[0]) and not result.errors:
+            self.scope.remember(walked[0], list(targets))  # one directory walked: its listing, as ProjectScope's
         result.notes.extend(self.discovery.notes)
         if self.cache_note is not None:
             result.notes.append(self.cache_note)
@@ -718,7 +804,7 @@ class Session:
                 self._results.put(run_key, same)
                 self.save_cache()  # the changed files' models, under their new digests
                 return answer(same)
-        self.add_files(files)
+        self.add_files(files, importers_ahead=True)
         self._parse_importers()
         project = self.project()
         checked: dict[str, tuple[bool, list[Diagnostic]]] = {}
@@ -801,8 +887,13 @@ class Session:
         among them; each read once per session (a flake8 run, an editor session)."""
         named = {os.path.abspath(path) for path, _, _ in files}
         context: list[tuple[str, str | None, str | None]] = []
+        listed: set[int] = set()  # the files of a project share one listing: each is gone through once
         for path, _, _ in files:
-            for absolute in self.scope.files_for(path):
+            listing = self.scope.files_for(path)
+            if id(listing) in listed:
+                continue
+            listed.add(id(listing))
+            for absolute in listing:
                 if absolute in named:
                     continue
                 named.add(absolute)
@@ -823,7 +914,7 @@ class Session:
                 files.append((path, known, None) if known is not None else (path, *self.read(path)))
         if self._project_context:  # the same index the run had
             files += self._context_of(files)
-        self.add_files(files)
+        self.add_files(files, importers_ahead=True)
         self._parse_importers()
         project = self.project()
         found = [d for path in paths for d in self.check_model(self.models[os.path.abspath(path)], project)]
@@ -862,7 +953,7 @@ class Session:
         context = [item for item in self._context_of([(path, None, None)])
                    if os.path.abspath(item[0]) not in self.models]
         if context:
-            self.add_files(context)
+            self.add_files(context, importers_ahead=True)
             self._parse_importers()
             self.save_cache()
 
@@ -873,6 +964,6 @@ class Session:
             if os.path.abspath(path) not in self.models:
                 text, error = self.read(path)
                 files.append((path, text, error))
-        self.add_files(files)
+        self.add_files(files, importers_ahead=True)
         self._parse_importers()
         self.save_cache()

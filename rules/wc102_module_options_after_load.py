@@ -9,12 +9,6 @@ from warplint.model import FileModel, Value
 from warplint.rule import Report, Rule
 from warplint.semantic.events import OptionChange, OptionForm
 
-# The `wp.config` defaults a new module copies its snapshot options from (warp-facts §3: `Module.__init__`);
-# a project that assigns the config name may have changed what the module copied, so the default is then unknown.
-_SNAPSHOT_CONFIG_DEFAULTS: dict[str, Any] = {"enable_backward": True, "lineinfo": False, "max_unroll": 16,
-                                             "compile_time_trace": False, "deterministic_max_records": 0}
-
-
 _HOW = {
     OptionForm.SET_MODULE_OPTIONS: "`set_module_options()`",
     OptionForm.ITEM: "an `options[...]` assignment",
@@ -148,8 +142,9 @@ class ModuleOptionsAfterLoad(Rule):
         options' config defaults the project never reassigns (re-setting one of these moves no hash)."""
         def compute() -> dict[str, Any]:
             defaults = {k: v for k, v in project.warp.module_option_defaults.items() if v is not None}
-            for name, value in _SNAPSHOT_CONFIG_DEFAULTS.items():
-                if name in project.warp.snapshot_options and not project.config_assignments(name):
+            # a project that assigns the config name may have changed what a new module copies
+            for name, value in project.warp.snapshot_option_defaults.items():
+                if not project.config_assignments(name):
                     defaults[name] = value
             return defaults
 

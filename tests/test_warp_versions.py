@@ -62,6 +62,36 @@ def test_config_names_and_version_of_both_shapes():
         extract.config_names("x = 1\n")  # not Warp's config module
 
 
+def test_config_defaults_are_the_literal_values_only():
+    config = CONFIG_1_19 + "max_unroll: int = 16\nmode = _os.environ.get('WARP_MODE', 'release')\n"
+    defaults = extract.config_defaults(config)
+    assert defaults["max_unroll"] == 16 and defaults["enable_backward"] is True and defaults["log_level"] == 30
+    assert "mode" not in defaults  # computed at import: no one default
+    assert extract.config_defaults(CONFIG_1_10)["kernel_cache_dir"] is None
+
+
+TYPES_ARRAY = '''
+class array(Array):
+    """A fixed-size multi-dimensional array.
+
+    Attributes:
+        dtype (DType): The data type of the array.
+        ndim (int): The number of array dimensions.
+        shape (tuple[int]): Dimensions of the array.
+        pinned (bool): Indicates whether the array was allocated in pinned host memory.
+
+    Notes:
+        size (int): not an attribute entry
+    """
+'''
+
+
+def test_array_extents_are_the_documented_integer_attributes():
+    assert extract.array_extents(TYPES_ARRAY) == {"ndim", "shape"}
+    with pytest.raises(extract.ExtractError):
+        extract.array_extents(TYPES_ARRAY.replace("Attributes:", "Fields:"))
+
+
 CONTEXT_1_10 = '''
 class Kernel:
     def __init__(self, options=None):
@@ -250,6 +280,14 @@ def test_known_differences_between_releases():
     assert not TABLES["1.12.1"]["kernel_module_options"] and TABLES["1.13.0"]["kernel_module_options"]
     assert has("1.12.1", "public_modules", "warp.context") and not has("1.13.0", "public_modules", "warp.context")
     assert CPU_PARALLEL_LOAD_FIXED_IN == "1.17.0"
+    # what a new module copies from wp.config: deterministic_max_records is a snapshot from 1.15 only
+    assert TABLES["1.10.1"]["snapshot_option_defaults"] == {"compile_time_trace": False, "enable_backward": True,
+                                                            "lineinfo": False, "max_unroll": 16}
+    assert TABLES["1.19.0"]["snapshot_option_defaults"]["deterministic_max_records"] == 0
+    assert "deterministic" not in TABLES["1.19.0"]["snapshot_option_defaults"]  # an enum member: no literal
+    for version in TABLES:
+        assert {"shape", "size", "ndim", "capacity"} <= set(TABLES[version]["array_extents"])
+        assert "dtype" not in TABLES[version]["array_extents"]
 
 
 def test_module_constants_are_the_1_19_table():

@@ -77,6 +77,8 @@ class WarpFacts:
     module_options: frozenset[str]
     snapshot_options: frozenset[str]
     module_option_defaults: dict[str, object] = field(hash=False)
+    # a snapshot option's value in a new module while the program leaves its `wp.config` name alone
+    snapshot_option_defaults: dict[str, object] = field(hash=False)
     default_block_dim: int  # Module.options["block_dim"]
     launch_block_dim: int  # the CUDA block size of a wp.launch without block_dim
     module_options_validated: bool  # @wp.kernel(module_options=...) raises for an unknown key
@@ -85,6 +87,7 @@ class WarpFacts:
     mathdx_backward_lto_ops: frozenset[str]  # ... and more LTOs when the module's enable_backward is on
     mathdx_options: dict[str, str] = field(hash=False)  # op -> the module option that turns its MathDx path off
     public_modules: frozenset[str] = frozenset()  # importable warp.X modules (warp.context went in 1.13)
+    array_extents: frozenset[str] = frozenset()  # wp.array's integer attributes: counts of its run-time data
     cpu_parallel_load_fixed: bool = False  # concurrent first CPU loads no longer lose kernels
 
     @property
@@ -139,6 +142,7 @@ def facts_of(version: str, source: str, found: str | None) -> WarpFacts:
         module_options=frozenset(table["module_options"]),
         snapshot_options=frozenset(table["snapshot_options"]),
         module_option_defaults=dict(table["module_option_defaults"]),
+        snapshot_option_defaults=dict(table["snapshot_option_defaults"]),
         default_block_dim=table["default_block_dim"],
         launch_block_dim=table["launch_block_dim"],
         module_options_validated=table["module_options_validated"],
@@ -147,6 +151,7 @@ def facts_of(version: str, source: str, found: str | None) -> WarpFacts:
         mathdx_backward_lto_ops=frozenset(table["mathdx_backward_lto_ops"]),
         mathdx_options=dict(table["mathdx_options"]),
         public_modules=frozenset(table["public_modules"]),
+        array_extents=frozenset(table["array_extents"]),
         cpu_parallel_load_fixed=fixed,
     )
 

@@ -9,6 +9,7 @@ than no table).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -31,6 +32,26 @@ def config_names(config_source: str) -> frozenset[str]:
     if "version" not in names or "enable_backward" not in names:
         raise ExtractError("config.py binds neither `version` nor `enable_backward`: not Warp's config module")
     return names
+
+
+def config_defaults(config_source: str) -> dict[str, object]:
+    """The value each ``warp/config.py`` name has at import when that value is a literal (``max_unroll: int = 16``);
+    a name computed at import (an environment read, an enum member) has no entry: its default is not one constant."""
+    return {name: value.value for name, value in _module_assignments(ast.parse(config_source))
+            if isinstance(value, ast.Constant)}
+
+
+def array_extents(types_source: str) -> frozenset[str]:
+    """The integer attributes ``class array`` documents (``size (int)``, ``shape (tuple[int])`` in its docstring's
+    ``Attributes:`` section): counts and extents of the data an array holds, so a different number per array.
+    Its type attributes (``dtype (DType)``) and flags (``pinned (bool)``) are not counts."""
+    docstring = ast.get_docstring(_class(ast.parse(types_source), "array")) or ""
+    section = docstring.partition("Attributes:")[2].partition("\n\n")[0]
+    found = frozenset(name for name, kind in re.findall(r"^\s*(\w+) \(([^)]*)\):", section, re.MULTILINE)
+                      if kind.replace(" ", "") in ("int", "tuple[int]", "tuple[int,...]"))
+    if not found:
+        raise ExtractError("class array documents no integer attribute under `Attributes:`")
+    return found
 
 
 def _module_assignments(tree: ast.Module) -> Iterable[tuple[str, ast.expr | None]]:

@@ -81,6 +81,26 @@ def test_values_follow_bindings_parameters_and_returns(tmp_path):
     assert all(v.reason for v in third)
 
 
+def test_an_array_count_varies_and_another_attribute_is_one_unknown(tmp_path):
+    # Warp documents an array's strides, shape, size as integers of its data: a new number per array. An
+    # attribute that is no count of the data (a dtype, a configuration field) is one value nobody knows.
+    project = project_of(tmp_path, {
+        "m.py": (
+            "import warp as wp\n"
+            "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+            "def run(a, cfg):\n"
+            "    wp.launch(k, dim=1, inputs=[a], block_dim=a.strides[0])\n"
+            "    wp.launch(k, dim=1, inputs=[a], block_dim=cfg.threads)\n"
+        ),
+    })
+    file = _file(project, "m.py")
+    strided, configured = (c for c in file.calls if c.callee == "warp.launch")
+    evaluator = project.layer.evaluator
+    assert evaluator.values(file, strided.bound("block_dim"), "run").varies
+    threads = evaluator.values(file, configured.bound("block_dim"), "run")
+    assert not threads.varies and not threads.known
+
+
 def test_parameters_are_bound_per_call_site(tmp_path):
     project = project_of(tmp_path, {
         "w.py": (

@@ -57,7 +57,6 @@ ENVIRONMENT_READS = frozenset({"os.environ.get", "os.getenv"})  # (name[, defaul
 # Builtins whose result depends only on their arguments (a cache key computed with them repeats).
 _PURE_BUILTINS = frozenset({"tuple", "str", "repr", "int", "float", "bool", "frozenset", "sorted", "type", "hash",
                             "abs", "min", "max", "round"})
-_RUN_TIME_ATTRIBUTES = frozenset({"shape", "size", "ndim", "capacity"})
 _BINOPS: dict[str, Callable[[object, object], object]] = {
     "Add": operator.add, "Subtract": operator.sub, "Multiply": operator.mul, "FloorDivide": operator.floordiv,
     "Divide": operator.truediv, "Modulo": operator.mod, "Power": operator.pow, "LeftShift": operator.lshift,
@@ -423,6 +422,21 @@ class Evaluator:
         self._chosen[key] = found
         return found
 
+    def memoized_per_instance(self, fn: Function) -> bool:
+        """``fn`` is a memoised method whose memory belongs to the instance: it stores on ``self`` (``if
+        self._k is None: self._k = ...``, ``self._cache[key] = ...``), or a memoising decorator keys its calls
+        by ``self`` among the arguments. A new instance remembers nothing, so its first call makes anew."""
+        if fn.class_name is None or not fn.params or not self.is_memoized(fn):
+            return False
+        if {d.rpartition(".")[2] for d in fn.decorators} & {"staticmethod", "classmethod"}:
+            return False
+        if any(d in MEMOIZING_DECORATORS for d in fn.decorators):
+            return True
+        file = self._file_of(fn)
+        me = fn.params[0].name
+        return file is not None and any(
+            a.ctx.scope == fn.qualname and a.target.text.startswith(f"{me}.") for a in file.assignments)
+
     def _file_of(self, fn: Function) -> FileModel | None:
         table = self.bindings.cached("file of function", lambda: {
             id(f_): file for file in self.bindings.files for f_ in file.functions.values()})
@@ -602,7 +616,9 @@ class Evaluator:
                 results.append(self._global(f"{v.name}.{attr}", depth))
             elif isinstance(v, Varies):
                 results.append(ValueSet.of(v))
-            elif attr in _RUN_TIME_ATTRIBUTES:
+            elif attr in self.bindings.warp.array_extents:
+                # a count of the data an array holds (Warp's array documents these as integers): a different
+                # number per array, so per call of the code that reads it
                 results.append(ValueSet.of(Varies(f"`.{attr}` of an array: known at run time")))
             else:
                 results.append(ValueSet.of(Unknown(f"attribute `{attr}` not followed")))

@@ -5,7 +5,7 @@ from typing import Any
 
 from warplint.diagnostic import Related
 from warplint.index import Project
-from warplint.model import FileModel, Value
+from warplint.model import Call, FileModel, Value
 from warplint.rule import Report, Rule
 from warplint.semantic.events import OptionChange, OptionForm
 
@@ -31,6 +31,9 @@ class ModuleOptionsAfterLoad(Rule):
     The order is followed within a function, at module scope, and through helper
     calls in other files: `launch_all()` then `configure()` where `configure()`
     sets the options of the launched module is reported at the `configure()` call.
+    A launch in another scope that runs first counts too (the semantic layer's order of
+    scopes): module scope before the function the program then calls, a test the runner
+    runs earlier in the same file, a caller's launch before the call that leads here.
 
     ## Fix
     Set module options before the first launch or load of the module: at module
@@ -104,6 +107,8 @@ class ModuleOptionsAfterLoad(Rule):
                 continue  # restoring options in `finally:` after a temporary change is deliberate
             module = project.canonical_module(change.module)
             earlier = [(o, m, call) for o, m, call in timeline if call.ctx.runs_before(order) and m in (module, "*")]
+            if not earlier:
+                earlier = self._loaded_elsewhere(project, file, change, via, module)
             previous = seen_values.setdefault(module, {})
             defaults = self._defaults(project)
             values = self._values(project, file, change)
@@ -114,9 +119,11 @@ class ModuleOptionsAfterLoad(Rule):
                 previous.update(values)
             if not earlier or harmless:
                 continue
-            if change.form is not OptionForm.SET_MODULE_OPTIONS and not self._rehashed_after(
-                    project, file, order, max(o for o, _, _ in earlier), module, changes):
-                continue
+            rehash: Related | None = None
+            if change.form is not OptionForm.SET_MODULE_OPTIONS:
+                rehash = self._rehashed_after(project, file, order, max(o for o, _, _ in earlier), module, changes)
+                if rehash is None:
+                    continue
             _, _, launch_call = earlier[0]
             span = via.span if via is not None else change.span
             if id(span) in reported:
@@ -129,12 +136,32 @@ class ModuleOptionsAfterLoad(Rule):
             if via is not None:
                 what = f"`{via.callee.rpartition('.')[2]}()`"
                 related.append(Related(change.path, change.span, f"{_HOW[change.form]} changes the options here"))
+            if rehash is not None:
+                related.append(rehash)
             yield self.report(
                 span,
                 f"{what} changes options of module `{module}` after its launch, rebuilding it; set them first",
                 related=tuple(related),
                 module=module, option=",".join(sorted(change.values or {})),
             )
+
+    @staticmethod
+    def _loaded_elsewhere(project: Project, file: FileModel, change: OptionChange, via: Call | None,
+                          module: str) -> list[tuple[int, str, Call]]:
+        """The launch or load of ``module`` that runs before the change from another scope (the layer's
+        ``launched_before``: module scope before a function the program calls, a test the runner runs first,
+        ``__init__`` before the method called on what it built, a caller before the call that leads here).
+        A library's other public function that users *may* call first is no order the project shows."""
+        anchor = via if via is not None else next(
+            (c for c in file.calls if c.ctx.scope == change.ctx.scope and c.ctx.order == change.ctx.order), None)
+        if anchor is None:
+            return []
+        found = project.launched_before(file, anchor, module, lambda kernel: True)
+        if found is None or found.peer is not None or found.file.path != file.path:
+            return []
+        if found.through and change.form is OptionForm.SET_MODULE_OPTIONS:
+            return []  # reported at the call that leads here, where the caller's timeline orders it
+        return [(-1, found.module, found.call)]
 
     @staticmethod
     def _defaults(project: Project) -> dict[str, Any]:
@@ -170,21 +197,23 @@ class ModuleOptionsAfterLoad(Rule):
         return values
 
     @staticmethod
-    def _rehashed_after(project: Project, file: FileModel, order: int, loaded: int, module: str, changes) -> bool:
+    def _rehashed_after(project: Project, file: FileModel, order: int, loaded: int, module: str,
+                        changes) -> Related | None:
         """A write into a loaded module's live options dict marks nothing modified: Warp keeps the hash cached
         at the load, and the module builds again only when a registration after that load rehashes it
         (warp-facts §2). Here: a set_module_options() of the module after its last launch before the write
         (``loaded``), or a later launch of a kernel of it that is made again when launched (created at run
-        time by a factory that keeps nothing)."""
-        if any(o > loaded and c.form is OptionForm.SET_MODULE_OPTIONS
-               and c.module is not None and project.canonical_module(c.module) == module
-               for o, c, _ in changes):
-            return True
+        time by a factory that keeps nothing). Where the module builds again; None when nothing rehashes it."""
+        for o, c, via in changes:
+            if (o > loaded and c.form is OptionForm.SET_MODULE_OPTIONS
+                    and c.module is not None and project.canonical_module(c.module) == module):
+                where = via.span if via is not None else c.span
+                return Related(file.path, where, "set_module_options() makes the module hash its options again")
         scope = next((c.ctx.scope if via is None else via.ctx.scope for o, c, via in changes if o == order), None)
         for launch in project.launches(file):
             if launch.call.ctx.scope != scope or launch.call.ctx.order <= order or launch.module != module:
                 continue
-            variants = project.kernel_variants(launch.kernel_file, launch.kernel)
-            if variants is not None and not variants.kept:
-                return True
-        return False
+            if project.made_again(launch):
+                return Related(file.path, launch.call.span,
+                               f"'{launch.kernel.name}' is made again here: the module builds again with the options")
+        return None

@@ -52,7 +52,9 @@ class LateGenericInstance(Rule):
     one entry gives one type). An argument that can come from an expression of unknown type
     (an array passed in, a `for` target) has no type. Arguments whose type is unknown never
     count as different, and any `wp.overload` registration of the kernel silences the
-    second-type case, even one made after the first launch.
+    second-type case, even one made after the first launch, unless it registers on a kernel
+    object nothing keeps (`wp.overload(Model(c).kernel, ...)` where the getter makes the kernel
+    anew for each new instance: the launches use other objects).
 
     The first-instance cases need no types. Which launch runs first is approximated by
     source order and the call graph (as for kernels defined in functions): a launch or
@@ -194,7 +196,7 @@ class LateGenericInstance(Rule):
             if fn is None:
                 continue
             typed: _Typed | None = None
-            if not project.overload_registrations(file, kernel):
+            if not any(r.kept for r in project.overload_registrations(file, kernel)):
                 generic_positions = [i for i, p in enumerate(fn.params) if p.generic]  # Warp's type_is_generic
                 kernel_launches = sorted(
                     launches.get(project.kernel_key(file, kernel), []),

@@ -226,6 +226,9 @@ class Project:
     def kernel_variants(self, file: FileModel, kernel: Kernel) -> variants.Variants | None:
         return variants.kernel_variants(self._facts, file, kernel)
 
+    def made_again(self, launch: Launch) -> bool:
+        return variants.made_again(self._facts, launch)
+
     def kernels_of_module_shape(self, file: FileModel, kernel: Kernel) -> list[tuple[FileModel, Kernel]]:
         return variants.kernels_of_module_shape(self._facts, file, kernel)
 

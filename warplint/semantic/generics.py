@@ -28,6 +28,7 @@ from warplint.model import Call, Context, FileModel, Kernel, Value
 from warplint.names import is_warp
 
 from .builds import preload_unused
+from .variants import made_unbound
 
 if TYPE_CHECKING:
     from .events import Launch
@@ -55,6 +56,9 @@ class Registration:
     span: Span
     call: Call | None
     at_import: bool  # runs while the module is imported: module scope, or a function a module-level call reaches
+    # the object it registers on is kept (False: `wp.overload(Model(c).kernel, ...)` makes a kernel object no
+    # launch uses, so the instance it adds is no instance of the kernel the launches make)
+    kept: bool = True
 
     @property
     def signature(self) -> tuple | None:
@@ -154,13 +158,26 @@ def _registrations(facts: IdentityFacts) -> dict[KernelKey, list[Registration]]:
             # a getter called at import and again at run time: both (the run-time calls may repeat a signature)
             both = at_import and bool(call.ctx.scope) and runs_at_run_time(facts, f, call.ctx.scope)
             for kf, k in facts.find_kernels(f, call.ctx.scope, value):
-                table.setdefault(kernel_key(kf, k), []).append(Registration(f, call.span, call, at_import))
+                kept = not made_unbound(facts, kf, k, value)
+                table.setdefault(kernel_key(kf, k), []).append(Registration(f, call.span, call, at_import, kept))
                 if both:
-                    table[kernel_key(kf, k)].append(Registration(f, call.span, call, False))
+                    table[kernel_key(kf, k)].append(Registration(f, call.span, call, False, kept))
         for fn in f.functions.values():
             if "warp.overload" in fn.decorators and not fn.ctx.expects_raise:
                 table.setdefault((f.path, fn.name), []).append(Registration(f, fn.span, None, not fn.ctx.scope))
     return table
+
+
+def _constructor_before(file: FileModel, scope: str) -> str | None:
+    """The ``__init__`` that runs before method ``scope`` can be called on an instance: its class's own (not for
+    a static or class method, nor ``__init__`` itself)."""
+    fn = file.functions.get(scope)
+    if fn is None or fn.class_name is None or fn.name == "__init__" or fn.qualname != f"{fn.class_name}.{fn.name}":
+        return None
+    if {d.rpartition(".")[2] for d in fn.decorators} & {"staticmethod", "classmethod"}:
+        return None
+    init = f"{fn.class_name}.__init__"
+    return init if init in file.functions else None
 
 
 def runs_at_import(facts: IdentityFacts, file: FileModel, scope: str, depth: int = 0) -> bool:
@@ -301,6 +318,11 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
         for event in kernel_timeline(facts, file, earlier):
             if matches(file, event):
                 return Earlier(file, event.call, event.module, event.kernel, runner=earlier)
+    constructor = _constructor_before(file, scope)
+    if constructor is not None:  # `App().run()`: the instance's __init__ ran before any method is called on it
+        for event in kernel_timeline(facts, file, constructor):
+            if matches(file, event):
+                return Earlier(file, event.call, event.module, event.kernel)
     for caller_file, caller, _level in facts.caller_scopes(facts.bindings.fqname(file, scope)):
         for event in kernel_timeline(facts, caller_file, caller.ctx.scope):
             if (event.call is not caller and event.call.ctx.runs_before(caller.ctx.order)

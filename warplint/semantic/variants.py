@@ -23,6 +23,7 @@ from warplint.model import Call, FileModel, Function, Kernel, Value
 from .evaluator import PARAMETER_SLOT
 
 if TYPE_CHECKING:
+    from .events import Launch
     from .launches import IdentityFacts
 
 Parameter = tuple[str, str]  # (function qualname within the file, parameter name)
@@ -39,6 +40,7 @@ class Variants:
     kept: bool  # the factory keeps what it made (functools.cache, a cache dict): variants accumulate
     varying: frozenset[Parameter]  # parameters some call passes more than one value for (or unknown ones)
     keeper: str = ""  # fqname of the function that keeps them (the factory or a caller); "" when nothing does
+    per_instance: bool = False  # the factory is a method that keeps what it made on its instance (``self._k``)
 
     @property
     def shared(self) -> frozenset[Parameter]:
@@ -74,8 +76,51 @@ def _kernel_variants(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> V
         module = params if known else None
     varying = frozenset(p for p in content if not _one_literal(facts, file, p))
     keeper = _keeps_variants(facts, file, kernel)
+    fn = file.functions.get(factory)
+    per_instance = (fn is not None and keeper == facts.bindings.fqname(file, factory)
+                    and evaluator.memoized_per_instance(fn))
     return Variants(factory, frozenset(captures), frozenset(content), module, keeper is not None, varying,
-                    keeper or "")
+                    keeper or "", per_instance)
+
+
+def made_again(facts: IdentityFacts, launch: Launch) -> bool:
+    """Evaluating the launch's kernel expression makes a new kernel object (registered into its module anew):
+    its factory keeps nothing, or keeps it on the instance and the expression reads it from an instance it
+    constructs itself (``Solver(c).kernel()``, ``Model(c).kernel`` of a memoising property)."""
+    variants = kernel_variants(facts, launch.kernel_file, launch.kernel)
+    if variants is None:
+        return False
+    return not variants.kept or (variants.per_instance and _fresh_receiver(facts, launch.call.bound("kernel")))
+
+
+def made_unbound(facts: IdentityFacts, kernel_file: FileModel, kernel: Kernel, value: Value | None) -> bool:
+    """``value`` makes a new kernel object when evaluated and nothing holds it after: the expression calls
+    the factory itself (``make()``, ``Model(c).kernel``) rather than reading a binding, and the factory keeps
+    nothing (or keeps it on an instance the expression constructs). What is done to that object (a
+    ``wp.overload`` registration) reaches no other evaluation's kernel."""
+    variants = kernel_variants(facts, kernel_file, kernel)
+    if variants is None or value is None or not _computes(value):
+        return False
+    return not variants.kept or (variants.per_instance and _fresh_receiver(facts, value))
+
+
+def _computes(value: Value) -> bool:
+    """A call somewhere along ``value``'s attribute chain: the object is computed here, not read."""
+    node: Value | None = value
+    while node is not None and node.kind in ("call", "attr"):
+        if node.kind == "call":
+            return True
+        node = node.base
+    return False
+
+
+def _fresh_receiver(facts: IdentityFacts, value: Value | None) -> bool:
+    """``Cls(...).attr`` or ``Cls(...).method()``: read from an instance the expression constructs."""
+    if value is not None and value.kind == "call":
+        value = value.base  # the method read of `Solver(c).kernel()`
+    receiver = value.base if value is not None and value.kind == "attr" else None
+    return (receiver is not None and receiver.kind == "call" and receiver.ref is not None
+            and facts.bindings.is_class(receiver.ref))
 
 
 def _one_literal(facts: IdentityFacts, file: FileModel, parameter: Parameter) -> bool:

@@ -395,23 +395,36 @@ class Bindings:
 
     def _method_of_instance(self, file: FileModel, call: Call) -> str | None:
         """``s.step()`` where the local ``s`` is bound to ``Solver(...)``, or ``Solver(...).step()`` on the
-        instance the call makes: ``pkg.mod.Solver.step``."""
+        instance the call makes: ``pkg.mod.Solver.step``; also where ``s`` is a module-level name of a project
+        module (``pkg.mod.REGISTRY.register(k)``, written in that module or imported from it): the instance is
+        made once at import and its class's method runs."""
         receiver = call.receiver
         if receiver is not None and receiver.kind == "call" and receiver.ref and self.is_class(receiver.ref):
             return f"{receiver.ref}.{call.callee.rpartition('.')[2]}"
         head, _, rest = call.callee.partition(".")
-        if not rest or "." in rest:
+        if not rest:
             return None
+        if "." in rest:
+            holder, _, method = call.callee.rpartition(".")
+            owner_module, _, name = holder.rpartition(".")
+            owner = self.module(owner_module) if owner_module else None
+            if owner is None or "." in method:
+                return None
+            return self._instance_method(owner, "", name, method)
         fn = file.functions.get(call.ctx.scope)
         if call.ctx.scope and (fn is None or head not in fn.locals):
             return None
+        return self._instance_method(file, call.ctx.scope, head, rest)
+
+    def _instance_method(self, file: FileModel, scope: str, name: str, method: str) -> str | None:
+        """``method`` of the class ``name`` (in ``scope`` of ``file``) is bound to an instance of."""
         table: dict[tuple[int, str, str], str | None] = self.cached("instance_classes", dict)
-        key = (id(file), call.ctx.scope, head)
+        key = (id(file), scope, name)
         if key not in table:  # asked for every dotted call of every file: once per (file, scope, name)
-            table[key] = next((a.value.ref for a in self.name_assignments(file, call.ctx.scope, head)
+            table[key] = next((a.value.ref for a in self.name_assignments(file, scope, name)
                                if a.value.kind == "call" and a.value.ref and self.is_class(a.value.ref)), None)
         found = table[key]
-        return f"{found}.{rest}" if found is not None else None
+        return f"{found}.{method}" if found is not None else None
 
     def canonical_function(self, fqname: str) -> str:
         table = self.memo.setdefault("canonical_function", {})

@@ -101,6 +101,22 @@ def test_an_array_count_varies_and_another_attribute_is_one_unknown(tmp_path):
     assert not threads.varies and not threads.known
 
 
+def test_star_parameters_are_the_extra_arguments_of_each_call(tmp_path):
+    # Python binds *args to the positional arguments no named parameter takes, **kwargs to the extra keywords
+    project = project_of(tmp_path, {
+        "m.py": (
+            "import warp as wp\n"
+            "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+            "def by_keyword(a, **kwargs):\n    wp.launch(k, dim=1, inputs=[a], block_dim=kwargs['threads'])\n"
+            "def by_position(a, *args):\n    wp.launch(k, dim=1, inputs=[a], block_dim=args[1])\n"
+            "def main(a):\n    by_keyword(a, threads=64)\n    by_keyword(a, threads=128)\n"
+            "    by_position(a, 'x', 32)\n"
+        ),
+    })
+    sizes = sorted(launch.block_dims.single_constant()[1] for launch in project.all_launches())
+    assert sizes == [32, 64, 128]
+
+
 def test_parameters_are_bound_per_call_site(tmp_path):
     project = project_of(tmp_path, {
         "w.py": (

@@ -609,9 +609,9 @@ class Extractor(cst.CSTVisitor):
                     dotted_dtype = dotted_name(dtype_node) if dtype_node is not None else None
                     resolved, is_local = self.resolve(dotted_dtype) if dotted_dtype else ("", True)
                     vars(self).setdefault("_param_dtypes", {})[id(result[-1])] = (kind, "" if is_local else resolved)
-        for star in (params.star_arg, params.star_kwarg):
+        for star, kind in ((params.star_arg, "*"), (params.star_kwarg, "**")):
             if isinstance(star, cst.Param):
-                result.append(Param(star.name.value))
+                result.append(Param(star.name.value, star=kind))
         return result
 
     def _is_generic_type(self, node: cst.BaseExpression) -> bool:

@@ -321,6 +321,7 @@ class Param(Compact):
     annotation: str = ""
     annotation_ref: str | None = None  # the resolved class the annotation names (`settings: Settings`)
     generic: bool = False  # the annotation is a type Warp takes for generic (`Any`, `wp.array(ndim=1)`, ...)
+    star: str = ""  # "*" for `*args` (the extra positional arguments), "**" for `**kwargs` (the extra keywords)
 
 
 @dataclass

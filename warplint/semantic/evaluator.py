@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value
+from warplint.model import Assignment, Call, FileModel, Function, Kernel, Param, Value
 from warplint.names import is_warp
 
 from .bindings import GETTER_DESCRIPTORS, is_getter
@@ -810,6 +810,9 @@ class Evaluator:
         return result
 
     def _bound_at(self, file: FileModel, fn: Function, name: str, site: Site, depth: int) -> ValueSet:
+        param = next((p for p in fn.params if p.name == name), None)
+        if param is not None and param.star:
+            return self._star_bound_at(fn, param, site, depth)
         argument = self.bind(fn, name, site)
         if argument is _DEFAULT:
             param = next(p for p in fn.params if p.name == name)
@@ -819,6 +822,23 @@ class Evaluator:
             return ValueSet.of(Unknown(f"`{name}` is passed through *args/**kwargs or not at all"))
         assert isinstance(argument, Value)
         return self.values(site.file, argument, site.scope, site.parent, depth)
+
+    def _star_bound_at(self, fn: Function, param: Param, site: Site, depth: int) -> ValueSet:
+        """``*args`` is the tuple of the positional arguments no named parameter takes, ``**kwargs`` the dict of
+        the keywords none takes (Python's binding); unknown when the call itself unpacks ``*x`` / ``**x``."""
+        if site.star:
+            return ValueSet.of(Unknown(f"`{param.star}{param.name}` of a call that unpacks its arguments"))
+        named = [p for p in fn.params if not p.star]
+        if param.star == "**":
+            extra = [(k, v) for k, v in site.kwargs.items() if k not in {p.name for p in named}]
+            return ValueSet.of(Mapping(tuple((ValueSet.of(Const(k)), self.values(site.file, v, site.scope,
+                                                                                       site.parent, depth))
+                                             for k, v in extra)))
+        bound_self = (fn.class_name is not None and bool(named) and named[0].name in ("self", "cls")
+                      and "staticmethod" not in {d.rpartition(".")[2] for d in fn.decorators})
+        taken = len([p for p in fn.params[:fn.params.index(param)] if not p.star]) - (1 if bound_self else 0)
+        return ValueSet.of(Sequence(tuple(self.values(site.file, a, site.scope, site.parent, depth)
+                                          for a in site.args[max(taken, 0):])))
 
     @staticmethod
     def bind(fn: Function, name: str, site: Site) -> Value | object | None:

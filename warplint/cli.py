@@ -14,7 +14,7 @@ import shlex
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO
 
 from . import __version__, interrupts
@@ -261,17 +261,21 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
         args.stdin_filename = "stdin.py"
     start = args.stdin_filename if "-" in paths else paths[0]
     start = start if os.path.exists(start) else os.getcwd()
-    config = load_config(start if os.path.isdir(start) else os.path.dirname(os.path.abspath(start)), known, args.config)
-    config = config.with_overrides(
-        select=tuple(validate_selectors("--select", args.select, known)) if args.select is not None else None,
-        extend_select=(tuple(config.extend_select)
-                       + tuple(validate_selectors("--extend-select", args.extend_select, known))),
-        ignore=tuple(config.ignore) + tuple(validate_selectors("--ignore", args.ignore, known)),
-        cache_dir=args.cache_dir,
-        report_deliberate=args.report_deliberate,
-        warp_version=args.warp_version, warp_version_source="--warp-version" if args.warp_version else None,
-    )
-    config = _file_overrides(config, args, known)
+    select = tuple(validate_selectors("--select", args.select, known)) if args.select is not None else None
+    extend_select = tuple(validate_selectors("--extend-select", args.extend_select, known))
+    ignore = tuple(validate_selectors("--ignore", args.ignore, known))
+
+    def with_options(config: Config) -> Config:
+        """``config`` under the command line's options (they override every config, nested ones too)."""
+        config = config.with_overrides(
+            select=select, extend_select=tuple(config.extend_select) + extend_select,
+            ignore=tuple(config.ignore) + ignore, cache_dir=args.cache_dir, report_deliberate=args.report_deliberate,
+            warp_version=args.warp_version, warp_version_source="--warp-version" if args.warp_version else None,
+        )
+        return _file_overrides(config, args, known)
+
+    config = with_options(load_config(start if os.path.isdir(start) else os.path.dirname(os.path.abspath(start)),
+                                      known, args.config))
     if args.confirm and not command and not config.confirm.get("command"):
         raise UsageError("--confirm needs a command: `warplint PATH --confirm -- python -m app`, "
                          "or [tool.warplint.confirm] command = ...")
@@ -295,6 +299,8 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     from .engine import Session
 
     session = Session(config, cache=not args.no_cache)
+    if args.config is None:  # as ruff: each file under the nearest [tool.warplint] (a nested project's own)
+        session.configs = nearest_configs(config, known, with_options)
     if args.show_files:
         return _show_files(session, paths, out, err)
     bar = ProgressBar(err) if progress_wanted(err) and not args.quiet else None
@@ -392,6 +398,34 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     if args.verbose:
         _write_verbose(session, result, time.monotonic() - started, err)
     return status
+
+
+def nearest_configs(base: Config, known: set[str], with_options: Callable[[Config], Config]
+                    ) -> Callable[[str], Config]:
+    """path -> the config that governs it: the one of the nearest pyproject.toml with a ``[tool.warplint]``
+    table (``find_pyproject``), under the command line's options; ``base`` where that is the run's own or
+    there is none. One Config object per file read (the engine groups files by it)."""
+    from .config import find_pyproject
+
+    by_directory: dict[str, Config] = {}
+    by_source: dict[str, Config] = {} if base.source is None else {os.path.abspath(base.source): base}
+
+    def config_for(path: str) -> Config:
+        directory = os.path.dirname(os.path.abspath(path))
+        found = by_directory.get(directory)
+        if found is None:
+            source = find_pyproject(directory)
+            if source is None:
+                found = base
+            else:
+                source = os.path.abspath(source)
+                found = by_source.get(source)
+                if found is None:
+                    found = by_source[source] = with_options(load_config(directory, known))
+            by_directory[directory] = found
+        return found
+
+    return config_for
 
 
 def _write_diff(fixes, out: TextIO, err: TextIO) -> int:

@@ -242,6 +242,11 @@ class ProjectScope:
 
     def files_for(self, path: str) -> list[str]:
         """Absolute paths of the files ``path`` is indexed with (``path`` itself included when on disk)."""
+        return self._listing(*self.scope_of(path))
+
+    def scope_of(self, path: str) -> tuple[str, bool]:
+        """(directory, recursive): the listing ``path`` is indexed with; files with the same scope share
+        one project index, files with different ones never see each other's facts."""
         absolute = os.path.abspath(path)
         root = os.path.abspath(self.config.root)
         if self.root_is_project and absolute.startswith(root.rstrip(os.sep) + os.sep):
@@ -249,15 +254,15 @@ class ProjectScope:
             if self._root_members is None:
                 self._root_members = set(listing)
             if absolute in self._root_members or not os.path.exists(absolute):
-                return listing
+                return root, True
         from .config import never_a_project_root
 
         directory = os.path.dirname(absolute)
         if not os.path.isfile(os.path.join(directory, "__init__.py")):
-            return self._listing(directory, False)
+            return directory, False
         while (os.path.isfile(os.path.join(os.path.dirname(directory), "__init__.py"))
                and not never_a_project_root(os.path.dirname(directory))):
             directory = os.path.dirname(directory)
         if never_a_project_root(directory):  # a stray ~/__init__.py: the files beside it only
-            return self._listing(directory, False)
-        return self._listing(directory, True)
+            return directory, False
+        return directory, True

@@ -407,6 +407,10 @@ class Session:
         # Files without a mention of warp that add_files parsed ahead for _parse_importers: absolute path ->
         # (the text, its model); only those it chooses join the index.
         self._ahead: dict[str, tuple[str, FileModel]] = {}
+        # A front end that reads a config per file (the CLI) sets ``configs``: path -> the Config governing it.
+        self.configs: Callable[[str], Config] | None = None
+        self._children: dict[int, Session] = {}  # id(config) -> the session of the files it governs (_child)
+        self._owners: dict[str, Session] = {}  # absolute path -> the index a grouped run checked it in
         self.configure_cache(cache, cache_dir)
 
     @property
@@ -418,6 +422,8 @@ class Session:
     def configure_cache(self, enabled: bool = True, directory: str | None = None) -> None:
         self._cache = None
         self._results = None
+        # cache directory -> its (model, result) caches, shared by the sessions of nested configs (_child)
+        self._caches: dict[str, tuple[_cache.ModelCache, _cache.ResultCache]] = {}
         self.cache_note: str | None = None  # why there is no cache, when the user may want to know
         if not enabled:
             return
@@ -433,6 +439,7 @@ class Session:
                 return
             self._cache = _cache.ModelCache(where, salt, secret, named=directory is not None)
             self._results = _cache.ResultCache(where, salt, secret, named=directory is not None)
+            self._caches = {self._cache.directory: (self._cache, self._results)}
 
     def _run_key(self, files: list[tuple[str, str | None, str | None]], digests: dict[str, str] | None = None) -> str:
         """Everything the findings of a project's files depend on, besides installed packages
@@ -699,6 +706,9 @@ class Session:
 
     def keeps(self, diagnostic: Diagnostic) -> bool:
         """Whether ignore / per-file-ignores / noqa let a finding made elsewhere (--confirm) through."""
+        owner = self._owners.get(os.path.abspath(diagnostic.path), self)
+        if owner is not self:  # governed by a nested config
+            return owner.keeps(diagnostic)
         code = diagnostic.code
         ignored = (*self.config.ignore, *self.config.ignored_for(diagnostic.path))
         if any(code.startswith(i) or i == "ALL" for i in ignored):
@@ -771,8 +781,96 @@ class Session:
             targets.append(os.path.abspath(name))
         result.paths = [path for path, _, _ in files]
         if project_context:
+            groups = self._groups(files, paths)
+            if len(groups) != 1 or sum(len(group) for _, group in groups.values()) != len(files) or any(
+                    config is not self.config or self._environment_elsewhere(config, scope)
+                    for (_, scope), (config, _) in groups.items()):
+                return self._lint_groups(groups, result, check_context)
             self._project_context = True
             files += self._context_of(files)
+        return self._lint_files(files, targets, result, check_context=check_context)
+
+    def _groups(self, files: list[tuple[str, str | None, str | None]], paths: list[str]
+                ) -> dict[tuple[int, tuple[str, bool]], tuple[Config, list[tuple[str, str | None, str | None]]]]:
+        """The files by (the config that governs each, ``config_for``; the project it is indexed with):
+        each group is linted with its own index, so a file's cross-file facts come from its project
+        alone, whichever other files the run names (a directory of several projects, a nested config).
+        A file found by a walk that its own config excludes is left out, as if that config had walked."""
+        named = {os.path.normpath(p) for p in paths}
+        groups: dict[tuple[int, tuple[str, bool]], tuple[Config, list[tuple[str, str | None, str | None]]]] = {}
+        for item in files:
+            config = self.config_for(item[0])
+            child = self._child(config)
+            if child is not self and os.path.normpath(item[0]) not in named and child.discovery.excluded(item[0]):
+                continue
+            groups.setdefault((id(config), child.scope.scope_of(item[0])), (config, []))[1].append(item)
+        return groups
+
+    def config_for(self, path: str) -> Config:
+        """The config that governs ``path``: this session's, unless a front end that reads a config per
+        file (the CLI, as ruff: the nearest ``[tool.warplint]``) sets ``configs``."""
+        return self.configs(path) if self.configs is not None else self.config
+
+    def _child(self, config: Config) -> Session:
+        """The session of the files ``config`` governs (this one for its own config): its discovery,
+        project scope and Warp environment, with this session's rules, texts and progress. Caches are
+        one object per directory: two writing the same files would undo each other's entries."""
+        known = self._children.get(id(config))
+        if known is None:
+            known = self if config is self.config else Session(config, self._rules, cache=False, jobs=self.jobs)
+            if known is not self:
+                known.texts, known.progress, known.budget = self.texts, self.progress, self.budget
+                where = _cache.default_directory(config.root, config.cache_dir)
+                if self._cache is not None and not _cache.leaves_root(where, config.root):
+                    if where not in self._caches:
+                        secret = self._cache.secret
+                        self._caches[where] = (_cache.ModelCache(where, self._cache.salt, secret),
+                                               _cache.ResultCache(where, self._cache.salt, secret))
+                    known._cache, known._results = self._caches[where]
+            self._children[id(config)] = known
+        return known
+
+    def _environment_elsewhere(self, config: Config, scope: tuple[str, bool]) -> bool:
+        """Whether the files of ``scope`` run against the Warp found from their own directory, not the root's:
+        under a root that is no project (no config, no marker: merely where the run started), a folder's
+        scripts are their own project, as when each is linted from there (its venv, its requirements)."""
+        child = self._child(config)
+        return not child.scope.root_is_project and os.path.abspath(scope[0]) != os.path.abspath(config.root)
+
+    def _fork(self) -> Session:
+        """A session like this one with an index of its own (models, project, installed modules)."""
+        import copy
+
+        index = copy.copy(self)
+        index.models, index._project, index._external, index._unsettled, index._owners = {}, None, {}, set(), {}
+        index._project_context = True
+        return index
+
+    def _lint_groups(self, groups: dict, result: LintResult, check_context: bool) -> LintResult:
+        """Each group linted with its own index; one result, as if one run."""
+        cached = True
+        for (_, scope), (config, files) in groups.items():
+            index = self._child(config)._fork()
+            if self._environment_elsewhere(config, scope):
+                index.warp_environment = warp_version.environment(scope[0], config.warp_version,
+                                                                  config.warp_version_source)
+            index.progress = self.progress
+            targets = [os.path.abspath(path) for path, _, _ in files]
+            part = index._lint_files(files + index._context_of(files), targets, LintResult([]),
+                                     check_context=check_context)
+            self._owners.update((absolute, index) for absolute in targets)
+            result.files += part.files
+            result.parsed += part.parsed
+            result.diagnostics.extend(part.diagnostics)
+            result.errors.extend(part.errors)
+            cached = cached and part.cached
+        result.cached = cached
+        result.diagnostics.sort(key=Diagnostic.sort_key)
+        return result
+
+    def _lint_files(self, files: list[tuple[str, str | None, str | None]], targets: list[str], result: LintResult,
+                    check_context: bool) -> LintResult:
+        run_key = None
         spelled = {os.path.abspath(path): path for path, _, _ in files}
 
         def answer(entry: dict) -> LintResult:
@@ -789,7 +887,6 @@ class Session:
             result.cached = True
             return result
 
-        run_key = None
         hit = None
         if self._results is not None:
             run_key = self._run_key(files)
@@ -906,6 +1003,23 @@ class Session:
     def recheck(self, paths: list[str], changed: dict[str, str]) -> list[Diagnostic]:
         """The findings of ``paths`` once the files in ``changed`` hold their new text (in memory only):
         how fixes are linted again before anything is written."""
+        if self._owners:  # a grouped run: each file in the index it was checked in
+            by_index: dict[int, tuple[Session, list[str]]] = {}
+            for path in paths:
+                index = self._owners.get(os.path.abspath(path), self)
+                by_index.setdefault(id(index), (index, []))[1].append(path)
+            found = []
+            for index, group in by_index.values():
+                if index is self:
+                    found.extend(self._recheck(group, changed))
+                    continue
+                mine = {p: t for p, t in changed.items()
+                        if self._owners.get(os.path.abspath(p)) is index or os.path.abspath(p) in index.models}
+                found.extend(index.recheck(group, mine))
+            return sorted(found, key=Diagnostic.sort_key)
+        return self._recheck(paths, changed)
+
+    def _recheck(self, paths: list[str], changed: dict[str, str]) -> list[Diagnostic]:
         files: list[tuple[str, str | None, str | None]] = [(path, text, None) for path, text in changed.items()]
         for path in paths:
             absolute = os.path.abspath(path)

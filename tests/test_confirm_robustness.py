@@ -17,6 +17,7 @@ import textwrap
 import time
 
 import pytest
+from foreground import foreground
 
 PY = sys.executable
 
@@ -261,7 +262,7 @@ def test_signal_to_warplint_ends_the_program(tmp_path, private_tmp, signame, mod
     (tmp_path / "prog.py").write_text(PROGRAM)
     command = [PY, "-m", "warplint", "prog.py", "--no-cache", "--confirm", "--", PY, "prog.py", mode, str(tmp_path)]
     with open(tmp_path / "out.txt", "w") as out, open(tmp_path / "err.txt", "w") as err:
-        warplint = subprocess.Popen(command, cwd=tmp_path, env=_env(private_tmp), stdin=subprocess.DEVNULL,
+        warplint = subprocess.Popen(foreground(command), cwd=tmp_path, env=_env(private_tmp), stdin=subprocess.DEVNULL,
                                     stdout=out, stderr=err)
         try:
             deadline = time.monotonic() + 60

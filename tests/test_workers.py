@@ -15,6 +15,7 @@ import sys
 import time
 
 import pytest
+from foreground import foreground
 
 from warplint import workers
 from warplint.engine import analyze
@@ -128,7 +129,7 @@ def slow_project(tmp_path):
 
 
 def start_and_wait_for_workers(root) -> tuple[subprocess.Popen, list[int]]:
-    proc = subprocess.Popen([*WARPLINT, ".", "--no-cache", "-j", "2"], cwd=root, stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(foreground([*WARPLINT, ".", "--no-cache", "-j", "2"]), cwd=root, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     assert wait_for(lambda: len(children_of(proc.pid)) >= 2), "workers never started"
     return proc, children_of(proc.pid)
@@ -177,8 +178,8 @@ def test_ctrl_c_in_the_middle_of_many_files(tmp_path, jobs):
     source = busy_source(60)
     for i in range(200):
         (tmp_path / f"m{i:03d}.py").write_text(source)
-    proc = subprocess.Popen([*WARPLINT, ".", "--no-cache", "-j", jobs], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(foreground([*WARPLINT, ".", "--no-cache", "-j", jobs]), cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
     seen: set[int] = set()
     end = time.monotonic() + 3.0  # well into the modelling (the whole run takes over 15 s of CPU)
     while time.monotonic() < end or (jobs != "1" and not seen):

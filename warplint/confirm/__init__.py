@@ -22,7 +22,7 @@ from warplint.diagnostic import Diagnostic
 
 from .events import RunData, short
 from .fixcopy import prepare
-from .judge import CONFIRMED, INCONCLUSIVE, NOT_EXERCISED, NOT_REPRODUCED, Finding, Judge, runtime_rules
+from .judge import CONFIRMED, INCONCLUSIVE, NOT_EXERCISED, NOT_REPRODUCED, Finding, Judge, runtime_rules, share_costs
 from .profile import Profile, render_profile
 from .runner import CannotRun, PassResult, Workspace, run_pass
 from .whatif import Sample, WhatIf, auto_candidates, measure, parse_whatifs, render_whatifs, run_candidates
@@ -296,6 +296,7 @@ def analyze(
     judge = Judge(cold, warm_rd, cwd, run_failed=failed, profile=profile)
     for f in findings:
         f.diag.confirm = judge.judge(f)
+    share_costs([f.diag.confirm for f in findings if f.diag.confirm is not None], judge.paid_by)
     runtime = judge.runtime_findings() if cold.recorder_started else []
 
     recorder_errors = list(cold.recorder_errors) + (list(warm_rd.recorder_errors) if warm_rd else [])
@@ -364,6 +365,10 @@ def _keep_raw(dest: str, cold: PassResult | None, warm: PassResult | None) -> No
             fh.write("\n".join(p.output_tail) + "\n")
 
 
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def render_summary(result: ConfirmResult, *, width: int = 100, max_rows: int = 12) -> str:
     """One screen: the run, findings ranked by measured cost, then the most expensive modules."""
     s = result.summary
@@ -373,9 +378,9 @@ def render_summary(result: ConfirmResult, *, width: int = 100, max_rows: int = 1
     head = f"warplint --confirm: cold run {cold if cold is not None else '-'} s"
     if warm is not None:
         head += f", warm run {warm} s"
-    head += (
-        f"; {s.get('compiled_identities', 0)} identities compiled ({s.get('module_time_ms', 0):.0f} ms in module loads)"
-    )
+    compiled = s.get("compiled_identities", 0)
+    head += (f"; {_count(compiled, 'identity', 'identities')} compiled "
+             f"({s.get('module_time_ms', 0):.0f} ms in module loads)")
     if s.get("warm_compiled_identities") is not None:
         head += f"; warm run compiled {s['warm_compiled_identities']} ({s.get('warm_module_time_ms') or 0:.0f} ms)"
     out.append(head)
@@ -396,14 +401,19 @@ def render_summary(result: ConfirmResult, *, width: int = 100, max_rows: int = 1
     rows.sort(key=lambda r: (-r[0], order.get(r[1], 9), r[2].sort_key()))
     if rows:
         out.append(f"  {'cost':>9}  {'verdict':<15} finding")
+        shown_once: set[tuple] = set()  # (cost, evidence) of a cost several findings share: printed on the first
         for cost, verdict, d in rows[:max_rows]:
-            shown_cost = f"{cost:.0f} ms" if cost else "-"
             ev = (d.confirm or {}).get("evidence") or ""
+            shown_cost = f"{cost:.0f} ms" if cost else "-"
+            if cost and (d.confirm or {}).get("cost_shared_by"):
+                shown_cost = "shared" if (cost, ev) in shown_once else shown_cost
+                shown_once.add((cost, ev))
             line = f"  {shown_cost:>9}  {verdict:<15} {d.path}:{d.line} {d.code} {ev}"
             out.append(line if len(line) <= width else line[: width - 3] + "...")
         if len(rows) > max_rows:
             out.append(f"  ... {len(rows) - max_rows} more (see --keep-artifacts / JSON output)")
-    table = render_profile(s.get("profile") or {}, compile_elapsed_s=s.get("compile_elapsed_s"), width=width)
+    table = render_profile(s.get("profile") or {}, compile_elapsed_s=s.get("compile_elapsed_s"), width=width,
+                           warm_compiled=s.get("warm_compiled_identities"))
     mods = s.get("modules") or []
     out += render_whatifs(result.what_if, width=width + 20)  # change, saving, band, workload: one line each
     if table:

@@ -106,6 +106,7 @@ class Judge:
         self.cwd = cwd
         self.run_failed = run_failed
         self.explained: set[int] = set()  # id() of runtime facts a static finding accounted for
+        self.paid_by: dict[int, frozenset[int]] = {}  # id() of a verdict -> the builds its cost is (``_v``)
         ver = (cold.warp or {}).get("version")
         self.warp_version = ver or "?"
         self.option_keys = set((cold.warp or {}).get("option_keys") or ())
@@ -218,10 +219,17 @@ class Judge:
                 return r
         return self.judge_churn(f, ran, ran_ev)
 
-    def _v(self, verdict: str, evidence: str, cost: float | None = None) -> dict[str, Any]:
+    def _v(self, verdict: str, evidence: str, cost: float | None = None,
+           paid_by: frozenset[int] | None = None) -> dict[str, Any]:
+        """A verdict; ``paid_by``: the builds (ids) whose time ``cost`` is, when several findings may explain
+        the same ones (``share_costs`` then says so, once)."""
         if self.run_failed and verdict != CONFIRMED:
             evidence = f"{evidence} (the run failed: {self.run_failed}; only the part before the failure was seen)"
-        return {"verdict": verdict, "evidence": evidence, "cost_ms": None if cost is None else round(cost, 1)}
+        verdict_data: dict[str, Any] = {"verdict": verdict, "evidence": evidence,
+                                        "cost_ms": None if cost is None else round(cost, 1)}
+        if paid_by:
+            self.paid_by[id(verdict_data)] = paid_by
+        return verdict_data
 
     def _cause_matches(self, f: Finding, c: dict) -> bool:
         if f.touches(c):
@@ -246,7 +254,8 @@ class Judge:
             for rb in strong:
                 self.explained.add(id(rb))
             cost = sum(rb.ms for rb in strong)
-            return self._v(CONFIRMED, f"{self._rebuild_text(strong)}; +{cost:.0f} ms", cost)
+            return self._v(CONFIRMED, f"{self._rebuild_text(strong)}; +{cost:.0f} ms", cost,
+                           frozenset(id(rb) for rb in strong))
         if not ran:
             return self._v(NOT_EXERCISED, ran_ev)
         # ran, but nothing moved: say why, as precisely as we can
@@ -741,3 +750,20 @@ class Judge:
             if d:
                 out.append(d)
         return out
+
+
+def share_costs(verdicts: list[dict[str, Any]], paid_by: dict[int, frozenset[int]]) -> None:
+    """Findings that explain the same builds (three findings, one rebuild) each carry that cost; a reader
+    summing the column would count it three times. Each such verdict says it is shared, and by how many
+    (``cost_shared_by``; its evidence too), so the summary prints the cost once."""
+    groups: dict[frozenset[int], list[dict[str, Any]]] = {}
+    for verdict in verdicts:
+        builds = paid_by.get(id(verdict))
+        if builds:
+            groups.setdefault(builds, []).append(verdict)
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        for verdict in group:
+            verdict["cost_shared_by"] = len(group)
+            verdict["evidence"] += f" (one cost, shared by the {len(group)} findings that explain these builds)"

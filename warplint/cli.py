@@ -132,6 +132,10 @@ def check_parser() -> argparse.ArgumentParser:
     shown.add_argument("--show-files", action="store_true", help="print the files that would be checked, then exit")
     shown.add_argument("--add-noqa", action="store_true",
                        help="add `# noqa: CODE` to every line with a finding (a baseline for legacy code)")
+    shown.add_argument("--watch", "-w", action="store_true",
+                       help="check again whenever a Python file or config under the paths changes (Ctrl-C stops)")
+    p.add_argument("--generate-shell-completion", choices=("bash", "zsh", "fish"), metavar="{bash,zsh,fish}",
+                   help="print a completion script for the shell, then exit")
     p.add_argument("--version", action="version", version=f"warplint {__version__}")
     return p
 
@@ -245,10 +249,24 @@ def _split_confirm_command(argv: list[str]) -> tuple[list[str], list[str] | None
 def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     started = time.monotonic()
     argv, command = _split_confirm_command(list(argv))
-    args = check_parser().parse_args(argv)
+    parser = check_parser()
+    args = parser.parse_args(argv)
     _check_flags(args)
     rules = selection_table(kept=not args.no_cache)  # not the rules: a run the result cache answers imports none
     known = set(rules)
+    if args.generate_shell_completion:
+        from .completion import script
+
+        out.write(script(args.generate_shell_completion, parser, [*known, "ALL"], [name for name, _ in COMMANDS]))
+        return EXIT_CLEAN
+    if args.watch:
+        if "-" in args.paths or args.stdin_filename or args.fix or args.diff or args.confirm or args.add_noqa:
+            raise UsageError("--watch checks files on disk: it does not combine with stdin, --fix, --diff, "
+                             "--add-noqa or --confirm")
+        from .watch import watch
+
+        again = [a for a in argv if a not in ("--watch", "-w")]
+        return watch(lambda: _checked(again, out, err), args.paths or ["."], out)
     paths = args.paths or ["."]
     if args.stdin_filename and "-" not in args.paths:
         # As ruff: --stdin-filename means the file comes on stdin; paths given besides are not read.
@@ -426,6 +444,15 @@ def nearest_configs(base: Config, known: set[str], with_options: Callable[[Confi
         return found
 
     return config_for
+
+
+def _checked(argv: list[str], out: TextIO, err: TextIO) -> int:
+    """One check of a --watch loop: a bad config is reported and the watch goes on (it may be fixed next)."""
+    try:
+        return check_command(argv, out, err)
+    except (UsageError, ConfigError) as exc:
+        err.write(f"warplint: error: {exc}\n")
+        return EXIT_ERROR
 
 
 def _write_diff(fixes, out: TextIO, err: TextIO) -> int:
@@ -851,7 +878,7 @@ def entry() -> None:
     same reason the cyclic collector stays off in this short-lived process: turned back
     on after the run, its first pass re-scanned every model (~1 s); the trees and
     models are acyclic, and reference counting frees what the run lets go of."""
-    if sys.argv[1:2] != ["server"]:  # the editor server is long-lived: it keeps the collector
+    if sys.argv[1:2] != ["server"] and not {"--watch", "-w"} & set(sys.argv):  # long-lived: they keep the collector
         gc.disable()
     interrupts.install()  # SIGTERM/SIGHUP unwind like Ctrl-C: workers and --confirm's program end with us
     code = main()

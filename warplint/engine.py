@@ -819,7 +819,7 @@ class Session:
         if known is None:
             known = self if config is self.config else Session(config, self._rules, cache=False, jobs=self.jobs)
             if known is not self:
-                known.texts, known.progress, known.budget = self.texts, self.progress, self.budget
+                known.progress, known.budget = self.progress, self.budget
                 where = _cache.default_directory(config.root, config.cache_dir)
                 if self._cache is not None and not _cache.leaves_root(where, config.root):
                     if where not in self._caches:
@@ -843,6 +843,7 @@ class Session:
 
         index = copy.copy(self)
         index.models, index._project, index._external, index._unsettled, index._owners = {}, None, {}, set(), {}
+        index.texts = {}  # its own: whether a model is current is judged by the text it was made from
         index._project_context = True
         return index
 
@@ -859,6 +860,7 @@ class Session:
             part = index._lint_files(files + index._context_of(files), targets, LintResult([]),
                                      check_context=check_context)
             self._owners.update((absolute, index) for absolute in targets)
+            self.texts.update(index.texts)
             result.files += part.files
             result.parsed += part.parsed
             result.diagnostics.extend(part.diagnostics)
@@ -1016,6 +1018,7 @@ class Session:
                 mine = {p: t for p, t in changed.items()
                         if self._owners.get(os.path.abspath(p)) is index or os.path.abspath(p) in index.models}
                 found.extend(index.recheck(group, mine))
+                self.texts.update((os.path.abspath(p), t) for p, t in mine.items())
             return sorted(found, key=Diagnostic.sort_key)
         return self._recheck(paths, changed)
 

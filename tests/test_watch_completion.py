@@ -69,7 +69,8 @@ def test_watch_checks_again_after_an_edit_and_ctrl_c_ends_it_cleanly(tmp_path):
 def test_watch_refuses_what_it_cannot_repeat(tmp_path):
     result = subprocess.run([sys.executable, "-m", "warplint", "--watch", "--fix", "."], cwd=tmp_path,
                             capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--watch" in result.stderr
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "--watch checks files on disk" in result.stderr and "--fix" in result.stderr, result.stderr
 
 
 def _bash_completions(script: str, *words: str) -> list[str]:

@@ -865,6 +865,7 @@ class Session:
             result.parsed += part.parsed
             result.diagnostics.extend(part.diagnostics)
             result.errors.extend(part.errors)
+            result.notes.extend(note for note in part.notes if note not in result.notes)  # module naming
             cached = cached and part.cached
         result.cached = cached
         result.diagnostics.sort(key=Diagnostic.sort_key)

@@ -844,6 +844,7 @@ class Session:
         index = copy.copy(self)
         index.models, index._project, index._external, index._unsettled, index._owners = {}, None, {}, set(), {}
         index.texts = {}  # its own: whether a model is current is judged by the text it was made from
+        index._ahead = {}
         index._project_context = True
         return index
 

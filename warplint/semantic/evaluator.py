@@ -878,10 +878,11 @@ class Evaluator:
         if ref in ("int", "float", "min", "max", "len", "range", "round", "abs"):
             return self._builtin(file, value, scope, site, depth)
         if ref in ENVIRONMENT_READS and 1 <= len(value.args) <= 2:
-            # the environment's string when the variable is set, else the default (None without one)
+            # the environment's string when the variable is set, else the default (None without one); the
+            # string is one value for the whole process, not a new one per call: unknown, not varying
             default = (self.values(file, value.args[1], scope, site, depth) if len(value.args) == 2
                        else ValueSet.of(Const(None, "an environment variable not set")))
-            return ValueSet.union([ValueSet.of(Varies("read from the environment")), default])
+            return ValueSet.union([ValueSet.of(Unknown("read from the environment")), default])
         if ref is not None and ref.endswith(".get") and 1 <= len(value.args) <= 2 and not value.kwargs:
             got = self._mapping_get(file, value, scope, site, depth)
             if got is not None:

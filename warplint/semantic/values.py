@@ -130,7 +130,7 @@ class Mapping:
 
 @dataclass(frozen=True)
 class Varies:
-    """Computed at run time (``x.shape[1]``, ``1 << (n - 1).bit_length()``, an environment read)."""
+    """Computed at run time (``x.shape[1]``, ``1 << (n - 1).bit_length()``)."""
 
     reason: str = field(default="computed at run time", compare=False)
 

@@ -193,7 +193,7 @@ class KernelJoinsLoadedModule(Rule):
                 # an argument left out of the name puts into it, rebuild it
                 evidence = self._launched_before_in_named(file, kernel, project)
                 if evidence is not None:
-                    joined.append(_Joining(kernel, _computed(kernel), evidence=evidence))
+                    joined.append(_Joining(kernel, _computed(kernel), evidence=evidence, computed=True))
                     continue
                 alike = any(not (f is file and k.ctx.scope == scope)
                             for f, k in project.kernels_of_module_shape(file, kernel))
@@ -265,7 +265,7 @@ class KernelJoinsLoadedModule(Rule):
         first = group[0]
         kernel, module, scope = first.kernel, first.module, first.kernel.ctx.scope
         names = _names([g.kernel.name for g in group])
-        named = module if module.startswith("`") else f"`{module}`"  # a name computed per call comes quoted
+        named = module if first.computed else f"`{module}`"
         # the message names the module only when it is not the file's own (the notes always name it)
         own = "this file's module" if module == file.module else f"module {named}"
         also = tuple(Related(file.path, g.kernel.span, f"kernel `{g.kernel.name}` joins module {named} with it")
@@ -275,7 +275,7 @@ class KernelJoinsLoadedModule(Rule):
         them = "it" if single else "them"
         if first.evidence is not None:
             where, launch, launch_file, related = first.evidence
-            computed = module.startswith("`")
+            computed = first.computed
             total = len(project.kernels_of_module_shape(file, kernel) if computed
                         else project.kernels_of_module(module))
             same = " (the same name for the same arguments)" if computed else ""
@@ -318,8 +318,8 @@ class KernelJoinsLoadedModule(Rule):
             kept = (f"{keeper} keeps the earlier ones, so each new value rebuilds the module with all of them"
                     if variants is not None and variants.kept
                     else "each new value rebuilds the module with the kernels already in it")
-            name = "the module name" if module.startswith("`") else "the name of module"
-            data = {} if module.startswith("`") else {"module": module}  # a computed name is not known
+            name = "the module name" if first.computed else "the name of module"
+            data = {} if first.computed else {"module": module}  # a computed name is not known
             why = Related(file.path, kernel.span, f"each value of {values} of `{scope}()` is a new kernel in module "
                                                   f"{named}, which {first.runner} launches; {kept}")
             return self.report(
@@ -505,7 +505,7 @@ class KernelJoinsLoadedModule(Rule):
             return None
         named = module if module is not None else _computed(kernel)
         return _Joining(kernel, named, varying=tuple(sorted({name for _, name in variants.shared})), runner=runner,
-                        shared=True)
+                        shared=True, computed=module is None)
 
 
 def _made_by(project: Project, file: FileModel, scope: str, value: Value | None) -> Value | None:
@@ -556,6 +556,7 @@ class _Joining:
     captured: tuple[str, ...] = ()
     shared: bool = False  # its own module, which its earlier variants (kept by the factory) share
     apart: Any = None  # variants.Apart: a lazy builder's kernel, the module launched where nothing orders it
+    computed: bool = False  # ``module`` is the expression of a name computed per call (shown quoted), not a name
 
     @property
     def reason(self) -> tuple:

@@ -292,6 +292,7 @@ class LateGenericInstance(Rule):
             if not registrations:
                 return None
         triggers: list[tuple[Earlier, Related]] = []
+        inside_wrappers: list[Related] = []  # shown as related, never a finding's site
         if registrations:
             # The launches use the registered types, and so does a run-time registration whose types are not
             # written out when some are registered at import; one that repeats an import-time signature gets
@@ -320,8 +321,8 @@ class LateGenericInstance(Rule):
                     triggers.append((earlier, Related(f.path, call.span,
                                                       f"`{kernel.name}` launched here, after the load")))
                     if inner is not None:  # through a wrapper: the wp.launch it makes, too
-                        triggers.append((earlier, Related(inner[0].path, inner[1].span,
-                                                          "the launch inside the wrapper")))
+                        inside_wrappers.append(Related(inner[0].path, inner[1].span, "the launch inside the wrapper"))
+                        triggers.append((earlier, inside_wrappers[-1]))
             # Nothing shown to run first: not reported. Guessing "late unless always first" went wrong on
             # alternative kernels of one library module that each application launches only one of.
         if not triggers:
@@ -333,7 +334,7 @@ class LateGenericInstance(Rule):
                     related.append(r)
         what = "run-time `wp.overload()`" if overload else "first launch"
         message = f"the {what} of kernel `{kernel.name}` rebuilds its loaded module; overload it at import"
-        late_sites = [late for _, late in triggers if not late.message.startswith("the launch inside")]
+        late_sites = [late for _, late in triggers if not any(late is inner for inner in inside_wrappers)]
         return _Late(message, tuple(related), declared, tuple(late_sites))
 
     @staticmethod

@@ -18,6 +18,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -29,8 +30,9 @@ class Client:
     """A minimal LSP client: framed JSON-RPC over the server's stdin/stdout, notifications queued."""
 
     def __init__(self, command: list[str], cwd: str) -> None:
+        self.errors = tempfile.TemporaryFile()  # noqa: SIM115 - the server's stderr, kept as long as it runs
         self.process = subprocess.Popen(command, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL)
+                                        stderr=self.errors)
         self.messages: Queue[dict] = Queue()
         self.next_id = 0
         threading.Thread(target=self._read, daemon=True).start()
@@ -73,9 +75,20 @@ class Client:
         end = time.monotonic() + timeout
         while True:
             try:
-                message = self.messages.get(timeout=max(0.0, end - time.monotonic()))
+                message = self.messages.get(timeout=min(1.0, max(0.0, end - time.monotonic())))
             except Empty:
-                raise SystemExit("lsp_change: no answer from the server in time") from None
+                if self.process.poll() is not None:  # the server is gone: say why instead of waiting out the hour
+                    self.errors.seek(0)
+                    tail = self.errors.read().decode(errors="replace").strip().splitlines()[-3:]
+                    raise SystemExit(f"lsp_change: the server exited ({self.process.returncode}): "
+                                     + " | ".join(tail)) from None
+                if time.monotonic() >= end:
+                    raise SystemExit("lsp_change: no answer from the server in time") from None
+                continue
+            if message.get("method") == "window/logMessage" and (message.get("params") or {}).get("type") == 1:
+                self.errors.seek(0)
+                sys.stderr.write(self.errors.read().decode(errors="replace")[-4000:])
+                raise SystemExit(f"lsp_change: the server failed: {message['params'].get('message')}")
             if "method" in message and "id" in message:  # a request from the server (progress tokens): accept
                 self.send({"id": message["id"], "result": None})
             if accept(message):
@@ -106,7 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--debounce", type=float, default=None, help="the server's (default: its own, 0.3 s)")
     args = parser.parse_args(argv)
     root, path = os.path.abspath(args.root), os.path.abspath(args.file)
-    command = [sys.executable, "-m", "warplint", "server"]
+    # Not ``-m``: it puts the working directory (the project root) first on sys.path, and a project module
+    # named like a standard one (newton's ``math.py``) would shadow it in the server.
+    command = [sys.executable, "-c", "import sys; del sys.path[0]; from warplint.cli import entry; entry()", "server"]
     if args.debounce is not None:
         command += ["--debounce", str(args.debounce)]
     client = Client(command, root)

@@ -328,3 +328,30 @@ def test_the_project_root_is_walked_once(tmp_path, monkeypatch):
     assert sorted(os.path.basename(p) for p in session.models) == sorted(
         ["__init__.py", "settings.py", "sim.py", "driver.py", "broken.py", "uses_broken.py", "plain.py"])
     assert result.files == 7
+
+
+def test_workers_started_from_a_folder_holding_a_math_module(tmp_path):
+    """An editor starts the server in the workspace root; a fork server or spawned worker started there with ``-c``
+    imported the project's ``math.py`` instead of Python's (``multiprocessing`` imports ``math``) and died, so
+    the server failed on every file of newton's package root. A fresh process: the fork server is started once."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "math.py").write_text("raise ImportError('the project math module, not the standard one')\n")
+    (project / "pyproject.toml").write_text("[tool.warplint]\n")
+    long_line = "TABLE = [" + ", ".join(["1.0"] * 1500) + "]\n"  # modelled in a worker
+    (project / "app.py").write_text("import warp as wp\nwp.force_load()\n" + long_line)
+    runner = tmp_path / "runner.py"
+    runner.write_text(
+        "import threading\n"
+        "from warplint.config import Config\n"
+        "from warplint.engine import Session\n"
+        "if __name__ == '__main__':\n"
+        "    alive = threading.Event()\n"
+        "    threading.Thread(target=alive.wait, daemon=True).start()  # a second thread, as in the server\n"
+        "    session = Session(Config(root='.'))\n"
+        "    print(sorted(d.code for d in session.lint_paths(['app.py']).diagnostics))\n"
+        "    print('unsettled', bool(session._unsettled))\n"
+        "    alive.set()\n")
+    done = subprocess.run([sys.executable, str(runner)], cwd=project, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:2] == ["['WC501']", "unsettled False"], (done.stdout, done.stderr[-2000:])

@@ -15,10 +15,12 @@ dies (a watchdog thread does the same where there is no such signal), they ignor
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
 import signal
+import sys
 import threading
 import time
 from collections import deque
@@ -68,6 +70,23 @@ def _context():
                                        + ["libcst", "libcst.metadata"])
         return context
     return multiprocessing.get_context("spawn")
+
+
+@contextlib.contextmanager
+def _standard_library_first():
+    """A fork server or spawned worker is a new interpreter started with ``-c``, which puts the working
+    directory first on its path while it imports ``multiprocessing`` (and through it ``math``, ``socket``...):
+    run from a project folder holding a ``math.py`` (newton's package root does), the worker imported that and
+    died. Safe-path mode (Python 3.11+) leaves the working directory out; the worker gets the parent's path
+    from multiprocessing afterwards. Only the interpreters started meanwhile see the variable."""
+    if sys.version_info < (3, 11) or os.environ.get("PYTHONSAFEPATH"):
+        yield
+        return
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        yield
+    finally:
+        os.environ.pop("PYTHONSAFEPATH", None)
 
 
 # ---------------------------------------------------------------------- the worker side
@@ -176,7 +195,8 @@ class _Worker:
         # Ctrl-C that arrives meanwhile is delivered as soon as the mask is restored.
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hasattr(signal, "pthread_sigmask") else None
         try:
-            self.process.start()
+            with _standard_library_first():
+                self.process.start()
         finally:
             if mask is not None:
                 signal.pthread_sigmask(signal.SIG_SETMASK, mask)

@@ -49,8 +49,9 @@ class LateGenericInstance(Rule):
     constants and helper return values; a `dtype=` looked up in a dict literal by a key
     not known before run time (`_WARP_DTYPES[t.dtype]` of a torch-to-Warp table) can be
     any of its values, so a launch with it can make two instances by itself (a table of
-    one entry gives one type). An argument that can come from an expression of unknown type
-    (an array passed in, a `for` target) has no type. Arguments whose type is unknown never
+    one entry gives one type); a `for` target over a literal tuple of dtypes (or a name bound
+    to one) is each of them. An argument that can come from an expression of unknown type
+    (an array passed in, a `for` target over what a caller passes) has no type. Arguments whose type is unknown never
     count as different, and any `wp.overload` registration of the kernel silences the
     second-type case, even one made after the first launch, unless it registers on a kernel
     object nothing keeps (`wp.overload(Model(c).kernel, ...)` where the getter makes the kernel

@@ -334,3 +334,62 @@ def test_a_change_that_leaves_the_models_as_they_were_is_answered_from_the_findi
         pipeline.write_text(text)
         cached, fresh = cli(project, "."), cli(project, "--no-cache", ".")
         assert found(cached, "imgproc/pipeline.py") == found(fresh, "imgproc/pipeline.py") == [(16, 9, "WC102")]
+
+
+SCRIPT_AND_PACKAGE = {
+    "main.py": ("import warp as wp\n\nfrom pkg import kernels\n\n\ndef main():\n"
+                "    wp.launch(kernels.double, dim=4, inputs=[wp.zeros(4, dtype=wp.float32)])\n"
+                "    wp.launch(kernels.double, dim=4, inputs=[wp.zeros(4, dtype=wp.float64)])\n\n\n"
+                "if __name__ == \"__main__\":\n    main()\n"),
+    "pkg/__init__.py": "",
+    "pkg/kernels.py": ("import warp as wp\nfrom typing import Any\n\n\n@wp.kernel\n"
+                       "def double(a: wp.array(dtype=Any)):\n    i = wp.tid()\n    a[i] = a[i] + a[i]\n"),
+    "unrelated/tool.py": "import warp as wp\nwp.force_load()\n",
+}
+
+
+@pytest.mark.parametrize("package", ["pkg", "nspkg"])
+def test_a_script_is_indexed_with_the_folders_it_imports(tmp_path, package):
+    """No project marker: ``python main.py`` puts main.py's folder first on ``sys.path``, so ``from pkg import
+    kernels`` is the program's own code, a regular package or a namespace folder alike. The script and the
+    package are one index from every starting point (they were two: the launch of the generic kernel with two
+    dtypes was not seen, from `warplint .` or any file); a folder no script imports stays out."""
+    from warplint.config import load_config
+    from warplint.discovery import ProjectScope
+
+    root = tmp_path / "loose"
+    for name, text in SCRIPT_AND_PACKAGE.items():
+        if package == "nspkg" and name == "pkg/__init__.py":
+            continue
+        path = root / name.replace("pkg/", f"{package}/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text.replace("from pkg import", f"from {package} import"))
+    scope = ProjectScope(load_config(str(root), set()))
+    assert scope.scope_of(str(root / package / "kernels.py")) == scope.scope_of(str(root / "main.py"))
+    assert sorted(os.path.relpath(p, root) for p in scope.files_for(str(root / "main.py"))) == sorted(
+        n.replace("pkg/", f"{package}/") for n in SCRIPT_AND_PACKAGE
+        if not n.startswith("unrelated/") and not (package == "nspkg" and n == "pkg/__init__.py"))
+    expected = ["main.py:8:5: WC106"]
+    for args, cwd in ((["."], root), (["main.py"], root), (["kernels.py", "../main.py"], root / package)):
+        done = subprocess.run([sys.executable, "-m", "warplint", "--no-cache", "--format", "concise", *args],
+                              cwd=cwd, capture_output=True, text=True, timeout=300)
+        found = [" ".join(line.split()[:2]).replace("../", "") for line in done.stdout.splitlines()
+                 if ": WC106" in line]
+        assert found == expected, (args, done.stdout, done.stderr)
+
+
+def test_a_pytest_rootdir_is_a_project(tmp_path):
+    """A ``pytest.ini`` marks the folder pytest runs from (its rootdir; ``pythonpath = .`` makes the code there
+    importable): the tests in ``tests/`` are indexed with the package they import."""
+    root = tmp_path / "proj"
+    files = {**{k: v for k, v in SCRIPT_AND_PACKAGE.items() if k.startswith("pkg/")},
+             "pytest.ini": "[pytest]\npythonpath = .\ntestpaths = tests\n",
+             "tests/test_double.py": SCRIPT_AND_PACKAGE["main.py"].replace("def main():", "def test_double():")
+             .split("\n\nif __name__")[0] + "\n"}
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    done = subprocess.run([sys.executable, "-m", "warplint", "--no-cache", "--format", "concise", "."],
+                          cwd=root, capture_output=True, text=True, timeout=300)
+    assert [" ".join(line.split()[:2]) for line in done.stdout.splitlines() if ": WC" in line] == [
+        os.path.join("tests", "test_double.py") + ":8:5: WC106"], done.stdout + done.stderr

@@ -51,8 +51,9 @@ DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes
 DEFAULT_FILE_TIMEOUT = 60.0  # seconds of parsing + extraction in a worker
 DEFAULT_FILE_MEMORY = 4096  # MiB a worker may grow by while it models one file
 CONFIRM_KEYS = {"command", "timeout"}
-# A directory holding one of these is a project root (the cache and the editor's index live there).
-PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+# A directory holding one of these is a project root (the cache and the editor's index live there). pytest's
+# own rootdir files count: the tests beside a `pytest.ini` import the code under it (its `pythonpath`, rootdir).
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git", "pytest.ini", "tox.ini")
 
 
 @dataclass(frozen=True)

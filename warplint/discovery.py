@@ -192,9 +192,12 @@ class ProjectScope:
 
     - Where the config root is a project (a pyproject.toml was read, or the root holds a project
       marker) and the file is one discovery finds under it: every file discovery finds under the root.
-    - Else the file's package: its directory, walked up while ``__init__.py`` exists.
-    - Else (a loose script) the ``.py`` files beside it, never the tree below: a script in ``/tmp`` or a
-      home directory must not index everything under it.
+    - Else a loose script: the ``.py`` files beside it and the folders below it that they import (``python
+      main.py`` puts the script's folder first on ``sys.path``: ``from pkg import kernels`` reads ``pkg/``
+      beside it, a package or a namespace folder), never the rest of the tree below: a script in ``/tmp``
+      or a home directory must not index everything under it.
+    - Else the file's package: its directory, walked up while ``__init__.py`` exists; or, when the folder
+      above it holds scripts that import it, those scripts' scope (one index for the program).
 
     Listings are made once per scope and kept (a front end's session lives for one run, or for an
     editor session, as its index does)."""
@@ -210,6 +213,7 @@ class ProjectScope:
         self.root_is_project = root_is_project
         self._listings: dict[str, list[str]] = {}  # scope directory -> absolute paths
         self._root_members: set[str] | None = None
+        self._imported_folders: dict[str, list[str]] = {}  # folder -> the folders below it its scripts import
 
     def _listing(self, directory: str, recursive: bool) -> list[str]:
         found = self._listings.get(directory)
@@ -217,14 +221,44 @@ class ProjectScope:
             if recursive:
                 found = [os.path.abspath(p) for p in Discovery(self.config).files([directory])]
             else:
-                try:
-                    names = sorted(os.listdir(directory))
-                except OSError:
-                    names = []
-                found = [os.path.join(directory, n) for n in names
-                         if n.endswith(".py") and os.path.isfile(os.path.join(directory, n))
-                         and not leaves_tree(os.path.join(directory, n), directory)]
+                found = self._scripts(directory)
+                for folder in self.imported_folders(directory):
+                    found += [os.path.abspath(p) for p in Discovery(self.config).files([folder])]
             self._listings[directory] = found
+        return found
+
+    @staticmethod
+    def _scripts(directory: str) -> list[str]:
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            names = []
+        return [os.path.join(directory, n) for n in names
+                if n.endswith(".py") and os.path.isfile(os.path.join(directory, n))
+                and not leaves_tree(os.path.join(directory, n), directory)]
+
+    def imported_folders(self, directory: str) -> list[str]:
+        """The folders right below ``directory`` that its loose scripts import by their first name (``import
+        pkg.x``, ``from pkg import x``): with the script's folder first on ``sys.path``, those are the
+        script's own code, a regular package or a namespace folder alike. Read from the import lines."""
+        found = self._imported_folders.get(directory)
+        if found is None:
+            from .module_names import imports_of
+
+            names: set[str] = set()
+            for script in self._scripts(directory):
+                if os.path.basename(script) == "__init__.py":
+                    return self._imported_folders.setdefault(directory, [])  # a package, not a scripts' folder
+                try:
+                    with open(script, encoding="utf-8", errors="replace") as fh:
+                        text = fh.read(self.config.max_file_size)
+                except OSError:
+                    continue
+                names.update(name.split(".")[0] for name in imports_of(text)[0])
+            found = [os.path.join(directory, n) for n in sorted(names)
+                     if n.isidentifier() and os.path.isdir(os.path.join(directory, n))
+                     and not leaves_tree(os.path.join(directory, n), directory)]
+            self._imported_folders[directory] = found
         return found
 
     def beside(self, path: str) -> list[str]:
@@ -258,6 +292,9 @@ class ProjectScope:
         from .config import never_a_project_root
 
         directory = os.path.dirname(absolute)
+        importer = self._importing_folder(directory)
+        if importer is not None:
+            return importer, False  # code the scripts of a folder above import: their program's index
         if not os.path.isfile(os.path.join(directory, "__init__.py")):
             return directory, False
         while (os.path.isfile(os.path.join(os.path.dirname(directory), "__init__.py"))
@@ -266,3 +303,19 @@ class ProjectScope:
         if never_a_project_root(directory):  # a stray ~/__init__.py: the files beside it only
             return directory, False
         return directory, True
+
+    def _importing_folder(self, directory: str) -> str | None:
+        """The nearest folder above ``directory`` whose loose scripts import the folder ``directory`` is in
+        (its first component below that folder), looked for through a package's chain of ``__init__.py``
+        folders and namespace folders alike, at most a few levels up; None when no script imports it."""
+        from .config import never_a_project_root
+
+        child = directory
+        for _ in range(4):
+            parent = os.path.dirname(child)
+            if parent == child or never_a_project_root(parent):
+                return None
+            if child in self.imported_folders(parent):
+                return parent
+            child = parent
+        return None

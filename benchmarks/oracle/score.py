@@ -34,7 +34,10 @@ def lint_program(program: Program) -> list[dict[str, Any]]:
             with open(full, "w", encoding="utf-8") as fh:
                 fh.write(text)
         session = Session(Config(root=root), cache=False, jobs=1)
-        result = session.lint_paths([root])
+        # as `cd ROOT && warplint .` runs: each file indexed with its project (ProjectScope), not with every
+        # file named; a program of loose scripts and a package beside them is one project only if the
+        # engine knows it is
+        result = session.lint_paths([root], project_context=True)
         out = []
         for d in result.diagnostics:
             out.append({"code": d.code, "mech": d.mechanism, "path": _rel(d.path, root), "line": d.span.line,

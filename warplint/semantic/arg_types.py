@@ -15,8 +15,10 @@ tells, and whether every such expression tells one:
   wp.float64}`` can be either: a dispatch table is there to give each of them). A table that code fills
   later (``TABLE[k] = ...``) has no type here; a ``**other`` inside the literal is not seen.
 
-Anything else (an array passed in from outside, a ``for`` target, a call of a library) has no type here and
-makes the answer not ``known``. Types are names: ``warp.float32``, ``array[warp.float64]``.
+A ``for`` target over a literal tuple or list (or a name bound to one: ``for t in (wp.float32, wp.float64)``)
+is each of its items (``Evaluator.sources``). Anything else (an array passed in from outside, a ``for`` target
+over what the caller passes, a call of a library) has no type here and makes the answer not ``known``.
+Types are names: ``warp.float32``, ``array[warp.float64]``.
 """
 
 from __future__ import annotations

@@ -1374,6 +1374,17 @@ class Evaluator:
                 ref = f"{file.module}.{value.ref}" if "." not in value.ref and value.ref == value.text else value.ref
                 if self._source_global(ref, attrs, depth, found, seen):
                     return
+        elif kind == "element" and value.base is not None:
+            # a `for` target: each item of the literal sequences the loop can run over (`for t in (wp.float32,
+            # wp.float64)`, or a name bound to such a tuple); anything else iterated is the element itself
+            iterated: list[Source] = []
+            self._sources(file, value.base, scope, site, (), depth + 1, iterated, seen)
+            if iterated and all(s.complete and not s.attrs and s.value.kind == "seq" for s in iterated):
+                for s in iterated:
+                    for item in s.value.items:
+                        if isinstance(item, Value):
+                            self._sources(s.file, item, s.scope, s.site, attrs, depth + 1, found, seen)
+                return
         elif kind == "call" and value.ref is not None and not self.bindings.is_warp_api(value.ref):
             ref = value.ref
             callees = self._callees_named(file, value, scope, site, depth)

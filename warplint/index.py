@@ -285,6 +285,9 @@ class Project:
                      ) -> frozenset[devices.Device]:
         return devices.call_devices(self._facts, file, call, None, absent_means_all)
 
+    def several_block_dims_in_one_process(self, launches: Iterable[Launch]) -> bool:
+        return builds.several_block_dims_in_one_process(self._facts, launches)
+
     def can_run_on_cuda(self, launch: Launch) -> bool:
         return builds.can_run_on_cuda(self._facts, launch)
 

@@ -12,11 +12,11 @@ from collections.abc import Iterable
 from warplint.model import Call, Context, FileModel, Kernel
 from warplint.names import is_warp
 
-from .context import is_test_file
+from .context import asv_processes, is_test_file
 from .devices import Device, call_devices
 from .events import Launch
 from .launches import IdentityFacts
-from .values import Const, ValueSet
+from .values import Const, ValueSet, several_in_one_process
 
 
 def launch_devices(facts: IdentityFacts, launch: Launch) -> frozenset[Device]:
@@ -64,6 +64,24 @@ def _variants(found: frozenset[Device], block_dims: ValueSet, cpu_block_dims: Va
                 return None
             variants.add((device, value.value))
     return frozenset(variants)
+
+
+def several_block_dims_in_one_process(facts: IdentityFacts, launches: Iterable[Launch]) -> bool:
+    """Whether ``launches`` (of one module) can run at two different CUDA block sizes in one process. Values
+    that vary per process, not within one, do not count twice: a size asv chooses from a benchmark's ``params``
+    is one per process (``PerProcess``), and launches made only from two asv benchmark methods run in two
+    processes (``asv_processes``; a class's ``setup`` runs in each of its benchmarks' processes)."""
+    anywhere: list[Launch] = []
+    by_process: dict[str, list[Launch]] = {}
+    for launch in launches:
+        file, call = launch.origin
+        processes = asv_processes(facts.bindings, file, call.ctx.scope)
+        if processes is None:
+            anywhere.append(launch)
+        for process in processes or ():
+            by_process.setdefault(process, []).append(launch)
+    groups = [anywhere + members for members in by_process.values()] or [anywhere]
+    return any(several_in_one_process(launch.block_dims for launch in group) for group in groups)
 
 
 def cpu_blocks_enabled(facts: IdentityFacts) -> bool:

@@ -269,6 +269,9 @@ def accuracy_markdown(res: dict[str, Any]) -> str:
         f"- date: {meta.get('date', '?')} (truth); scored {meta.get('scored_on', '?')} with warplint "
         f"{meta.get('warplint_commit', '?')}; generator last changed in {meta.get('generator_commit', '?')}; "
         f"warp-lang {meta.get('warp_version', '?')}",
+        *(["- **a rescore** (`--rescore`) of truth drawn earlier: scored again after engine commits, so not a "
+           "fresh measurement (CONTRIBUTING.md, *Evaluation discipline*); the lead of docs/precision.md keeps "
+           "the seed's first score"] if meta.get("rescored") else []),
         f"- programs: {res['programs']} drawn, {res['scored']} scored, {len(res['failed'])} failed to run, "
         f"{len(res['disagreements'])} where the runtime disagreed with the generator's intent",
         f"- overall: recall **{pct(t['recall'])}** ({t['found']}/{t['truth']} runtime labels found), precision "
@@ -381,8 +384,12 @@ def precision_block(res: dict[str, Any]) -> str:
 
 
 def write_docs(res: dict[str, Any]) -> None:
+    """docs/accuracy.md, and the lead of docs/precision.md unless the run is a rescore (a reported number comes
+    from a seed's first scoring)."""
     with open(ACCURACY, "w", encoding="utf-8") as fh:
         fh.write(accuracy_markdown(res))
+    if (res.get("meta") or {}).get("rescored"):
+        return
     with open(PRECISION, encoding="utf-8") as fh:
         text = fh.read()
     block = precision_block(res)

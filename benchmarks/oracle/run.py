@@ -310,6 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     res = score_all(programs, truths, findings)
     res["meta"] = {k: v for k, v in meta.items() if k != "digests"}
     res["meta"]["warplint_commit"] = git_head()
+    res["meta"]["rescored"] = bool(args.rescore)
     res["meta"]["scored_on"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out_dir = os.path.join(CACHE, "report", name)
     write_reading(out_dir, programs, truths, findings, res)

@@ -285,6 +285,9 @@ class Project:
                      ) -> frozenset[devices.Device]:
         return devices.call_devices(self._facts, file, call, None, absent_means_all)
 
+    def rebuild_already_forced(self, file: FileModel, kernel: Kernel, module: str) -> bool:
+        return builds.rebuild_already_forced(self._facts, file, kernel, module)
+
     def several_block_dims_in_one_process(self, launches: Iterable[Launch]) -> bool:
         return builds.several_block_dims_in_one_process(self._facts, launches)
 

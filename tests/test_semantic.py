@@ -629,6 +629,11 @@ def test_asv_parameters_are_one_value_per_process(tmp_path):
             "    def setup(self):\n        self.a = wp.zeros(8)\n"
             "    def time_j(self):\n        wp.launch(j, dim=8, inputs=[self.a])\n"
             "def helper(a, block_dim):\n    wp.launch(j, dim=8, inputs=[a], block_dim=block_dim)\n"
+            "class Cached:\n"
+            "    params = [64, 128]\n"
+            "    def setup_cache(self):\n        return 8\n"
+            "    def time_c(self, cache, block_dim):\n"
+            "        wp.launch(j, dim=cache, inputs=[wp.zeros(8)], block_dim=block_dim)\n"
         ),
     })
     file = _file(project, "bench.py")
@@ -637,6 +642,11 @@ def test_asv_parameters_are_one_value_per_process(tmp_path):
         (value,) = evaluator.parameter(file, file.functions["Sizes.time_k"], name, None)
         assert isinstance(value, PerProcess) and sorted(value.choices.constants()) == choices
         assert value == next(iter(evaluator.parameter(file, file.functions["Sizes.setup"], name, None)))
+    # with a setup_cache, asv passes its result first: the parameters follow it
+    (value,) = evaluator.parameter(file, file.functions["Cached.time_c"], "block_dim", None)
+    assert isinstance(value, PerProcess) and sorted(value.choices.constants()) == [64, 128]
+    assert not any(isinstance(v, PerProcess)
+                   for v in evaluator.parameter(file, file.functions["Cached.time_c"], "cache", None))
     # not an asv method: a caller outside the project chooses it, as before
     assert not any(isinstance(v, PerProcess)
                    for v in evaluator.parameter(file, file.functions["helper"], "block_dim", None))

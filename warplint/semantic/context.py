@@ -14,7 +14,8 @@ cache rules mark their findings there *deliberate* (reported only with ``report-
 - **values asv chooses per process**: asv runs each combination of a benchmark class's ``params`` in a
   process of its own (its runner spawns one per parameter index, and ``set_param_idx`` picks one
   combination of ``itertools.product(*params)`` there), passing it to ``setup``, ``teardown`` and the
-  benchmark method. A parameter of those methods is one of its axis's values per process, never two
+  benchmark method (after ``setup_cache``'s result, when the class has one). A parameter of those
+  methods is one of its axis's values per process, never two
   (``asv_parameter``; the evaluator makes it a ``PerProcess`` value). ``processes`` repeats that whole
   run in more fresh processes; ``timeraw_`` benchmarks run the code they return in yet another one.
   Each benchmark method runs in a process of its own too, after its class's ``setup``
@@ -143,9 +144,13 @@ def asv_parameter(file: FileModel, fn: Function, name: str) -> tuple[str, Assign
     cls = fn.class_name
     if cls is None or fn.ctx.scope or not (fn.name.startswith(ASV_PREFIXES) or fn.name in _ASV_PARAMETRISED):
         return None
-    positional = fn.params[1:]  # after `self`
+    if not is_asv_class(file, cls):
+        return None
+    # after `self`; with a `setup_cache`, asv passes its result first, then the parameters
+    cached = any(f.class_name == cls and not f.ctx.scope and f.name == "setup_cache" for f in file.functions.values())
+    positional = fn.params[2:] if cached else fn.params[1:]
     axis = next((i for i, p in enumerate(positional) if p.name == name), None)
-    if axis is None or positional[axis].star or not is_asv_class(file, cls):
+    if axis is None or positional[axis].star:
         return None
     ref = f"{file.module}.{cls}.params"
     # the class body's statements are in the scope around the class, as its methods are

@@ -13,7 +13,6 @@ from warplint.locate import PositionedVisitor
 from warplint.model import Call, FileModel, Kernel, Value
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
-from warplint.semantic.events import OptionForm
 
 
 class KernelJoinsLoadedModule(Rule):
@@ -223,7 +222,7 @@ class KernelJoinsLoadedModule(Rule):
                 continue
             evidence = self._launched_before(file, kernel, module, project)
             if evidence is not None:
-                if not self._rebuild_already_forced(project, file, kernel, module):
+                if not project.rebuild_already_forced(file, kernel, module):
                     joined.append(_Joining(kernel, module, evidence=evidence))
                 continue
             if captured and not varying and self._made_at_import(project, file, scope):
@@ -378,21 +377,6 @@ class KernelJoinsLoadedModule(Rule):
         return any(other is not kernel and other.ctx.scope == kernel.ctx.scope and other.name == kernel.name
                    and other.ctx.runs_before(kernel.ctx.order)
                    and contents.get((other.span.line, other.span.col)) == digest for other in file.kernels)
-
-    @staticmethod
-    def _rebuild_already_forced(project: Project, file: FileModel, kernel: Kernel, module: str) -> bool:
-        """The function that creates the kernel changed the module's options after its last launch before the
-        creation, and launches nothing of it in between: the next launch rebuilds the module for the options
-        anyway, with this kernel in it, so the kernel adds no build of its own."""
-        scope, order = kernel.ctx.scope, kernel.ctx.order
-        launches = [o for o, m, call in project.launch_timeline(file, scope)
-                    if m in (module, "*") and call.ctx.runs_before(order)]
-        if not launches:
-            return False
-        last = max(launches)
-        return any(c.ctx.scope == scope and c.form is OptionForm.SET_MODULE_OPTIONS and c.module is not None
-                   and project.canonical_module(c.module) == module and last < c.ctx.order < order
-                   for c in project.option_changes(file))
 
     @staticmethod
     def _made_at_import(project: Project, file: FileModel, scope: str) -> bool:

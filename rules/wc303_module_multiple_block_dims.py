@@ -8,7 +8,7 @@ from warplint.diagnostic import Related, Span
 from warplint.index import Launch, Project, is_test_file
 from warplint.model import NO_SPAN, FileModel, Value
 from warplint.rule import Report, Rule
-from warplint.semantic.values import Const, Unknown
+from warplint.semantic.values import Const, PerProcess, Unknown, ValueSet
 
 
 class ModuleMultipleBlockDims(Rule):
@@ -57,6 +57,11 @@ class ModuleMultipleBlockDims(Rule):
     and is left out; one expected to fail later (a CUDA launch error, a `RuntimeError`) builds the
     module first and counts. A module holding a single kernel is not reported: the extra build is that
     kernel's own cost, not the module's. `launch_tiled` requires `block_dim`, so it is never defaulted.
+    Sizes that vary per process, not within one, are one build in each process and not reported: asv
+    runs each benchmark method in a process of its own (after its class's `setup`) and each combination
+    of the class's `params` in another, so `block_dim=block_dim` from `params = [64, 128]` is one size per
+    process. The same sizes looped over inside one benchmark method, or a `setup` that launches the module
+    at another size in that process, are still reported.
     """
 
     code = "WC303"
@@ -98,8 +103,9 @@ class ModuleMultipleBlockDims(Rule):
                 continue
             if launch.block_dim is None and launch.call.callee.endswith("launch_tiled"):
                 continue  # launch_tiled picks its block size from the tiles
-            partial = any(isinstance(v, Unknown) for v in launch.block_dims)
-            for value in launch.block_dims:
+            sizes = _each_size(launch.block_dims)
+            partial = any(isinstance(v, Unknown) for v in sizes)
+            for value in sizes:
                 if isinstance(value, Unknown):
                     continue  # not known statically: neither a variant nor the reference
                 dim: BlockDim = value.value if isinstance(value, Const) else RUN_TIME  # type: ignore[assignment]
@@ -113,6 +119,9 @@ class ModuleMultipleBlockDims(Rule):
             values = Counter(v for _, v, _ in entries)
             if len(values) < 2 or len(project.kernels_of_module(module)) < 2:
                 continue
+            launches = {id(launch): launch for launch, _, _ in entries}.values()
+            if not project.several_block_dims_in_one_process(launches):
+                continue  # the sizes are other processes' (asv's `params`, its benchmarks): one build in each
             reference = _reference(values, entries, project.warp.launch_block_dim)
             reference_launch = next(launch for launch, v, partial in sorted(
                 entries, key=lambda e: e[2]) if v == reference)
@@ -161,6 +170,12 @@ class ModuleMultipleBlockDims(Rule):
                     function=origin_call.ctx.scope,
                     **extra,
                 )
+
+
+def _each_size(block_dims: ValueSet) -> ValueSet:
+    """The sizes a launch can take: a size chosen per process (asv's ``params``) counts as each of its choices;
+    whether two of them meet in one process is ``several_in_one_process``'s question."""
+    return ValueSet.union(v.choices if isinstance(v, PerProcess) else ValueSet.of(v) for v in block_dims)
 
 
 def _edited_value(project: Project, launch: Launch) -> Span | None:

@@ -14,7 +14,7 @@ import pytest
 from warplint.config import Config
 from warplint.engine import Session
 from warplint.registry import all_rules
-from warplint.semantic.values import Const, KernelRef, Varies
+from warplint.semantic.values import Const, KernelRef, Unknown, Varies
 from warplint.testing import fixture_results, project_of
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "semantic")
@@ -604,3 +604,72 @@ def test_the_name_of_an_imported_module_is_its_module_name(tmp_path):
     })
     (change,) = project.option_changes(_file(project, "main.py"))
     assert change.module == "pkg.kernels"
+
+
+def test_asv_parameters_are_one_value_per_process(tmp_path):
+    """asv passes one combination of a class's `params` per process: a parameter of its benchmark methods and
+    `setup` is a PerProcess value of its axis (a list of lists is one list per parameter); launches made only
+    from two benchmark methods run in two processes."""
+    from warplint.semantic.builds import several_block_dims_in_one_process
+    from warplint.semantic.values import PerProcess
+
+    project = project_of(tmp_path, {
+        "benchmarks/__init__.py": "",
+        "benchmarks/bench.py": (
+            "import warp as wp\n"
+            "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+            "@wp.kernel\ndef j(a: wp.array(dtype=float)):\n    a[0] = 2.0\n"
+            "class Sizes:\n"
+            "    params = ([32, 64], [1024, 4096])\n"
+            "    param_names = ['block_dim', 'n']\n"
+            "    def setup(self, block_dim, n):\n        self.a = wp.zeros(n)\n"
+            "    def time_k(self, block_dim, n):\n"
+            "        wp.launch(k, dim=n, inputs=[self.a], block_dim=block_dim)\n"
+            "class Default:\n"
+            "    def setup(self):\n        self.a = wp.zeros(8)\n"
+            "    def time_j(self):\n        wp.launch(j, dim=8, inputs=[self.a])\n"
+            "def helper(a, block_dim):\n    wp.launch(j, dim=8, inputs=[a], block_dim=block_dim)\n"
+            "class Cached:\n"
+            "    params = [64, 128]\n"
+            "    def setup_cache(self):\n        return 8\n"
+            "    def time_c(self, cache, block_dim):\n"
+            "        wp.launch(j, dim=cache, inputs=[wp.zeros(8)], block_dim=block_dim)\n"
+        ),
+    })
+    file = _file(project, "bench.py")
+    evaluator = project.layer.evaluator
+    for name, choices in (("block_dim", [32, 64]), ("n", [1024, 4096])):
+        (value,) = evaluator.parameter(file, file.functions["Sizes.time_k"], name, None)
+        assert isinstance(value, PerProcess) and sorted(value.choices.constants()) == choices
+        assert value == next(iter(evaluator.parameter(file, file.functions["Sizes.setup"], name, None)))
+    # with a setup_cache, asv passes its result first: the parameters follow it
+    (value,) = evaluator.parameter(file, file.functions["Cached.time_c"], "block_dim", None)
+    assert isinstance(value, PerProcess) and sorted(value.choices.constants()) == [64, 128]
+    assert not any(isinstance(v, PerProcess)
+                   for v in evaluator.parameter(file, file.functions["Cached.time_c"], "cache", None))
+    # not an asv method: a caller outside the project chooses it, as before
+    assert not any(isinstance(v, PerProcess)
+                   for v in evaluator.parameter(file, file.functions["helper"], "block_dim", None))
+
+    facts = project.layer
+    launches = {launch.call.ctx.scope: launch for launch in facts.all_launches()}
+    assert not several_block_dims_in_one_process(facts, [launches["Sizes.time_k"]])  # 32 or 64, one per process
+    # k at 32 or 64 and j at 256 are in different benchmark methods: different processes
+    assert not several_block_dims_in_one_process(facts, [launches["Sizes.time_k"], launches["Default.time_j"]])
+
+
+def test_several_values_in_one_process():
+    from warplint.semantic.values import PerProcess, ValueSet, several_in_one_process
+
+    def per_process(source, *sizes):
+        return ValueSet.of(PerProcess(source, ValueSet(frozenset(Const(s) for s in sizes))))
+
+    fixed = ValueSet.of(Const(256))
+    assert not several_in_one_process([per_process("A.params[0]", 64, 128)] * 2)
+    assert several_in_one_process([per_process("A.params[0]", 64, 128), fixed])  # 64 and 256 in one process
+    assert not several_in_one_process([per_process("A.params[0]", 256), fixed])
+    assert several_in_one_process([per_process("A.params[0]", 64, 128), per_process("A.params[1]", 64, 128)])
+    assert several_in_one_process([ValueSet.of(Const(64), Const(128))])  # a loop takes both
+    assert several_in_one_process([fixed, ValueSet.of(Varies())])  # a run-time size is one more variant
+    assert not several_in_one_process([ValueSet.of(Varies())] * 2)
+    assert not several_in_one_process([fixed, ValueSet.of(Unknown())])  # unknown proves nothing

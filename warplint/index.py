@@ -285,6 +285,12 @@ class Project:
                      ) -> frozenset[devices.Device]:
         return devices.call_devices(self._facts, file, call, None, absent_means_all)
 
+    def rebuild_already_forced(self, file: FileModel, kernel: Kernel, module: str) -> bool:
+        return builds.rebuild_already_forced(self._facts, file, kernel, module)
+
+    def several_block_dims_in_one_process(self, launches: Iterable[Launch]) -> bool:
+        return builds.several_block_dims_in_one_process(self._facts, launches)
+
     def can_run_on_cuda(self, launch: Launch) -> bool:
         return builds.can_run_on_cuda(self._facts, launch)
 

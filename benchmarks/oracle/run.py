@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 from .generate import Program, generate
-from .report import write_docs, write_reading
+from .report import REASONS, load_reasons, unexplained, weak_axis_values, write_docs, write_reading
 from .score import lint_program, score_all
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -256,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docs", action="store_true", help="write docs/accuracy.md (and the lead of docs/precision.md)")
     ap.add_argument("--ci-sample", action="store_true", help="rewrite benchmarks/oracle/data/ci_sample.json")
     ap.add_argument("--json", help="write the score here")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 when an axis value is below 80%% recall or precision without a written reason "
+                         "in benchmarks/oracle/axis_reasons.toml")
     args = ap.parse_args(argv)
 
     from .truth import warp_version
@@ -307,6 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     res = score_all(programs, truths, findings)
     res["meta"] = {k: v for k, v in meta.items() if k != "digests"}
     res["meta"]["warplint_commit"] = git_head()
+    res["meta"]["rescored"] = bool(args.rescore)
     res["meta"]["scored_on"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out_dir = os.path.join(CACHE, "report", name)
     write_reading(out_dir, programs, truths, findings, res)
@@ -317,6 +321,20 @@ def main(argv: list[str] | None = None) -> int:
             json.dump(res, fh, indent=1, default=str)
     if args.docs:
         write_docs(res)
+    return check_reasons(res) if args.check else 0
+
+
+def check_reasons(res: dict[str, Any], path: str = REASONS) -> int:
+    """``--check``: 1 when an axis value below the bar has no written reason (each is printed)."""
+    reasons = load_reasons(path)
+    for w in weak_axis_values(res, reasons):
+        mark = "reason" if w["reason"] else "NO REASON"
+        print(f"  {w['axis']}={w['value']} {w['metric']} {w['score']:.0%} ({', '.join(w['short']) or '-'}): {mark}")
+    missing = unexplained(res, reasons)
+    if missing:
+        print(f"{len(missing)} axis value(s) below 80% without a reason in benchmarks/oracle/axis_reasons.toml",
+              file=sys.stderr)
+        return 1
     return 0
 
 

@@ -12,11 +12,12 @@ from collections.abc import Iterable
 from warplint.model import Call, Context, FileModel, Kernel
 from warplint.names import is_warp
 
-from .context import is_test_file
+from .context import asv_processes, is_test_file
 from .devices import Device, call_devices
-from .events import Launch
+from .events import Launch, OptionForm
 from .launches import IdentityFacts
-from .values import Const, ValueSet
+from .module_options import option_changes
+from .values import Const, ValueSet, several_in_one_process
 
 
 def launch_devices(facts: IdentityFacts, launch: Launch) -> frozenset[Device]:
@@ -64,6 +65,42 @@ def _variants(found: frozenset[Device], block_dims: ValueSet, cpu_block_dims: Va
                 return None
             variants.add((device, value.value))
     return frozenset(variants)
+
+
+def several_block_dims_in_one_process(facts: IdentityFacts, launches: Iterable[Launch]) -> bool:
+    """Whether ``launches`` (of one module) can run at two different CUDA block sizes in one process. Values
+    that vary per process, not within one, do not count twice: a size asv chooses from a benchmark's ``params``
+    is one per process (``PerProcess``), and launches made only from two asv benchmark methods run in two
+    processes (``asv_processes``; a class's ``setup`` runs in each of its benchmarks' processes)."""
+    anywhere: list[Launch] = []
+    by_process: dict[str, list[Launch]] = {}
+    for launch in launches:
+        file, call = launch.origin
+        processes = asv_processes(facts.bindings, file, call.ctx.scope)
+        if processes is not None and facts.bindings.call_sites(facts.bindings.fqname(file, call.ctx.scope)):
+            processes = None  # the project calls the method itself too (a test): not only asv's process
+        if processes is None:
+            anywhere.append(launch)
+        for process in processes or ():
+            by_process.setdefault(process, []).append(launch)
+    groups = [anywhere + members for members in by_process.values()] or [anywhere]
+    return any(several_in_one_process(launch.block_dims for launch in group) for group in groups)
+
+
+def rebuild_already_forced(facts: IdentityFacts, file: FileModel, kernel: Kernel, module: str) -> bool:
+    """The function that creates ``kernel`` changed ``module``'s options (``set_module_options``) after its
+    last launch there before the creation, and launches nothing of it in between: the next launch rebuilds the
+    module for the options anyway, with this kernel in it, so the kernel adds no build of its own (in a test
+    that retunes and then adds a kernel, one rebuild, the option change's)."""
+    scope, order = kernel.ctx.scope, kernel.ctx.order
+    launches = [o for o, m, call in facts.launch_timeline(file, scope)
+                if m in (module, "*") and call.ctx.runs_before(order)]
+    if not launches:
+        return False
+    last = max(launches)
+    return any(c.ctx.scope == scope and c.form is OptionForm.SET_MODULE_OPTIONS and c.module is not None
+               and facts.bindings.canonical_module(c.module) == module and last < c.ctx.order < order
+               for c in option_changes(file, facts))
 
 
 def cpu_blocks_enabled(facts: IdentityFacts) -> bool:

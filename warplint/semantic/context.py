@@ -11,6 +11,15 @@ cache rules mark their findings there *deliberate* (reported only with ``report-
   of that name, or the folder a loose script sits in), and the methods of an asv benchmark class
   anywhere: a class with a ``time_``/``timeraw_``/``mem_``/``peakmem_``/``track_`` method and asv's
   ``setup``/``setup_cache`` or one of its benchmark attributes (``params``, ``number``, ...).
+- **values asv chooses per process**: asv runs each combination of a benchmark class's ``params`` in a
+  process of its own (its runner spawns one per parameter index, and ``set_param_idx`` picks one
+  combination of ``itertools.product(*params)`` there), passing it to ``setup``, ``teardown`` and the
+  benchmark method (after ``setup_cache``'s result, when the class has one). A parameter of those
+  methods is one of its axis's values per process, never two
+  (``asv_parameter``; the evaluator makes it a ``PerProcess`` value). ``processes`` repeats that whole
+  run in more fresh processes; ``timeraw_`` benchmarks run the code they return in yet another one.
+  Each benchmark method runs in a process of its own too, after its class's ``setup``
+  (``asv_processes``): code reached only from two benchmark methods never shares a process.
 - **example**: a file under an ``examples``/``example`` folder, or named ``example_*.py``.
 - **application**: an entry point: ``__main__.py``, or a script outside any package that has an
   ``if __name__ == "__main__":`` block.
@@ -24,7 +33,7 @@ import os
 from collections.abc import Callable, Hashable
 from typing import Protocol, TypeVar
 
-from warplint.model import FileModel
+from warplint.model import Assignment, FileModel, Function
 from warplint.names import module_name_for_path
 
 T = TypeVar("T")
@@ -121,3 +130,50 @@ def context_of(memo: Memo, file: FileModel, scope: str = "") -> CodeContext:
             ("asv class", id(file), fn.class_name), lambda: is_asv_class(file, fn.class_name or "")):
         return CodeContext.BENCHMARK
     return found
+
+
+# the methods asv calls with one combination of the class's `params` (setup_cache takes none)
+_ASV_PARAMETRISED = frozenset({"setup", "teardown"})
+
+
+def asv_parameter(file: FileModel, fn: Function, name: str) -> tuple[str, Assignment, int] | None:
+    """Where asv takes parameter ``name`` of ``fn`` from, when ``fn`` is a method asv calls with one
+    combination of its class's ``params`` per process (a benchmark method or ``setup``/``teardown`` of an asv
+    class): (the source's name, the ``params`` assignment in the class body, the parameter's axis in it).
+    None otherwise, and for ``*args``."""
+    cls = fn.class_name
+    if cls is None or fn.ctx.scope or not (fn.name.startswith(ASV_PREFIXES) or fn.name in _ASV_PARAMETRISED):
+        return None
+    if not is_asv_class(file, cls):
+        return None
+    # after `self`; with a `setup_cache`, asv passes its result first, then the parameters
+    cached = any(f.class_name == cls and not f.ctx.scope and f.name == "setup_cache" for f in file.functions.values())
+    positional = fn.params[2:] if cached else fn.params[1:]
+    axis = next((i for i, p in enumerate(positional) if p.name == name), None)
+    if axis is None or positional[axis].star:
+        return None
+    ref = f"{file.module}.{cls}.params"
+    # the class body's statements are in the scope around the class, as its methods are
+    found = [a for a in file.assignments
+             if a.target.kind == "attr" and a.target.ref == ref and a.ctx.scope == fn.ctx.scope]
+    if len(found) != 1:
+        return None  # none (a base class's), or rebound: not one list asv reads
+    return f"{ref}[{axis}]", found[0], axis
+
+
+def asv_processes(memo: Memo, file: FileModel, scope: str) -> frozenset[str] | None:
+    """The asv processes code in ``scope`` runs in, when it is a method asv calls: a benchmark method runs in
+    its own (``Class.time_x``); ``setup``/``teardown`` run in each of their class's benchmark methods'. None
+    for any other code (it may run in any process, with anything)."""
+    fn = file.functions.get(scope)
+    if fn is None or fn.class_name is None or fn.ctx.scope:
+        return None
+    cls = fn.class_name
+    if not memo.cached(("asv class", id(file), cls), lambda: is_asv_class(file, cls)):
+        return None
+    if fn.name.startswith(ASV_PREFIXES):
+        return frozenset({fn.qualname})
+    if fn.name in ASV_SETUP:
+        return frozenset(f.qualname for f in file.functions.values()
+                         if f.class_name == cls and not f.ctx.scope and f.name.startswith(ASV_PREFIXES))
+    return None

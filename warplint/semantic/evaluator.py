@@ -24,6 +24,7 @@ from warplint.model import Assignment, Call, FileModel, Function, Kernel, Param,
 from warplint.names import is_warp
 
 from .bindings import GETTER_DESCRIPTORS, is_getter
+from .context import asv_parameter
 from .values import (
     AbstractValue,
     ClassRef,
@@ -33,6 +34,7 @@ from .values import (
     KernelRef,
     Lambda,
     Mapping,
+    PerProcess,
     PythonModule,
     Sequence,
     Unknown,
@@ -797,7 +799,9 @@ class Evaluator:
             results.append(self._bound_at(file, fn, param.name, at, depth))
         if len(sites) > MAX_SITES:
             results.append(ValueSet.of(Unknown(f"more than {MAX_SITES} call sites")))
-        if not sites:
+        if not sites and (per_process := self._per_process(file, fn, name, depth)) is not None:
+            results.append(per_process)
+        elif not sites:
             if param.default is not None:
                 results.append(self.values(file, param.default, fn.ctx.scope, None, depth))
             else:
@@ -808,6 +812,21 @@ class Evaluator:
             if instance.known:
                 return instance
         return result
+
+    def _per_process(self, file: FileModel, fn: Function, name: str, depth: int) -> ValueSet | None:
+        """A parameter asv passes, one combination of the class's ``params`` per process (``asv_parameter``):
+        one ``PerProcess`` value whose choices are its axis's items."""
+        found = asv_parameter(file, fn, name)
+        if found is None:
+            return None
+        source, assignment, axis = found
+        choices: list[ValueSet] = []
+        for v in self.values(file, assignment.value, assignment.ctx.scope, None, depth):
+            axes = _asv_axes(v)
+            choices.append(axes[axis] if axes is not None and axis < len(axes)
+                           else ValueSet.of(Unknown(f"asv's `params` axis {axis} is not known statically")))
+        return ValueSet.of(PerProcess(source, ValueSet.union(choices),
+                                      f"`{name}`: one of asv's `params` per process"))
 
     def _bound_at(self, file: FileModel, fn: Function, name: str, site: Site, depth: int) -> ValueSet:
         param = next((p for p in fn.params if p.name == name), None)
@@ -1563,3 +1582,32 @@ class Source:
     attrs: tuple[str, ...] = ()
     complete: bool = True
 
+
+
+def _asv_axes(params: AbstractValue) -> list[ValueSet] | None:
+    """The value sets of each axis of an asv ``params`` value, as asv reads it: a list of lists is one list per
+    parameter, any other list is the one parameter's values. None when it is not a literal list."""
+    if isinstance(params, Const) and isinstance(params.value, (list, tuple)):
+        items = list(params.value)
+        if items and isinstance(items[0], (list, tuple)):
+            return [ValueSet(frozenset(Const(c) for c in entry)) if isinstance(entry, (list, tuple))
+                    else ValueSet.of(Unknown("not a list")) for entry in items]
+        return [ValueSet(frozenset(Const(c) for c in items))]
+    if isinstance(params, Sequence):
+        heads = [next(iter(s)) if len(s) == 1 else None for s in params.items]
+        if heads and all(h is not None and _is_list(h) for h in heads):
+            return [_flat(h) for h in heads if h is not None]
+        return [ValueSet.union(params.items)]
+    return None
+
+
+def _is_list(value: AbstractValue) -> bool:
+    return isinstance(value, Sequence) or (isinstance(value, Const) and isinstance(value.value, (list, tuple)))
+
+
+def _flat(value: AbstractValue) -> ValueSet:
+    """The items of one axis (a list literal, constant or not)."""
+    if isinstance(value, Sequence):
+        return ValueSet.union(value.items)
+    assert isinstance(value, Const) and isinstance(value.value, (list, tuple))
+    return ValueSet(frozenset(Const(c) for c in value.value))

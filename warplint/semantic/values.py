@@ -3,7 +3,8 @@
 Each value carries the reason it was concluded (``reason`` takes no part in equality, so a
 set of values holds each value once). A ``ValueSet`` is the finite set an expression can
 have at a point; ``Unknown`` in it means "and possibly something not known statically",
-``Varies`` "a value computed at run time: one more variant per value".
+``Varies`` "a value computed at run time: one more variant per value", ``PerProcess`` "one of these
+values per process, the same one for every read in that process".
 """
 
 from __future__ import annotations
@@ -145,8 +146,20 @@ class Unknown:
     external: bool = False
 
 
+@dataclass(frozen=True)
+class PerProcess:
+    """A value that varies per process, not within one: a runner outside the project starts a fresh process for
+    each of ``choices`` and every read in that process sees the same one (asv runs each combination of a
+    benchmark's ``params`` in its own process and passes it to ``setup`` and the benchmark method). ``source``
+    names what chooses it (``pkg.bench.Class.params[0]``): two reads of one source agree within a process."""
+
+    source: str
+    choices: ValueSet
+    reason: str = field(default="one value per process", compare=False)
+
+
 AbstractValue = (Const | KernelRef | WarpModule | PythonModule | FunctionRef | ClassRef | Instance | Sequence
-                 | Mapping | Lambda | Varies | Unknown)
+                 | Mapping | Lambda | Varies | Unknown | PerProcess)
 
 
 @dataclass(frozen=True)
@@ -177,8 +190,10 @@ class ValueSet:
 
     @property
     def known(self) -> bool:
-        """Every value is known statically (no ``Unknown``, no ``Varies``)."""
-        return bool(self.items) and not any(isinstance(v, (Unknown, Varies)) for v in self.items)
+        """Every value is known statically (no ``Unknown``, no ``Varies``; a per-process value when its choices
+        are)."""
+        return bool(self.items) and all(v.choices.known if isinstance(v, PerProcess)
+                                        else not isinstance(v, (Unknown, Varies)) for v in self.items)
 
     @property
     def varies(self) -> bool:
@@ -201,3 +216,26 @@ class ValueSet:
 
     def reasons(self) -> list[str]:
         return sorted({v.reason for v in self.items if v.reason})
+
+
+def several_in_one_process(reads: Iterable[ValueSet]) -> bool:
+    """Whether ``reads`` (the value sets of several reads, e.g. every launch's block size in one module) can
+    give two different values in one process. A plain set's members all count (a loop takes each, a branch may);
+    a ``PerProcess`` value is one of its choices per process, the same for every read of its source, while
+    different sources are chosen independently (asv runs every combination). ``Varies`` is one more value
+    (computed at run time: it differs from the known ones); ``Unknown`` is left out: it proves nothing."""
+    fixed: set[AbstractValue] = set()
+    sources: dict[str, set[AbstractValue]] = {}
+    for read in reads:
+        for v in read:
+            if isinstance(v, PerProcess):
+                sources.setdefault(v.source, set()).update(
+                    c for c in v.choices if not isinstance(c, (Unknown, PerProcess)))
+            elif not isinstance(v, Unknown):
+                fixed.add(v)
+    if len(fixed) >= 2:
+        return True
+    choices = [c for c in sources.values() if c]
+    if fixed:
+        return any(c - fixed for c in choices)
+    return len(choices) >= 2 and len(set().union(*choices)) >= 2

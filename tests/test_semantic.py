@@ -491,6 +491,32 @@ def test_a_kernel_is_what_wp_kernel_makes_of_a_function_wherever_it_is_defined(t
     assert [project.kernel_module(util, k) for k in util.kernels] == [None]
 
 
+def test_a_decorator_that_returns_a_kernel_held_elsewhere_makes_one(tmp_path):
+    # The decorator's own call graph holds no kernel maker and stores nothing outside its locals, yet what it
+    # returns is a kernel: one a module-level name of another file holds (made there by a helper wrapping
+    # wp.kernel). A proof that skips evaluating decorators must follow reads of state made elsewhere too, not
+    # only the calls the decorator makes (docs/performance.md, "The decorators of Warp's tree").
+    project = project_of(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/makers.py": (
+            "import warp as wp\n"
+            "def body(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+            "def build(f):\n    return wp.kernel(f)\n"
+            "MADE = build(body)\n"
+        ),
+        "pkg/deco.py": "from pkg import makers\ndef reuse(fn):\n    return makers.MADE\n",
+        "main.py": (
+            "import warp as wp\nfrom pkg.deco import reuse\n"
+            "@reuse\ndef step(a: wp.array(dtype=float)):\n    a[0] = 2.0\n"
+            "def main():\n    wp.launch(step, dim=1, inputs=[wp.zeros(1)])\n"
+        ),
+    })
+    main = _file(project, "main.py")
+    assert [(k.name, k.form) for k in main.kernels if k.derived] == [("step", "decorator")]
+    (launch,) = (c for c in main.calls if c.callee == "warp.launch")
+    assert [k.name for _, k in project.layer.find_kernels(main, "main", launch.bound("kernel"))] == ["step"]
+
+
 def test_a_kernel_made_again_of_the_same_function_is_the_same_content(tmp_path):
     project = project_of(tmp_path, {"m.py": (
         "import warp as wp\n"

@@ -629,26 +629,28 @@ class StatDigests:
             self.dirty = True
         return found, None
 
-    def listing(self, key: str, root: str, prune: Callable[[str], bool], compute: Callable[[], list[str]]
-                ) -> list[str]:
-        """``compute()`` (a recursive discovery listing of ``root`` under the settings ``key`` names), or the
-        list it gave before when no directory under ``root`` it could have walked changed since: the
-        signature covers every directory (``prune``: names discovery never enters, whatever the config),
-        each ``.gitignore`` in them and each symlink's target (a new, removed or renamed entry changes its
-        directory's mtime). Kept only when nothing in it changed in the last ``RACY_NS``."""
+    def listing(self, key: str, root: str, prune: Callable[[str], bool],
+                compute: Callable[[], tuple[list[str], list[str]]]) -> tuple[list[str], list[str]]:
+        """``compute()`` (a recursive discovery listing of ``root`` under the settings ``key`` names, and the
+        notes discovery made on the way), or what it gave before when no directory under ``root`` it could
+        have walked changed since: the signature covers every directory (``prune``: names discovery never
+        enters, whatever the config), each ``.gitignore`` in them and each symlink's target (a new, removed
+        or renamed entry changes its directory's mtime). Kept only when nothing in it changed in the last
+        ``RACY_NS``."""
         import time
 
         signature, newest = _tree_signature(root, prune)
         self._load()
         assert self._listings is not None
         known = self._listings.get(key)
-        if isinstance(known, tuple) and len(known) == 2 and known[0] == signature and isinstance(known[1], list):
-            return known[1]
-        found = compute()
+        if (isinstance(known, tuple) and len(known) == 3 and known[0] == signature and isinstance(known[1], list)
+                and isinstance(known[2], list)):
+            return known[1], known[2]
+        files, notes = compute()
         if time.time_ns() - newest > self.RACY_NS:
-            self._listings[key] = (signature, list(found))
+            self._listings[key] = (signature, list(files), list(notes))
             self.dirty = True
-        return found
+        return files, notes
 
     def save(self) -> None:
         if not self.dirty:

@@ -42,6 +42,7 @@ import re
 import stat
 import sys
 import tempfile
+import time
 import zlib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -93,6 +94,14 @@ def _source_digest(named: Iterable[tuple[str, str]]) -> str | None:
     known = _SOURCE_DIGESTS.get(signature)
     if known is not None:
         return known
+    # Kept for the user by the files' stat signatures (as ``StatDigests`` keeps a project's): reading and
+    # hashing warplint's ~130 sources was a third of a warm run. Kept only when the newest change is over
+    # ``StatDigests.RACY_NS`` old (a rewrite within the timestamps' granularity would look unchanged).
+    key = hashlib.blake2b(repr((sorted(labels.items()), signature)).encode(), digest_size=10).hexdigest()
+    kept = load_user_entry("sources", key)
+    if kept is not None and isinstance(kept.get("digest"), str):
+        _SOURCE_DIGESTS[signature] = kept["digest"]
+        return kept["digest"]
     h = hashlib.blake2b(digest_size=16)
     for path in files:
         try:
@@ -100,7 +109,34 @@ def _source_digest(named: Iterable[tuple[str, str]]) -> str | None:
         except OSError:
             return None
     _SOURCE_DIGESTS[signature] = found = h.hexdigest()
+    newest = max((max(st.st_mtime_ns, st.st_ctime_ns) for _, st in stats), default=0)
+    if time.time_ns() - newest > StatDigests.RACY_NS:
+        store_user_entry("sources", key, {"digest": found})
     return found
+
+
+def _libcst_version() -> str:
+    """LibCST's version from its distribution, without importing LibCST (or ``importlib.metadata``, a tenth
+    of a warm run): the one ``libcst-VERSION.dist-info`` beside the package, else what metadata says."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("libcst")
+        origin = spec.origin if spec is not None else None
+        if origin:
+            site = os.path.dirname(os.path.dirname(origin))
+            found = [n[len("libcst-"):-len(".dist-info")] for n in os.listdir(site)
+                     if n.startswith("libcst-") and n.endswith(".dist-info")]
+            if len(found) == 1:
+                return found[0]
+    except (ImportError, OSError, ValueError):
+        pass
+    from importlib import metadata
+
+    try:
+        return metadata.version("libcst")
+    except metadata.PackageNotFoundError:
+        return "?"
 
 
 def registry_salt() -> str | None:
@@ -114,8 +150,6 @@ def rules_salt(rule_files: list[str], codes: str) -> str | None:
     """The cache salt for this warplint with the rules of ``rule_files`` (besides every module of
     ``warplint.rules``, always hashed) and ``codes``; None when a source cannot be read (no cache).
     ``registry.salt_for`` picks the arguments for a rule set."""
-    from importlib import metadata
-
     from . import __version__
     from .facts import WARP_FACTS_VERSION
 
@@ -142,10 +176,7 @@ def rules_salt(rule_files: list[str], codes: str) -> str | None:
     sources = _source_digest((label(path), path) for path in files)
     if sources is None:
         return None
-    try:  # the distribution's version, not libcst.__version__: telling it must not import LibCST
-        libcst_version = metadata.version("libcst")
-    except metadata.PackageNotFoundError:
-        libcst_version = "?"
+    libcst_version = _libcst_version()  # the distribution's, not libcst.__version__: no LibCST imported
     key = "|".join(
         (str(CACHE_FORMAT), __version__, WARP_FACTS_VERSION, sys.version, libcst_version, codes, sources)
     )
@@ -481,7 +512,8 @@ def _is_warplint_directory(directory: str) -> bool:
 
 # What a file warplint leaves in a cache directory starts with (a temp file: a prefix of one of these).
 _OWN_HEADS = (MAGIC[:len(b"warplint-cache-")], CACHEDIR_TAG.encode(), GITIGNORE.encode())
-_OWN_NAME = re.compile(r"(?:(?:models|results|digests|rules)-[0-9a-f]{20}(?:-\d+)?\.pickle|\.tmp-[A-Za-z0-9_]{8})\Z")
+_OWN_NAME = re.compile(
+    r"(?:(?:models|results|digests|rules|sources)-[0-9a-f]{20}(?:-\d+)?\.pickle|\.tmp-[A-Za-z0-9_]{8})\Z")
 
 
 def is_own_file(path: str) -> bool:

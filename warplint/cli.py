@@ -854,14 +854,14 @@ def _run_confirm(args, plan: tuple[list[str], float], diagnostics):
 
 
 def _confirm_profiling_options(p: argparse.ArgumentParser) -> None:
-    from .confirm.cli_options import add_options
+    from .confirm_options import add_options
 
     add_options(p)
 
 
 def _confirm_profiling(args) -> dict:
     """--what-if / --samples / --what-if-jobs, checked (a bad value is a UsageError before anything runs)."""
-    from .confirm.cli_options import ProfilingOptionError, options_of
+    from .confirm_options import ProfilingOptionError, options_of
 
     try:
         return options_of(args)

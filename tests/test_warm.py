@@ -153,3 +153,17 @@ def test_a_warm_cli_run_imports_no_engine_no_rule_no_libcst(tmp_path):
     assert cold[0] == "1" and "warplint.engine" in cold[1]
     assert run() == ("1", [])
     assert "WC501" in (tmp_path / "out.txt").read_text()
+
+
+def test_a_run_over_more_projects_than_the_cache_keeps_is_warm_next_time(run_cli, tmp_path):
+    """A root that is no project, holding more folders of loose scripts than ``ResultCache.KEEP``: each folder
+    is its own project and result entry; a run evicted its own first entries, so the next was never warm."""
+    tree = tmp_path / "scripts"
+    for i in range(cache.ResultCache.KEEP + 2):
+        (tree / f"s{i}").mkdir(parents=True)
+        (tree / f"s{i}" / "run.py").write_text(LATE)
+    where = str(tmp_path / "c")
+    first = run_cli(str(tree), "--format", "concise", "-j", "1", "-v", "--cache-dir", where, cwd=str(tmp_path))
+    again = run_cli(str(tree), "--format", "concise", "-j", "1", "-v", "--cache-dir", where, cwd=str(tmp_path))
+    assert first[1] == again[1] and first[1].count("WC501") == cache.ResultCache.KEEP + 2
+    assert "findings from the result cache" in again[2], again[2]

@@ -572,6 +572,7 @@ class ResultCache:
         self.salt = salt
         self.secret = secret
         self._entries: dict | None = None
+        self._used: set[str] = set()  # keys this run read or wrote: never evicted by it
 
     def _load(self) -> dict:
         if self._entries is None:
@@ -581,6 +582,7 @@ class ResultCache:
         return self._entries
 
     def get(self, key: str) -> dict | None:
+        self._used.add(key)
         entry = self._load().get(key)
         if not _valid_result(entry):
             return None
@@ -601,8 +603,12 @@ class ResultCache:
         for k in (key, *also):
             entries.pop(k, None)
             entries[k] = entry
-        while len(entries) > self.KEEP:
-            entries.pop(next(iter(entries)))
+            self._used.add(k)
+        # The oldest go first, but none this run uses: a run over more projects than KEEP (a tree of loose
+        # scripts, each folder its own project) evicted its own first entries and was never warm.
+        stale = [k for k in entries if k not in self._used]
+        for k in stale[:max(0, len(entries) - self.KEEP)]:
+            entries.pop(k)
         payload = {"format": CACHE_FORMAT, "salt": self.salt, "entries": entries}
         _replace_sealed(self.directory, self.path, "results", self.salt, self.secret, payload, named=self.named)
 

@@ -98,10 +98,17 @@ def naming_notes(naming: dict, targets: list[str]) -> list[str]:
 
 def spelled(diagnostic: Diagnostic, names: dict[str, str]) -> Diagnostic:
     """A cached finding with its paths spelled as this run names the files (``names``: absolute -> as given)."""
+    import copy
     import dataclasses
 
-    related = tuple(dataclasses.replace(r, path=names.get(r.path, r.path)) for r in diagnostic.related)
-    return dataclasses.replace(diagnostic, path=names.get(diagnostic.path, diagnostic.path), related=related)
+    related = diagnostic.related
+    if any(r.path in names for r in related):
+        related = tuple(dataclasses.replace(r, path=names[r.path]) if r.path in names else r for r in related)
+    # a shallow copy, not dataclasses.replace (its __init__ per finding was a tenth of a warm run)
+    found = copy.copy(diagnostic)
+    found.path = names.get(diagnostic.path, diagnostic.path)
+    found.related = related
+    return found
 
 
 def lint_root_files(settings: Any, table: dict, paths: list[str], where: str | None, named: bool,

@@ -203,7 +203,8 @@ def test_the_source_digest_is_read_once_and_follows_edits(tmp_path, monkeypatch)
     class CountingHashlib:
         @staticmethod
         def blake2b(*args, **kwargs):
-            hashed.append(1)
+            if kwargs.get("digest_size") == 16:  # the sources' digest (not the key of the one kept for the user)
+                hashed.append(1)
             return hashlib.blake2b(*args, **kwargs)
 
     monkeypatch.setattr(cache, "hashlib", CountingHashlib)

@@ -411,13 +411,13 @@ def test_kept_listing_follows_the_tree(tmp_path, monkeypatch):
     (tmp_path / "pkg" / "sub" / "a.py").write_text("x = 1\n")
     calls: list[int] = []
 
-    def listed() -> list[str]:
+    def listed() -> tuple[list[str], list[str]]:
         calls.append(1)
-        return sorted(str(p) for p in tmp_path.rglob("*.py") if "build" not in p.parts)
+        return sorted(str(p) for p in tmp_path.rglob("*.py") if "build" not in p.parts), []
 
     def listing() -> list[str]:
         digests = cache.StatDigests(str(where), "s", b"k" * 32)
-        found = digests.listing("key", str(tmp_path), lambda name: name in DEFAULT_EXCLUDES, listed)
+        found, _ = digests.listing("key", str(tmp_path), lambda name: name in DEFAULT_EXCLUDES, listed)
         digests.save()
         return found
 

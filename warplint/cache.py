@@ -42,6 +42,7 @@ import re
 import stat
 import sys
 import tempfile
+import time
 import zlib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -93,6 +94,14 @@ def _source_digest(named: Iterable[tuple[str, str]]) -> str | None:
     known = _SOURCE_DIGESTS.get(signature)
     if known is not None:
         return known
+    # Kept for the user by the files' stat signatures (as ``StatDigests`` keeps a project's): reading and
+    # hashing warplint's ~130 sources was a third of a warm run. Kept only when the newest change is over
+    # ``StatDigests.RACY_NS`` old (a rewrite within the timestamps' granularity would look unchanged).
+    key = hashlib.blake2b(repr((sorted(labels.items()), signature)).encode(), digest_size=10).hexdigest()
+    kept = load_user_entry("sources", key)
+    if kept is not None and isinstance(kept.get("digest"), str):
+        _SOURCE_DIGESTS[signature] = kept["digest"]
+        return kept["digest"]
     h = hashlib.blake2b(digest_size=16)
     for path in files:
         try:
@@ -100,7 +109,34 @@ def _source_digest(named: Iterable[tuple[str, str]]) -> str | None:
         except OSError:
             return None
     _SOURCE_DIGESTS[signature] = found = h.hexdigest()
+    newest = max((max(st.st_mtime_ns, st.st_ctime_ns) for _, st in stats), default=0)
+    if time.time_ns() - newest > StatDigests.RACY_NS:
+        store_user_entry("sources", key, {"digest": found})
     return found
+
+
+def _libcst_version() -> str:
+    """LibCST's version from its distribution, without importing LibCST (or ``importlib.metadata``, a tenth
+    of a warm run): the one ``libcst-VERSION.dist-info`` beside the package, else what metadata says."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("libcst")
+        origin = spec.origin if spec is not None else None
+        if origin:
+            site = os.path.dirname(os.path.dirname(origin))
+            found = [n[len("libcst-"):-len(".dist-info")] for n in os.listdir(site)
+                     if n.startswith("libcst-") and n.endswith(".dist-info")]
+            if len(found) == 1:
+                return found[0]
+    except (ImportError, OSError, ValueError):
+        pass
+    from importlib import metadata
+
+    try:
+        return metadata.version("libcst")
+    except metadata.PackageNotFoundError:
+        return "?"
 
 
 def registry_salt() -> str | None:
@@ -114,8 +150,6 @@ def rules_salt(rule_files: list[str], codes: str) -> str | None:
     """The cache salt for this warplint with the rules of ``rule_files`` (besides every module of
     ``warplint.rules``, always hashed) and ``codes``; None when a source cannot be read (no cache).
     ``registry.salt_for`` picks the arguments for a rule set."""
-    from importlib import metadata
-
     from . import __version__
     from .facts import WARP_FACTS_VERSION
 
@@ -142,10 +176,7 @@ def rules_salt(rule_files: list[str], codes: str) -> str | None:
     sources = _source_digest((label(path), path) for path in files)
     if sources is None:
         return None
-    try:  # the distribution's version, not libcst.__version__: telling it must not import LibCST
-        libcst_version = metadata.version("libcst")
-    except metadata.PackageNotFoundError:
-        libcst_version = "?"
+    libcst_version = _libcst_version()  # the distribution's, not libcst.__version__: no LibCST imported
     key = "|".join(
         (str(CACHE_FORMAT), __version__, WARP_FACTS_VERSION, sys.version, libcst_version, codes, sources)
     )
@@ -481,7 +512,8 @@ def _is_warplint_directory(directory: str) -> bool:
 
 # What a file warplint leaves in a cache directory starts with (a temp file: a prefix of one of these).
 _OWN_HEADS = (MAGIC[:len(b"warplint-cache-")], CACHEDIR_TAG.encode(), GITIGNORE.encode())
-_OWN_NAME = re.compile(r"(?:(?:models|results|digests|rules)-[0-9a-f]{20}(?:-\d+)?\.pickle|\.tmp-[A-Za-z0-9_]{8})\Z")
+_OWN_NAME = re.compile(
+    r"(?:(?:models|results|digests|rules|sources)-[0-9a-f]{20}(?:-\d+)?\.pickle|\.tmp-[A-Za-z0-9_]{8})\Z")
 
 
 def is_own_file(path: str) -> bool:
@@ -540,6 +572,7 @@ class ResultCache:
         self.salt = salt
         self.secret = secret
         self._entries: dict | None = None
+        self._used: set[str] = set()  # keys this run read or wrote: never evicted by it
 
     def _load(self) -> dict:
         if self._entries is None:
@@ -549,6 +582,7 @@ class ResultCache:
         return self._entries
 
     def get(self, key: str) -> dict | None:
+        self._used.add(key)
         entry = self._load().get(key)
         if not _valid_result(entry):
             return None
@@ -569,8 +603,12 @@ class ResultCache:
         for k in (key, *also):
             entries.pop(k, None)
             entries[k] = entry
-        while len(entries) > self.KEEP:
-            entries.pop(next(iter(entries)))
+            self._used.add(k)
+        # The oldest go first, but none this run uses: a run over more projects than KEEP (a tree of loose
+        # scripts, each folder its own project) evicted its own first entries and was never warm.
+        stale = [k for k in entries if k not in self._used]
+        for k in stale[:max(0, len(entries) - self.KEEP)]:
+            entries.pop(k)
         payload = {"format": CACHE_FORMAT, "salt": self.salt, "entries": entries}
         _replace_sealed(self.directory, self.path, "results", self.salt, self.secret, payload, named=self.named)
 
@@ -629,26 +667,28 @@ class StatDigests:
             self.dirty = True
         return found, None
 
-    def listing(self, key: str, root: str, prune: Callable[[str], bool], compute: Callable[[], list[str]]
-                ) -> list[str]:
-        """``compute()`` (a recursive discovery listing of ``root`` under the settings ``key`` names), or the
-        list it gave before when no directory under ``root`` it could have walked changed since: the
-        signature covers every directory (``prune``: names discovery never enters, whatever the config),
-        each ``.gitignore`` in them and each symlink's target (a new, removed or renamed entry changes its
-        directory's mtime). Kept only when nothing in it changed in the last ``RACY_NS``."""
+    def listing(self, key: str, root: str, prune: Callable[[str], bool],
+                compute: Callable[[], tuple[list[str], list[str]]]) -> tuple[list[str], list[str]]:
+        """``compute()`` (a recursive discovery listing of ``root`` under the settings ``key`` names, and the
+        notes discovery made on the way), or what it gave before when no directory under ``root`` it could
+        have walked changed since: the signature covers every directory (``prune``: names discovery never
+        enters, whatever the config), each ``.gitignore`` in them and each symlink's target (a new, removed
+        or renamed entry changes its directory's mtime). Kept only when nothing in it changed in the last
+        ``RACY_NS``."""
         import time
 
         signature, newest = _tree_signature(root, prune)
         self._load()
         assert self._listings is not None
         known = self._listings.get(key)
-        if isinstance(known, tuple) and len(known) == 2 and known[0] == signature and isinstance(known[1], list):
-            return known[1]
-        found = compute()
+        if (isinstance(known, tuple) and len(known) == 3 and known[0] == signature and isinstance(known[1], list)
+                and isinstance(known[2], list)):
+            return known[1], known[2]
+        files, notes = compute()
         if time.time_ns() - newest > self.RACY_NS:
-            self._listings[key] = (signature, list(found))
+            self._listings[key] = (signature, list(files), list(notes))
             self.dirty = True
-        return found
+        return files, notes
 
     def save(self) -> None:
         if not self.dirty:

@@ -15,7 +15,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from . import __version__, interrupts
 from .config import Config, ConfigError, _positive, load_config, validate_selectors
@@ -25,6 +25,10 @@ from .progress import wanted as progress_wanted
 from .registry import all_rules, selection_table
 from .report import COLORS, FORMATS, HUMAN_FORMATS, PLAIN, STATISTICS_FORMATS, WRITERS, shown_path, write_statistics
 from .rule import Rule
+from .sources import read_source
+
+if TYPE_CHECKING:
+    from .engine import Session
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -314,23 +318,38 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     if args.show_settings:
         return _show_settings(config, args, rules, out)
 
-    from .engine import Session
-
-    session = Session(config, cache=not args.no_cache)
-    if args.config is None:  # as ruff: each file under the nearest [tool.warplint] (a nested project's own)
-        session.configs = nearest_configs(config, known, with_options)
-    if args.show_files:
-        return _show_files(session, paths, out, err)
-    bar = ProgressBar(err) if progress_wanted(err) and not args.quiet else None
-    session.progress = bar
     stdin = None
     stdin_bytes: list[bytes] = []
-    if "-" in paths:
-        stdin = (args.stdin_filename, *_read_stdin(stdin_bytes, config.max_file_size))
-    # every file with its project's cross-file facts, as flake8, pre-commit and the editor see it
-    result = session.lint_paths(paths, stdin=stdin, project_context=True, **_engine_options(args))
-    if bar is not None:
-        bar.close()
+    result = _warm_result(args, config, paths, rules)
+    session: Session | None = None
+    if result is not None:  # nothing changed since the last run: no engine, no rule, no file read
+        texts: dict[str, str] = {}
+
+        def source(path: str) -> str | None:  # read for the report only, the files with findings
+            absolute = os.path.abspath(path)
+            if absolute not in texts:
+                texts[absolute] = read_source(absolute, config.max_file_size)[0] or ""
+            return texts[absolute]
+    else:
+        from .engine import Session
+
+        session = Session(config, cache=not args.no_cache)
+        if args.config is None:  # as ruff: each file under the nearest [tool.warplint] (a nested project's own)
+            session.configs = nearest_configs(config, known, with_options)
+        if args.show_files:
+            return _show_files(session, paths, out, err)
+        bar = ProgressBar(err) if progress_wanted(err) and not args.quiet else None
+        session.progress = bar
+        if "-" in paths:
+            stdin = (args.stdin_filename, *_read_stdin(stdin_bytes, config.max_file_size))
+        # every file with its project's cross-file facts, as flake8, pre-commit and the editor see it
+        result = session.lint_paths(paths, stdin=stdin, project_context=True, **_engine_options(args))
+        if bar is not None:
+            bar.close()
+        texts = session.texts
+
+        def source(path: str) -> str | None:
+            return texts.get(os.path.abspath(path))
     for message in [] if args.quiet else result.notes:
         err.write(f"warplint: note: {message}\n")
     for message in result.errors:
@@ -338,10 +357,10 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     if not result.files and stdin is None and not result.errors and not args.quiet:
         err.write("warplint: warning: No Python files found under the given path(s)\n")
     diagnostics = result.diagnostics
-    if args.add_noqa:
+    if args.add_noqa and session is not None:
         return _add_noqa(session, diagnostics, err)
     fixes = None
-    if args.diff or args.fix:
+    if (args.diff or args.fix) and session is not None:
         from . import fixes as _fixes
 
         fixes = _fixes.fix_session(session, result, unsafe=args.unsafe_fixes)
@@ -351,21 +370,18 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
                                                         result.diagnostics, config.root)
         for path, (original, _) in fixes.texts.items():
             if path not in fixes.fixed:  # not written: its findings are shown on the text it still holds
-                session.texts[os.path.abspath(path)] = original
+                texts[os.path.abspath(path)] = original
         result.fixed = fixes.fixed_count
         if stdin is not None:
             out = err  # stdout holds the fixed code; the findings left go to stderr (as ruff)
 
     status = EXIT_ERROR if result.errors else EXIT_CLEAN
     confirm_result = None
-    if confirm_plan is not None:
+    if confirm_plan is not None and session is not None:
         confirm_result = _run_confirm(args, confirm_plan, diagnostics)
         if confirm_result is not None:
             runtime = [d for d in confirm_result.runtime_findings if session.keeps(d)]
             diagnostics = sorted(list(confirm_result.diagnostics) + runtime, key=lambda d: d.sort_key())
-
-    def source(path: str) -> str | None:
-        return session.texts.get(os.path.abspath(path))
 
     stream = _open_output(args.output_file) if args.output_file else _lenient(out)
     palette = COLORS if use_color(args.color, stream) and args.format in HUMAN_FORMATS else PLAIN
@@ -416,6 +432,20 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     if args.verbose:
         _write_verbose(session, result, time.monotonic() - started, err)
     return status
+
+
+def _warm_result(args, config: Config, paths: list[str], table: dict):
+    """The findings from the result cache when nothing the run reads changed (``warm.lint_root_files``), for a
+    run that only reports: None for anything else (stdin, --fix, --diff, --add-noqa, --confirm, --show-files)
+    and on a miss."""
+    if (args.no_cache or args.fix or args.diff or args.add_noqa or args.confirm or args.show_files
+            or "-" in paths or any(ch in raw for raw in paths for ch in "*?[")):
+        return None
+    _engine_options(args)  # bad options fail as on any run
+    from .warm import lint_root_files
+
+    where = os.path.abspath(args.cache_dir) if args.cache_dir else None
+    return lint_root_files(config, table, paths, where, named=where is not None, nested_configs=args.config is None)
 
 
 def nearest_configs(base: Config, known: set[str], with_options: Callable[[Config], Config]
@@ -634,7 +664,12 @@ def summary_line(diagnostics: list, result, unsafe: bool) -> str:
 
 
 def _write_verbose(session, result, seconds: float, err: TextIO) -> None:
-    """-v: what the run did, on stderr."""
+    """-v: what the run did, on stderr (``session``: None where the warm path answered, no engine started)."""
+    if session is None:
+        err.write(f"warplint: checked {_plural(result.files, 'file')} ({result.parsed} parsed), "
+                  f"{_plural(len(result.diagnostics), 'finding')}; findings from the result cache (nothing "
+                  f"changed, no file read again); {seconds:.2f} s\n")
+        return
     cache = session.cache
     if result.cached:
         how = "findings from the result cache (nothing changed)"
@@ -819,14 +854,14 @@ def _run_confirm(args, plan: tuple[list[str], float], diagnostics):
 
 
 def _confirm_profiling_options(p: argparse.ArgumentParser) -> None:
-    from .confirm.cli_options import add_options
+    from .confirm_options import add_options
 
     add_options(p)
 
 
 def _confirm_profiling(args) -> dict:
     """--what-if / --samples / --what-if-jobs, checked (a bad value is a UsageError before anything runs)."""
-    from .confirm.cli_options import ProfilingOptionError, options_of
+    from .confirm_options import ProfilingOptionError, options_of
 
     try:
         return options_of(args)

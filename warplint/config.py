@@ -10,8 +10,6 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from typing import Any
 
-from pathspec.util import lookup_pattern
-
 from .sources import read_regular
 from .warp_version import check_requested
 
@@ -189,6 +187,8 @@ def validate_selectors(key: str, values: list[str], known: set[str]) -> list[str
 def _globs(key: str, value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"[tool.warplint] '{key}' must be a list of glob strings, got {value!r}")
+    from pathspec.util import lookup_pattern  # (here: a warm run reads no exclude pattern)
+
     gitignore_pattern = lookup_pattern("gitignore")
     for pattern in value:
         try:

@@ -99,3 +99,19 @@ class Diagnostic:
 
     def sort_key(self) -> tuple:
         return (self.path, self.span.line, self.span.col, self.code)
+
+
+@dataclass
+class LintResult:
+    diagnostics: list[Diagnostic]
+    files: int = 0  # files looked at
+    parsed: int = 0  # files parsed (the rest were skipped by the prefilter)
+    errors: list[str] = field(default_factory=list)  # fatal, one-line (exit 2)
+    notes: list[str] = field(default_factory=list)  # one-line remarks for stderr (a skipped FIFO, ...), not fatal
+    cached: bool = False  # findings came from the result cache (no file was parsed, ``models`` is empty)
+    paths: list[str] = field(default_factory=list)  # the files checked, as shown (what --fix re-lints)
+    fixed: int = 0  # findings whose fix --fix applied (they are no longer in ``diagnostics``)
+
+    def fixable(self, unsafe: bool = False) -> int:
+        """Findings ``--fix`` would fix (with ``--unsafe-fixes`` when ``unsafe``)."""
+        return sum(1 for d in self.diagnostics if d.fix is not None and (unsafe or d.fix.is_safe))

@@ -6,12 +6,13 @@ import glob
 import os
 import stat
 from collections.abc import Iterable, Iterator
-
-import pathspec
-from pathspec.util import lookup_pattern
+from typing import TYPE_CHECKING
 
 from .config import Config
 from .sources import leaves_tree
+
+if TYPE_CHECKING:  # imported by the first Discovery: a warm run on a kept listing makes none
+    import pathspec
 
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "build", "dist", "node_modules",
@@ -27,6 +28,8 @@ _SPECIAL_KINDS = (
 
 class Discovery:
     def __init__(self, config: Config) -> None:
+        import pathspec
+
         self.config = config
         self.exclude = pathspec.PathSpec.from_lines(
             "gitignore", (*DEFAULT_EXCLUDES, *config.exclude, *config.extend_exclude)
@@ -49,6 +52,9 @@ class Discovery:
 
     def _gitignore_spec(self, path: str, lines: Iterable[str]) -> pathspec.PathSpec:
         """Like git, skip lines that are not valid patterns ('!', a trailing backslash)."""
+        import pathspec
+        from pathspec.util import lookup_pattern
+
         gitignore_pattern = lookup_pattern("gitignore")
         patterns = []
         for number, line in enumerate(lines, 1):

@@ -13,13 +13,12 @@ import pickle
 import re
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import cache as _cache
 from . import parse_guard, warp_version, workers
 from .config import Config
-from .diagnostic import Diagnostic, Span
+from .diagnostic import Diagnostic, LintResult, Span
 from .discovery import Discovery, ProjectScope
 from .model import FileModel
 from .module_names import ModuleNames, RunHint, declared_roots
@@ -29,6 +28,8 @@ from .registry import FileError, UnusedNoqa, all_rules, salt_for, selection_tabl
 from .rule import Report, Rule
 from .sources import decode as decode  # decode: where the front ends import it from
 from .sources import locate_installed, read_source, text_over_limit, too_large
+from .warm import naming_notes as _naming_notes
+from .warm import spelled as _spelled
 
 if TYPE_CHECKING:  # LibCST, the extractor and the index are imported when a file is parsed or checked:
     import libcst as cst  # a run answered from the result cache needs none of them
@@ -48,22 +49,6 @@ def noqa_signature(text: str) -> str:
     lines = [(text.count("\n", 0, m.start()), m.group()) for m in _NOQA_LINE.finditer(text)]
     return hashlib.blake2b(repr(lines).encode(), digest_size=16).hexdigest()
 _IMPORT_LINE = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+([\w\s,()*]+)|import\s+([\w.]+))", re.M)
-
-
-@dataclass
-class LintResult:
-    diagnostics: list[Diagnostic]
-    files: int = 0  # files looked at
-    parsed: int = 0  # files parsed (the rest were skipped by the prefilter)
-    errors: list[str] = field(default_factory=list)  # fatal, one-line (exit 2)
-    notes: list[str] = field(default_factory=list)  # one-line remarks for stderr (a skipped FIFO, ...), not fatal
-    cached: bool = False  # findings came from the result cache (no file was parsed, ``models`` is empty)
-    paths: list[str] = field(default_factory=list)  # the files checked, as shown (what --fix re-lints)
-    fixed: int = 0  # findings whose fix --fix applied (they are no longer in ``diagnostics``)
-
-    def fixable(self, unsafe: bool = False) -> int:
-        """Findings ``--fix`` would fix (with ``--unsafe-fixes`` when ``unsafe``)."""
-        return sum(1 for d in self.diagnostics if d.fix is not None and (unsafe or d.fix.is_safe))
 
 
 def rule_visitors(rules: Iterable[Rule]) -> list[tuple[str, cst.CSTVisitor]]:
@@ -334,11 +319,6 @@ def _bounded_per_line(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return kept
 
 
-def _naming_notes(naming: dict, targets: list[str]) -> list[str]:
-    """The module-naming notes of the checked files, each once."""
-    return list(dict.fromkeys(naming[a] for a in targets if a in naming))
-
-
 def _run_hint(config: Config) -> RunHint | None:
     """How the program runs: the command a front end was given, else the configured --confirm command
     (run from the project root)."""
@@ -354,12 +334,6 @@ def _absolute(diagnostic: Diagnostic) -> Diagnostic:
     """``diagnostic`` with absolute paths (as the result cache keeps findings, for any working directory)."""
     related = tuple(dataclasses.replace(r, path=os.path.abspath(r.path)) for r in diagnostic.related)
     return dataclasses.replace(diagnostic, path=os.path.abspath(diagnostic.path), related=related)
-
-
-def _spelled(diagnostic: Diagnostic, spelled: dict[str, str]) -> Diagnostic:
-    """A cached finding with its paths spelled as this run names the files (``spelled``: absolute -> as given)."""
-    related = tuple(dataclasses.replace(r, path=spelled.get(r.path, r.path)) for r in diagnostic.related)
-    return dataclasses.replace(diagnostic, path=spelled.get(diagnostic.path, diagnostic.path), related=related)
 
 
 class Session:

@@ -151,13 +151,12 @@ def _session_for(config: Any, codes: frozenset[str]) -> Session:
 def _cached(path: str, text: str, config: Any, codes: frozenset[str], salt: str, table: dict
             ) -> list[tuple[int, int, str, str]] | None:
     """The findings of ``path`` from the result cache, with neither the engine nor a rule nor LibCST
-    imported: under the key ``Session`` computes for the file checked with its project (``_run_key``
-    over the file as flake8 read it and its ``ProjectScope``). None on a miss."""
+    imported (``warm.WarmPath``): under the key ``Session`` computes for the file checked with its project
+    (``_run_key`` over the file as flake8 read it and its ``ProjectScope``). None on a miss."""
     from . import cache
     from .diagnostic import Diagnostic
     from .discovery import ProjectScope
-    from .sources import locate_installed
-    from .warp_version import environment
+    from .warm import WarmPath
 
     secret = cache.user_secret()
     if secret is None:
@@ -166,50 +165,22 @@ def _cached(path: str, text: str, config: Any, codes: frozenset[str], salt: str,
     scope = _SCOPES.get(settings.root)
     if scope is None:
         scope = _SCOPES[settings.root] = ProjectScope(settings)
-    where = cache.default_directory(settings.root, settings.cache_dir)
-    digests = cache.StatDigests(where, salt, secret)  # the project's files unchanged since: not read again
+    warm = WarmPath(settings, table, salt, secret, scope=scope)
     files: list[tuple[str, str | None, str | None]] = [(path, cache.digest(text), None)]
     seen = {path}
-    for absolute in _scope_files(scope, path, digests):
+    for absolute in warm.files_for(path):
         if absolute in seen:
             continue
         seen.add(absolute)
         known = _DIGESTS.get((absolute, settings.max_file_size))
         if known is None:
-            known = _DIGESTS[(absolute, settings.max_file_size)] = digests.digest_of(absolute, settings.max_file_size)
+            known = _DIGESTS[(absolute, settings.max_file_size)] = warm.digest_of(absolute)
         files.append((absolute, *known))
-    digests.save()
-    warp = environment(settings.root, settings.warp_version, settings.warp_version_source)
-    key = cache.run_key(settings, settings.enabled_codes(table), warp.cache_key(), files)
-    entry = cache.ResultCache(where, salt, secret).get(key)
-    if entry is None or path not in entry["files"] or any(locate_installed(m) for m in entry["missing"]):
+    entry = warm.entry(files)
+    if entry is None or path not in entry["files"]:
         return None
     _, diagnostics = entry["files"][path]
     return [(d.span.line, d.span.col, d.code, d.message) for d in sorted(diagnostics, key=Diagnostic.sort_key)]
-
-
-def _scope_files(scope: Any, path: str, digests: Any) -> list[str]:
-    """``scope.files_for(path)``; where that is the project's listing, the one kept in ``digests`` while
-    no directory discovery could walk changed (listing a large tree matches every path against the
-    exclude patterns and .gitignore files: most of the warm path's time once files are not read)."""
-    import fnmatch
-
-    from .discovery import DEFAULT_EXCLUDES, Discovery
-
-    config = scope.config
-    root = os.path.abspath(config.root)
-    negated = any(str(p).startswith("!") for p in (*config.exclude, *config.extend_exclude))
-    if not (scope.root_is_project and path.startswith(root.rstrip(os.sep) + os.sep)) or negated:
-        return scope.files_for(path)  # (a "!" pattern could let discovery into a default-excluded directory)
-
-    def never_walked(name: str) -> bool:  # whatever the config: the defaults come first and are not negated
-        return any(fnmatch.fnmatchcase(name, pattern) for pattern in DEFAULT_EXCLUDES)
-
-    key = repr((root, config.exclude, config.extend_exclude, config.force_exclude))
-    listing = digests.listing(key, root, never_walked,
-                              lambda: [os.path.abspath(p) for p in Discovery(config).files([root])])
-    # as files_for: the project's listing when the file is one of it (or not on disk), else its package's
-    return listing if path in set(listing) or not os.path.exists(path) else scope.files_for(path)
 
 
 def check_file(filename: str, text: str) -> list[tuple[int, int, str, str]]:

@@ -118,6 +118,8 @@ def _cells(ch: str) -> int:
 def _on_screen(src: str, col: int, end: int) -> tuple[str, int, int]:
     """``src`` as a terminal shows it (tabs expanded, control characters as ``?``) and the
     screen columns of [col, end): where the caret line starts and how wide it is."""
+    if src.isascii() and src.isprintable():  # one column a character, nothing to replace (most lines)
+        return src, min(col, len(src)), max(1, min(end, len(src)) - min(col, len(src)))
     shown: list[str] = []
     width = 0
     start = stop = None

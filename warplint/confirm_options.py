@@ -1,12 +1,11 @@
 """The command-line options of --confirm's profiler (``--what-if``, ``--samples``, ``--what-if-jobs``), kept
-here so the CLI only adds them and passes them on."""
+here so the CLI only adds them and passes them on. Outside the ``confirm`` package, whose import (the
+runner, the what-if machinery) every CLI run building its parser paid for, a warm run too."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
-
-from .whatif import WhatIfError, parse_whatifs
 
 
 class ProfilingOptionError(ValueError):
@@ -32,6 +31,8 @@ def options_of(args: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     specs = list(getattr(args, "what_if", None) or ())
     if specs:
+        from .confirm.whatif import WhatIfError, parse_whatifs
+
         try:
             parse_whatifs(specs)
         except WhatIfError as e:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import keyword
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .names import resolve_relative
 
@@ -28,8 +28,7 @@ _BLANKS = re.compile(rf"{_SPACE}*")
 _COMMENT = re.compile(r"#[^\n]*")
 
 
-@dataclass(frozen=True)
-class ImportLine:
+class ImportLine(NamedTuple):
     """One imported module: ``from ..a.b import c, d`` is ``ImportLine("a.b", ("c", "d"), 2)``; ``import a.b as
     c, d`` gives one per module, each without names."""
 

@@ -13,7 +13,7 @@ from warplint.module_names import imports_of
 
 # Every shape Python accepts that the callers meet; the commented-out ones are not imports.
 SHAPES = '''import a.b, c as d
-from e.f import (g,  # import q
+from e.f import (g,  # import q (a comment)
     h as i,
     # j,
 )

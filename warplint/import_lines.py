@@ -67,7 +67,7 @@ def _statement(text: str, head: re.Match[str]) -> tuple[list[ImportLine], int, b
     body_start = blanks.end() if blanks is not None else head.end()
     from_import = head.group(1) is not None
     if from_import and text.startswith("(", body_start):
-        close = text.find(")", body_start)
+        close = _closing(text, body_start)
         end = len(text) if close == -1 else close + 1
         body = _COMMENT.sub("", text[body_start + 1:end - 1])
         rest = text[end:_logical_end(text, end)]
@@ -88,6 +88,18 @@ def _statement(text: str, head: re.Match[str]) -> tuple[list[ImportLine], int, b
     if (module and not _dotted(module)) or not (dots or module):
         return [], end, more
     return [ImportLine(module, names, len(dots))], end, more
+
+
+def _closing(text: str, position: int) -> int:
+    """Where the parenthesis open at ``position`` closes (-1: never), past comments (``# helpers (X)``)."""
+    while True:
+        close = text.find(")", position)
+        comment = text.find("#", position, close)
+        if close == -1 or comment == -1:
+            return close
+        position = text.find("\n", comment)
+        if position == -1:
+            return -1
 
 
 def _logical_start(text: str, line_start: int) -> int:

@@ -103,7 +103,7 @@ def test_imports_are_read_without_parsing():
     text = ("import a.b, c as d\nfrom e.f import (g,\n    h as i)\nfrom . import j\n"
             "    from k import *  # comment\nx = 1; import l\n")
     found, relative = imports_of(text)
-    assert set(found) == {"a.b", "c", "e.f", "e.f.g", "e.f.h", "k"}
+    assert set(found) == {"a.b", "c", "e.f", "e.f.g", "e.f.h", "k", "l"}  # l: after a semicolon
     assert relative
 
 

@@ -92,6 +92,76 @@ def test_array_extents_are_the_documented_integer_attributes():
         extract.array_extents(TYPES_ARRAY.replace("Attributes:", "Fields:"))
 
 
+TYPES_ARRAY_TYPES = '''
+Any = object
+Scalar = TypeVar("Scalar")
+
+class array(Array):
+    def __init__(self, data=None, dtype: Any = Any, shape=None):
+        pass
+
+class indexedarray(noncontiguous_array_base):
+    def __init__(self, data=None, indices=None, dtype=None, ndim=None):
+        pass
+
+def array1d(*args, **kwargs):  # the 1.10 .. 1.11 shape of an alias
+    kwargs["ndim"] = 1
+    return array(*args, **kwargs)
+
+class array2d(Array):  # the 1.12+ shape
+    def __new__(cls, *args, **kwargs):
+        kwargs["ndim"] = 2
+        return array(*args, **kwargs)
+
+def indexedarray1d(*args, **kwargs):
+    kwargs["ndim"] = 1
+    return indexedarray(*args, **kwargs)
+
+def from_ptr(ptr, length, dtype=None):  # builds an array; not a type
+    return array(ptr=ptr, shape=(length,), dtype=dtype)
+
+from warp.fabric import fabricarray
+array_types = (array, indexedarray, fabricarray)
+generic_types = (Any, Scalar)
+'''
+FABRIC = '''
+class fabricarray(noncontiguous_array_base):
+    def __init__(self, data=None, attrib=None, dtype=Any, ndim=None):
+        pass
+'''
+
+
+def test_array_types_are_warps_array_types_and_the_aliases_that_forward_to_one():
+    found = extract.array_types(TYPES_ARRAY_TYPES, FABRIC)
+    assert found.classes == {"array", "indexedarray", "fabricarray", "array1d", "array2d", "indexedarray1d"}
+    assert found.dtype_any == {"array", "fabricarray", "array1d", "array2d"}
+    assert extract.generic_types(TYPES_ARRAY_TYPES) == {"Any", "Scalar"}
+    with pytest.raises(extract.ExtractError):  # fabricarray's class is in a source not given
+        extract.array_types(TYPES_ARRAY_TYPES)
+    with pytest.raises(extract.ExtractError):
+        extract.array_types(TYPES_ARRAY_TYPES.replace("array_types =", "array_kinds ="), FABRIC)
+
+
+def test_the_1_19_table_holds_the_array_and_generic_types_of_the_installed_warp():
+    """Checked against the installed Warp 1.19 itself: each name of the table, called bare as Warp's API, makes
+    an array (``is_array``) that is generic exactly when the table says its dtype defaults to Any."""
+    import warp as wp
+    import warp._src.types as warp_types
+
+    assert wp.config.version == "1.19.0"
+    table = TABLES["1.19.0"]
+    assert {c.__name__ for c in warp_types.array_types} <= set(table["array_types"])
+    subclasses = {name for name in dir(wp) if isinstance(getattr(wp, name), type)
+                  and issubclass(getattr(wp, name), warp_types.array_types)}
+    assert subclasses <= set(table["array_types"])
+    assert {"fixedarray", "indexedarray1d", "indexedarray4d"} <= set(table["array_types"])  # a hand-written list missed
+    for name in table["array_types"]:
+        made = getattr(wp, name)()
+        assert warp_types.is_array(made), name
+        assert warp_types.type_is_generic(made) == (name in table["array_types_dtype_any"]), name
+    assert {t.__name__ for t in warp_types.generic_types} == set(table["generic_types"])
+
+
 CONTEXT_1_10 = '''
 class Kernel:
     def __init__(self, options=None):

@@ -48,7 +48,6 @@ def noqa_signature(text: str) -> str:
 
     lines = [(text.count("\n", 0, m.start()), m.group()) for m in _NOQA_LINE.finditer(text)]
     return hashlib.blake2b(repr(lines).encode(), digest_size=16).hexdigest()
-_IMPORT_LINE = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+([\w\s,()*]+)|import\s+([\w.]+))", re.M)
 
 
 def rule_visitors(rules: Iterable[Rule]) -> list[tuple[str, cst.CSTVisitor]]:
@@ -166,50 +165,16 @@ def _imported_names(model: FileModel) -> set[str]:
     return found
 
 
-# An import statement's first line: `from MODULE import NAMES` (NAMES up to the line's end, or the
-# parenthesized list) or `import A.B as C, D`. No backtracking across lines: a Warp file is large.
-_IMPORT_STATEMENT = re.compile(
-    r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]*))", re.M)
-
-
-_COMMENT = re.compile(r"#[^\n]*")
-
-
 def _import_line_names(text: str, module: str, is_package: bool) -> set[str]:
-    """The modules ``text``'s import lines name and the names they import from them, dotted: what its model's
-    imports will hold (``_imported_names``), read from the text (a line continued by a backslash, or an import
-    after ``;``, is missed: this only decides what is parsed early)."""
-    from .names import resolve_relative
+    """The modules ``text``'s import statements name and the names they import from them, dotted and absolute:
+    what its model's imports will hold (``_imported_names``), read from the text before any parse."""
+    from .import_lines import import_lines
 
     found: set[str] = set()
-    for m in _IMPORT_STATEMENT.finditer(text):
-        if m.group(3) is not None:
-            found.update(part.split()[0] for part in m.group(3).split(",") if part.strip())
-            continue
-        target = m.group(1)
-        level = len(target) - len(target.lstrip("."))
-        base = resolve_relative(module, is_package, level, target.lstrip(".") or None)
-        found.add(base)
-        names = _COMMENT.sub("", m.group(2)).strip("()")
-        found.update(f"{base}.{part.split()[0]}" for part in names.split(",") if part.strip())
-    return found
-
-
-def _imported_modules(text: str, module: str, is_package: bool) -> set[str]:
-    from .names import resolve_relative
-
-    found: set[str] = set()
-    for m in _IMPORT_LINE.finditer(text):
-        if m.group(3):
-            found.add(m.group(3))
-        else:
-            target = m.group(1)
-            level = len(target) - len(target.lstrip("."))
-            base = resolve_relative(module, is_package, level, target.lstrip(".") or None)
-            found.add(base)
-            for name in re.split(r"[\s,()]+", m.group(2)):
-                if name and name != "*" and name != "as":
-                    found.add(f"{base}.{name}")
+    for line in import_lines(text):
+        source = line.absolute(module, is_package)
+        found.add(source)
+        found.update(f"{source}.{name}" for name in line.names if name != "*")
     return found
 
 
@@ -580,7 +545,7 @@ class Session:
         for _, text, module, is_package in warp_items:
             imported_by_warp |= _import_line_names(text, module, is_package)
         return [item for item in unparsed
-                if item[2] in imported_by_warp or _imported_modules(item[1], item[2], item[3]) & warp_modules]
+                if item[2] in imported_by_warp or _import_line_names(item[1], item[2], item[3]) & warp_modules]
 
     def _parse_importers(self) -> None:
         """Files that never mention warp are parsed only if they import a project module
@@ -600,7 +565,7 @@ class Session:
             if not model.rule_facts.get("unparsed"):
                 continue
             text = self.texts.get(absolute, "")
-            imports_warp_code = _imported_modules(text, model.module, model.is_package) & warp_modules
+            imports_warp_code = _import_line_names(text, model.module, model.is_package) & warp_modules
             if model.module in imported_by_warp or imports_warp_code:
                 chosen.append(absolute)
         for absolute, (_, model) in ahead.items():

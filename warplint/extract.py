@@ -31,14 +31,10 @@ from .model import (
     WithBlock,
 )
 from .names import canonical, dotted_name, is_warp, resolve_relative
+from .warp_version import ARRAY_TYPES, ARRAY_TYPES_DTYPE_ANY, GENERIC_TYPES
 
 _MAX_DEPTH = 4
 _MAX_ITEMS = 32
-# Warp's array annotations, and those whose dtype defaults to Any (generic) when not given (warp.types: array,
-# array1d..4d, fabricarray; indexedarray and indexedfabricarray default it to None).
-_ARRAY_TYPES = frozenset({"array", "array1d", "array2d", "array3d", "array4d", "fabricarray", "indexedarray",
-                          "indexedfabricarray"})
-_ARRAY_TYPES_DEFAULT_ANY = _ARRAY_TYPES - {"indexedarray", "indexedfabricarray"}
 
 
 def _warp_type(resolved: str) -> str:
@@ -603,8 +599,7 @@ class Extractor(cst.CSTVisitor):
                     first = node.slice[0].slice
                     dtype_node = first.value if isinstance(first, cst.Index) else None
                 kind = ("tile" if is_warp(container, "tile") else
-                        "array" if is_warp(container, "array", "array1d", "array2d", "array3d", "array4d",
-                                           "indexedarray", "fabricarray", "indexedfabricarray") else "")
+                        "array" if is_warp(container, *ARRAY_TYPES) else "")
                 if kind:
                     dotted_dtype = dotted_name(dtype_node) if dtype_node is not None else None
                     resolved, is_local = self.resolve(dotted_dtype) if dotted_dtype else ("", True)
@@ -625,7 +620,7 @@ class Extractor(cst.CSTVisitor):
             resolved = self.resolve(head)[0] if head else ""
             if resolved in ("tuple", "typing.Tuple"):
                 return True
-            if _warp_type(resolved) in _ARRAY_TYPES and node.slice and isinstance(node.slice[0].slice, cst.Index):
+            if _warp_type(resolved) in ARRAY_TYPES and node.slice and isinstance(node.slice[0].slice, cst.Index):
                 return self._is_generic_type(node.slice[0].slice.value)
             return False
         if isinstance(node, cst.Call):
@@ -642,16 +637,16 @@ class Extractor(cst.CSTVisitor):
                          else [size] if size is not None else [])
                 return (dtype is not None and self._is_generic_type(dtype)) or any(
                     self._is_generic_type(d) for d in sizes)
-            if kind in _ARRAY_TYPES:
+            if kind in ARRAY_TYPES:
                 if dtype is None:
-                    return kind in _ARRAY_TYPES_DEFAULT_ANY and not any(a.star for a in node.args)
+                    return kind in ARRAY_TYPES_DTYPE_ANY and not any(a.star for a in node.args)
                 return self._is_generic_type(dtype)
             return False
         dotted = dotted_name(node)
         if not dotted:
             return False
         resolved = self.resolve(dotted)[0]
-        return resolved == "typing.Any" or _warp_type(resolved) in ("Any", "Scalar", "Float", "Int")
+        return resolved == "typing.Any" or _warp_type(resolved) in GENERIC_TYPES
 
     def _annotation_text(self, node: cst.CSTNode) -> str:
         return " ".join(self._names_in(node))

@@ -57,6 +57,17 @@ KNOWN_VERSIONS = tuple(sorted(TABLES, key=_key))
 NEWEST, OLDEST = KNOWN_VERSIONS[-1], KNOWN_VERSIONS[0]
 
 
+def _every_release(key: str) -> frozenset[str]:
+    return frozenset(name for table in TABLES.values() for name in table[key])
+
+
+# Warp's type names as the model extraction reads annotations: a file's model is extracted (and cached) once,
+# whatever Warp the project runs against, so it takes a name any known release gives the type.
+ARRAY_TYPES = _every_release("array_types")  # wp.array, wp.array2d, wp.indexedarray, wp.fixedarray, ...
+ARRAY_TYPES_DTYPE_ANY = _every_release("array_types_dtype_any")  # their dtype is Any when not given
+GENERIC_TYPES = _every_release("generic_types")  # type_is_generic's generic_types: Any, Scalar, Float, Int
+
+
 @dataclass(frozen=True)
 class Found:
     """A Warp version and where it was found (``source`` reads in a sentence: "found in .venv")."""

@@ -54,6 +54,85 @@ def array_extents(types_source: str) -> frozenset[str]:
     return found
 
 
+@dataclass(frozen=True)
+class ArrayTypes:
+    """Warp's array types by the names ``warp.types`` gives them."""
+
+    classes: frozenset[str]  # what ``is_array`` accepts (the ``array_types`` tuple) and the aliases that make one
+    dtype_any: frozenset[str]  # those whose ``dtype`` is ``Any`` when not given (an annotation then is generic)
+
+
+def array_types(types_source: str, *class_sources: str) -> ArrayTypes:
+    """The ``array_types = (array, indexedarray, ...)`` tuple of ``types.py``, with the module-level aliases that
+    return one of them (``array1d`` .. ``array4d``: a function before 1.12, a class whose ``__new__`` returns
+    ``array(...)`` since). Each class's ``dtype`` default is read from its ``__init__``, in ``types.py`` or in
+    ``class_sources`` (``fabricarray`` lives in ``fabric.py``); an alias has its target's."""
+    tree = ast.parse(types_source)
+    classes = _name_tuple(tree, "array_types")
+    trees = [tree, *(ast.parse(source) for source in class_sources)]
+    dtype_any = {name for name in classes if _dtype_default_is_any(_class_in(trees, name))}
+    found = set(classes)
+    for node in tree.body:
+        target = _forwarded_to(node)
+        if target in classes:
+            found.add(node.name)  # type: ignore[attr-defined]  # a def or a class: both are named
+            if target in dtype_any:
+                dtype_any.add(node.name)  # type: ignore[attr-defined]
+    return ArrayTypes(frozenset(found), frozenset(dtype_any))
+
+
+def generic_types(types_source: str) -> frozenset[str]:
+    """The ``generic_types = (Any, Scalar, Float, Int)`` tuple of ``types.py``: the annotations
+    ``type_is_generic`` takes for generic as they are."""
+    return frozenset(_name_tuple(ast.parse(types_source), "generic_types"))
+
+
+def _name_tuple(tree: ast.Module, name: str) -> tuple[str, ...]:
+    for target, value in _module_assignments(tree):
+        if target == name and isinstance(value, ast.Tuple) and all(isinstance(e, ast.Name) for e in value.elts):
+            return tuple(e.id for e in value.elts)  # type: ignore[attr-defined]  # checked just above
+    raise ExtractError(f"no module-level `{name} = (...)` tuple of names")
+
+
+def _class_in(trees: list[ast.Module], name: str) -> ast.ClassDef:
+    for tree in trees:
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name == name:
+                return node
+    raise ExtractError(f"no class {name} in the sources read")
+
+
+def _dtype_default_is_any(cls: ast.ClassDef) -> bool:
+    default = _parameter_default(_method(cls, "__init__"), "dtype")
+    if isinstance(default, ast.Name) and default.id == "Any":
+        return True
+    if isinstance(default, ast.Constant) and default.value is None:
+        return False
+    raise ExtractError(f"{cls.name}.__init__'s dtype default is neither Any nor None")
+
+
+def _forwarded_to(node: ast.stmt) -> str | None:
+    """``f`` when ``node`` is an alias of a call of ``f``: a module-level function (or a class's ``__new__``)
+    taking ``*args, **kwargs`` and ending in ``return f(*args, **kwargs)`` (``array2d``: ``kwargs["ndim"] = 2``
+    first). A function with parameters of its own (``from_ptr``) builds an array; it does not name a type."""
+    if isinstance(node, ast.ClassDef):
+        node = next((item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "__new__"),
+                    node)
+    if not isinstance(node, ast.FunctionDef) or node.args.vararg is None or node.args.kwarg is None:
+        return None
+    last = node.body[-1]
+    call = last.value if isinstance(last, ast.Return) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and len(call.args) == 1
+            and len(call.keywords) == 1):
+        return None
+    star, double_star = call.args[0], call.keywords[0]
+    if (isinstance(star, ast.Starred) and isinstance(star.value, ast.Name) and star.value.id == node.args.vararg.arg
+            and double_star.arg is None and isinstance(double_star.value, ast.Name)
+            and double_star.value.id == node.args.kwarg.arg):
+        return call.func.id
+    return None
+
+
 def _module_assignments(tree: ast.Module) -> Iterable[tuple[str, ast.expr | None]]:
     for node in tree.body:
         if isinstance(node, ast.Assign):

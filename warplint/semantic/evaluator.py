@@ -117,6 +117,7 @@ class Evaluator:
         self._partial_reads = 0
         self._steps_left: int | None = None  # of the question being answered (None between questions)
         self._cut = 0  # answers the bound cut short
+        self._applied: dict[tuple, Value] = {}  # `partial(f, ...)(...)` as the call of `f` it makes
 
     # ------------------------------------------------------------------ entry points
     def values(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
@@ -894,6 +895,9 @@ class Evaluator:
             return self._warp_call(file, value, scope, site, depth)
         if ref == "functools.partial" and value.args:
             return self.values(file, value.args[0], scope, site, depth)
+        applied = self._partial_applied(value)
+        if applied is not None:
+            return self.values(file, applied, scope, site, depth)
         if ref in ("int", "float", "min", "max", "len", "range", "round", "abs"):
             return self._builtin(file, value, scope, site, depth)
         if ref in ENVIRONMENT_READS and 1 <= len(value.args) <= 2:
@@ -934,6 +938,24 @@ class Evaluator:
             else:
                 results.append(ValueSet.of(Unknown(f"the result of {value.text}")))
         return ValueSet.union(results) if results else ValueSet.of(Unknown(f"the result of {value.text}"))
+
+    def _partial_applied(self, value: Value) -> Value | None:
+        """``functools.partial(f, *a, **k)(*b, **kw)`` is the call ``f(*a, *b, **{**k, **kw})``: Python binds a
+        partial object's arguments first and lets the call's keywords override its own. None for another call."""
+        inner = value.base
+        if value.ref is not None or inner is None or inner.kind != "call" or inner.ref != "functools.partial" \
+                or not inner.args:
+            return None
+        key = ("partial applied", id(value))
+        found = self._applied.get(key)
+        if found is None:
+            function, *bound = inner.args
+            found = Value("call", text=value.text, ref=function.ref, local=function.local,
+                          args=(*bound, *value.args), kwargs={**inner.kwargs, **value.kwargs},
+                          base=None if function.ref else function, span=value.span)
+            self._applied[key] = found
+            self._keep.append(value)  # the key holds id(value)
+        return found
 
     def _callees_named(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
         """What the name a call is made through (``value.ref``) can be: a local binding for a bare name that is

@@ -539,6 +539,9 @@ class Extractor(cst.CSTVisitor):
             decorator_values=decorator_values,
         )
         self._span_of(fn, "span", node.name)
+        earlier = self.model.functions.get(qualname)
+        if earlier is not None:
+            self.model.redefined.append(earlier)
         self.model.functions[qualname] = fn
         if outer.function is not None:
             outer.defs.add(name)

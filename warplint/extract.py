@@ -535,6 +535,9 @@ class Extractor(cst.CSTVisitor):
             decorator_values=decorator_values,
         )
         self._span_of(fn, "span", node.name)
+        earlier = self.model.functions.get(qualname)
+        if earlier is not None:
+            self.model.redefined.append(earlier)
         self.model.functions[qualname] = fn
         if outer.function is not None:
             outer.defs.add(name)
@@ -994,7 +997,31 @@ class Extractor(cst.CSTVisitor):
                         and isinstance(precision.evaluated_value, str) else ""
                     )
 
+    def _partial_call(self, node: cst.Call) -> tuple[str, list[cst.Arg]] | None:
+        """``functools.partial(f, *a, **k)(*b, **kw)`` runs ``f(*a, *b, **{**k, **kw})`` (Python's binding of a
+        partial object): the callee ``f`` and the arguments in that order; None for another call."""
+        if not isinstance(node.func, cst.Call):
+            return None
+        inner = node.func
+        maker = dotted_name(inner.func)
+        if not maker or self.resolve(maker)[0] != "functools.partial" or not inner.args:
+            return None
+        first = inner.args[0]
+        function = dotted_name(first.value) if first.keyword is None and not first.star else None
+        if not function:
+            return None
+        bound = list(inner.args[1:])
+        positional = [a for a in (*bound, *node.args) if a.keyword is None]
+        keywords = {a.keyword.value: a for a in (*bound, *node.args) if a.keyword is not None}  # the call's win
+        return self.resolve(function)[0], [*positional, *keywords.values()]
+
     def _python_call(self, node: cst.Call, dotted: str | None) -> None:
+        partial = self._partial_call(node) if dotted is None else None
+        if partial is not None:
+            callee, arguments = partial
+            if callee not in _BUILTINS:
+                self._record_call(node, callee, arguments, None)
+            return
         inner_kernel_call = None
         if dotted is None and isinstance(node.func, cst.Call):
             # wp.kernel(module="m")(f)
@@ -1021,9 +1048,13 @@ class Extractor(cst.CSTVisitor):
             callee = self.resolve(dotted)[0] if dotted else "warp.kernel"
         if callee in _BUILTINS:
             return  # print(), len(), ...: never a project function, never Warp
-        args, kwargs = self._args(node.args, 1)
+        self._record_call(node, callee, list(node.args), receiver, inner_kernel_call)
+
+    def _record_call(self, node: cst.Call, callee: str, arguments: list[cst.Arg], receiver: Value | None,
+                     inner_kernel_call: cst.Call | None = None) -> None:
+        args, kwargs = self._args(arguments, 1)
         in_order = iter(args)
-        for arg in node.args:
+        for arg in arguments:
             if arg.keyword is not None and arg.keyword.value in kwargs:
                 self._span_of(kwargs[arg.keyword.value], "span", arg.value)
             elif arg.keyword is None and not arg.star:  # every argument's place: fixes insert after the last
@@ -1036,7 +1067,7 @@ class Extractor(cst.CSTVisitor):
             kwargs = {**inner_kwargs, **kwargs}
         call = Call(
             callee=callee, span=None, args=args, kwargs=kwargs, ctx=self.ctx(),  # type: ignore[arg-type]
-            has_star_args=any(a.star for a in node.args), receiver=receiver,
+            has_star_args=any(a.star for a in arguments), receiver=receiver,
         )
         self._span_of(call, "span", node)
         self.model.calls.append(call)

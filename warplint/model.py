@@ -429,6 +429,9 @@ class FileModel:
     calls: list[Call] = field(default_factory=list)
     assignments: list[Assignment] = field(default_factory=list)
     functions: dict[str, Function] = field(default_factory=dict)
+    # earlier `def`s of a qualname defined again in the file (`functions` holds the last, the one Python's name
+    # is bound to in the end): each ran its decorators when its statement ran
+    redefined: list[Function] = field(default_factory=list)
     kernels: list[Kernel] = field(default_factory=list)
     tries: list[Try] = field(default_factory=list)
     with_blocks: list[WithBlock] = field(default_factory=list)

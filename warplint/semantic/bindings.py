@@ -209,7 +209,7 @@ class Bindings:
         head, _, name = fqname.rpartition(".")
         if name == "__init__":
             sites += self.callers(head)
-        return sites + self.getter_reads(fqname)
+        return sites + self.getter_reads(fqname) + self.descriptor_reads(fqname)
 
     def getter_reads(self, fqname: str) -> list[tuple[FileModel, Call]]:
         """The reads of a ``@property`` / ``@functools.cached_property`` attribute that run the getter
@@ -232,6 +232,59 @@ class Bindings:
                     value.local and not ambiguous):
                 sites.append((file, Call(fqname, statement.span, (), {}, statement.ctx)))
         return sites
+
+    def descriptor_reads(self, fqname: str) -> list[tuple[FileModel, Call]]:
+        """The reads that run ``fqname`` when it is the ``__get__`` of a project descriptor class ``D``: a class
+        body binds ``attr = D(...)``, and reading ``attr`` off an instance runs ``D.__get__(d, obj, owner)``.
+        Each read is a call of ``__get__`` made by the statement that reads it, passing ``obj`` the instance read
+        (``Holder(c).attr``, a read the binder resolves to ``Holder.attr``); a read off a local the binder does
+        not resolve passes nothing known (the instance may be any)."""
+        head, _, name = fqname.rpartition(".")
+        found = self.function(fqname)
+        if name != "__get__" or found is None or len(found[1].params) < 2:
+            return []
+        return list(self.cached(("descriptor reads", fqname), lambda: self._descriptor_reads(
+            self.canonical_ref(head), fqname, found[1].params[1].name)))
+
+    def _descriptor_reads(self, descriptor: str, fqname: str, obj: str) -> list[tuple[FileModel, Call]]:
+        holders: dict[str, str] = {}  # attribute name -> the class whose body binds it to a descriptor
+        for f in self.files:
+            for a in f.assignments:
+                holder = self._descriptor_holder(a, descriptor)
+                if holder is not None:
+                    holders[a.target.text.rpartition(".")[2]] = holder
+        sites: list[tuple[FileModel, Call]] = []
+        if not holders:
+            return sites
+        for f in self.files:
+            statements: list[tuple[Call | Assignment, Iterable[Value | None]]] = [
+                (c, (*c.args, *c.kwargs.values(), c.receiver)) for c in f.calls]
+            statements += [(a, (a.value,)) for a in f.assignments]
+            for statement, values in statements:
+                for value in values:
+                    for read in _attribute_reads(value):
+                        holder = holders.get(read.text.rpartition(".")[2])
+                        base = read.base
+                        if holder is None:
+                            continue
+                        if base is not None and base.kind == "call" and base.ref and self.canonical_ref(
+                                base.ref) == holder:
+                            sites.append((f, Call(fqname, statement.span, (), {obj: base}, statement.ctx)))
+                        elif read.local or (read.ref and self.canonical_ref(read.ref.rpartition(".")[0]) == holder):
+                            sites.append((f, Call(fqname, statement.span, (), {}, statement.ctx)))
+        return sites
+
+    def _descriptor_holder(self, assignment: Assignment, descriptor: str) -> str | None:
+        """The class whose body binds ``attr = D(...)`` (``D`` the class ``descriptor``) in ``assignment``; None
+        for another statement (a method's ``self.attr = D()`` puts it on the instance, where no ``__get__`` runs)."""
+        target, value = assignment.target, assignment.value
+        if target.kind != "attr" or not target.ref or value.kind != "call" or not value.ref:
+            return None
+        holder = self.canonical_ref(target.ref.rpartition(".")[0])
+        owner = self.owner_of(holder)
+        if self.canonical_ref(value.ref) != descriptor or owner is None or not self.is_class(holder):
+            return None
+        return None if assignment.ctx.scope.startswith(f"{holder[len(owner.module) + 1:]}.") else holder
 
     def _getters_by_name(self) -> dict[str, list[str]]:
         table: dict[str, list[str]] = {}

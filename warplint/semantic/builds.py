@@ -209,27 +209,34 @@ def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, 
                 built = _union((built, load_variants(facts, f, call)))
     before: list[tuple[Launch, frozenset[Variant] | None]] = []
     after: list[tuple[Launch, frozenset[Variant] | None]] = []
+    # variants a launch of a kernel of the same content loaded before the creation: they hold that content
+    # already, so the kernel adds no new hash to them (a phase that makes `wp.kernel(f)` again)
+    holding: set[Variant] = set()
     for launch in launches:
         if launch.kernel is kernel:
             continue
         where, call = launch.origin
         variants = launch_variants(facts, launch)
+        same = facts.evaluator.same_content(launch.kernel_file, launch.kernel, file, kernel)
         may_before = not _ordered(facts, where, call, file, kernel, leading, CALLER_DEPTH, after=True)
         may_after = not _ordered(facts, where, call, file, kernel, leading, CALLER_DEPTH, after=False)
+        if same and not may_after and variants is not None:
+            holding |= variants
         if may_before:
             before.append((launch, variants))
         if may_after:
             after.append((launch, variants))
-        if may_before and may_after and variants and _repeats(facts, where, call, CALLER_DEPTH):
+        if may_before and may_after and variants and not same and _repeats(facts, where, call, CALLER_DEPTH):
             return True  # one launch that can load a variant both before the creation and after it
     built = _union((built, *(v for _, v in before)))
     own_variants = _union(launch_variants(facts, launch) for launch in own)
     if built is None or own_variants is None or any(v is None for _, v in after):
         return True
-    if built & own_variants:
+    if (built - holding) & own_variants:
         return True
     # a variant one launch loads before the creation and another launch loads again after it
-    return any(a is not b and va & vb for a, va in before for b, vb in after if va is not None and vb is not None)
+    return any(a is not b and (va & vb) - holding
+               for a, va in before for b, vb in after if va is not None and vb is not None)
 
 
 def _repeats(facts: IdentityFacts, where: FileModel, call: Call, depth: int) -> bool:

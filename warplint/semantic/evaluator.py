@@ -117,6 +117,7 @@ class Evaluator:
         self._partial_reads = 0
         self._steps_left: int | None = None  # of the question being answered (None between questions)
         self._cut = 0  # answers the bound cut short
+        self._applied: dict[tuple, Value] = {}  # `partial(f, ...)(...)` as the call of `f` it makes
 
     # ------------------------------------------------------------------ entry points
     def values(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
@@ -198,20 +199,10 @@ class Evaluator:
         """An earlier kernel ``wp.kernel`` made of the same module-level function with the same options, made
         before ``kernel`` wherever ``kernel`` is made (earlier in its scope outside loops and branches, or at
         import): ``kernel`` is identical content again, which Warp's module hash absorbs. None otherwise."""
-        if kernel.target is None or kernel.form != "call":
+        if self._made_of(file, kernel) is None:
             return None
-        functions = list(self.values(file, kernel.target, kernel.ctx.scope))
-        if len(functions) != 1 or not isinstance(functions[0], FunctionRef):
-            return None
-        found = self.bindings.function(functions[0].fqname)
-        if found is None or found[1].ctx.scope or found[1].class_name is not None:
-            return None  # a closure captures its surroundings: the same function can be other content
-        options = sorted((k, v.text) for k, v in kernel.options.items())
         for earlier in file.kernels:
-            if earlier is kernel or earlier.target is None or earlier.form != "call" or earlier.derived:
-                continue
-            if earlier.target.text != kernel.target.text or sorted(
-                    (k, v.text) for k, v in earlier.options.items()) != options:
+            if earlier is kernel or earlier.derived or not self._made_alike(file, earlier, file, kernel):
                 continue
             if earlier.ctx.conditions or earlier.ctx.in_loop or earlier.ctx.try_index is not None:
                 continue
@@ -219,6 +210,38 @@ class Evaluator:
             if at_import or (earlier.ctx.scope == kernel.ctx.scope and earlier.ctx.runs_before(kernel.ctx.order)):
                 return earlier
         return None
+
+    def same_content(self, file: FileModel, kernel: Kernel, other_file: FileModel, other: Kernel) -> bool:
+        """``wp.kernel(f, ...)`` made twice of one module-level, non-generic function with the same options: the
+        same key and the same content hash (source, closure constants and options are those of ``f``, which
+        captures nothing of a call), so Warp's module hash, a set of unique kernel hashes, does not change when
+        the second joins a module holding the first (warp-facts §4, "identical re-definitions"). A generic
+        kernel's content is the overloads instantiated on that kernel object, so two are not the same."""
+        if kernel is other:
+            return True
+        return self._made_alike(file, kernel, other_file, other) and not kernel.generic and not other.generic
+
+    def _made_alike(self, file: FileModel, kernel: Kernel, other_file: FileModel, other: Kernel) -> bool:
+        """``wp.kernel(f, ...)`` made twice of one module-level function with the same options."""
+        made, other_made = self._made_of(file, kernel), self._made_of(other_file, other)
+        if made is None or made != other_made:
+            return False
+        return (sorted((k, v.text) for k, v in kernel.options.items())
+                == sorted((k, v.text) for k, v in other.options.items()))
+
+    def _made_of(self, file: FileModel, kernel: Kernel) -> str | None:
+        """The module-level function ``wp.kernel(f, ...)`` makes ``kernel`` of (its canonical fqname); None for a
+        decorated ``def``, a closure (it captures its surroundings: the same function can be other content), a
+        method, or a function not known."""
+        if kernel.target is None or kernel.form != "call" or kernel.derived:
+            return None
+        functions = list(self.values(file, kernel.target, kernel.ctx.scope))
+        if len(functions) != 1 or not isinstance(functions[0], FunctionRef):
+            return None
+        found = self.bindings.function(functions[0].fqname)
+        if found is None or found[1].ctx.scope or found[1].class_name is not None:
+            return None
+        return self.bindings.fqname(found[0], found[1].qualname)
 
     def kernel(self, ref: KernelRef) -> tuple[FileModel, Kernel] | None:
         file = self.bindings.file_at(ref.path)
@@ -894,6 +917,9 @@ class Evaluator:
             return self._warp_call(file, value, scope, site, depth)
         if ref == "functools.partial" and value.args:
             return self.values(file, value.args[0], scope, site, depth)
+        applied = self._partial_applied(value)
+        if applied is not None:
+            return self.values(file, applied, scope, site, depth)
         if ref in ("int", "float", "min", "max", "len", "range", "round", "abs"):
             return self._builtin(file, value, scope, site, depth)
         if ref in ENVIRONMENT_READS and 1 <= len(value.args) <= 2:
@@ -934,6 +960,24 @@ class Evaluator:
             else:
                 results.append(ValueSet.of(Unknown(f"the result of {value.text}")))
         return ValueSet.union(results) if results else ValueSet.of(Unknown(f"the result of {value.text}"))
+
+    def _partial_applied(self, value: Value) -> Value | None:
+        """``functools.partial(f, *a, **k)(*b, **kw)`` is the call ``f(*a, *b, **{**k, **kw})``: Python binds a
+        partial object's arguments first and lets the call's keywords override its own. None for another call."""
+        inner = value.base
+        if value.ref is not None or inner is None or inner.kind != "call" or inner.ref != "functools.partial" \
+                or not inner.args:
+            return None
+        key = ("partial applied", id(value))
+        found = self._applied.get(key)
+        if found is None:
+            function, *bound = inner.args
+            found = Value("call", text=value.text, ref=function.ref, local=function.local,
+                          args=(*bound, *value.args), kwargs={**inner.kwargs, **value.kwargs},
+                          base=None if function.ref else function, span=value.span)
+            self._applied[key] = found
+            self._keep.append(value)  # the key holds id(value)
+        return found
 
     def _callees_named(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
         """What the name a call is made through (``value.ref``) can be: a local binding for a bare name that is

@@ -28,15 +28,15 @@ def add_decorated_kernels(bindings: Bindings, evaluator: Evaluator) -> None:
     for file in bindings.files:
         if any(k.derived for k in file.kernels):
             file.kernels = [k for k in file.kernels if not k.derived]
-    makers: dict[tuple[int, str], dict[str, Value] | None] = {}
+    makers: dict[tuple[int, int], dict[str, Value] | None] = {}
     for file in bindings.files:
-        for fn in list(file.functions.values()):
+        for fn in [*file.redefined, *file.functions.values()]:  # each `def` of a name defined twice decorates
             if fn.is_warp or not fn.decorator_values:
                 continue
             for decorator in fn.decorator_values:
                 if decorator.kind not in ("name", "attr", "call") or bindings.is_warp_api(decorator.ref):
                     continue
-                key = (id(decorator), fn.qualname)
+                key = (id(decorator), id(fn))
                 if key not in makers:
                     makers[key] = _kernel_options(bindings, evaluator, file, fn, decorator)
                 options = makers[key]

@@ -127,6 +127,10 @@ class IdentityFacts(Layer):
             if (call.ctx.in_loop and (call.ctx.scope or timeline)) or any(
                     launch.ctx.runs_before(call.ctx.order) for _, _, launch in timeline):
                 return False
+            receiver = call.receiver  # `App().run()`: the instance is made, its __init__ run, before the method
+            if receiver is not None and receiver.kind == "call" and receiver.ref and self.modules_launched_by(
+                    self.bindings.canonical_function(receiver.ref)):
+                return False
             if call.ctx.scope and not self.runs_before_launches(self.bindings.fqname(f, call.ctx.scope), depth - 1):
                 return False
         return True
@@ -286,6 +290,8 @@ class IdentityFacts(Layer):
             return self._launch_cache[fqname]
         self._launch_cache[fqname] = {}  # cycle guard
         found = self.bindings.function(fqname)
+        if found is None and self.bindings.is_class(fqname):
+            found = self.bindings.function(f"{fqname}.__init__")  # constructing an instance runs its __init__
         result: dict[str, Call] = {}
         if found is not None and _depth < 12:
             f, fn = found

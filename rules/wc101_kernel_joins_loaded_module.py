@@ -200,8 +200,10 @@ class KernelJoinsLoadedModule(Rule):
                 if shared is not None:
                     joined.append(shared)
                 continue
+            # kernels the same function makes count as made together, unless the module is launched between them
             others = [(f, k) for f, k in project.kernels_of_module(module)
-                      if k is not kernel and not (f is file and k.ctx.scope == scope)]
+                      if k is not kernel and not (f is file and k.ctx.scope == scope
+                                                  and not project.loaded_between(file, k, kernel, module))]
             if not others:
                 # the only kernel(s) of its module: only its own earlier variants, when the factory keeps them,
                 # are rebuilt with a new one

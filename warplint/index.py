@@ -189,6 +189,9 @@ class Project:
     def launch_timeline(self, file: FileModel, scope: str) -> list[tuple[int, str, Call]]:
         return self._facts.launch_timeline(file, scope)
 
+    def loaded_between(self, file: FileModel, earlier: Kernel, later: Kernel, module: str) -> bool:
+        return self._facts.loaded_between(file, earlier, later, module)
+
     def modules_launched_by(self, fqname: str) -> dict[str, Call]:
         return self._facts.modules_launched_by(fqname)
 

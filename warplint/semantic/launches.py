@@ -329,6 +329,16 @@ class IdentityFacts(Layer):
         Warp module, directly or through project functions it calls. ``"*"`` = every module."""
         return self.cached(("timeline", file.path, scope), lambda: self._launch_timeline(file, scope))
 
+    def loaded_between(self, file: FileModel, earlier: Kernel, later: Kernel, module: str) -> bool:
+        """``module`` is launched or loaded in the scope that creates both kernels, after ``earlier`` is made and
+        before ``later`` is: ``later`` joins a module already loaded without it (kernels one function makes one
+        after another, each launched before the next is made), not one built with both."""
+        scope = later.ctx.scope
+        if earlier.ctx.scope != scope or earlier.ctx.order >= later.ctx.order:
+            return False
+        return any(earlier.ctx.order < order < later.ctx.order and m in (module, "*")
+                   and call.ctx.runs_before(later.ctx.order) for order, m, call in self.launch_timeline(file, scope))
+
     def _launch_timeline(self, file: FileModel, scope: str) -> list[tuple[int, str, Call]]:
         direct = {id(ln.call): ln.module for ln in self.launches(file) if ln.call.ctx.scope == scope}
         events: list[tuple[int, str, Call]] = []

@@ -3,7 +3,7 @@
 # Prepare here (both folders git-ignored via .git/info/exclude), then carry .whl, .bench and .cache/corpora/NAME:
 #   pip download --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 -d .whl \
 #       libcst pyyaml typing_extensions pathspec pygls lsprotocol cattrs attrs flake8 pyflakes pycodestyle mccabe
-#   git archive REV | tar -x -C /tmp/src \&\& pip wheel --no-deps -w .bench/before-whl /tmp/src
+#   git archive REV | tar -x -C /tmp/src && pip wheel --no-deps -w .bench/before-whl /tmp/src
 #   pip wheel --no-deps -w .bench/after-whl .
 #   device run: bash benchmarks/device_bench.sh newton --skip-cold --no-tools --repeat 2 --jobs 2
 set -e

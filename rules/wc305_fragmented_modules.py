@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 from warplint.diagnostic import Related
 from warplint.index import UNIQUE, Project
-from warplint.model import FileModel, Kernel
+from warplint.model import FileModel, Kernel, Span
 from warplint.rule import Report, Rule
 
 # How many one-kernel modules with the same options and block sizes make a fragmented group.
@@ -80,9 +80,9 @@ class FragmentedModules(Rule):
                 if f is not file:
                     continue
                 others = [m for m in group if m is not member]
-                where = kernel.module_value.span if kernel.module_value is not None else kernel.span
+                where = _module_argument(kernel)
                 names = ", ".join(sorted({_module_label(project, m) for m in others})[:5])
-                related = [Related(of.path, (ok.module_value or ok).span, f"`{ok.name}` alone in its module too")
+                related = [Related(of.path, _module_argument(ok), f"`{ok.name}` alone in its module too")
                            for of, ok in others]
                 related += [Related(wf.path, fn.span, f"`{fn.name}` is defined here")
                             for wf, fn in project.wrapped_functions(f, kernel) or ()]
@@ -118,6 +118,13 @@ class FragmentedModules(Rule):
                 continue  # not known to be the same as the others'
             groups.setdefault((members.options, members.variants), []).append((file, kernel))
         return [g for g in groups.values() if len(g) >= THRESHOLD]
+
+
+def _module_argument(kernel: Kernel) -> Span:
+    """Where the kernel's ``module=`` is written; the kernel itself when it is not in this file's text (a project
+    decorator passes it on: the value has no position of its own)."""
+    value = kernel.module_value
+    return value.span if value is not None and value.span.line > 0 else kernel.span
 
 
 def _module_label(project: Project, member: Member) -> str:

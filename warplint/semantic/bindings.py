@@ -254,24 +254,14 @@ class Bindings:
                 if holder is not None:
                     holders[a.target.text.rpartition(".")[2]] = holder
         sites: list[tuple[FileModel, Call]] = []
-        if not holders:
-            return sites
-        for f in self.files:
-            statements: list[tuple[Call | Assignment, Iterable[Value | None]]] = [
-                (c, (*c.args, *c.kwargs.values(), c.receiver)) for c in f.calls]
-            statements += [(a, (a.value,)) for a in f.assignments]
-            for statement, values in statements:
-                for value in values:
-                    for read in _attribute_reads(value):
-                        holder = holders.get(read.text.rpartition(".")[2])
-                        base = read.base
-                        if holder is None:
-                            continue
-                        if base is not None and base.kind == "call" and base.ref and self.canonical_ref(
-                                base.ref) == holder:
-                            sites.append((f, Call(fqname, statement.span, (), {obj: base}, statement.ctx)))
-                        elif read.local or (read.ref and self.canonical_ref(read.ref.rpartition(".")[0]) == holder):
-                            sites.append((f, Call(fqname, statement.span, (), {}, statement.ctx)))
+        reads = self.cached("attribute reads by name", self._attribute_reads_by_name) if holders else {}
+        for name, holder in holders.items():
+            for f, statement, read in reads.get(name, ()):
+                base = read.base
+                if base is not None and base.kind == "call" and base.ref and self.canonical_ref(base.ref) == holder:
+                    sites.append((f, Call(fqname, statement.span, (), {obj: base}, statement.ctx)))
+                elif read.local or (read.ref and self.canonical_ref(read.ref.rpartition(".")[0]) == holder):
+                    sites.append((f, Call(fqname, statement.span, (), {}, statement.ctx)))
         return sites
 
     def _descriptor_holder(self, assignment: Assignment, descriptor: str) -> str | None:
@@ -296,9 +286,15 @@ class Bindings:
 
     def _getter_reads(self) -> dict[str, list[tuple[FileModel, Call | Assignment, Value]]]:
         names = self.cached("getters by name", self._getters_by_name)
-        table: dict[str, list[tuple[FileModel, Call | Assignment, Value]]] = {}
         if not names:
-            return table
+            return {}
+        reads = self.cached("attribute reads by name", self._attribute_reads_by_name)
+        return {name: reads[name] for name in names if name in reads}
+
+    def _attribute_reads_by_name(self) -> dict[str, list[tuple[FileModel, Call | Assignment, Value]]]:
+        """Every attribute read in a call's arguments or receiver or an assignment's value, by attribute name,
+        with the statement that reads it (what a property getter or a descriptor's ``__get__`` is called by)."""
+        table: dict[str, list[tuple[FileModel, Call | Assignment, Value]]] = {}
         for f in self.files:
             statements: list[tuple[Call | Assignment, Iterable[Value | None]]] = [
                 (c, (*c.args, *c.kwargs.values(), c.receiver)) for c in f.calls]
@@ -306,9 +302,7 @@ class Bindings:
             for statement, values in statements:
                 for value in values:
                     for read in _attribute_reads(value):
-                        attr = read.text.rpartition(".")[2]
-                        if attr in names:
-                            table.setdefault(attr, []).append((f, statement, read))
+                        table.setdefault(read.text.rpartition(".")[2], []).append((f, statement, read))
         return table
 
     def canonical_module(self, name: str) -> str:

@@ -30,7 +30,7 @@ from .model import (
     Value,
     WithBlock,
 )
-from .names import canonical, dotted_name, is_warp, resolve_relative
+from .names import canonical, dotted_name, is_warp, is_warp_api, resolve_relative
 from .warp_version import ARRAY_TYPES, ARRAY_TYPES_DTYPE_ANY, GENERIC_TYPES
 
 _MAX_DEPTH = 4
@@ -1039,11 +1039,16 @@ class Extractor(cst.CSTVisitor):
                 attrs.append(func.attr.value)
                 func = func.value
             inner = dotted_name(func.func) if isinstance(func, cst.Call) else None
-            if not attrs or inner is None:
+            if inner is None:
                 return
+            made_by = self.resolve(inner)[0]
+            if not attrs and (is_warp_api(made_by) or made_by in _BUILTINS):
+                return  # `wp.kernel(...)(f)` is above; a builtin's or Warp's result is no project function
             receiver = self.value(func, 1)
             dotted = ""
-            callee = f"{self.resolve(inner)[0]}()." + ".".join(reversed(attrs))
+            # `make(c)()` calls what `make(c)` returns: callee "pkg.make()" (Bindings resolves it to the function
+            # `make` returns); `make(c).run()`: "pkg.make().run"
+            callee = f"{made_by}()" + "".join(f".{a}" for a in reversed(attrs))
         else:
             callee = self.resolve(dotted)[0] if dotted else "warp.kernel"
         if callee in _BUILTINS:

@@ -427,18 +427,44 @@ class Bindings:
             self._calls_by_last_name = {}
             for f in self.files:
                 for call in f.calls:
-                    self._calls_by_last_name.setdefault(call.callee.rpartition(".")[2], []).append((f, call))
+                    # `make(c)()` under the name of the function `make` returns (resolving it changes the name)
+                    callee = self.returned_function(call.callee) or call.callee
+                    self._calls_by_last_name.setdefault(callee.rpartition(".")[2], []).append((f, call))
         pending = self._calls_by_last_name.pop(last_name, None)
         if pending is not None:
             for f, call in pending:
                 if self.is_warp_api(call.callee):  # Warp's tests and examples are project code
                     continue
-                callee = self._method_of_instance(f, call) or call.callee
-                self._callers.setdefault(self.canonical_function(callee), []).append((f, call))
+                self._callers.setdefault(self.canonical_function(self.callee_of(f, call)), []).append((f, call))
 
     def callee_of(self, file: FileModel, call: Call) -> str:
-        """The function a call calls, methods of locally constructed instances included."""
-        return self._method_of_instance(file, call) or call.callee
+        """The function a call calls, methods of locally constructed instances and functions returned by a
+        call (``make(c)()``) included."""
+        return self._method_of_instance(file, call) or self.returned_function(call.callee) or call.callee
+
+    def returned_function(self, callee: str) -> str | None:
+        """For the callee ``pkg.make()`` of ``make(c)()`` (the binder's spelling of calling what a call returns):
+        the function ``make`` returns when every ``return`` of it returns one undecorated function it defines
+        itself and never rebinds (a builder handed out by a factory), as ``pkg.make.build``; else None."""
+        if not callee.endswith("()"):
+            return None
+        table: dict[str, str | None] = self.memo.setdefault("returned functions", {})
+        if callee not in table:
+            table[callee] = self._returned_function(callee[:-2])
+        return table[callee]
+
+    def _returned_function(self, maker: str) -> str | None:
+        found = self.function(self.canonical_ref(maker))
+        if found is None:
+            return None
+        file, fn = found
+        names = {r.text if r.kind == "name" else None for r in fn.returns}  # the binder's ref of a def's name
+        name = next(iter(names)) if len(names) == 1 else None
+        inner = file.functions.get(f"{fn.qualname}.{name}") if name else None
+        if (inner is None or inner.decorators or inner.ctx.scope != fn.qualname
+                or self.name_assignments(file, fn.qualname, inner.name)):
+            return None
+        return self.fqname(file, inner.qualname)
 
     def _method_of_instance(self, file: FileModel, call: Call) -> str | None:
         """``s.step()`` where the local ``s`` is bound to ``Solver(...)``, or ``Solver(...).step()`` on the
@@ -447,7 +473,9 @@ class Bindings:
         made once at import and its class's method runs."""
         receiver = call.receiver
         if receiver is not None and receiver.kind == "call" and receiver.ref and self.is_class(receiver.ref):
-            return f"{receiver.ref}.{call.callee.rpartition('.')[2]}"
+            # `Solver(c)()` calls the instance: its class's __call__
+            method = "__call__" if call.callee.endswith("()") else call.callee.rpartition(".")[2]
+            return f"{receiver.ref}.{method}"
         head, _, rest = call.callee.partition(".")
         if not rest:
             return None

@@ -209,9 +209,11 @@ def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, 
                 built = _union((built, load_variants(facts, f, call)))
     before: list[tuple[Launch, frozenset[Variant] | None]] = []
     after: list[tuple[Launch, frozenset[Variant] | None]] = []
-    # variants a launch of a kernel of the same content loaded before the creation: they hold that content
-    # already, so the kernel adds no new hash to them (a phase that makes `wp.kernel(f)` again)
+    # variants a launch of a kernel of the same content loaded before the creation, or any launch loaded after
+    # such a kernel was made (launched or not): they hold that content already, so the kernel adds no new hash
+    # to them (a phase that makes `wp.kernel(f)` again)
     holding: set[Variant] = set()
+    made_earlier = _identical_made(facts, file, kernel, module)
     for launch in launches:
         if launch.kernel is kernel:
             continue
@@ -220,13 +222,16 @@ def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, 
         same = facts.evaluator.same_content(launch.kernel_file, launch.kernel, file, kernel)
         may_before = not _ordered(facts, where, call, file, kernel, leading, CALLER_DEPTH, after=True)
         may_after = not _ordered(facts, where, call, file, kernel, leading, CALLER_DEPTH, after=False)
-        if same and not may_after and variants is not None:
+        held = variants is not None and ((same and not may_after) or any(
+            _ordered(facts, where, call, f, k, lead, CALLER_DEPTH, after=True) for f, k, lead in made_earlier))
+        if held and variants is not None:
             holding |= variants
         if may_before:
             before.append((launch, variants))
         if may_after:
             after.append((launch, variants))
-        if may_before and may_after and variants and not same and _repeats(facts, where, call, CALLER_DEPTH):
+        if (may_before and may_after and variants and not same and not held
+                and _repeats(facts, where, call, CALLER_DEPTH)):
             return True  # one launch that can load a variant both before the creation and after it
     built = _union((built, *(v for _, v in before)))
     own_variants = _union(launch_variants(facts, launch) for launch in own)
@@ -237,6 +242,32 @@ def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, 
     # a variant one launch loads before the creation and another launch loads again after it
     return any(a is not b and (va & vb) - holding
                for a, va in before for b, vb in after if va is not None and vb is not None)
+
+
+def _identical_made(facts: IdentityFacts, file: FileModel, kernel: Kernel, module: str
+                    ) -> list[tuple[FileModel, Kernel, list[tuple[FileModel, Call]]]]:
+    """The other kernels of ``module`` with ``kernel``'s content (``wp.kernel(f)`` of one function and options),
+    each with the calls leading to where it is made. One made before a load is in the module's hash at that
+    load whether or not anything launches it: the module keeps the latest kernel of each key alive
+    (``Module.kernels``), so an identical kernel made later adds no new hash (warp-facts §4). Empty when a
+    kernel of the same key but other content is made too: it can replace the first before the load."""
+    evaluator = facts.evaluator
+    alike: list[tuple[FileModel, Kernel, list[tuple[FileModel, Call]]]] = []
+    for f, k in facts.kernels_of_module(module):
+        if k is kernel or not evaluator.same_key(f, k, file, kernel):
+            continue
+        if not evaluator.same_content(f, k, file, kernel):
+            return []
+        leading = [(cf, call) for cf, call, _ in facts.caller_scopes(facts.bindings.fqname(f, k.ctx.scope))
+                   ] if k.ctx.scope else []
+        if _unconditional(k.ctx) and all(_unconditional(call.ctx) for _, call in leading):
+            alike.append((f, k, leading))
+    return alike
+
+
+def _unconditional(ctx: Context) -> bool:
+    """A statement that runs whenever its function does (the ``__main__`` guard aside: the program's entry)."""
+    return len(ctx.conditions) == (1 if ctx.in_main_guard else 0)
 
 
 def _repeats(facts: IdentityFacts, where: FileModel, call: Call, depth: int) -> bool:

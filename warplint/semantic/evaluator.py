@@ -221,6 +221,12 @@ class Evaluator:
             return True
         return self._made_alike(file, kernel, other_file, other) and not kernel.generic and not other.generic
 
+    def same_key(self, file: FileModel, kernel: Kernel, other_file: FileModel, other: Kernel) -> bool:
+        """``wp.kernel(f, ...)`` made twice of one module-level function, whatever the options: one key, so the
+        later replaces the earlier as the module's kernel of that key (``Module.kernels``, held strongly)."""
+        made = self._made_of(file, kernel)
+        return made is not None and made == self._made_of(other_file, other)
+
     def _made_alike(self, file: FileModel, kernel: Kernel, other_file: FileModel, other: Kernel) -> bool:
         """``wp.kernel(f, ...)`` made twice of one module-level function with the same options."""
         made, other_made = self._made_of(file, kernel), self._made_of(other_file, other)

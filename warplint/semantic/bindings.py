@@ -144,7 +144,10 @@ class Bindings:
         while module:
             found = self.by_module.get(module)
             if found is not None:
-                found_at = found, module
+                # `main.main.k` of the file `main`: its own module spelled in full (the function `main` of
+                # module `main`), not the module under an import root dropped
+                exact = ref == found.module or ref.startswith(found.module + ".")
+                found_at = found, found.module if exact else module
                 break
             module = module.rpartition(".")[0]
         table[ref] = found_at

@@ -38,7 +38,8 @@ class KernelJoinsLoadedModule(Rule):
 
     Reported when the index shows it can happen: a launch of the module comes before
     the call that creates the kernel (in the same function, or in a caller, across
-    files), or the kernel's content varies per call and the module is launched by the
+    files; in the caller's statement, the call that makes what the factory is called on runs
+    first: `App().run()` runs `App.__init__`, `make(c)()` runs `make`), or the kernel's content varies per call and the module is launched by the
     factory, by its callers, or by a launch of the kernel itself wherever the factory
     handed it (an attribute, a tuple, a bundle object) while other kernels share the
     module; or the kernel is the only one of its module but its factory keeps the
@@ -410,9 +411,8 @@ class KernelJoinsLoadedModule(Rule):
         # In a caller: a launch before the call that leads to the definition.
         factory = project.fqname(file, scope)
         for caller_file, call, level in project.caller_scopes(factory):
-            for _order, launched, launch in project.launch_timeline(caller_file, call.ctx.scope):
-                if (launch.ctx.runs_before(call.ctx.order) and launched in (module, "*")
-                        and not project.preload_unused(caller_file, launch, module)
+            for launched, launch in project.launched_before_call(caller_file, call):
+                if (launched in (module, "*") and not project.preload_unused(caller_file, launch, module)
                         and not (level == 1 and project.repeats_cached_call(caller_file, call, factory, launch))):
                     name = call.callee.rpartition(".")[2]
                     called = Related(caller_file.path, call.span, f"`{name}()` called here, after the launch")

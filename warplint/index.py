@@ -189,6 +189,9 @@ class Project:
     def launch_timeline(self, file: FileModel, scope: str) -> list[tuple[int, str, Call]]:
         return self._facts.launch_timeline(file, scope)
 
+    def launched_before_call(self, file: FileModel, call: Call) -> list[tuple[str, Call]]:
+        return self._facts.launched_before_call(file, call)
+
     def loaded_between(self, file: FileModel, earlier: Kernel, later: Kernel, module: str) -> bool:
         return self._facts.loaded_between(file, earlier, later, module)
 

@@ -329,6 +329,20 @@ class IdentityFacts(Layer):
         Warp module, directly or through project functions it calls. ``"*"`` = every module."""
         return self.cached(("timeline", file.path, scope), lambda: self._launch_timeline(file, scope))
 
+    def launched_before_call(self, file: FileModel, call: Call) -> list[tuple[str, Call]]:
+        """(module, call) for each launch or load that runs before ``call``: earlier in its scope
+        (``launch_timeline``), or in its own statement, by the call that makes what it is called on, which Python
+        evaluates first (``App().run()``: ``App()`` runs ``__init__``; ``make(c)()``: ``make`` runs)."""
+        found = [(m, c) for _, m, c in self.launch_timeline(file, call.ctx.scope) if c.ctx.runs_before(call.ctx.order)]
+        receiver = call.receiver
+        if receiver is not None and receiver.kind == "call" and receiver.ref:
+            inner = next((c for c in self.bindings.calls_in(file, call.ctx.scope)
+                          if c.ctx.order == call.ctx.order and c.callee == receiver.ref), None)
+            if inner is not None:
+                made_by = self.bindings.canonical_function(receiver.ref)
+                found.extend((m, inner) for m in self.modules_launched_by(made_by))
+        return found
+
     def loaded_between(self, file: FileModel, earlier: Kernel, later: Kernel, module: str) -> bool:
         """``module`` is launched or loaded in the scope that creates both kernels, after ``earlier`` is made and
         before ``later`` is: ``later`` joins a module already loaded without it (kernels one function makes one

@@ -36,32 +36,35 @@ class KernelJoinsLoadedModule(Rule):
     `functools.cache` (or a cache dict, in the factory or in its caller) keeping the
     earlier variants alive, each new value rebuilds all of them.
 
-    Reported when the index shows it can happen: a launch of the module comes before
-    the call that creates the kernel (in the same function, or in a caller, across
-    files; in the caller's statement, the call that makes what the factory is called on runs
-    first: `App().run()` runs `App.__init__`, `make(c)()` runs `make`), or the kernel's content varies per call and the module is launched by the
-    factory, by its callers, or by a launch of the kernel itself wherever the factory
-    handed it (an attribute, a tuple, a bundle object) while other kernels share the
-    module; or the kernel is the only one of its module but its factory keeps the
-    variants that an argument left out of the module name makes. For a module named per
-    call, a launch counts when it launches a kernel whose factory call computes the same
-    name from the same expressions (`wp.launch(_get_a(x.dtype))`, then `_get_b(x.dtype)`
-    with both names from `_module_name(dtype)`), before the call. A lazy builder (a
-    function that caches the kernel it makes in a dict or with `functools.cache`, itself, in
-    its caller, or past dispatchers that return its kernel on, as `return _build_batched() if
-    batched else _build_single()`) whose kernel has one content on every call is reported when its first call
-    comes at run time (not at import, not only in setup before any launch) and another
-    kernel of the module is launched in code nothing orders after that call (another entry
-    point of the library, another test): whichever runs first, the builder's first call
-    after that launch rebuilds the module, once per builder. Test methods have no
-    static caller: they run in the test runner's order (a unittest `TestCase`'s methods
-    sorted by name, pytest's functions in source order), so a kernel defined in a test
-    after an earlier test launched the shared test module counts as created after the
-    launch. Kernels are followed through factories (also `functools.cache`d ones, which
-    still make a kernel per new argument), kernels stored as `self.kernel`, and project
-    decorators that wrap `wp.kernel`, also through dicts (a dict literal a factory returns,
-    `K = {n: make(n) for n in ns}`, `K[n] = make(n)` in a loop; a read with a literal key
-    gives what was stored under that key only).
+    Reported when the index shows it can happen: a launch of the module comes before the
+    call that creates the kernel (in the same function, or in a caller, across files; in
+    the caller's statement, the call that makes what the factory is called on runs
+    first: `App().run()` runs `App.__init__`, `make(c)()` runs `make`), or the kernel's
+    content varies per call and the module is launched by the factory, by its callers,
+    or by a launch of the kernel itself wherever the factory handed it (an attribute, a
+    tuple, a bundle object) while other kernels share the module; or the kernel is the
+    only one of its module but its factory keeps the variants that an argument left out
+    of the module name makes. For a module named per call, a launch counts when it
+    launches a kernel whose factory call computes the same name from the same
+    expressions (`wp.launch(_get_a(x.dtype))`, then `_get_b(x.dtype)` with both names
+    from `_module_name(dtype)`), before the call. A lazy builder (a function that caches
+    the kernel it makes in a dict or with `functools.cache`, itself, in its caller, or
+    past dispatchers that return its kernel on, as `return _build_batched() if batched
+    else _build_single()`) whose kernel has one content on every call is reported when
+    its first call comes at run time (not at import, not only in setup before any
+    launch) and another kernel of the module is launched in code nothing orders after
+    that call (another entry point of the library, another test): whichever runs first,
+    the builder's first call after that launch rebuilds the module, once per builder.
+    Test methods have no static caller: they run in the test runner's order (a unittest
+    `TestCase`'s methods sorted by name, pytest's functions in source order, after those
+    of the test files before theirs in their folder, which pytest runs sorted by name in
+    one process), so a kernel defined in a test after an earlier test launched the
+    shared module counts as created after the launch. Kernels are followed through
+    factories (also `functools.cache`d ones, which still make a kernel per new
+    argument), kernels stored as `self.kernel`, and project decorators that wrap
+    `wp.kernel`, also through dicts (a dict literal a factory returns, `K = {n: make(n)
+    for n in ns}`, `K[n] = make(n)` in a loop; a read with a literal key gives what was
+    stored under that key only).
 
     ## Fix
     Define the kernel at module level; or create all variants before the first
@@ -403,11 +406,12 @@ class KernelJoinsLoadedModule(Rule):
                     and not project.preload_unused(file, call, module)):
                 return f"`{scope}()`", call, file, ()
         # A test the runner runs earlier in the same process (tests have no static caller).
-        for earlier in project.runner_predecessors(file, scope):
-            for _order, launched, call in project.launch_timeline(file, earlier):
-                if launched in (module, "*") and not project.preload_unused(file, call, module):
+        for earlier_file, earlier in project.tests_run_before(file, scope):
+            for _order, launched, call in project.launch_timeline(earlier_file, earlier):
+                if launched in (module, "*") and not project.preload_unused(earlier_file, call, module):
                     name = earlier.rpartition(".")[2]
-                    return f"`{scope.rpartition('.')[2]}()` (the test runner runs `{name}()` first)", call, file, ()
+                    return (f"`{scope.rpartition('.')[2]}()` (the test runner runs `{name}()` first)", call,
+                            earlier_file, ())
         # In a caller: a launch before the call that leads to the definition.
         factory = project.fqname(file, scope)
         for caller_file, call, level in project.caller_scopes(factory):

@@ -210,6 +210,9 @@ class Project:
     def runner_predecessors(self, file: FileModel, scope: str) -> list[str]:
         return self._facts.runner_predecessors(file, scope)
 
+    def tests_run_before(self, file: FileModel, scope: str) -> list[tuple[FileModel, str]]:
+        return self._facts.tests_run_before(file, scope)
+
     def caller_scopes(self, fqname: str, depth: int = 3) -> list[tuple[FileModel, Call, int]]:
         return self._facts.caller_scopes(fqname, depth)
 

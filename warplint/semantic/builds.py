@@ -201,19 +201,23 @@ def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, 
     if not own:
         return True
     leading = [(f, call) for f, call, _ in facts.caller_scopes(facts.bindings.fqname(file, kernel.ctx.scope))]
+    # variants a launch of a kernel of the same content loaded before the creation, or any launch or preload
+    # loaded after such a kernel was made (launched or not): they hold that content already, so the kernel adds
+    # no new hash to them (a phase that makes `wp.kernel(f)` again)
+    holding: set[Variant] = set()
+    made_earlier = _identical_made(facts, file, kernel, module)
     built: frozenset[Variant] | None = frozenset()  # by something that can run before the creation
     for f in facts.bindings.files:
         for call in facts.bindings.warp_calls(f, "load_module", "force_load"):
             loaded = facts.modules_loaded_by(f, call)
             if module in loaded or "*" in loaded:
-                built = _union((built, load_variants(facts, f, call)))
+                preloaded = load_variants(facts, f, call)
+                built = _union((built, preloaded))
+                if preloaded is not None and any(_ordered(facts, f, call, ef, ek, lead, CALLER_DEPTH, after=True)
+                                                 for ef, ek, lead in made_earlier):
+                    holding |= preloaded
     before: list[tuple[Launch, frozenset[Variant] | None]] = []
     after: list[tuple[Launch, frozenset[Variant] | None]] = []
-    # variants a launch of a kernel of the same content loaded before the creation, or any launch loaded after
-    # such a kernel was made (launched or not): they hold that content already, so the kernel adds no new hash
-    # to them (a phase that makes `wp.kernel(f)` again)
-    holding: set[Variant] = set()
-    made_earlier = _identical_made(facts, file, kernel, module)
     for launch in launches:
         if launch.kernel is kernel:
             continue

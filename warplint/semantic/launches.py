@@ -11,6 +11,8 @@ calls that lead to a function. The fact modules above (``builds``, ``generics``,
 
 from __future__ import annotations
 
+import os
+
 from warplint.model import Call, FileModel, Function, Kernel, Value
 from warplint.names import is_warp
 
@@ -406,6 +408,34 @@ class IdentityFacts(Layer):
         index = ordered.index(fn)
         return [f.qualname for f in reversed(ordered[:index])]
 
+    def tests_run_before(self, file: FileModel, scope: str) -> list[tuple[FileModel, str]]:
+        """Tests a pytest session runs before the test ``scope``, in one process: those of its own file
+        (``runner_predecessors``), then those of the test files before it in its folder, nearest file first.
+        pytest collects a folder's files sorted by name (``test_*.py``, ``*_test.py``) and runs their tests in
+        that order. Empty when ``scope`` is not a test."""
+        own = self.runner_predecessors(file, scope)
+        fn = file.functions.get(scope)
+        if fn is None or not (own or self._is_test(file, fn)):
+            return []
+        folder, name = os.path.split(file.path)
+        earlier = sorted((f for f in self.bindings.files if os.path.dirname(f.path) == folder
+                          and _collected_by_pytest(f) and os.path.basename(f.path) < name),
+                         key=lambda f: os.path.basename(f.path), reverse=True)
+        return [(file, qualname) for qualname in own] + [
+            (f, test.qualname) for f in earlier for test in f.functions.values() if self._is_test(f, test)]
+
+    @staticmethod
+    def _is_test(file: FileModel, fn: Function) -> bool:
+        """A function pytest runs as a test: ``test*`` at module level of a test file, or a ``test*`` method of
+        a ``Test*`` class or a ``TestCase`` subclass."""
+        if not fn.name.startswith("test") or not _collected_by_pytest(file):
+            return False
+        if fn.class_name is None:
+            return not fn.ctx.scope
+        bases = file.classes.get(fn.class_name, ())
+        return "." not in fn.class_name and fn.qualname == f"{fn.class_name}.{fn.name}" and (
+            fn.class_name.startswith("Test") or any(b.rpartition(".")[2].endswith("TestCase") for b in bases))
+
     def library_peers(self, file: FileModel, scope: str) -> list[tuple[FileModel, str, str]]:
         """Functions a library's users can call before ``scope`` runs: (file, peer, entry) where ``entry`` is
         ``scope`` or a function that leads to it (a few calls up) and is public API of a library file (a
@@ -475,3 +505,9 @@ class IdentityFacts(Layer):
                         next_frontier.append(caller)
             frontier = next_frontier
         return found
+
+
+def _collected_by_pytest(file: FileModel) -> bool:
+    """A file pytest collects tests from by default (``python_files = test_*.py *_test.py``)."""
+    name = os.path.basename(file.path)
+    return name.startswith("test_") or name.endswith("_test.py")

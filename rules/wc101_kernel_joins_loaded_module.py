@@ -59,12 +59,15 @@ class KernelJoinsLoadedModule(Rule):
     `TestCase`'s methods sorted by name, pytest's functions in source order, after those
     of the test files before theirs in their folder, which pytest runs sorted by name in
     one process), so a kernel defined in a test after an earlier test launched the
-    shared module counts as created after the launch. Kernels are followed through
-    factories (also `functools.cache`d ones, which still make a kernel per new
-    argument), kernels stored as `self.kernel`, and project decorators that wrap
-    `wp.kernel`, also through dicts (a dict literal a factory returns, `K = {n: make(n)
-    for n in ns}`, `K[n] = make(n)` in a loop; a read with a literal key gives what was
-    stored under that key only).
+    shared module counts as created after the launch. A generic kernel made anew at each
+    launch (a property without a memo, a memo on an instance the launch expression
+    constructs) and launched later in the same function with other argument types is
+    reported too: instances live on the kernel object, so the later object is new
+    content in the loaded module. Kernels are followed through factories (also
+    `functools.cache`d ones, which still make a kernel per new argument), kernels stored
+    as `self.kernel`, and project decorators that wrap `wp.kernel`, also through dicts
+    (a dict literal a factory returns, `K = {n: make(n) for n in ns}`, `K[n] = make(n)`
+    in a loop; a read with a literal key gives what was stored under that key only).
 
     ## Fix
     Define the kernel at module level; or create all variants before the first
@@ -188,6 +191,16 @@ class KernelJoinsLoadedModule(Rule):
             module = project.kernel_module(file, kernel)
             if module == "unique" or project.remade_kernel(file, kernel) is not None:
                 continue  # its own module; or identical content made again, which builds nothing new
+            remade = project.remade_with_new_types(file, kernel) if module is not None else None
+            if module is not None and remade is not None:
+                # a generic kernel made anew at each launch: the later object, with another type, is new content
+                again = remade.again.call
+                related = (Related(remade.again.file.path, again.span, f"`{kernel.name}` made again here, launched "
+                                                                      "with other argument types"),)
+                where = f"`{again.ctx.scope.rpartition('.')[2]}()`" if again.ctx.scope else f"module `{file.module}`"
+                joined.append(_Joining(kernel, module, evidence=(where, remade.first.call, remade.first.file,
+                                                                 related)))
+                continue
             if module is None and "unique" in project.kernel_module_names(file, kernel)[0]:
                 continue  # its known name is a module of its own; a name only the run knows proves no sharing
             if module is None:

@@ -283,6 +283,9 @@ class Project:
                         accept: Callable[[generics.KernelKey | None], bool]) -> generics.Earlier | None:
         return generics.launched_before(self._facts, file, call, module, accept)
 
+    def remade_with_new_types(self, file: FileModel, kernel: Kernel) -> generics.Remade | None:
+        return generics.remade_with_new_types(self._facts, file, kernel)
+
     def runs_at_import(self, file: FileModel, scope: str) -> bool:
         return generics.runs_at_import(self._facts, file, scope)
 

@@ -27,6 +27,7 @@ from warplint.diagnostic import Span
 from warplint.model import Call, Context, FileModel, Kernel, Value
 from warplint.names import is_warp
 
+from .arg_types import launch_argument_types
 from .builds import preload_unused
 from .variants import made_unbound
 
@@ -341,3 +342,48 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
             if matches(peer_file, event):
                 return Earlier(peer_file, event.call, event.module, event.kernel, peer=(peer, entry))
     return None
+
+
+@dataclass(frozen=True)
+class Remade:
+    """Two launches of a generic kernel, each of a new kernel object (``remade_with_new_types``)."""
+
+    first: Launch  # loads the module with its object's one instance
+    again: Launch  # later in the same function: a new object, launched with another signature
+
+
+def remade_with_new_types(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> Remade | None:
+    """A generic kernel whose launches each make a new kernel object (``made_unbound``: ``Model(c).kernel``,
+    ``Solver(c).kernel()`` of a per-instance memo, ``make()``), one with one argument signature and a later
+    one in the same function with another. Instances live on the kernel object (warp-facts §6), so the later
+    object joins the module loaded by the first with a new instance, whatever ``wp.overload`` registered on
+    objects made before: the module builds again."""
+    if not kernel.generic:
+        return None
+
+    def compute() -> Remade | None:
+        remade = [(launch, _signature(facts, launch)) for launch in facts.all_launches() if launch.kernel is kernel
+                  and made_unbound(facts, launch.kernel_file, kernel, launch.call.bound("kernel"))]
+        for first, types in remade:
+            for again, other in remade:
+                if (first.file is again.file and first.call.ctx.scope == again.call.ctx.scope
+                        and first.call.ctx.runs_before(again.call.ctx.order)
+                        and not exclusive_branches(first.call.ctx, again.call.ctx)
+                        and types is not None and other is not None and types != other):
+                    return Remade(first, again)
+        return None
+
+    return facts.cached(("remade with new types", id(kernel)), compute)
+
+
+def _signature(facts: IdentityFacts, launch: Launch) -> tuple[str, ...] | None:
+    """The one type each argument of a launch has; None when one is not known."""
+    types = launch_argument_types(facts, launch)
+    if types is None:
+        return None
+    names: list[str] = []
+    for t in types:
+        if t.one is None:
+            return None
+        names.append(t.one)
+    return tuple(names)

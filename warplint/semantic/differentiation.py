@@ -15,6 +15,7 @@ Every function takes the project first and memoises with ``project.cached``.
 from __future__ import annotations
 
 import builtins
+import os
 from dataclasses import dataclass, field
 
 from warplint.diagnostic import Span
@@ -622,9 +623,10 @@ def _unused_backward(facts: IdentityFacts) -> list[UnusedBackward]:
             anchor_file, anchor_span, _ = module_forced[0]
             scope = ""
         else:
-            anchor_file, anchor_kernel = min(building, key=lambda m: (m[0].module != module, m[0].path,
-                                                                     m[1].ctx.order))
+            # by absolute path: a file named on the command line has a relative one, its project's others not
+            anchor_file, anchor_kernel = min(building, key=lambda m: (m[0].module != module,
+                                                                     os.path.abspath(m[0].path), m[1].ctx.order))
             anchor_span, scope = anchor_kernel.span, anchor_kernel.ctx.scope
         found.append(UnusedBackward(module, anchor_file, anchor_span, scope, tuple(building),
                                     tuple(launches), tuple(forced), ops))
-    return sorted(found, key=lambda u: (u.file.path, u.span.line))
+    return sorted(found, key=lambda u: (os.path.abspath(u.file.path), u.span.line))

@@ -417,8 +417,8 @@ class IdentityFacts(Layer):
         fn = file.functions.get(scope)
         if fn is None or not (own or self._is_test(file, fn)):
             return []
-        folder, name = os.path.split(file.path)
-        earlier = sorted((f for f in self.bindings.files if os.path.dirname(f.path) == folder
+        folder, name = os.path.split(os.path.abspath(file.path))  # a file named on the command line is relative
+        earlier = sorted((f for f in self.bindings.files if os.path.dirname(os.path.abspath(f.path)) == folder
                           and _collected_by_pytest(f) and os.path.basename(f.path) < name),
                          key=lambda f: os.path.basename(f.path), reverse=True)
         return [(file, qualname) for qualname in own] + [

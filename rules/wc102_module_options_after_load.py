@@ -108,7 +108,9 @@ class ModuleOptionsAfterLoad(Rule):
             if change.module is None or change.ctx.in_finally or (via is not None and via.ctx.in_finally):
                 continue  # restoring options in `finally:` after a temporary change is deliberate
             module = project.canonical_module(change.module)
-            earlier = [(o, m, call) for o, m, call in timeline if call.ctx.runs_before(order) and m in (module, "*")]
+            item = (via or change).ctx.item  # the function of a sequence the statement calls in turn that changes them
+            earlier = [(o, m, call) for o, m, call in timeline
+                       if call.ctx.runs_before(order, item) and m in (module, "*")]
             if not earlier:
                 earlier = self._loaded_elsewhere(project, file, change, via, module)
             previous = seen_values.setdefault(module, {})
@@ -132,9 +134,11 @@ class ModuleOptionsAfterLoad(Rule):
                 continue
             reported.add(id(span))
             what = _HOW[change.form]
+            first = f"module `{module}` is launched or loaded here first"
+            if launch_call.ctx.item:  # by a function of the sequence this statement calls in turn
+                first += f", by `{launch_call.callee.rpartition('.')[2]}()`"
             related = [Related(file.path, launch_call.span,
-                               f"module `{module}` is launched or loaded here first; the next launch after the change "
-                               "builds the whole module again")]
+                               f"{first}; the next launch after the change builds the whole module again")]
             if via is not None:
                 what = f"`{via.callee.rpartition('.')[2]}()`"
                 related.append(Related(change.path, change.span, f"{_HOW[change.form]} changes the options here"))
@@ -182,11 +186,17 @@ class ModuleOptionsAfterLoad(Rule):
     @staticmethod
     def _values(project: Project, file: FileModel, change: OptionChange) -> dict[str, Any] | None:
         """The option values a change sets: literal, or each item's one value as the evaluator follows it
-        (a helper's return, a parameter every caller passes the same constant to); None when one is not known."""
-        if change.values is not None or change.options is None or change.options.kind != "dict":
+        (a helper's return, a parameter every caller passes the same constant to), or the one dict every caller
+        of a helper passes it; None when one is not known."""
+        if change.values is not None or change.options is None:
             return change.values
         owner = file if change.path == file.path else next((f for f in project.files if f.path == change.path), None)
         if owner is None:
+            return None
+        if change.options.kind != "dict":  # a dict passed in: the one literal every caller passes, if it is one
+            known, options = project.constant(owner, change.options, change.ctx.scope)
+            if known and isinstance(options, dict) and all(isinstance(k, str) for k in options):
+                return options
             return None
         values: dict[str, Any] = {}
         for key, item in change.options.items:

@@ -699,3 +699,30 @@ def test_several_values_in_one_process():
     assert several_in_one_process([fixed, ValueSet.of(Varies())])  # a run-time size is one more variant
     assert not several_in_one_process([ValueSet.of(Varies())] * 2)
     assert not several_in_one_process([fixed, ValueSet.of(Unknown())])  # unknown proves nothing
+
+
+def test_a_loop_over_functions_calls_each_in_turn(tmp_path):
+    # `for step in (setup, run): step()` is a call of setup, then of run (each a call site of its function); a
+    # name bound to functools.partial(f, 4) calls f with 4 first
+    project = project_of(tmp_path, {
+        "m.py": (
+            "import functools\nimport warp as wp\n"
+            "def setup(n=1):\n    pass\n"
+            "def run(n=1):\n    pass\n"
+            "later = functools.partial(run, 4)\n"
+            "def main():\n"
+            "    for step in (setup, functools.partial(run, 2)):\n        step()\n"
+            "    later()\n"
+            "def other(f):\n    for g in (f, print):\n        g()\n"
+        ),
+    })
+    file = _file(project, "m.py")
+    made = [(c.callee, c.ctx.item, [a.const for a in c.args]) for c in project.calls_in(file, "main")]
+    assert made == [("functools.partial", 0, [None, 2]), ("m.setup", 1, []), ("m.run", 2, [2]), ("m.run", 0, [4])]
+    first, second = (c for c in project.calls_in(file, "main") if c.ctx.item)
+    assert first.ctx.runs_before(second.ctx.order, second.ctx.item)
+    assert not second.ctx.runs_before(first.ctx.order, first.ctx.item)
+    assert next(c for _, c in project.call_sites("m.run") if c.ctx.scope == "main") is second
+    # a loop over what a caller passes, or over functions outside the project, calls nothing the layer knows
+    assert [c.callee for c in project.calls_in(file, "other")] == ["g"]
+

@@ -1563,16 +1563,6 @@ class Evaluator:
         return False
 
 
-def _extra_positional(fn: Function, param: Param, site: Site) -> tuple[Value, ...]:
-    """The positional arguments of ``site`` that no named parameter of ``fn`` takes: what its ``*param`` holds
-    (all of them when the call unpacks ``*x``, as far as they are written)."""
-    named = [p for p in fn.params if not p.star]
-    bound_self = (fn.class_name is not None and bool(named) and named[0].name in ("self", "cls")
-                  and "staticmethod" not in {d.rpartition(".")[2] for d in fn.decorators})
-    taken = len([p for p in fn.params[:fn.params.index(param)] if not p.star]) - (1 if bound_self else 0)
-    return site.args[max(taken, 0):]
-
-
 def _by_scope(file: FileModel) -> dict[str, list[Assignment]]:
     table: dict[str, list[Assignment]] = {}
     for a in file.assignments:
@@ -1583,6 +1573,16 @@ def _by_scope(file: FileModel) -> dict[str, list[Assignment]]:
 def _is_parameter(value: Value, fn: Function) -> bool:
     """``value`` is a bare read of one of ``fn``'s parameters."""
     return value.kind == "name" and value.local and any(p.name == value.text for p in fn.params)
+
+
+def _extra_positional(fn: Function, param: Param, site: Site) -> tuple[Value, ...]:
+    """The positional arguments of ``site`` that no named parameter of ``fn`` takes: what its ``*param`` holds
+    (all of them when the call unpacks ``*x``, as far as they are written)."""
+    named = [p for p in fn.params if not p.star]
+    bound_self = (fn.class_name is not None and bool(named) and named[0].name in ("self", "cls")
+                  and "staticmethod" not in {d.rpartition(".")[2] for d in fn.decorators})
+    taken = len([p for p in fn.params[:fn.params.index(param)] if not p.star]) - (1 if bound_self else 0)
+    return site.args[max(taken, 0):]
 
 
 def _coarser(result: ValueSet) -> ValueSet:

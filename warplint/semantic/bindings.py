@@ -392,6 +392,16 @@ class Bindings:
 
         return self.cached(("calls made", id(file)), compute)
 
+    def _calls_through_names(self) -> list[tuple[FileModel, Call]]:
+        """The calls of functions that calls through bound names make (``calls_made``), beside the files' own."""
+        if not self.cached("names bound to functions", self._names_bound_to_functions):
+            return []
+        found: list[tuple[FileModel, Call]] = []
+        for f in self.files:
+            own = {id(call) for call in f.calls}
+            found += [(f, call) for call in self.calls_made(f) if id(call) not in own]
+        return found
+
     def _bound_name_of(self, file: FileModel, call: Call) -> tuple[str, str, str] | None:
         """(path, scope, name) of the name a call calls when that is a local or a module-level name of a project
         file; None for a dotted callee that names no such module-level name."""
@@ -524,8 +534,10 @@ class Bindings:
         # for: an edit re-checks the project asking about a few thousand names of 200 000 calls.
         if self._calls_by_last_name is None:
             self._calls_by_last_name = {}
+            for f, call in self._calls_through_names():
+                self._calls_by_last_name.setdefault(call.callee.rpartition(".")[2], []).append((f, call))
             for f in self.files:
-                for call in self.calls_made(f):
+                for call in f.calls:
                     self._calls_by_last_name.setdefault(call.callee.rpartition(".")[2], []).append((f, call))
         pending = self._calls_by_last_name.pop(last_name, None)
         if pending is not None:

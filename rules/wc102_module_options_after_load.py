@@ -33,7 +33,9 @@ class ModuleOptionsAfterLoad(Rule):
     sets the options of the launched module is reported at the `configure()` call.
     A launch in another scope that runs first counts too (the semantic layer's order of
     scopes): module scope before the function the program then calls, `__init__` before a
-    method of the instance, a caller's launch before the call that leads here. The test
+    method of the instance, a caller's launch before the call that leads here. Functions called in
+    turn through a `for` over a tuple of them (`for step in (warm_up, refine): step()`) run in that
+    order, and a `functools.partial(configure, 4)` object calls `configure`. The test
     runner's order is not: a test that sets the options it needs after earlier tests
     launched the module (Warp's own option tests) does so on purpose.
 

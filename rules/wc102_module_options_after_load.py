@@ -33,7 +33,9 @@ class ModuleOptionsAfterLoad(Rule):
     sets the options of the launched module is reported at the `configure()` call.
     A launch in another scope that runs first counts too (the semantic layer's order of
     scopes): module scope before the function the program then calls, `__init__` before a
-    method of the instance, a caller's launch before the call that leads here. The test
+    method of the instance, a caller's launch before the call that leads here. Functions called in
+    turn through a `for` over a tuple of them (`for step in (warm_up, refine): step()`) run in that
+    order, and a `functools.partial(configure, 4)` object calls `configure`. The test
     runner's order is not: a test that sets the options it needs after earlier tests
     launched the module (Warp's own option tests) does so on purpose.
 
@@ -108,7 +110,9 @@ class ModuleOptionsAfterLoad(Rule):
             if change.module is None or change.ctx.in_finally or (via is not None and via.ctx.in_finally):
                 continue  # restoring options in `finally:` after a temporary change is deliberate
             module = project.canonical_module(change.module)
-            earlier = [(o, m, call) for o, m, call in timeline if call.ctx.runs_before(order) and m in (module, "*")]
+            item = (via or change).ctx.item  # the function of a sequence the statement calls in turn that changes them
+            earlier = [(o, m, call) for o, m, call in timeline
+                       if call.ctx.runs_before(order, item) and m in (module, "*")]
             if not earlier:
                 earlier = self._loaded_elsewhere(project, file, change, via, module)
             previous = seen_values.setdefault(module, {})
@@ -132,9 +136,11 @@ class ModuleOptionsAfterLoad(Rule):
                 continue
             reported.add(id(span))
             what = _HOW[change.form]
+            first = f"module `{module}` is launched or loaded here first"
+            if launch_call.ctx.item:  # by a function of the sequence this statement calls in turn
+                first += f", by `{launch_call.callee.rpartition('.')[2]}()`"
             related = [Related(file.path, launch_call.span,
-                               f"module `{module}` is launched or loaded here first; the next launch after the change "
-                               "builds the whole module again")]
+                               f"{first}; the next launch after the change builds the whole module again")]
             if via is not None:
                 what = f"`{via.callee.rpartition('.')[2]}()`"
                 related.append(Related(change.path, change.span, f"{_HOW[change.form]} changes the options here"))
@@ -182,11 +188,17 @@ class ModuleOptionsAfterLoad(Rule):
     @staticmethod
     def _values(project: Project, file: FileModel, change: OptionChange) -> dict[str, Any] | None:
         """The option values a change sets: literal, or each item's one value as the evaluator follows it
-        (a helper's return, a parameter every caller passes the same constant to); None when one is not known."""
-        if change.values is not None or change.options is None or change.options.kind != "dict":
+        (a helper's return, a parameter every caller passes the same constant to), or the one dict every caller
+        of a helper passes it; None when one is not known."""
+        if change.values is not None or change.options is None:
             return change.values
         owner = file if change.path == file.path else next((f for f in project.files if f.path == change.path), None)
         if owner is None:
+            return None
+        if change.options.kind != "dict":  # a dict passed in: the one literal every caller passes, if it is one
+            known, options = project.constant(owner, change.options, change.ctx.scope)
+            if known and isinstance(options, dict) and all(isinstance(k, str) for k in options):
+                return options
             return None
         values: dict[str, Any] = {}
         for key, item in change.options.items:

@@ -193,7 +193,9 @@ class LateGenericInstance(Rule):
                 k.name == kernel.name and k.ctx.order > kernel.ctx.order for k in module_level
             ):
                 continue  # re-defined later in the file: launches by name reach the last definition
-            fn = file.functions.get(kernel.function)
+            # `wp.kernel(f)` of a function another file defines: its parameters are there
+            wrapped = project.wrapped_functions(file, kernel) or ()
+            fn = file.functions.get(kernel.function) or (wrapped[0][1] if len(wrapped) == 1 else None)
             if fn is None:
                 continue
             typed: _Typed | None = None

@@ -699,3 +699,71 @@ def test_several_values_in_one_process():
     assert several_in_one_process([fixed, ValueSet.of(Varies())])  # a run-time size is one more variant
     assert not several_in_one_process([ValueSet.of(Varies())] * 2)
     assert not several_in_one_process([fixed, ValueSet.of(Unknown())])  # unknown proves nothing
+
+
+def test_a_loop_over_functions_calls_each_in_turn(tmp_path):
+    # `for step in (setup, run): step()` is a call of setup, then of run (each a call site of its function); a
+    # name bound to functools.partial(f, 4) calls f with 4 first
+    project = project_of(tmp_path, {
+        "m.py": (
+            "import functools\nimport warp as wp\n"
+            "def setup(n=1):\n    pass\n"
+            "def run(n=1):\n    pass\n"
+            "later = functools.partial(run, 4)\n"
+            "def main():\n"
+            "    for step in (setup, functools.partial(run, 2)):\n        step()\n"
+            "    later()\n"
+            "def other(f):\n    for g in (f, print):\n        g()\n"
+        ),
+    })
+    file = _file(project, "m.py")
+    made = [(c.callee, c.ctx.item, [a.const for a in c.args]) for c in project.calls_in(file, "main")]
+    assert made == [("functools.partial", 0, [None, 2]), ("m.setup", 1, []), ("m.run", 2, [2]), ("m.run", 0, [4])]
+    first, second = (c for c in project.calls_in(file, "main") if c.ctx.item)
+    assert first.ctx.runs_before(second.ctx.order, second.ctx.item)
+    assert not second.ctx.runs_before(first.ctx.order, first.ctx.item)
+    assert next(c for _, c in project.call_sites("m.run") if c.ctx.scope == "main") is second
+    # a loop over what a caller passes, or over functions outside the project, calls nothing the layer knows
+    assert [c.callee for c in project.calls_in(file, "other")] == ["g"]
+
+
+def test_sources_of_an_attribute_an_instance_was_made_with(tmp_path):
+    # `h.dtype` of `h = Holder(wp.float64)` (stored by __init__) and of a dataclass made with `dtype=`: what that
+    # construction passed, not the attribute read
+    project = project_of(tmp_path, {
+        "m.py": (
+            "import dataclasses\nimport warp as wp\n"
+            "class Holder:\n    def __init__(self, dtype):\n        self.dtype = dtype\n"
+            "@dataclasses.dataclass\nclass Settings:\n    dtype: object = wp.float32\n"
+            "class Computed:\n    @property\n    def dtype(self):\n        return wp.float16\n"
+            "def run():\n"
+            "    h = Holder(wp.float64)\n"
+            "    s = Settings(dtype=wp.int32)\n"
+            "    a = h.dtype\n    b = s.dtype\n    c = Settings().dtype\n    d = Computed().dtype\n"
+        ),
+    })
+    file = _file(project, "m.py")
+
+    def sources(name):
+        (bound,) = project.layer.bindings.name_assignments(file, "run", name)
+        return [(s.value.text, s.attrs) for s in project.sources(file, bound.value, "run")]
+
+    assert sources("a") == [("wp.float64", ())]
+    assert sources("b") == [("wp.int32", ())]
+    assert sources("c") == [("wp.float32", ())]
+    assert sources("d") == [("Computed(...).dtype", ())]  # a property computes it: the read is its own source
+
+
+def test_sources_of_star_args_are_the_extra_arguments_of_each_call(tmp_path):
+    # `*args` holds the positional arguments no named parameter takes: a tuple of them at each call
+    project = project_of(tmp_path, {
+        "m.py": (
+            "import warp as wp\n"
+            "def stage(n, *args):\n    extra = args\n"
+            "def main(more):\n    stage(4, wp.float64, 2)\n    stage(8)\n    stage(1, *more)\n"
+        ),
+    })
+    file = _file(project, "m.py")
+    (bound,) = project.layer.bindings.name_assignments(file, "stage", "extra")
+    found = [([i.text for i in s.value.items], s.complete) for s in project.sources(file, bound.value, "stage")]
+    assert found == [(["wp.float64", "2"], True), ([], True), ([], False)]

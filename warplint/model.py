@@ -236,10 +236,14 @@ class Context(Compact):
     # in the last statement of a `with pytest.raises(E)` / `self.assertRaises(E)` body (or of a `with` there):
     # the exceptions the test expects that statement to raise (resolved names, "?" for one not a name)
     expects_raise: tuple[str, ...] = ()
+    # a call the statement makes once per item of a `for` over a literal sequence of functions (`for step in
+    # (setup, run): step()`, ``Bindings.calls_in``): the item's place in the sequence, from 1; those run in turn
+    item: int = 0
 
-    def runs_before(self, order: int) -> bool:
-        """Whether this statement can run before the statement at ``order`` of the same scope."""
-        return self.order < order and (self.exit_branch is None or order <= self.exit_branch.end)
+    def runs_before(self, order: int, item: int = 0) -> bool:
+        """Whether this statement can run before the statement at ``order`` of the same scope (before its call of
+        the ``item``-th function of a sequence the statement calls in turn, when it makes such calls)."""
+        return (self.order, self.item) < (order, item) and (self.exit_branch is None or order <= self.exit_branch.end)
 
 
 BoundMethod = Callable[["Call", str], "Value | None"]

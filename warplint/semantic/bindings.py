@@ -14,6 +14,7 @@ package docstring gives the layer's order). Installed third-party packages are l
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value
 from warplint.names import is_warp_api
@@ -364,14 +365,122 @@ class Bindings:
         return self.calls_to(file, *(f"warp.{name}" for name in names))
 
     def calls_in(self, file: FileModel, scope: str) -> list[Call]:
-        """The calls written directly in ``scope`` of ``file``, in source order."""
+        """The calls written directly in ``scope`` of ``file``, in source order; a call through a name bound to
+        project functions is the calls of those functions it makes (``calls_made``)."""
         def by_scope() -> dict[str, list[Call]]:
             table: dict[str, list[Call]] = {}
-            for call in file.calls:
+            for call in self.calls_made(file):
                 table.setdefault(call.ctx.scope, []).append(call)
             return table
 
         return self.cached(("calls_by_scope", id(file)), by_scope).get(scope, [])
+
+    def calls_made(self, file: FileModel) -> list[Call]:
+        """The calls of ``file`` in source order, where a call of a name bound to project functions is one call
+        of each function it calls (the same statement and arguments): the target of a ``for`` over a literal
+        sequence of functions (``for step in (setup, run): step()`` calls ``setup``, then ``run``: each call's
+        ``ctx.item`` is the function's place in the sequence), or a name bound to ``functools.partial(f, *a,
+        **k)`` (``f`` with those arguments first, as Python binds a partial object's). The same objects every
+        time: facts are memoised by call."""
+        def compute() -> list[Call]:
+            bound = self.cached("names bound to functions", self._names_bound_to_functions)
+            if not bound:
+                return list(file.calls)
+            made: list[Call] = []
+            for call in file.calls:
+                key = self._bound_name_of(file, call)
+                dispatched = self._dispatched(file, call, bound[key]) if key in bound else None
+                made.extend(dispatched or (call,))
+            return made
+
+        return self.cached(("calls made", id(file)), compute)
+
+    def _calls_through_names(self) -> list[tuple[FileModel, Call]]:
+        """The calls of functions that calls through bound names make (``calls_made``), beside the files' own."""
+        if not self.cached("names bound to functions", self._names_bound_to_functions):
+            return []
+        found: list[tuple[FileModel, Call]] = []
+        for f in self.files:
+            own = {id(call) for call in f.calls}
+            found += [(f, call) for call in self.calls_made(f) if id(call) not in own]
+        return found
+
+    def _bound_name_of(self, file: FileModel, call: Call) -> tuple[str, str, str] | None:
+        """(path, scope, name) of the name a call calls when that is a local or a module-level name of a project
+        file; None for a dotted callee that names no such module-level name."""
+        if "." not in call.callee:
+            return (file.path, call.ctx.scope, call.callee)
+        owner, _, name = call.callee.rpartition(".")
+        found = self.by_module.get(owner)
+        return (found.path, "", name) if found is not None else None
+
+    def _names_bound_to_functions(self) -> dict[tuple[str, str, str], list[Assignment]]:
+        """(path, scope, name) -> its assignments, for the names some assignment binds to project functions in
+        a way ``_dispatched`` reads: a ``for`` target, or ``functools.partial(...)``. Found once: most projects
+        call through no such name, and every call of every file is asked about."""
+        names: set[tuple[str, str, str]] = set()
+        for f in self.files:
+            for a in f.assignments:
+                value = a.value
+                if a.target.kind == "name" and (value.kind == "element" or (
+                        value.kind == "call" and value.ref == "functools.partial")):
+                    names.add((f.path, a.ctx.scope, a.target.text))
+        return {(path, scope, name): self.name_assignments(self.by_path[path], scope, name)
+                for path, scope, name in names}
+
+    def _dispatched(self, file: FileModel, call: Call, bindings: list[Assignment]) -> list[Call] | None:
+        """The calls of project functions that ``call`` (in ``file``) makes through a bound name (``calls_made``);
+        None when the binding it calls through (the last one before it) is not a partial object of a function
+        or a ``for`` over a literal sequence, or when no item of the sequence is a project function."""
+        before = [a for a in bindings if a.ctx.scope != call.ctx.scope or a.ctx.order < call.ctx.order]
+        if not before:
+            return None
+        value = max(before, key=lambda a: a.ctx.order).value
+        if value.kind != "element":
+            target = self._function_of(value)
+            return None if target is None else [self._call_of(call, target, call.ctx.item)]
+        if not call.ctx.in_loop or value.base is None:
+            return None
+        items = self._sequence_items(file, call.ctx.scope, value.base)
+        made = [self._call_of(call, target, position)
+                for position, item in enumerate(items or (), 1) if (target := self._function_of(item)) is not None]
+        return made or None
+
+    def _sequence_items(self, file: FileModel, scope: str, value: Value) -> tuple[Value, ...] | None:
+        """The items of a literal list or tuple, written there or bound once to the name ``value`` reads (in
+        ``scope`` or at module level of its file)."""
+        if value.kind == "name":
+            owner, name = (file, value.text) if value.local else (self.owner_of(value.ref or ""), None)
+            if owner is None:
+                return None
+            if name is None:
+                name = (value.ref or "")[len(owner.module) + 1:]
+            bound = self.name_assignments(owner, scope if value.local else "", name)
+            if len(bound) != 1:
+                return None
+            value = bound[0].value
+        if value.kind != "seq":
+            return None
+        return tuple(item for item in value.items if isinstance(item, Value))
+
+    def _function_of(self, value: Value) -> tuple[str, tuple[Value, ...], dict[str, Value]] | None:
+        """The project function calling ``value`` calls, with the arguments it passes first: a name of the
+        function, or ``functools.partial(f, *a, **k)`` of one (its ``a`` and ``k``)."""
+        if value.kind == "call" and value.ref == "functools.partial" and value.args:
+            bound = self._function_of(value.args[0])
+            return None if bound is None else (bound[0], (*bound[1], *value.args[1:]), {**bound[2], **value.kwargs})
+        if value.kind not in ("name", "attr") or not value.ref or self.is_warp_api(value.ref):
+            return None
+        found = self.function(value.ref)
+        return None if found is None else (self.fqname(found[0], found[1].qualname), (), {})
+
+    @staticmethod
+    def _call_of(call: Call, target: tuple[str, tuple[Value, ...], dict[str, Value]], item: int) -> Call:
+        """``call`` as the call of the function ``target`` names, its arguments after those ``target`` binds."""
+        fqname, args, kwargs = target
+        ctx = call.ctx if item == call.ctx.item else replace(call.ctx, item=item)
+        return Call(fqname, call.span, (*args, *call.args), {**kwargs, **call.kwargs}, ctx,
+                    call.assigned_to, call.has_star_args)
 
     def name_assignments(self, file: FileModel, scope: str, name: str) -> list:
         """Assignments ``name = ...`` written directly in ``scope``."""
@@ -428,6 +537,8 @@ class Bindings:
         # for: an edit re-checks the project asking about a few thousand names of 200 000 calls.
         if self._calls_by_last_name is None:
             self._calls_by_last_name = {}
+            for f, call in self._calls_through_names():
+                self._calls_by_last_name.setdefault(call.callee.rpartition(".")[2], []).append((f, call))
             for f in self.files:
                 for call in f.calls:
                     # `make(c)()` under the name of the function `make` returns (resolving it changes the name)

@@ -771,14 +771,22 @@ class Evaluator:
     def _constructed_attribute(self, instance: Instance, attr: str, depth: int) -> ValueSet | None:
         """``obj.attr`` of an instance whose construction is known: what that construction's own arguments give
         it (``FAMILY = Family(single=k)``: ``FAMILY.single`` is ``k``, not the ``single`` of every ``Family``
-        the project makes). A keyword field of a class without its own ``__init__`` (a dataclass), else its
-        class-body default; with an ``__init__``, what it stores in ``self.attr`` from this call's arguments.
-        None when the construction does not decide it (set in another method too, positional fields, bases):
+        the project makes), as ``_construction_stores`` finds it. None when the construction does not decide it:
         then every binding of the attribute counts (``_class_attribute``)."""
         site = instance.made
-        if not isinstance(site, Site):
+        stores = self._construction_stores(instance.cls, site, attr) if isinstance(site, Site) else None
+        if stores is None:
             return None
-        cls = self.bindings.canonical_ref(instance.cls)
+        return ValueSet.union([self.values(f, value, scope, at, depth) for f, value, scope, at in stores])
+
+    def _construction_stores(self, cls: str, site: Site, attr: str
+                             ) -> list[tuple[FileModel, Value, str, Site | None]] | None:
+        """The expressions (file, value, scope, site) that decide ``obj.attr`` of an instance of ``cls`` made at
+        ``site``: a keyword field of a class without its own ``__init__`` (a dataclass), else its class-body
+        default; with an ``__init__``, what it stores in ``self.attr`` from this call's arguments (and the
+        class-body default where ``__init__`` may leave it unset). None when the construction does not decide it
+        (set in another method too, positional fields, bases)."""
+        cls = self.bindings.canonical_ref(cls)
         owner = self.bindings.owner_of(cls)
         if owner is None:
             return None
@@ -791,21 +799,20 @@ class Evaluator:
         init = f"{qual}.__init__"
         if init not in owner.functions:
             if attr in site.kwargs:
-                return self.values(site.file, site.kwargs[attr], site.scope, site.parent, depth)
+                return [(site.file, site.kwargs[attr], site.scope, site.parent)]
             if site.args or site.star or in_method:
                 return None
-            body = [self.values(f, a.value, a.ctx.scope, None, depth) for f, a in bindings]
-            return ValueSet.union(body) if body else None
+            return [(f, a.value, a.ctx.scope, None) for f, a in bindings] or None
         if any(scope != init for scope in in_method) or any(a.augmented for _, a in bindings):
             return None
         stored = [(f, a) for f, a in bindings if a.ctx.scope == init]
         if not stored:
             return None
-        found = [self.values(f, a.value, a.ctx.scope, site, depth) for f, a in stored]
+        found: list[tuple[FileModel, Value, str, Site | None]] = [(f, a.value, a.ctx.scope, site) for f, a in stored]
         if all(a.ctx.conditions or a.ctx.try_index is not None or a.ctx.exit_branch is not None for _, a in stored):
             # __init__ may leave it unset: the class-body default stays then
-            found += [self.values(f, a.value, a.ctx.scope, None, depth) for f, a in bindings if a.ctx.scope != init]
-        return ValueSet.union(found)
+            found += [(f, a.value, a.ctx.scope, None) for f, a in bindings if a.ctx.scope != init]
+        return found
 
     def _instance_of(self, cls: str, reason: str) -> ValueSet:
         if self.bindings.owner_of(cls) is not None and self.bindings.is_class(cls):
@@ -882,11 +889,8 @@ class Evaluator:
             return ValueSet.of(Mapping(tuple((ValueSet.of(Const(k)), self.values(site.file, v, site.scope,
                                                                                        site.parent, depth))
                                              for k, v in extra)))
-        bound_self = (fn.class_name is not None and bool(named) and named[0].name in ("self", "cls")
-                      and "staticmethod" not in {d.rpartition(".")[2] for d in fn.decorators})
-        taken = len([p for p in fn.params[:fn.params.index(param)] if not p.star]) - (1 if bound_self else 0)
         return ValueSet.of(Sequence(tuple(self.values(site.file, a, site.scope, site.parent, depth)
-                                          for a in site.args[max(taken, 0):])))
+                                          for a in _extra_positional(fn, param, site))))
 
     @staticmethod
     def bind(fn: Function, name: str, site: Site) -> Value | object | None:
@@ -1443,6 +1447,13 @@ class Evaluator:
                 ref = f"{file.module}.{value.ref}" if "." not in value.ref and value.ref == value.text else value.ref
                 if self._source_global(ref, attrs, depth, found, seen):
                     return
+        elif kind == "attr" and value.base is not None and value.base.kind == "call" and value.base.ref \
+                and not self.bindings.is_warp_api(value.base.ref):
+            # `Cls(...).attr`: what that construction stores there
+            callees = self._callees_named(file, value.base, scope, site, depth)
+            if callees and self._source_constructed(file, value.base, scope, site, callees,
+                                                    (value.text.rpartition(".")[2], *attrs), depth, found, seen):
+                return
         elif kind == "element" and value.base is not None:
             # a `for` target: each item of the literal sequences the loop can run over (`for t in (wp.float32,
             # wp.float64)`, or a name bound to such a tuple); anything else iterated is the element itself
@@ -1467,7 +1478,30 @@ class Evaluator:
                     for returned in target[1].returns:
                         self._sources(target[0], returned, target[1].qualname, at, attrs, depth + 1, found, seen)
                 return
+            if attrs and callees and self._source_constructed(file, value, scope, site, callees, attrs, depth, found,
+                                                              seen):
+                return
         found.append(Source(file, value, scope, site, attrs))
+
+    def _source_constructed(self, file: FileModel, value: Value, scope: str, site: Site | None, callees: ValueSet,
+                            attrs: tuple[str, ...], depth: int, found: list[Source], seen: set[tuple]) -> bool:
+        """``Cls(...).attr`` (or a name bound to ``Cls(...)``, read ``.attr``): what that construction stores there
+        (``_construction_stores``: a dataclass keyword field, what ``__init__`` stores from its arguments); False
+        when a class is not the project's, reads ``attr`` through a method or a descriptor, or the construction
+        does not decide it."""
+        stores: list[tuple[FileModel, Value, str, Site | None]] = []
+        for callee in callees:
+            if not isinstance(callee, ClassRef) or self._method_of(callee.fqname, attrs[0]) is not None \
+                    or self._descriptor_get(callee.fqname, attrs[0], depth) is not None:
+                return False
+            at = self.enter(file, scope, value, self.bindings.canonical_function(f"{callee.fqname}.__init__"), site)
+            made = self._construction_stores(callee.fqname, at, attrs[0])
+            if made is None:
+                return False
+            stores += made
+        for f, stored, where, stored_at in stores:
+            self._sources(f, stored, where, stored_at, attrs[1:], depth + 1, found, seen)
+        return True
 
     def _source_local(self, file: FileModel, name: str, scope: str, site: Site | None, attrs: tuple[str, ...],
                       depth: int, found: list[Source], seen: set[tuple]) -> bool:
@@ -1501,6 +1535,10 @@ class Evaluator:
         if not sites and param.default is not None:
             self._sources(file, param.default, fn.ctx.scope, None, attrs, depth + 1, found, seen)
         for at in sites[:MAX_SITES]:
+            if param.star == "*":  # the tuple of the positional arguments no named parameter takes
+                extra = Value("seq", text=f"*{name}", items=_extra_positional(fn, param, at))
+                found.append(Source(at.file, extra, at.scope, at.parent, attrs, complete=not at.star))
+                continue
             argument = self.bind(fn, name, at)
             if argument is _DEFAULT and param.default is not None:
                 self._sources(file, param.default, fn.ctx.scope, None, attrs, depth + 1, found, seen)
@@ -1541,6 +1579,16 @@ def _by_scope(file: FileModel) -> dict[str, list[Assignment]]:
 def _is_parameter(value: Value, fn: Function) -> bool:
     """``value`` is a bare read of one of ``fn``'s parameters."""
     return value.kind == "name" and value.local and any(p.name == value.text for p in fn.params)
+
+
+def _extra_positional(fn: Function, param: Param, site: Site) -> tuple[Value, ...]:
+    """The positional arguments of ``site`` that no named parameter of ``fn`` takes: what its ``*param`` holds
+    (all of them when the call unpacks ``*x``, as far as they are written)."""
+    named = [p for p in fn.params if not p.star]
+    bound_self = (fn.class_name is not None and bool(named) and named[0].name in ("self", "cls")
+                  and "staticmethod" not in {d.rpartition(".")[2] for d in fn.decorators})
+    taken = len([p for p in fn.params[:fn.params.index(param)] if not p.star]) - (1 if bound_self else 0)
+    return site.args[max(taken, 0):]
 
 
 def _coarser(result: ValueSet) -> ValueSet:

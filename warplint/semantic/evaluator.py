@@ -900,9 +900,7 @@ class Evaluator:
             return site.kwargs[name]
         params = list(fn.params)
         index = next(i for i, p in enumerate(params) if p.name == name)
-        bound_self = (fn.class_name is not None and params and params[0].name in ("self", "cls")
-                      and "staticmethod" not in {d.rpartition(".")[2] for d in fn.decorators})
-        position = index - 1 if bound_self else index
+        position = index - 1 if _binds_first_parameter(fn) else index
         if position < 0:
             return None  # `self` itself
         if position < len(site.args):
@@ -1584,11 +1582,15 @@ def _is_parameter(value: Value, fn: Function) -> bool:
 def _extra_positional(fn: Function, param: Param, site: Site) -> tuple[Value, ...]:
     """The positional arguments of ``site`` that no named parameter of ``fn`` takes: what its ``*param`` holds
     (all of them when the call unpacks ``*x``, as far as they are written)."""
-    named = [p for p in fn.params if not p.star]
-    bound_self = (fn.class_name is not None and bool(named) and named[0].name in ("self", "cls")
-                  and "staticmethod" not in {d.rpartition(".")[2] for d in fn.decorators})
-    taken = len([p for p in fn.params[:fn.params.index(param)] if not p.star]) - (1 if bound_self else 0)
+    taken = len([p for p in fn.params[:fn.params.index(param)] if not p.star]) - _binds_first_parameter(fn)
     return site.args[max(taken, 0):]
+
+
+def _binds_first_parameter(fn: Function) -> bool:
+    """Whether a call through an instance or class fills ``fn``'s first parameter itself (``self``/``cls``
+    of a method), so the call's first written argument goes to the second parameter."""
+    return (fn.class_name is not None and bool(fn.params) and fn.params[0].name in ("self", "cls")
+            and "staticmethod" not in {d.rpartition(".")[2] for d in fn.decorators})
 
 
 def _coarser(result: ValueSet) -> ValueSet:

@@ -183,6 +183,34 @@ class Evaluator:
             parent = self._without_outermost(parent)
         return self.site(file, scope, call, function, parent)
 
+    def deciding_sites(self, file: FileModel, fn: Function, values: list[Value]) -> list[Site]:
+        """The calls that decide ``values`` (expressions written in ``fn``), each as a site to evaluate them at:
+        none when no value reads a parameter of ``fn``; else each call of ``fn``, and where that call's own
+        arguments read its caller's parameters, that call under each call of its caller, and so on outwards
+        (MAX_SITE_CHAIN calls in all). Empty when ``fn`` has no calls in the project or more than MAX_SITES."""
+        if not _reads_parameters(fn, values):
+            return []
+        fq = self.bindings.fqname(file, fn.qualname)
+        sites = self.bindings.call_sites(fq)
+        if len(sites) > MAX_SITES:
+            return []
+        return [chain for cf, call in sites for chain in self._outwards(self.site(cf, call.ctx.scope, call, fq, None))]
+
+    def _outwards(self, site: Site, level: int = 1) -> list[Site]:
+        """``site`` (whose parent is None), or under each call of its caller when its arguments read the
+        caller's parameters."""
+        caller = site.file.functions.get(site.scope)
+        if level >= MAX_SITE_CHAIN or caller is None or site.call is None or not _reads_parameters(
+                caller, [*site.call.args, *site.call.kwargs.values()]):
+            return [site]
+        fq = self.bindings.fqname(site.file, caller.qualname)
+        sites = self.bindings.call_sites(fq)
+        if not sites or len(sites) > MAX_SITES:
+            return [site]
+        return [self.site(site.file, site.scope, site.call, site.function, outer)
+                for cf, call in sites for outer in self._outwards(self.site(cf, call.ctx.scope, call, fq, None),
+                                                                  level + 1)]
+
     def _without_outermost(self, site: Site) -> Site | None:
         if site.parent is None or site.origin is None:
             return None
@@ -1401,12 +1429,13 @@ class Evaluator:
         Names are followed through the bindings ``values`` follows: locals (and enclosing functions'
         locals), parameters (at ``site``, else at every call site, else the default), module-level names
         across files and re-exports; ``a if c else b`` gives both branches; a call of a project
-        function gives what it returns (bound at that call). Every other expression is its own source:
-        a literal, a call or a name outside the project or of Warp's API (also when Warp itself is the
-        project: ``wp.zeros(...)`` and ``wp.float32`` are the shapes asked about), an f-string,
-        arithmetic. A name that cannot be
-        followed is its own source too; ``Source.attrs`` are the attributes read off a source
-        (``d.name`` of ``d = TemporaryDirectory()``). Bounded like ``values``."""
+        function gives what it returns (bound at that call); an item of an unpacked tuple (``d, n =
+        make()``, ``rhs[1]``) gives that item of each tuple or list literal ``rhs`` comes from. Every
+        other expression is its own source: a literal, a call or a name outside the project or of Warp's
+        API (also when Warp itself is the project: ``wp.zeros(...)`` and ``wp.float32`` are the shapes
+        asked about), an f-string, arithmetic. A name that cannot be followed is its own source too;
+        ``Source.attrs`` are the attributes read off a source (``d.name`` of ``d = TemporaryDirectory()``).
+        Bounded like ``values``."""
         found: list[Source] = []
         if value is not None:
             self._sources(file, value, scope, site, (), 0, found, set())
@@ -1447,6 +1476,21 @@ class Evaluator:
                     for item in s.value.items:
                         if isinstance(item, Value):
                             self._sources(s.file, item, s.scope, s.site, attrs, depth + 1, found, seen)
+                return
+        elif kind == "subscript" and value.base is not None and value.key is not None and value.key.kind == "const" \
+                and type(value.key.const) is int:
+            # `a, b = rhs` (bound as `rhs[0]`, `rhs[1]`) or `rhs[1]`: the item at that position of each tuple or
+            # list literal `rhs` can be (`return tempfile.mkdtemp(), 3`); an item of anything else is its own source
+            containers: list[Source] = []
+            self._sources(file, value.base, scope, site, (), depth + 1, containers, seen)
+            position = value.key.const
+            items = [(s, s.value.items[position]) for s in containers
+                     if s.complete and not s.attrs and s.value.kind == "seq"
+                     and -len(s.value.items) <= position < len(s.value.items)]
+            if containers and len(items) == len(containers):
+                for s, item in items:
+                    if isinstance(item, Value):
+                        self._sources(s.file, item, s.scope, s.site, attrs, depth + 1, found, seen)
                 return
         elif kind == "call" and value.ref is not None and not self.bindings.is_warp_api(value.ref):
             ref = value.ref
@@ -1523,6 +1567,12 @@ class Evaluator:
                     target = f"{imp.module}.{imported}" if imp.module else imported
                     return self._source_global(".".join((target, *rest)), attrs, depth + 1, found, seen)
         return False
+
+
+def _reads_parameters(fn: Function, values: list[Value]) -> bool:
+    """Whether any of ``values`` (written in ``fn``) reads a parameter of ``fn`` other than ``self``/``cls``."""
+    params = {p.name for p in fn.params} - {"self", "cls"}
+    return bool(params) and any(n.partition(".")[0] in params for v in values for n in v.names())
 
 
 def _by_scope(file: FileModel) -> dict[str, list[Assignment]]:

@@ -194,22 +194,29 @@ class Evaluator:
         sites = self.bindings.call_sites(fq)
         if len(sites) > MAX_SITES:
             return []
-        return [chain for cf, call in sites for chain in self._outwards(self.site(cf, call.ctx.scope, call, fq, None))]
+        return [chain for cf, call in sites for chain in self.outward_sites(self.site(cf, call.ctx.scope, call, fq,
+                                                                                     None))]
 
-    def _outwards(self, site: Site, level: int = 1) -> list[Site]:
-        """``site`` (whose parent is None), or under each call of its caller when its arguments read the
-        caller's parameters."""
+    def outward_sites(self, site: Site, keep_public: bool = False, _level: int = 1) -> list[Site]:
+        """``site`` (a call whose own caller is unbound), or, when its arguments read its caller's parameters,
+        that call under each call of its caller, and so on outwards (MAX_SITE_CHAIN calls in all, at most
+        MAX_SITES calls of each caller). With ``keep_public``, a call in a public library function is also
+        kept unbound: its users call that function with arguments of their own."""
         caller = site.file.functions.get(site.scope)
-        if level >= MAX_SITE_CHAIN or caller is None or site.call is None or not _reads_parameters(
+        if _level >= MAX_SITE_CHAIN or caller is None or site.call is None or not _reads_parameters(
                 caller, [*site.call.args, *site.call.kwargs.values()]):
             return [site]
         fq = self.bindings.fqname(site.file, caller.qualname)
         sites = self.bindings.call_sites(fq)
         if not sites or len(sites) > MAX_SITES:
             return [site]
-        return [self.site(site.file, site.scope, site.call, site.function, outer)
-                for cf, call in sites for outer in self._outwards(self.site(cf, call.ctx.scope, call, fq, None),
-                                                                  level + 1)]
+        found = [self.site(site.file, site.scope, site.call, site.function, outer)
+                 for cf, call in sites
+                 for outer in self.outward_sites(self.site(cf, call.ctx.scope, call, fq, None), keep_public,
+                                                 _level + 1)]
+        if keep_public and self.bindings.is_library_api(site.file, caller.qualname):
+            found.append(site)
+        return found
 
     def _without_outermost(self, site: Site) -> Site | None:
         if site.parent is None or site.origin is None:

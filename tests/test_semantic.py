@@ -132,6 +132,40 @@ def test_parameters_are_bound_per_call_site(tmp_path):
     assert origins == [8, 9, 10]  # each at the call of the wrapper
 
 
+def test_a_launch_through_wrappers_is_made_once_per_call_of_the_outermost(tmp_path):
+    project = project_of(tmp_path, {
+        "app.py": (
+            "import warp as wp\n"
+            "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+            "def _inner(bd):\n    wp.launch(k, dim=1, inputs=[wp.zeros(1)], block_dim=bd)\n"
+            "def _middle(bd):\n    _inner(bd)\n"
+            "def _outer(bd):\n    _middle(bd)\n"
+            "def _main():\n    _outer(64)\n    _outer(128)\n    _middle(32)\n"
+        ),
+    })
+    made = sorted((launch.block_dims.single_constant()[1], launch.origin[1].span.line)
+                  for launch in project.all_launches())
+    assert made == [(32, 14), (64, 12), (128, 13)]
+
+
+def test_an_item_of_star_args_is_what_each_call_passes_there(tmp_path):
+    project = project_of(tmp_path, {
+        "m.py": (
+            "import tempfile\nimport warp as wp\n"
+            "def stage(n, *args, **kwargs):\n    first = args[0]\n    return first, kwargs['path'], args\n"
+            "def main():\n    stage(1, tempfile.mkdtemp(), path='/x')\n    stage(2, 'stable', *[3])\n"
+        ),
+    })
+    file = _file(project, "m.py")
+    first, path, args = file.functions["stage"].returns[0].items
+    # the call that unpacks a list of its own passes no known first item: `args[0]` is its own source there
+    assert sorted(s.value.text for s in project.sources(file, first, "stage")) == ["args[...]",
+                                                                                   "tempfile.mkdtemp(...)"]
+    # the tuple / dict of the extra arguments, written where each call is
+    assert sorted(s.value.text for s in project.sources(file, args, "stage")) == ["*args", "*args"]
+    assert [s.value.text for s in project.sources(file, path, "stage")] == ["kwargs[...]"]
+
+
 def test_an_unpacked_item_comes_from_the_item_of_the_tuple_made(tmp_path):
     # `a, b = rhs` binds b to rhs[1]: its source is the second item of each tuple `rhs` can be
     project = project_of(tmp_path, {

@@ -94,6 +94,7 @@ class Site:
 
 
 _DEFAULT = object()  # "the parameter's default" from _bind
+_UNPACKED = Value("other", text="*args")  # a star parameter of a call that unpacks its own arguments
 
 
 # Methods that put values into the container they are called on (`parts.append(x)`): what a local built so
@@ -118,6 +119,7 @@ class Evaluator:
         self._steps_left: int | None = None  # of the question being answered (None between questions)
         self._cut = 0  # answers the bound cut short
         self._applied: dict[tuple, Value] = {}  # `partial(f, ...)(...)` as the call of `f` it makes
+        self._star_literals: dict[tuple, Value | None] = {}  # `*args` / `**kwargs` at a site (_star_literal)
 
     # ------------------------------------------------------------------ entry points
     def values(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
@@ -903,19 +905,46 @@ class Evaluator:
     def _star_bound_at(self, fn: Function, param: Param, site: Site, depth: int) -> ValueSet:
         """``*args`` is the tuple of the positional arguments no named parameter takes, ``**kwargs`` the dict of
         the keywords none takes (Python's binding); unknown when the call itself unpacks ``*x`` / ``**x``."""
-        if site.star:
+        extra = self.star_arguments(fn, param, site)
+        if extra is None:
             return ValueSet.of(Unknown(f"`{param.star}{param.name}` of a call that unpacks its arguments"))
-        named = [p for p in fn.params if not p.star]
         if param.star == "**":
-            extra = [(k, v) for k, v in site.kwargs.items() if k not in {p.name for p in named}]
             return ValueSet.of(Mapping(tuple((ValueSet.of(Const(k)), self.values(site.file, v, site.scope,
                                                                                        site.parent, depth))
                                              for k, v in extra)))
+        return ValueSet.of(Sequence(tuple(self.values(site.file, a, site.scope, site.parent, depth)
+                                          for _, a in extra)))
+
+    @staticmethod
+    def star_arguments(fn: Function, param: Param, site: Site) -> list[tuple[int | str, Value]] | None:
+        """What the star parameter ``param`` of ``fn`` collects at ``site``, as (position, argument) for
+        ``*args`` (the positional arguments no named parameter takes) and (name, argument) for ``**kwargs``
+        (the keywords none takes), as Python binds them; None when the call unpacks ``*x`` / ``**x`` itself."""
+        if site.star:
+            return None
+        named = [p for p in fn.params if not p.star]
+        if param.star == "**":
+            return [(k, v) for k, v in site.kwargs.items() if k not in {p.name for p in named}]
         bound_self = (fn.class_name is not None and bool(named) and named[0].name in ("self", "cls")
                       and "staticmethod" not in {d.rpartition(".")[2] for d in fn.decorators})
         taken = len([p for p in fn.params[:fn.params.index(param)] if not p.star]) - (1 if bound_self else 0)
-        return ValueSet.of(Sequence(tuple(self.values(site.file, a, site.scope, site.parent, depth)
-                                          for a in site.args[max(taken, 0):])))
+        return list(enumerate(site.args[max(taken, 0):]))
+
+    def _star_literal(self, fn: Function, param: Param, site: Site) -> Value | None:
+        """``*args`` / ``**kwargs`` of ``fn`` at ``site`` as the literal Python makes of the call's extra
+        arguments (a tuple, a dict: written where the call is), made once per site; None when the call
+        unpacks its own."""
+        key = (id(site), id(fn), param.name)
+        if key not in self._star_literals:
+            extra = self.star_arguments(fn, param, site)
+            made = None
+            if extra is not None and param.star == "**":
+                made = Value("dict", text=f"**{param.name}",
+                             items=tuple((Value("const", text=repr(k), const=k), v) for k, v in extra))
+            elif extra is not None:
+                made = Value("seq", text=f"*{param.name}", items=tuple(v for _, v in extra))
+            self._star_literals[key] = made
+        return self._star_literals[key]
 
     @staticmethod
     def bind(fn: Function, name: str, site: Site) -> Value | object | None:
@@ -1491,13 +1520,12 @@ class Evaluator:
             containers: list[Source] = []
             self._sources(file, value.base, scope, site, (), depth + 1, containers, seen)
             position = value.key.const
-            items = [(s, s.value.items[position]) for s in containers
-                     if s.complete and not s.attrs and s.value.kind == "seq"
-                     and -len(s.value.items) <= position < len(s.value.items)]
-            if containers and len(items) == len(containers):
-                for s, item in items:
-                    if isinstance(item, Value):
-                        self._sources(s.file, item, s.scope, s.site, attrs, depth + 1, found, seen)
+            items = [s.value.items[position] if s.complete and not s.attrs and s.value.kind == "seq"
+                     and -len(s.value.items) <= position < len(s.value.items) else None for s in containers]
+            for s, item in zip(containers, items, strict=True):
+                if isinstance(item, Value):
+                    self._sources(s.file, item, s.scope, s.site, attrs, depth + 1, found, seen)
+            if containers and None not in items:
                 return
         elif kind == "call" and value.ref is not None and not self.bindings.is_warp_api(value.ref):
             ref = value.ref
@@ -1546,6 +1574,10 @@ class Evaluator:
         if not sites and param.default is not None:
             self._sources(file, param.default, fn.ctx.scope, None, attrs, depth + 1, found, seen)
         for at in sites[:MAX_SITES]:
+            if param.star:  # the tuple / dict of the call's extra arguments
+                collected = self._star_literal(fn, param, at)
+                self._sources(at.file, collected or _UNPACKED, at.scope, at.parent, attrs, depth + 1, found, seen)
+                continue
             argument = self.bind(fn, name, at)
             if argument is _DEFAULT and param.default is not None:
                 self._sources(file, param.default, fn.ctx.scope, None, attrs, depth + 1, found, seen)

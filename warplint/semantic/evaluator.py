@@ -802,14 +802,21 @@ class Evaluator:
     def _constructed_attribute(self, instance: Instance, attr: str, depth: int) -> ValueSet | None:
         """``obj.attr`` of an instance whose construction is known: what that construction's own arguments give
         it (``FAMILY = Family(single=k)``: ``FAMILY.single`` is ``k``, not the ``single`` of every ``Family``
-        the project makes). A keyword field of a class without its own ``__init__`` (a dataclass), else its
+        the project makes); None when the construction does not decide it (``_attribute_made``)."""
+        site = instance.made
+        made = self._attribute_made(instance.cls, site, attr) if isinstance(site, Site) else None
+        if made is None:
+            return None
+        return ValueSet.union(self.values(f, value, scope, at, depth) for f, value, scope, at in made)
+
+    def _attribute_made(self, cls: str, site: Site, attr: str
+                        ) -> list[tuple[FileModel, Value, str, Site | None]] | None:
+        """The expressions (file, value, scope, site to read it at) that ``Cls(...)`` called at ``site`` gives its
+        attribute ``attr``: a keyword field of a class without its own ``__init__`` (a dataclass), else its
         class-body default; with an ``__init__``, what it stores in ``self.attr`` from this call's arguments.
         None when the construction does not decide it (set in another method too, positional fields, bases):
         then every binding of the attribute counts (``_class_attribute``)."""
-        site = instance.made
-        if not isinstance(site, Site):
-            return None
-        cls = self.bindings.canonical_ref(instance.cls)
+        cls = self.bindings.canonical_ref(cls)
         owner = self.bindings.owner_of(cls)
         if owner is None:
             return None
@@ -822,21 +829,20 @@ class Evaluator:
         init = f"{qual}.__init__"
         if init not in owner.functions:
             if attr in site.kwargs:
-                return self.values(site.file, site.kwargs[attr], site.scope, site.parent, depth)
+                return [(site.file, site.kwargs[attr], site.scope, site.parent)]
             if site.args or site.star or in_method:
                 return None
-            body = [self.values(f, a.value, a.ctx.scope, None, depth) for f, a in bindings]
-            return ValueSet.union(body) if body else None
+            return [(f, a.value, a.ctx.scope, None) for f, a in bindings] or None
         if any(scope != init for scope in in_method) or any(a.augmented for _, a in bindings):
             return None
         stored = [(f, a) for f, a in bindings if a.ctx.scope == init]
         if not stored:
             return None
-        found = [self.values(f, a.value, a.ctx.scope, site, depth) for f, a in stored]
+        made: list[tuple[FileModel, Value, str, Site | None]] = [(f, a.value, a.ctx.scope, site) for f, a in stored]
         if all(a.ctx.conditions or a.ctx.try_index is not None or a.ctx.exit_branch is not None for _, a in stored):
             # __init__ may leave it unset: the class-body default stays then
-            found += [self.values(f, a.value, a.ctx.scope, None, depth) for f, a in bindings if a.ctx.scope != init]
-        return ValueSet.union(found)
+            made += [(f, a.value, a.ctx.scope, None) for f, a in bindings if a.ctx.scope != init]
+        return made
 
     def _instance_of(self, cls: str, reason: str) -> ValueSet:
         if self.bindings.owner_of(cls) is not None and self.bindings.is_class(cls):
@@ -1466,7 +1472,9 @@ class Evaluator:
         locals), parameters (at ``site``, else at every call site, else the default), module-level names
         across files and re-exports; ``a if c else b`` gives both branches; a call of a project
         function gives what it returns (bound at that call); an item of an unpacked tuple (``d, n =
-        make()``, ``rhs[1]``) gives that item of each tuple or list literal ``rhs`` comes from. Every
+        make()``, ``rhs[1]``) gives that item of each tuple or list literal ``rhs`` comes from (``*args`` is the
+        tuple of a call's extra arguments); an attribute read off a project class's construction gives what
+        that construction sets it to (``h.dtype`` of ``h = Holder(wp.float64)``, a dataclass field). Every
         other expression is its own source: a literal, a call or a name outside the project or of Warp's
         API (also when Warp itself is the project: ``wp.zeros(...)`` and ``wp.float32`` are the shapes
         asked about), an f-string, arithmetic. A name that cannot be followed is its own source too;
@@ -1502,6 +1510,12 @@ class Evaluator:
                 ref = f"{file.module}.{value.ref}" if "." not in value.ref and value.ref == value.text else value.ref
                 if self._source_global(ref, attrs, depth, found, seen):
                     return
+        elif kind == "attr" and value.base is not None and value.base.kind == "call" and value.base.ref and all(
+                isinstance(c, ClassRef) for c in self._callees_named(file, value.base, scope, site, depth) or [None]):
+            # `Settings(dtype=wp.float64).dtype`: read off a project class's construction (the call branch)
+            self._sources(file, value.base, scope, site, (value.text.rpartition(".")[2], *attrs), depth + 1, found,
+                          seen)
+            return
         elif kind == "element" and value.base is not None:
             # a `for` target: each item of the literal sequences the loop can run over (`for t in (wp.float32,
             # wp.float64)`, or a name bound to such a tuple); anything else iterated is the element itself
@@ -1528,11 +1542,21 @@ class Evaluator:
             if containers and None not in items:
                 return
         elif kind == "call" and value.ref is not None and not self.bindings.is_warp_api(value.ref):
-            ref = value.ref
             callees = self._callees_named(file, value, scope, site, depth)
-            functions = [c for c in callees if isinstance(c, FunctionRef)]
-            if functions and len(functions) == len(callees):
-                for callee in functions:
+            # a project function's returns; an attribute read off a project class's construction (`h.dtype` of
+            # `h = Holder(wp.float64)`): what that construction gives the attribute
+            followed = [c for c in callees if isinstance(c, FunctionRef) or (attrs and isinstance(c, ClassRef))]
+            if followed and len(followed) == len(callees):
+                for callee in followed:
+                    if isinstance(callee, ClassRef):
+                        made = self.enter(file, scope, value,
+                                          self.bindings.canonical_function(f"{callee.fqname}.__init__"), site)
+                        bound = self._attribute_made(callee.fqname, made, attrs[0])
+                        if bound is None:
+                            found.append(Source(file, value, scope, site, attrs))
+                        for f, item, item_scope, at in bound or ():
+                            self._sources(f, item, item_scope, at, attrs[1:], depth + 1, found, seen)
+                        continue
                     target = self.bindings.function(callee.fqname)
                     if target is None or not target[1].returns:
                         continue

@@ -132,22 +132,6 @@ def test_parameters_are_bound_per_call_site(tmp_path):
     assert origins == [8, 9, 10]  # each at the call of the wrapper
 
 
-def test_a_launch_through_wrappers_is_made_once_per_call_of_the_outermost(tmp_path):
-    project = project_of(tmp_path, {
-        "app.py": (
-            "import warp as wp\n"
-            "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
-            "def _inner(bd):\n    wp.launch(k, dim=1, inputs=[wp.zeros(1)], block_dim=bd)\n"
-            "def _middle(bd):\n    _inner(bd)\n"
-            "def _outer(bd):\n    _middle(bd)\n"
-            "def _main():\n    _outer(64)\n    _outer(128)\n    _middle(32)\n"
-        ),
-    })
-    made = sorted((launch.block_dims.single_constant()[1], launch.origin[1].span.line)
-                  for launch in project.all_launches())
-    assert made == [(32, 14), (64, 12), (128, 13)]
-
-
 def test_an_item_of_star_args_is_what_each_call_passes_there(tmp_path):
     project = project_of(tmp_path, {
         "m.py": (
@@ -200,18 +184,23 @@ def test_a_config_assignment_in_a_helper_is_made_once_per_call_deciding_its_valu
             "def _set(value):\n    wp.config.cache_kernels = value\n"
             "def set_cache(value):\n    _set(value)\n"
             "def fixed():\n    wp.config.mode = 'release'\n"
+            "def _set_on(value, device):\n    wp.config.cache_kernels = value\n"
+            "def setup(device):\n    _set_on(False, device)\n"
         ),
         "main.py": (
             "from pkg import helpers\n"
             "def main():\n    helpers.set_cache(False)\n    helpers.set_cache(True)\n    helpers.fixed()\n"
+            "    helpers.setup('cpu')\n"
         ),
     })
     main, helpers = _file(project, "main.py"), _file(project, "helpers.py")
     made = project.config_assignments_made(main)
     assert [(a.name, a.origin[1].line) for a in made] == [("cache_kernels", 3), ("cache_kernels", 4)]
     assert [project.constant(a.file, a.value, a.ctx.scope, a.site) for a in made] == [(True, False), (True, True)]
-    # an assignment whose value reads no parameter is made where it is written
-    assert [(a.name, a.site) for a in project.config_assignments_made(helpers)] == [("mode", None)]
+    # made where its value is decided: the call in setup() (its `device` does not reach the value); an assignment
+    # whose value reads no parameter is made where it is written
+    assert [(a.name, a.origin[1].line) for a in project.config_assignments_made(helpers)] == [
+        ("mode", 7), ("cache_kernels", 11)]
 
 
 def test_class_attributes_and_annotated_config(tmp_path):

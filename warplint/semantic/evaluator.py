@@ -187,38 +187,39 @@ class Evaluator:
 
     def deciding_sites(self, file: FileModel, fn: Function, values: list[Value]) -> list[Site]:
         """The calls that decide ``values`` (expressions written in ``fn``), each as a site to evaluate them at:
-        none when no value reads a parameter of ``fn``; else each call of ``fn``, and where that call's own
-        arguments read its caller's parameters, that call under each call of its caller, and so on outwards
-        (MAX_SITE_CHAIN calls in all). Empty when ``fn`` has no calls in the project or more than MAX_SITES."""
-        if not _reads_parameters(fn, values):
-            return []
+        none when no value reads a parameter of ``fn``; else each call of ``fn``, and where the arguments that
+        call passes for those parameters read its caller's own parameters, that call under each call of its
+        caller, and so on outwards (MAX_SITE_CHAIN calls in all). Empty when ``fn`` has no calls in the project
+        or more than MAX_SITES."""
+        names = _parameters_read(fn, values)
         fq = self.bindings.fqname(file, fn.qualname)
-        sites = self.bindings.call_sites(fq)
+        sites = self.bindings.call_sites(fq) if names else []
         if len(sites) > MAX_SITES:
             return []
-        return [chain for cf, call in sites for chain in self.outward_sites(self.site(cf, call.ctx.scope, call, fq,
-                                                                                     None))]
+        return [chain for cf, call in sites
+                for chain in self._deciding_outwards(self.site(cf, call.ctx.scope, call, fq, None), fn, names)]
 
-    def outward_sites(self, site: Site, keep_public: bool = False, _level: int = 1) -> list[Site]:
-        """``site`` (a call whose own caller is unbound), or, when its arguments read its caller's parameters,
-        that call under each call of its caller, and so on outwards (MAX_SITE_CHAIN calls in all, at most
-        MAX_SITES calls of each caller). With ``keep_public``, a call in a public library function is also
-        kept unbound: its users call that function with arguments of their own."""
+    def _deciding_outwards(self, site: Site, fn: Function, names: set[str], level: int = 1) -> list[Site]:
+        """``site`` (a call of ``fn`` whose caller is unbound), or that call under each call of its caller when
+        the arguments it passes for ``names`` read the caller's parameters."""
         caller = site.file.functions.get(site.scope)
-        if _level >= MAX_SITE_CHAIN or caller is None or site.call is None or not _reads_parameters(
-                caller, [*site.call.args, *site.call.kwargs.values()]):
+        if level >= MAX_SITE_CHAIN or caller is None or site.call is None:
             return [site]
+        passed: list[Value] = []
+        for param in (p for p in fn.params if p.name in names):
+            if param.star:
+                passed += [v for _, v in self.star_arguments(fn, param, site) or ()]
+            elif isinstance(argument := self.bind(fn, param.name, site), Value):
+                passed.append(argument)
+        read = _parameters_read(caller, passed)
         fq = self.bindings.fqname(site.file, caller.qualname)
-        sites = self.bindings.call_sites(fq)
+        sites = self.bindings.call_sites(fq) if read else []
         if not sites or len(sites) > MAX_SITES:
             return [site]
-        found = [self.site(site.file, site.scope, site.call, site.function, outer)
-                 for cf, call in sites
-                 for outer in self.outward_sites(self.site(cf, call.ctx.scope, call, fq, None), keep_public,
-                                                 _level + 1)]
-        if keep_public and self.bindings.is_library_api(site.file, caller.qualname):
-            found.append(site)
-        return found
+        return [self.site(site.file, site.scope, site.call, site.function, outer)
+                for cf, call in sites
+                for outer in self._deciding_outwards(self.site(cf, call.ctx.scope, call, fq, None), caller, read,
+                                                     level + 1)]
 
     def _without_outermost(self, site: Site) -> Site | None:
         if site.parent is None or site.origin is None:
@@ -1632,10 +1633,10 @@ class Evaluator:
         return False
 
 
-def _reads_parameters(fn: Function, values: list[Value]) -> bool:
-    """Whether any of ``values`` (written in ``fn``) reads a parameter of ``fn`` other than ``self``/``cls``."""
+def _parameters_read(fn: Function, values: list[Value]) -> set[str]:
+    """The parameters of ``fn`` other than ``self``/``cls`` that ``values`` (written in ``fn``) read."""
     params = {p.name for p in fn.params} - {"self", "cls"}
-    return bool(params) and any(n.partition(".")[0] in params for v in values for n in v.names())
+    return {head for v in values for n in v.names() if (head := n.partition(".")[0]) in params}
 
 
 def _by_scope(file: FileModel) -> dict[str, list[Assignment]]:

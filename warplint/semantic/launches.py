@@ -17,7 +17,7 @@ from warplint.names import is_warp
 from . import devices
 from .bindings import Bindings
 from .context import is_test_file
-from .evaluator import MAX_SITES, Evaluator, Site
+from .evaluator import MAX_SITE_CHAIN, MAX_SITES, Evaluator, Site
 from .events import LAUNCH_CALLS, LOAD_CALLS, Launch
 from .layer import Layer
 from .values import FunctionRef
@@ -205,15 +205,29 @@ class IdentityFacts(Layer):
         expanded: list[Launch] = []
         for caller_file, call in sites:
             site = self.evaluator.site(caller_file, call.ctx.scope, call, fq, None)
-            expanded.extend(self._outwards(launch, site))
+            expanded.extend(self._outwards(launch, site, 1))
         return expanded or [launch]
 
-    def _outwards(self, launch: Launch, site: Site) -> list[Launch]:
-        """The launch at ``site``; when the calling function's own parameters still decide it, at each call
-        of that function, outwards (``Evaluator.outward_sites``)."""
-        found = [ln for at in self.evaluator.outward_sites(site, keep_public=True) for ln in self.launches_at(at)
-                 if ln.call is launch.call]
-        return found or [ln for ln in self.launches_at(site) if ln.call is launch.call]
+    def _outwards(self, launch: Launch, site: Site, level: int) -> list[Launch]:
+        """The launch at ``site``; when the calling function's own parameters still decide it, at its callers."""
+        here = [ln for ln in self.launches_at(site) if ln.call is launch.call]
+        caller = site.file.functions.get(site.scope)
+        if (level >= MAX_SITE_CHAIN or caller is None or site.call is None
+                or not self._depends_on_parameters(site.file, caller, site.call)):
+            return here
+        fq = self.bindings.fqname(site.file, caller.qualname)
+        sites = self.bindings.call_sites(fq)
+        if not sites or len(sites) > MAX_SITES:
+            return here
+        found: list[Launch] = []
+        for caller_file, call in sites:
+            outer = self.evaluator.site(caller_file, call.ctx.scope, call, fq, None)
+            inner = self.evaluator.site(site.file, site.scope, site.call, site.function, outer)
+            found.extend(self._outwards(launch, inner, level + 1))
+        if self.bindings.is_library_api(site.file, caller.qualname):
+            # public API: its users call it too, with arguments of their own (its parameters unbound here)
+            return found + here
+        return found or here
 
     @staticmethod
     def _depends_on_parameters(file: FileModel, fn: Function, call: Call) -> bool:

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from warplint.diagnostic import Span
 from warplint.index import Project
 from warplint.model import Call, Context, FileModel, Value
+from warplint.semantic.events import ConfigAssignment
 
 # Words that mark a condition, function or value as a deliberate cache maintenance path.
 _MAINTENANCE_WORDS = re.compile(
@@ -70,6 +71,18 @@ def gate_reason(file: FileModel, ctx: Context, project: Project | None = None, _
         if callers and all(gate_reason(cf, call.ctx, project, _depth + 1) for cf, call in callers):
             return f"{fn.name}() is only called on gated paths"
     return None
+
+
+def made_gate_reason(project: Project, assignment: ConfigAssignment) -> str | None:
+    """``gate_reason`` of a ``wp.config`` assignment, or of a call in the chain that decides its value
+    (``ConfigAssignment.site``: `if args.rebuild: set_cache(False)`)."""
+    reason = gate_reason(assignment.file, assignment.ctx, project)
+    site = assignment.site
+    while reason is None and site is not None:
+        if site.call is not None:
+            reason = gate_reason(site.file, site.call.ctx, project)
+        site = site.parent
+    return reason
 
 
 def deliberate_reason(project: Project, file: FileModel, ctx: Context) -> str | None:

@@ -45,8 +45,10 @@ class LateGenericInstance(Rule):
     dtype=...)` (or `*_like` of such an array), scalars built with `wp.float64(...)` etc.,
     and Python `int`/`float` literals, passed through `inputs=[...]`/`outputs=[...]` (or a
     name bound to such a list) of launches the project can resolve. Arguments and `dtype=`
-    values are followed through local variables, parameters (per wrapper call), module
-    constants and helper return values; a `dtype=` looked up in a dict literal by a key
+    values are followed through local variables, items of unpacked tuples and of `*args`,
+    parameters (per wrapper call), module constants, helper return values and attributes
+    of objects whose construction gives them (`h.dtype` of `h = Holder(wp.float64)`, a
+    dataclass field); a `dtype=` looked up in a dict literal by a key
     not known before run time (`_WARP_DTYPES[t.dtype]` of a torch-to-Warp table) can be
     any of its values, so a launch with it can make two instances by itself (a table of
     one entry gives one type); a `for` target over a literal tuple of dtypes (or a name bound

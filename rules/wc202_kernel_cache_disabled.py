@@ -7,7 +7,7 @@ from warplint.index import Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
 
-from ._cache_common import deliberate_reason, gate_reason
+from ._cache_common import deliberate_reason, made_gate_reason
 
 
 class KernelCacheDisabled(Rule):
@@ -30,10 +30,14 @@ class KernelCacheDisabled(Rule):
     reads a CLI argument, option, flag or environment variable, or a parameter of
     the enclosing function (`if args.no_cache:`), inside a function named for cache
     maintenance or cold runs (`clear_cache`, `rebuild`, `bench_cold`), or in a
-    function every project caller of which is gated that way. Assigning a non-constant
-    value is not reported. Test code and benchmark code (`Project.context_of`: `test_*.py`, `*_test.py`,
-    `conftest.py`, a `tests` package, a `benchmarks`/`asv`/`bench*` folder, the methods of an
-    asv benchmark class) turn the cache off on purpose (to exercise the compiler): findings there are reported only with
+    function every project caller of which is gated that way. A helper that assigns a
+    value its callers pass (`def set_cache(value): wp.config.cache_kernels = value`, also
+    through wrappers) is judged at each call, with that call's arguments: a call that passes
+    `False` is reported there (unless the call is gated), one that passes `True` is not.
+    Another non-constant value (a run-time setting) is not reported. Test code and
+    benchmark code (`Project.context_of`: `test_*.py`, `*_test.py`, `conftest.py`, a `tests`
+    package, a `benchmarks`/`asv`/`bench*` folder, the methods of an asv benchmark class) turn
+    the cache off on purpose (to exercise the compiler): findings there are reported only with
     `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).
     """
 
@@ -46,27 +50,41 @@ class KernelCacheDisabled(Rule):
     invalid = (
         "import warp as wp\nwp.config.cache_kernels = False\n",
         "import warp.config\ndef setup():\n    warp.config.cache_kernels = 0\n",
+        "import warp as wp\ndef set_cache(value):\n    wp.config.cache_kernels = value\n"
+        "def main():\n    set_cache(False)\n",
     )
     valid = (
         "import warp as wp\nimport argparse\nargs = argparse.ArgumentParser().parse_args()\n"
         "if args.no_cache:\n    wp.config.cache_kernels = False\n",
         "import warp as wp\nwp.config.cache_kernels = True\n",
+        "import warp as wp\ndef set_cache(value):\n    wp.config.cache_kernels = value\n"
+        "def main():\n    set_cache(True)\n",
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        for a in project.events(file).config_assignments:
-            if a.name != "cache_kernels" or a.value.kind != "const" or a.value.const:
+        for a in project.config_assignments_made(file):
+            if a.name != "cache_kernels" or a.augmented:
                 continue
-            if a.value.const is None and a.value.text != "None":
+            if a.site is None:
+                off = a.value.kind == "const" and not a.value.const and (a.value.const is not None
+                                                                          or a.value.text == "None")
+            else:  # the value a call passes down to the helper that assigns it
+                known, value = project.constant(a.file, a.value, a.ctx.scope, a.site)
+                off = known and not value
+            if not off or made_gate_reason(project, a):
                 continue
-            if gate_reason(file, a.ctx, project):
-                continue
+            origin_file, anchor, ctx = a.origin
+            why = Related(file.path, anchor, "every module load recompiles from scratch, ignoring binaries already "
+                                             "on disk; gate a one-off rebuild behind a flag")
+            # set in a helper from what this call passes: the helper's assignment is evidence
+            set_in = Related(a.file.path, a.span, "`wp.config.cache_kernels` is set to the value passed here")
             yield self.report(
-                a.span,
-                "`cache_kernels` is turned off, so every run recompiles every module; remove the assignment",
-                related=(Related(file.path, a.span, "every module load recompiles from scratch, ignoring binaries "
-                                                    "already on disk; gate a one-off rebuild behind a flag"),),
-                function=a.ctx.scope,
+                anchor,
+                "`cache_kernels` is turned off, so every run recompiles every module; remove the assignment"
+                if a.site is None else
+                "this call turns `cache_kernels` off, so every run recompiles every module; do not pass a false value",
+                related=(why,) if a.site is None else (why, set_in),
+                function=ctx.scope,
                 option="cache_kernels",
-                deliberate=deliberate_reason(project, file, a.ctx),
+                deliberate=deliberate_reason(project, origin_file, ctx),
             )

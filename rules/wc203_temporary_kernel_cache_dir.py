@@ -2,12 +2,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from warplint.diagnostic import Related
+from warplint.diagnostic import Related, Span
 from warplint.index import Project
-from warplint.model import FileModel
+from warplint.model import Context, FileModel
 from warplint.rule import Report, Rule
+from warplint.semantic.evaluator import Source
 
-from ._cache_common import deliberate_reason, env_writes, gate_reason
+from ._cache_common import deliberate_reason, env_writes, gate_reason, made_gate_reason
 
 
 class TemporaryKernelCacheDir(Rule):
@@ -27,10 +28,12 @@ class TemporaryKernelCacheDir(Rule):
     experiments with a fixed path per configuration, not per run.
 
     ## Limits
-    The value is followed through local variables, parameters (the arguments of
-    every call in the project), module constants (across files) and the return
-    values of project helper functions (`tempfile.gettempdir()` alone is a fixed
-    directory and is not reported). The finding is at the `mkdtemp()` /
+    The value is followed through local variables, items of unpacked tuples
+    (`cache_dir, n = make_dirs()`), parameters, module constants (across files) and the
+    return values of project helper functions (`tempfile.gettempdir()` alone is a fixed
+    directory and is not reported). A helper that sets the directory its callers pass
+    (also through wrappers) is judged at each call, and reported at the call that passes
+    a new directory (the helper's assignment is a related location). The finding is at the `mkdtemp()` /
     `TemporaryDirectory()` call that makes the directory when it is written on
     another line of the same file (the assignment is a related location). Paths from configuration, environment
     or arguments are not reported. Deliberate maintenance paths (a condition
@@ -63,29 +66,37 @@ class TemporaryKernelCacheDir(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        sites = [
-            (a.value, a.ctx, a.span, "wp.config.kernel_cache_dir")
-            for a in project.events(file).config_assignments
-            if a.name == "kernel_cache_dir" and not a.augmented
-        ]
-        sites += [(v, c, s, "WARP_CACHE_PATH") for v, c, s in env_writes(file, "WARP_CACHE_PATH", project)]
-        for value, ctx, span, what in sites:
-            why = project.fresh_dir_reason(file, value, ctx.scope)
-            if why is None or gate_reason(file, ctx, project):
-                continue
-            # the call that makes the new directory is what a user changes, when it is written elsewhere
-            made = project.fresh_dir_call(file, value, ctx.scope)
-            anchor = span
-            related: tuple[Related, ...] = ()
-            if made is not None and made[0] is file and made[1].line != span.line:
-                anchor, related = made[1], (Related(file.path, span, f"`{what}` is set to it here"),)
-            yield self.report(
-                anchor,
-                f"`{what}` is a new directory on every run, so nothing is cached; use a stable one",
-                related=(Related(file.path, anchor, f"`{why}` makes a new directory on every run: nothing compiled "
-                                                    "in earlier runs is found, so every module compiles cold each "
-                                                    "time"), *related),
-                function=ctx.scope,
-                option=what,
-                deliberate=deliberate_reason(project, file, ctx),
-            )
+        for a in project.config_assignments_made(file):
+            if a.name == "kernel_cache_dir" and not a.augmented and not made_gate_reason(project, a):
+                _, span, ctx = a.origin
+                # set in a helper from what this call passes: the helper's assignment is evidence
+                set_in = (Related(a.file.path, a.span, "`wp.config.kernel_cache_dir` is set to it here"),) \
+                    if a.site is not None else ()
+                yield from self._fresh(file, project, Source(a.file, a.value, a.ctx.scope, a.site), span, ctx,
+                                       "wp.config.kernel_cache_dir", set_in)
+        for value, ctx, span in env_writes(file, "WARP_CACHE_PATH", project):
+            if not gate_reason(file, ctx, project):
+                yield from self._fresh(file, project, Source(file, value, ctx.scope), span, ctx, "WARP_CACHE_PATH")
+
+    def _fresh(self, file: FileModel, project: Project, value: Source, span: Span, ctx: Context, what: str,
+               set_in: tuple[Related, ...] = ()) -> Iterator[Report]:
+        """A report when ``value`` (set at ``span`` of ``file``) is a new directory on every run."""
+        why = project.fresh_dir_reason(value.file, value.value, value.scope, value.site)
+        if why is None:
+            return
+        # the call that makes the new directory is what a user changes, when it is written elsewhere
+        made = project.fresh_dir_call(value.file, value.value, value.scope, value.site)
+        anchor = span
+        related = set_in
+        if made is not None and made[0] is file and made[1].line != span.line:
+            anchor, related = made[1], (Related(file.path, span, f"`{what}` is set to it here"), *set_in)
+        yield self.report(
+            anchor,
+            f"`{what}` is a new directory on every run, so nothing is cached; use a stable one",
+            related=(Related(file.path, anchor, f"`{why}` makes a new directory on every run: nothing compiled "
+                                                "in earlier runs is found, so every module compiles cold each "
+                                                "time"), *related),
+            function=ctx.scope,
+            option=what,
+            deliberate=deliberate_reason(project, file, ctx),
+        )

@@ -132,6 +132,77 @@ def test_parameters_are_bound_per_call_site(tmp_path):
     assert origins == [8, 9, 10]  # each at the call of the wrapper
 
 
+def test_an_item_of_star_args_is_what_each_call_passes_there(tmp_path):
+    project = project_of(tmp_path, {
+        "m.py": (
+            "import tempfile\nimport warp as wp\n"
+            "def stage(n, *args, **kwargs):\n    first = args[0]\n    return first, kwargs['path'], args\n"
+            "def main():\n    stage(1, tempfile.mkdtemp(), path='/x')\n    stage(2, 'stable', *[3])\n"
+        ),
+    })
+    file = _file(project, "m.py")
+    first, path, args = file.functions["stage"].returns[0].items
+    # the call that unpacks a list of its own passes no known first item: `args[0]` is its own source there
+    assert sorted(s.value.text for s in project.sources(file, first, "stage")) == ["args[...]",
+                                                                                   "tempfile.mkdtemp(...)"]
+    # the tuple / dict of the extra arguments, written where each call is
+    assert sorted(s.value.text for s in project.sources(file, args, "stage")) == ["*args", "*args"]
+    assert [s.value.text for s in project.sources(file, path, "stage")] == ["kwargs[...]"]
+
+
+def test_an_unpacked_item_comes_from_the_item_of_the_tuple_made(tmp_path):
+    # `a, b = rhs` binds b to rhs[1]: its source is the second item of each tuple `rhs` can be
+    project = project_of(tmp_path, {
+        "m.py": (
+            "import tempfile\nimport warp as wp\n"
+            "def make_dirs():\n    return tempfile.mkdtemp(), 3\n"
+            "def setup(rows):\n    cache_dir, n = make_dirs()\n    _, last = (0, 'stable')\n"
+            "    first, *rest = make_dirs()\n    m = rows[1]\n"
+            "    return cache_dir, n, last, first, rest, m\n"
+        ),
+    })
+    file = _file(project, "m.py")
+    returned = file.functions["setup"].returns[0].items
+
+    def sources(value):
+        return [s.value.text for s in project.sources(file, value, "setup")]
+
+    assert sources(returned[0]) == ["tempfile.mkdtemp(...)"]
+    assert sources(returned[1]) == ["3"]
+    assert sources(returned[2]) == ["'stable'"]
+    assert sources(returned[3]) == ["tempfile.mkdtemp(...)"]
+    # a starred target (and any after it) has no known position
+    assert [s.value.kind for s in project.sources(file, returned[4], "setup")] == ["other"]
+    assert sources(returned[5]) == ["rows[...]"]  # an item of what is not a tuple literal is its own source
+
+
+def test_a_config_assignment_in_a_helper_is_made_once_per_call_deciding_its_value(tmp_path):
+    project = project_of(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/helpers.py": (
+            "import warp as wp\n"
+            "def _set(value):\n    wp.config.cache_kernels = value\n"
+            "def set_cache(value):\n    _set(value)\n"
+            "def fixed():\n    wp.config.mode = 'release'\n"
+            "def _set_on(value, device):\n    wp.config.cache_kernels = value\n"
+            "def setup(device):\n    _set_on(False, device)\n"
+        ),
+        "main.py": (
+            "from pkg import helpers\n"
+            "def main():\n    helpers.set_cache(False)\n    helpers.set_cache(True)\n    helpers.fixed()\n"
+            "    helpers.setup('cpu')\n"
+        ),
+    })
+    main, helpers = _file(project, "main.py"), _file(project, "helpers.py")
+    made = project.config_assignments_made(main)
+    assert [(a.name, a.origin[1].line) for a in made] == [("cache_kernels", 3), ("cache_kernels", 4)]
+    assert [project.constant(a.file, a.value, a.ctx.scope, a.site) for a in made] == [(True, False), (True, True)]
+    # made where its value is decided: the call in setup() (its `device` does not reach the value); an assignment
+    # whose value reads no parameter is made where it is written
+    assert [(a.name, a.origin[1].line) for a in project.config_assignments_made(helpers)] == [
+        ("mode", 7), ("cache_kernels", 11)]
+
+
 def test_class_attributes_and_annotated_config(tmp_path):
     project = project_of(tmp_path, {
         "c.py": (

@@ -879,13 +879,12 @@ class Extractor(cst.CSTVisitor):
         if isinstance(target, (cst.Tuple, cst.List)):
             # `a, b = rhs` binds a to rhs[0] and b to rhs[1]; after a starred target the positions are unknown
             for position, el in enumerate(target.elements):
-                starred = isinstance(el.value, cst.StarredElement) or any(
-                    isinstance(e.value, cst.StarredElement) for e in target.elements[:position])
+                # a starred target is an element of its own kind (`a, *rest = rhs`), its name its value
+                starred = any(isinstance(e, cst.StarredElement) for e in target.elements[:position + 1])
                 item = Value("other") if starred or augmented else Value(
                     "subscript", text=f"{value.text}[{position}]", base=value,
                     key=Value("const", text=str(position), const=position), ref=value.ref)
-                inner = el.value.value if isinstance(el.value, cst.StarredElement) else el.value
-                self._record_assignment(inner, item, node, augmented)
+                self._record_assignment(el.value, item, node, augmented)
             return
         frame = self.frame
         if frame.function is None and frame.class_name and isinstance(target, cst.Name):

@@ -222,6 +222,9 @@ class Project:
     def config_assignments(self, name: str | None = None) -> list[ConfigAssignment]:
         return collect.config_assignments(self._facts, name)
 
+    def config_assignments_made(self, file: FileModel) -> list[ConfigAssignment]:
+        return collect.config_assignments_made(self._facts, file)
+
     def option_changes(self, file: FileModel) -> list[OptionChange]:
         return option_changes(file, self._facts)
 

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from warplint.model import FileModel
 
 from .events import CACHE_OPERATIONS, LOAD_CALLS, CacheOperation, ConfigAssignment, FileEvents, KernelCreated, Load
@@ -27,6 +29,23 @@ def config_assignments(facts: IdentityFacts, name: str | None = None) -> list[Co
         return table
 
     return facts.cached("config assignments", by_name).get(name, [])
+
+
+def config_assignments_made(facts: IdentityFacts, file: FileModel) -> list[ConfigAssignment]:
+    """The project's ``wp.config`` assignments made from ``file``, each evaluated where its value is decided:
+    one whose value reads parameters of its function is made once per call of that function
+    (``Evaluator.deciding_sites``, followed outwards through wrappers), from the file of the outermost call
+    (``ConfigAssignment.origin``); any other once, from the file it is written in."""
+    def by_origin() -> dict[str, list[ConfigAssignment]]:
+        table: dict[str, list[ConfigAssignment]] = {}
+        for assignment in config_assignments(facts):
+            fn = assignment.file.functions.get(assignment.ctx.scope)
+            sites = facts.evaluator.deciding_sites(assignment.file, fn, [assignment.value]) if fn else []
+            for made in [replace(assignment, site=site) for site in sites] or [assignment]:
+                table.setdefault(made.origin[0].path, []).append(made)
+        return table
+
+    return facts.cached("config assignments made", by_origin).get(file.path, [])
 
 
 def _config_assignments(file: FileModel) -> list[ConfigAssignment]:

@@ -118,6 +118,7 @@ class Evaluator:
         self._steps_left: int | None = None  # of the question being answered (None between questions)
         self._cut = 0  # answers the bound cut short
         self._applied: dict[tuple, Value] = {}  # `partial(f, ...)(...)` as the call of `f` it makes
+        self._star_literals: dict[tuple, Value | None] = {}  # `*args` / `**kwargs` at a site (_star_literal)
 
     # ------------------------------------------------------------------ entry points
     def values(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
@@ -182,6 +183,42 @@ class Evaluator:
         if parent is not None and parent.depth >= MAX_SITE_CHAIN:
             parent = self._without_outermost(parent)
         return self.site(file, scope, call, function, parent)
+
+    def deciding_sites(self, file: FileModel, fn: Function, values: list[Value]) -> list[Site]:
+        """The calls that decide ``values`` (expressions written in ``fn``), each as a site to evaluate them at:
+        none when no value reads a parameter of ``fn``; else each call of ``fn``, and where the arguments that
+        call passes for those parameters read its caller's own parameters, that call under each call of its
+        caller, and so on outwards (MAX_SITE_CHAIN calls in all). Empty when ``fn`` has no calls in the project
+        or more than MAX_SITES."""
+        names = _parameters_read(fn, values)
+        fq = self.bindings.fqname(file, fn.qualname)
+        sites = self.bindings.call_sites(fq) if names else []
+        if len(sites) > MAX_SITES:
+            return []
+        return [chain for cf, call in sites
+                for chain in self._deciding_outwards(self.site(cf, call.ctx.scope, call, fq, None), fn, names)]
+
+    def _deciding_outwards(self, site: Site, fn: Function, names: set[str], level: int = 1) -> list[Site]:
+        """``site`` (a call of ``fn`` whose caller is unbound), or that call under each call of its caller when
+        the arguments it passes for ``names`` read the caller's parameters."""
+        caller = site.file.functions.get(site.scope)
+        if level >= MAX_SITE_CHAIN or caller is None or site.call is None:
+            return [site]
+        passed: list[Value] = []
+        for param in (p for p in fn.params if p.name in names):
+            if param.star:
+                passed += [v for _, v in self.star_arguments(fn, param, site) or ()]
+            elif isinstance(argument := self.bind(fn, param.name, site), Value):
+                passed.append(argument)
+        read = _parameters_read(caller, passed)
+        fq = self.bindings.fqname(site.file, caller.qualname)
+        sites = self.bindings.call_sites(fq) if read else []
+        if not sites or len(sites) > MAX_SITES:
+            return [site]
+        return [self.site(site.file, site.scope, site.call, site.function, outer)
+                for cf, call in sites
+                for outer in self._deciding_outwards(self.site(cf, call.ctx.scope, call, fq, None), caller, read,
+                                                     level + 1)]
 
     def _without_outermost(self, site: Site) -> Site | None:
         if site.parent is None or site.origin is None:
@@ -881,16 +918,44 @@ class Evaluator:
     def _star_bound_at(self, fn: Function, param: Param, site: Site, depth: int) -> ValueSet:
         """``*args`` is the tuple of the positional arguments no named parameter takes, ``**kwargs`` the dict of
         the keywords none takes (Python's binding); unknown when the call itself unpacks ``*x`` / ``**x``."""
-        if site.star:
+        extra = self.star_arguments(fn, param, site)
+        if extra is None:
             return ValueSet.of(Unknown(f"`{param.star}{param.name}` of a call that unpacks its arguments"))
-        named = [p for p in fn.params if not p.star]
         if param.star == "**":
-            extra = [(k, v) for k, v in site.kwargs.items() if k not in {p.name for p in named}]
             return ValueSet.of(Mapping(tuple((ValueSet.of(Const(k)), self.values(site.file, v, site.scope,
                                                                                        site.parent, depth))
                                              for k, v in extra)))
         return ValueSet.of(Sequence(tuple(self.values(site.file, a, site.scope, site.parent, depth)
-                                          for a in _extra_positional(fn, param, site))))
+                                          for _, a in extra)))
+
+    @staticmethod
+    def star_arguments(fn: Function, param: Param, site: Site) -> list[tuple[int | str, Value]] | None:
+        """What the star parameter ``param`` of ``fn`` collects at ``site``, as (position, argument) for
+        ``*args`` (the positional arguments no named parameter takes) and (name, argument) for ``**kwargs``
+        (the keywords none takes), as Python binds them; None when the call unpacks ``*x`` / ``**x`` itself."""
+        if site.star:
+            return None
+        named = [p for p in fn.params if not p.star]
+        if param.star == "**":
+            return [(k, v) for k, v in site.kwargs.items() if k not in {p.name for p in named}]
+        taken = len([p for p in fn.params[:fn.params.index(param)] if not p.star]) - _binds_first_parameter(fn)
+        return list(enumerate(site.args[max(taken, 0):]))
+
+    def _star_literal(self, fn: Function, param: Param, site: Site) -> Value | None:
+        """``*args`` / ``**kwargs`` of ``fn`` at ``site`` as the literal Python makes of the call's extra
+        arguments (a tuple, a dict: written where the call is), made once per site; None when the call
+        unpacks its own."""
+        key = (id(site), id(fn), param.name)
+        if key not in self._star_literals:
+            extra = self.star_arguments(fn, param, site)
+            made = None
+            if extra is not None and param.star == "**":
+                made = Value("dict", text=f"**{param.name}",
+                             items=tuple((Value("const", text=repr(k), const=k), v) for k, v in extra))
+            elif extra is not None:
+                made = Value("seq", text=f"*{param.name}", items=tuple(v for _, v in extra))
+            self._star_literals[key] = made
+        return self._star_literals[key]
 
     @staticmethod
     def bind(fn: Function, name: str, site: Site) -> Value | object | None:
@@ -1409,12 +1474,15 @@ class Evaluator:
         Names are followed through the bindings ``values`` follows: locals (and enclosing functions'
         locals), parameters (at ``site``, else at every call site, else the default), module-level names
         across files and re-exports; ``a if c else b`` gives both branches; a call of a project
-        function gives what it returns (bound at that call). Every other expression is its own source:
-        a literal, a call or a name outside the project or of Warp's API (also when Warp itself is the
-        project: ``wp.zeros(...)`` and ``wp.float32`` are the shapes asked about), an f-string,
-        arithmetic. A name that cannot be
-        followed is its own source too; ``Source.attrs`` are the attributes read off a source
-        (``d.name`` of ``d = TemporaryDirectory()``). Bounded like ``values``."""
+        function gives what it returns (bound at that call); an item of an unpacked tuple (``d, n =
+        make()``, ``rhs[1]``) gives that item of each tuple or list literal ``rhs`` comes from (``*args`` is the
+        tuple of a call's extra arguments); an attribute read off a project class's construction gives what
+        that construction sets it to (``h.dtype`` of ``h = Holder(wp.float64)``, a dataclass field). Every
+        other expression is its own source: a literal, a call or a name outside the project or of Warp's
+        API (also when Warp itself is the project: ``wp.zeros(...)`` and ``wp.float32`` are the shapes
+        asked about), an f-string, arithmetic. A name that cannot be followed is its own source too;
+        ``Source.attrs`` are the attributes read off a source (``d.name`` of ``d = TemporaryDirectory()``).
+        Bounded like ``values``."""
         found: list[Source] = []
         if value is not None:
             self._sources(file, value, scope, site, (), 0, found, set())
@@ -1463,8 +1531,21 @@ class Evaluator:
                         if isinstance(item, Value):
                             self._sources(s.file, item, s.scope, s.site, attrs, depth + 1, found, seen)
                 return
+        elif kind == "subscript" and value.base is not None and value.key is not None and value.key.kind == "const" \
+                and type(value.key.const) is int:
+            # `a, b = rhs` (bound as `rhs[0]`, `rhs[1]`) or `rhs[1]`: the item at that position of each tuple or
+            # list literal `rhs` can be (`return tempfile.mkdtemp(), 3`); an item of anything else is its own source
+            containers: list[Source] = []
+            self._sources(file, value.base, scope, site, (), depth + 1, containers, seen)
+            position = value.key.const
+            items = [s.value.items[position] if s.complete and not s.attrs and s.value.kind == "seq"
+                     and -len(s.value.items) <= position < len(s.value.items) else None for s in containers]
+            for s, item in zip(containers, items, strict=True):
+                if isinstance(item, Value):
+                    self._sources(s.file, item, s.scope, s.site, attrs, depth + 1, found, seen)
+            if containers and None not in items:
+                return
         elif kind == "call" and value.ref is not None and not self.bindings.is_warp_api(value.ref):
-            ref = value.ref
             callees = self._callees_named(file, value, scope, site, depth)
             functions = [c for c in callees if isinstance(c, FunctionRef)]
             if functions and len(functions) == len(callees):
@@ -1533,9 +1614,13 @@ class Evaluator:
         if not sites and param.default is not None:
             self._sources(file, param.default, fn.ctx.scope, None, attrs, depth + 1, found, seen)
         for at in sites[:MAX_SITES]:
-            if param.star == "*":  # the tuple of the positional arguments no named parameter takes
-                extra = Value("seq", text=f"*{name}", items=_extra_positional(fn, param, at))
-                found.append(Source(at.file, extra, at.scope, at.parent, attrs, complete=not at.star))
+            if param.star:  # the tuple / dict of the call's extra arguments
+                collected = self._star_literal(fn, param, at)
+                if collected is None:  # the call unpacks its own `*x`: what the tuple holds is not written there
+                    found.append(Source(at.file, Value("seq", text=f"*{name}"), at.scope, at.parent,
+                                        attrs, complete=False))
+                else:
+                    self._sources(at.file, collected, at.scope, at.parent, attrs, depth + 1, found, seen)
                 continue
             argument = self.bind(fn, name, at)
             if argument is _DEFAULT and param.default is not None:
@@ -1567,6 +1652,12 @@ class Evaluator:
         return False
 
 
+def _parameters_read(fn: Function, values: list[Value]) -> set[str]:
+    """The parameters of ``fn`` other than ``self``/``cls`` that ``values`` (written in ``fn``) read."""
+    params = {p.name for p in fn.params} - {"self", "cls"}
+    return {head for v in values for n in v.names() if (head := n.partition(".")[0]) in params}
+
+
 def _by_scope(file: FileModel) -> dict[str, list[Assignment]]:
     table: dict[str, list[Assignment]] = {}
     for a in file.assignments:
@@ -1577,13 +1668,6 @@ def _by_scope(file: FileModel) -> dict[str, list[Assignment]]:
 def _is_parameter(value: Value, fn: Function) -> bool:
     """``value`` is a bare read of one of ``fn``'s parameters."""
     return value.kind == "name" and value.local and any(p.name == value.text for p in fn.params)
-
-
-def _extra_positional(fn: Function, param: Param, site: Site) -> tuple[Value, ...]:
-    """The positional arguments of ``site`` that no named parameter of ``fn`` takes: what its ``*param`` holds
-    (all of them when the call unpacks ``*x``, as far as they are written)."""
-    taken = len([p for p in fn.params[:fn.params.index(param)] if not p.star]) - _binds_first_parameter(fn)
-    return site.args[max(taken, 0):]
 
 
 def _binds_first_parameter(fn: Function) -> bool:

@@ -67,7 +67,9 @@ class KernelCreated:
 
 @dataclass(frozen=True)
 class ConfigAssignment:
-    """``wp.config.<name> = value`` (also through ``setattr(wp.config, "name", value)``)."""
+    """``wp.config.<name> = value`` (also through ``setattr(wp.config, "name", value)``). ``site`` is set when
+    the value reads parameters of the function the assignment is written in: then ``value`` is what that call
+    of the function passes (evaluated at ``site``), and ``origin`` is that call."""
 
     file: FileModel
     name: str
@@ -76,6 +78,17 @@ class ConfigAssignment:
     ctx: Context
     augmented: bool = False  # ``wp.config.<name> += ...``
     name_span: Span | None = None  # where the name is written (the string of a setattr), when known
+    site: Site | None = None
+
+    @property
+    def origin(self) -> tuple[FileModel, Span, Context]:
+        """Where the assignment is made from: the outermost call of the chain that decides its value, or the
+        assignment itself."""
+        if self.site is not None:
+            outer = self.site.outermost()
+            if outer.call is not None:
+                return outer.file, outer.call.span, outer.call.ctx
+        return self.file, self.span, self.ctx
 
 
 class OptionForm(enum.Enum):

@@ -75,6 +75,8 @@ def _kernel_variants(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> V
         params, known = evaluator.parameters_reaching(file, kernel.module_value, factory)
         module = params if known else None
     varying = frozenset(p for p in content if not _one_literal(facts, file, p))
+    if varying and _reads_one_literal(facts, file, kernel, content):
+        varying = frozenset()  # the parameters carry several objects, but what the content reads of them is one
     keeper = _keeps_variants(facts, file, kernel)
     fn = file.functions.get(factory)
     per_instance = (fn is not None and keeper == facts.bindings.fqname(file, factory)
@@ -132,6 +134,22 @@ def _one_literal(facts: IdentityFacts, file: FileModel, parameter: Parameter) ->
     if not facts.evaluator.parameter(file, fn, parameter[1], None).single_constant()[0]:
         return False
     return not facts.evaluator.chosen_by_users(file, fn, parameter[1])
+
+
+def _reads_one_literal(facts: IdentityFacts, file: FileModel, kernel: Kernel, content: set[Parameter]) -> bool:
+    """Every name the kernel's content reads, and every option, has one literal value over all calls of its
+    factory, though a parameter it comes from takes several objects: ``c = obj.c`` in a descriptor's
+    ``__get__`` read on instances each constructed with the same literal. None of those parameters is one a
+    library's users choose."""
+    factory = kernel.ctx.scope
+    for qualname, name in content:
+        fn = file.functions.get(qualname)
+        if fn is None or facts.evaluator.chosen_by_users(file, fn, name):
+            return False
+    reads = [Value("name", text=name, ref=name, local=True)
+             for name in sorted(kernel.captured | kernel.static_captured)]
+    reads += [option for key, option in kernel.options.items() if key != "module"]
+    return all(facts.evaluator.values(file, read, factory).single_constant()[0] for read in reads)
 
 
 def _keeps_variants(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> str | None:

@@ -59,11 +59,13 @@ class KernelJoinsLoadedModule(Rule):
     `TestCase`'s methods sorted by name, pytest's functions in source order, after those
     of the test files before theirs in their folder, which pytest runs sorted by name in
     one process), so a kernel defined in a test after an earlier test launched the
-    shared module counts as created after the launch. A generic kernel made anew at each
-    launch (a property without a memo, a memo on an instance the launch expression
-    constructs) and launched later in the same function with other argument types is
-    reported too: instances live on the kernel object, so the later object is new
-    content in the loaded module. Kernels are followed through factories (also
+    shared module counts as created after the launch. A generic kernel launched on a new
+    object (one the launch expression makes, also through wrappers: a property without a
+    memo, a memo on an instance the expression constructs, a factory call; or one of several
+    `wp.kernel(f)` of one function) with other argument types after a launch of the same
+    kernel (earlier in the function, at import, in a caller, in a test run first) is
+    reported too: instances live on the kernel object, so the later object is new content
+    in the loaded module. Kernels are followed through factories (also
     `functools.cache`d ones, which still make a kernel per new argument), kernels stored
     as `self.kernel`, and project decorators that wrap `wp.kernel`, also through dicts
     (a dict literal a factory returns, `K = {n: make(n) for n in ns}`, `K[n] = make(n)`
@@ -186,11 +188,11 @@ class KernelJoinsLoadedModule(Rule):
         joined: list[_Joining] = []  # kernels that make their module build again, in source order
         for kernel in file.kernels:
             scope = kernel.ctx.scope
-            if not scope or self._redefines_identically(project, file, kernel):
+            if scope and self._redefines_identically(project, file, kernel):
                 continue
             module = project.kernel_module(file, kernel)
-            if module == "unique" or project.remade_kernel(file, kernel) is not None:
-                continue  # its own module; or identical content made again, which builds nothing new
+            if module == "unique":
+                continue  # its own module
             remade = project.remade_with_new_types(file, kernel) if module is not None else None
             if module is not None and remade is not None:
                 # a generic kernel made anew at each launch: the later object, with another type, is new content
@@ -201,6 +203,8 @@ class KernelJoinsLoadedModule(Rule):
                 joined.append(_Joining(kernel, module, evidence=(where, remade.first.call, remade.first.file,
                                                                  related)))
                 continue
+            if not scope or project.remade_kernel(file, kernel) is not None:
+                continue  # made at import; or identical content made again, which builds nothing new
             if module is None and "unique" in project.kernel_module_names(file, kernel)[0]:
                 continue  # its known name is a module of its own; a name only the run knows proves no sharing
             if module is None:

@@ -262,6 +262,8 @@ def _identical_made(facts: IdentityFacts, file: FileModel, kernel: Kernel, modul
             continue
         if not evaluator.same_content(f, k, file, kernel):
             return []
+        if f is file and k.ctx.scope == kernel.ctx.scope and kernel.ctx.runs_before(k.ctx.order):
+            continue  # made after it: what loads it there cannot have held the content before it was made
         leading = [(cf, call) for cf, call, _ in facts.caller_scopes(facts.bindings.fqname(f, k.ctx.scope))
                    ] if k.ctx.scope else []
         if _unconditional(k.ctx) and all(_unconditional(call.ctx) for _, call in leading):

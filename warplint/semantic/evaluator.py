@@ -448,6 +448,8 @@ class Evaluator:
         for assignment in bindings:
             if assignment.augmented:
                 results.append(ValueSet.of(Varies(f"`{name}` is updated in place")))
+            elif (made := self._kernel_made_by(file, scope, name, assignment)) is not None:
+                results.append(made)
             else:
                 results.append(self.values(file, assignment.value, scope, site, depth))
         filled = self._filled_dict(file, scope, name, results, site, depth)
@@ -636,6 +638,8 @@ class Evaluator:
         for assignment in self.bindings.name_assignments(owner, "", name):
             if assignment.augmented:
                 results.append(ValueSet.of(Varies(f"`{name}` is updated in place")))
+            elif (made := self._kernel_made_by(owner, "", name, assignment)) is not None:
+                results.append(made)
             else:
                 results.append(self.values(owner, assignment.value, "", None, depth))
         if results:
@@ -1084,6 +1088,17 @@ class Evaluator:
             if made is not None:
                 return made
         return ValueSet.of(Unknown(f"the result of {value.ref}()"))
+
+    def _kernel_made_by(self, file: FileModel, scope: str, name: str, assignment: Assignment) -> ValueSet | None:
+        """``name = wp.kernel(f, ...)``: the kernel object that statement makes. Each call makes its own (two
+        calls of one function are two objects, and a generic kernel's instances live on its object)."""
+        if assignment.value.kind != "call":
+            return None
+        for index, kernel in enumerate(self.kernels_of(file)):
+            if (kernel.ctx.scope == scope and kernel.form != "decorator" and kernel.target is not None
+                    and kernel.ctx.order == assignment.ctx.order and name in kernel.assigned_to):
+                return ValueSet.of(KernelRef(file.path, index, f"wp.kernel({kernel.target.text})"))
+        return None
 
     def _kernel_made(self, file: FileModel, function: Value, scope: str) -> ValueSet | None:
         """The kernel ``wp.kernel(function, ...)`` (or ``wp.kernel(...)(function)``) written in ``scope`` makes."""

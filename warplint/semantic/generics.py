@@ -346,34 +346,71 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
 
 @dataclass(frozen=True)
 class Remade:
-    """Two launches of a generic kernel, each of a new kernel object (``remade_with_new_types``)."""
+    """A launch of a generic kernel on a new kernel object, after a launch of an object of the same kernel with
+    other argument types (``remade_with_new_types``)."""
 
-    first: Launch  # loads the module with its object's one instance
-    again: Launch  # later in the same function: a new object, launched with another signature
+    first: Launch  # loads the module with its object's instance
+    again: Launch  # later: a new object, launched with another signature
 
 
 def remade_with_new_types(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> Remade | None:
-    """A generic kernel whose launches each make a new kernel object (``made_unbound``: ``Model(c).kernel``,
-    ``Solver(c).kernel()`` of a per-instance memo, ``make()``), one with one argument signature and a later
-    one in the same function with another. Instances live on the kernel object (warp-facts §6), so the later
-    object joins the module loaded by the first with a new instance, whatever ``wp.overload`` registered on
-    objects made before: the module builds again."""
+    """A launch of the generic ``kernel`` on an object new there, with one argument signature, that runs after
+    a launch of an object of the same kernel with another. The object is new when the launch expression makes
+    it (``made_unbound``: ``Model(c).kernel``, ``Solver(c).kernel()`` of a per-instance memo, ``make()``, also
+    passed through wrappers), or when it is one of several objects made of one function (``wp.kernel(f)``
+    called again). Instances live on the kernel object (warp-facts §6), so the new object joins the module the
+    earlier launch loaded with a new instance, whatever ``wp.overload`` registered on other objects: the module
+    builds again. Not when a launch before it, in its function, used its signature (an object kept there may
+    hold that instance already)."""
     if not kernel.generic:
         return None
 
     def compute() -> Remade | None:
-        remade = [(launch, _signature(facts, launch)) for launch in facts.all_launches() if launch.kernel is kernel
-                  and made_unbound(facts, launch.kernel_file, kernel, launch.call.bound("kernel"))]
-        for first, types in remade:
-            for again, other in remade:
-                if (first.file is again.file and first.call.ctx.scope == again.call.ctx.scope
-                        and first.call.ctx.runs_before(again.call.ctx.order)
-                        and not exclusive_branches(first.call.ctx, again.call.ctx)
-                        and types is not None and other is not None and types != other):
-                    return Remade(first, again)
+        key = kernel_key(file, kernel)
+        family = [(launch, _signature(facts, launch)) for launch in facts.all_launches()
+                  if kernel_key(launch.kernel_file, launch.kernel) == key]
+        remade = _several_objects(facts, file, kernel)
+        for again, other in family:
+            if (again.kernel is not kernel or other is None
+                    or not (remade or made_unbound(facts, file, kernel, _launched_expression(facts, again)))):
+                continue
+            where, call = again.origin
+            if any(types == other and launch.origin[0] is where and launch.origin[1].ctx.scope == call.ctx.scope
+                   and launch.origin[1].ctx.runs_before(call.ctx.order, call.ctx.item) for launch, types in family):
+                continue
+            earlier = launched_before(facts, where, call, again.module, lambda k: k == key)
+            if earlier is None or earlier.peer is not None:
+                continue  # a library peer: its users may call them in either order
+            before = [(launch, types) for launch, types in family
+                      if launch.call is earlier.call or launch.origin[1] is earlier.call]
+            if before and all(types is not None and types != other for _, types in before):
+                return Remade(before[0][0], again)
         return None
 
     return facts.cached(("remade with new types", id(kernel)), compute)
+
+
+def _several_objects(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> bool:
+    """``kernel`` is made by ``wp.kernel(f)`` of a function another ``wp.kernel(f)`` makes an object of too."""
+    evaluator = facts.evaluator
+    module = facts.kernel_module(file, kernel)
+    return module is not None and any(k is not kernel and evaluator.same_key(f, k, file, kernel)
+                                      for f, k in facts.kernels_of_module(module))
+
+
+def _launched_expression(facts: IdentityFacts, launch: Launch) -> Value | None:
+    """The expression a launch's kernel comes from: its ``kernel`` argument, or, for a launch expanded at the calls
+    of its wrappers, what those calls pass for the parameter it reads."""
+    value = launch.call.bound("kernel")
+    site = launch.site
+    while value is not None and site is not None and value.kind == "name" and value.local:
+        found = facts.bindings.function(site.function)
+        if found is None or not any(p.name == value.text for p in found[1].params):
+            break
+        bound = facts.evaluator.bind(found[1], value.text, site)
+        value = bound if isinstance(bound, Value) else None
+        site = site.parent
+    return value
 
 
 def _signature(facts: IdentityFacts, launch: Launch) -> tuple[str, ...] | None:

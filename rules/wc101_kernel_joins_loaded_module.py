@@ -196,12 +196,14 @@ class KernelJoinsLoadedModule(Rule):
             remade = project.remade_with_new_types(file, kernel) if module is not None else None
             if module is not None and remade is not None:
                 # a generic kernel made anew at each launch: the later object, with another type, is new content
-                again = remade.again.call
-                related = (Related(remade.again.file.path, again.span, f"`{kernel.name}` made again here, launched "
-                                                                      "with other argument types"),)
-                where = f"`{again.ctx.scope.rpartition('.')[2]}()`" if again.ctx.scope else f"module `{file.module}`"
-                joined.append(_Joining(kernel, module, evidence=(where, remade.first.call, remade.first.file,
-                                                                 related)))
+                # at the calls that launch them: a wrapper's launch is the one its caller makes
+                again_file, again = remade.again.origin
+                first_file, first = remade.first.origin
+                related = (Related(again_file.path, again.span, f"`{kernel.name}` made again here, launched "
+                                                                "with other argument types"),)
+                where = (f"`{again.ctx.scope.rpartition('.')[2]}()`" if again.ctx.scope
+                         else f"module `{again_file.module}`")
+                joined.append(_Joining(kernel, module, evidence=(where, first, first_file, related)))
                 continue
             if not scope or project.remade_kernel(file, kernel) is not None:
                 continue  # made at import; or identical content made again, which builds nothing new

@@ -314,7 +314,7 @@ def _ordered(facts: IdentityFacts, where: FileModel, call: Call, file: FileModel
     scope = call.ctx.scope
 
     def ordered(other: Context) -> bool:
-        return other.runs_before(call.ctx.order) if after else call.ctx.runs_before(other.order)
+        return other.precedes(call.ctx) if after else call.ctx.precedes(other)
 
     if where is file and scope == kernel.ctx.scope and ordered(kernel.ctx):
         return True

@@ -244,7 +244,7 @@ class Evaluator:
             if earlier.ctx.conditions or earlier.ctx.in_loop or earlier.ctx.try_index is not None:
                 continue
             at_import = not earlier.ctx.scope and not earlier.ctx.in_main_guard and kernel.ctx.scope != ""
-            if at_import or (earlier.ctx.scope == kernel.ctx.scope and earlier.ctx.runs_before(kernel.ctx.order)):
+            if at_import or (earlier.ctx.scope == kernel.ctx.scope and earlier.ctx.precedes(kernel.ctx)):
                 return earlier
         return None
 

@@ -400,7 +400,7 @@ class KernelJoinsLoadedModule(Rule):
                                  for name in kernel.captured):
             return False
         return any(other is not kernel and other.ctx.scope == kernel.ctx.scope and other.name == kernel.name
-                   and other.ctx.runs_before(kernel.ctx.order)
+                   and other.ctx.precedes(kernel.ctx)
                    and contents.get((other.span.line, other.span.col)) == digest for other in file.kernels)
 
     @staticmethod
@@ -421,7 +421,7 @@ class KernelJoinsLoadedModule(Rule):
         scope = kernel.ctx.scope
         # In the defining function itself, before the definition.
         for _order, launched, call in project.launch_timeline(file, scope):
-            if (call.ctx.runs_before(kernel.ctx.order) and launched in (module, "*")
+            if (call.ctx.precedes(kernel.ctx) and launched in (module, "*")
                     and not project.preload_unused(file, call, module)):
                 return f"`{scope}()`", call, file, ()
         # A test the runner runs earlier in the same process (tests have no static caller).
@@ -454,7 +454,7 @@ class KernelJoinsLoadedModule(Rule):
             if target is None:
                 continue
             for launch in project.calls_in(caller_file, scope):
-                if not (is_warp(launch.callee, *LAUNCH_CALLS) and launch.ctx.runs_before(call.ctx.order)):
+                if not (is_warp(launch.callee, *LAUNCH_CALLS) and launch.ctx.precedes(call.ctx)):
                     continue
                 made = _made_by(project, caller_file, scope, launch.bound("kernel"))
                 if made is None:

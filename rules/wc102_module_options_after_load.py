@@ -46,7 +46,9 @@ class ModuleOptionsAfterLoad(Rule):
 
     ## Limits
     Re-setting the values set before (or the module defaults, followed through
-    helpers and constants) is not reported: the hash does not move. A write into a
+    helpers and constants) is not reported: the hash does not move. A value the
+    program gives one literal and otherwise leaves to its run (`int(os.environ.get("N",
+    "16"))`) counts as that literal. A write into a
     loaded module's live options dict (`options[...]`, `.options.update`) is
     reported only when something registers into the module before its next launch
     (a `set_module_options()`, a kernel made again): otherwise Warp keeps the cached
@@ -204,7 +206,7 @@ class ModuleOptionsAfterLoad(Rule):
         for key, item in change.options.items:
             if not (isinstance(key, Value) and key.kind == "const" and isinstance(key.const, str)):
                 return None
-            known, value = project.constant(owner, item, change.ctx.scope)
+            known, value = project.values(owner, item, change.ctx.scope).own_constant()
             if not known:
                 return None
             values[key.const] = value

@@ -131,12 +131,12 @@ def test_committed_truth_is_what_warp_does(sample, tmp_path):
 def test_weak_axis_values_need_a_written_reason(sample, sample_findings, tmp_path, capsys):
     """Issue 26: an axis value below 80 % recall or precision is shown with its reason from the reasons file, or
     as NO REASON, and `--check` fails then. The CI sample's own score decides which values are weak."""
-    from benchmarks.oracle.report import load_reasons, reason_table, unexplained, weak_axis_values
+    from benchmarks.oracle.report import Reasons, load_reasons, reason_table, unexplained, weak_axis_values
     from benchmarks.oracle.run import check_reasons
 
     programs, truths, _ = sample
     res = score_all(programs, truths, sample_findings)
-    weak = weak_axis_values(res, {})
+    weak = weak_axis_values(res, Reasons())
     assert weak, "the CI sample has no axis value below 80 %: the mechanism is not exercised"
     assert all(w["score"] < 0.80 for w in weak)
 
@@ -160,6 +160,21 @@ def test_weak_axis_values_need_a_written_reason(sample, sample_findings, tmp_pat
     assert check_reasons(res, path) == 1
     assert f"{left_out['axis']}={left_out['value']} {left_out['metric']}" in capsys.readouterr().out
     assert check_reasons(res, write(weak)) == 0
+
+    # a [[mechanism]] reason explains every weak value where only that mechanism falls short, and no other
+    mechanisms = [s.split(" ", 1)[0] for s in left_out["short"]]
+    assert mechanisms, left_out
+    by_mechanism = tmp_path / "by_mechanism.toml"
+    by_mechanism.write_text("".join(f'[[mechanism]]\nmechanism = "{m}"\nmetric = "{left_out["metric"]}"\n'
+                                    f'reason = "{m} falls short"\n\n' for m in mechanisms))
+    composed = {(w["axis"], w["value"], w["metric"]): w["reason"]
+                for w in weak_axis_values(res, load_reasons(str(by_mechanism)))}
+    assert composed[(left_out["axis"], left_out["value"], left_out["metric"])] == {
+        "mechanism": ", ".join(mechanisms), "reason": " ".join(f"{m}: {m} falls short" for m in mechanisms)}
+    for w in weak:
+        covered = w["metric"] == left_out["metric"] and w["short"] and {s.split(" ", 1)[0] for s in w["short"]} \
+            <= set(mechanisms)
+        assert (composed[(w["axis"], w["value"], w["metric"])] is not None) == bool(covered), w
 
     (tmp_path / "bad.toml").write_text('[[reason]]\naxis = "creation"\nvalue = "closure"\nmetric = "recall"\n')
     with pytest.raises(ValueError, match="needs axis, value, metric"):

@@ -838,3 +838,25 @@ def test_sources_of_star_args_are_the_extra_arguments_of_each_call(tmp_path):
     (bound,) = project.layer.bindings.name_assignments(file, "stage", "extra")
     found = [([i.text for i in s.value.items], s.complete) for s in project.sources(file, bound.value, "stage")]
     assert found == [(["wp.float64", "2"], True), ([], True), ([], False)]
+
+
+def test_builtin_of_partly_known_values_keeps_the_known_results(tmp_path):
+    # int() of "a run-time string or the default" is the default's number or a run-time number, not all unknown;
+    # the environment is one string for the whole process (unknown, not varying), read with [] or .get()
+    project = project_of(tmp_path, {
+        "m.py": (
+            "import os\nfrom os import environ\nimport warp as wp\n"
+            "def f():\n"
+            "    a = int(os.environ.get('N', '16'))\n    b = environ['N']\n    c = max(int(environ['N']), 4)\n"
+        ),
+    })
+    file = _file(project, "m.py")
+
+    def values(name):
+        (bound,) = project.layer.bindings.name_assignments(file, "f", name)
+        return project.values(file, bound.value, "f")
+
+    assert values("a").constants() == [16] and not values("a").varies
+    assert values("a").own_constant() == (True, 16)
+    assert all(isinstance(v, Unknown) for v in values("b"))
+    assert values("c").constants() == [] and values("c").own_constant() == (False, None)

@@ -245,6 +245,10 @@ class Context(Compact):
         the ``item``-th function of a sequence the statement calls in turn, when it makes such calls)."""
         return (self.order, self.item) < (order, item) and (self.exit_branch is None or order <= self.exit_branch.end)
 
+    def precedes(self, other: Context) -> bool:
+        """``runs_before`` the statement of ``other`` (its call of a sequence's function in turn included)."""
+        return self.runs_before(other.order, other.item)
+
 
 BoundMethod = Callable[["Call", str], "Value | None"]
 

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import sys
+from dataclasses import dataclass, field
 from typing import Any
 
 if sys.version_info >= (3, 11):
@@ -162,27 +163,52 @@ def axis_tables(res: dict[str, Any]) -> list[str]:
 # -- reasons for weak axis values ---------------------------------------------------------------------
 
 
-Reasons = dict[tuple[str, str, str], dict[str, str]]  # (axis, value, metric) -> the entry
+@dataclass
+class Reasons:
+    """The written reasons: ``[[reason]]`` tables for one axis value (axis, value, metric, mechanism, reason) and
+    ``[[mechanism]]`` tables (mechanism, metric, reason) that say once why a mechanism falls short wherever it
+    does; an axis value without its own reason is explained by those of every mechanism short there."""
+
+    per_axis: dict[tuple[str, str, str], dict[str, str]] = field(default_factory=dict)
+    per_mechanism: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def for_value(self, axis: str, value: str, metric: str, short: list[str]) -> dict[str, str] | None:
+        own = self.per_axis.get((axis, value, metric))
+        if own is not None:
+            return own
+        mechanisms = [s.split(" ", 1)[0] for s in short]
+        if not mechanisms or any((m, metric) not in self.per_mechanism for m in mechanisms):
+            return None
+        return {"mechanism": ", ".join(mechanisms),
+                "reason": " ".join(f"{m}: {self.per_mechanism[(m, metric)]}" for m in mechanisms)}
 
 
 def load_reasons(path: str = REASONS) -> Reasons:
-    """The written reasons (``[[reason]]`` tables: axis, value, metric, mechanism, reason), keyed by
-    (axis, value, metric). A malformed entry is an error, not a silent gap."""
+    """The written reasons of ``path`` (see ``Reasons``). A malformed entry is an error, not a silent gap."""
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
     except FileNotFoundError:
-        return {}
-    found: Reasons = {}
+        return Reasons()
+    found = Reasons()
     for i, entry in enumerate(data.get("reason", [])):
         missing = [k for k in ("axis", "value", "metric", "mechanism", "reason") if not str(entry.get(k, "")).strip()]
         if missing or entry["metric"] not in METRICS:
             raise ValueError(f"{path}: reason #{i + 1} needs axis, value, metric (recall or precision), mechanism "
                              f"and reason (missing or wrong: {', '.join(missing) or 'metric'})")
         key = (str(entry["axis"]), str(entry["value"]), str(entry["metric"]))
-        if key in found:
+        if key in found.per_axis:
             raise ValueError(f"{path}: two reasons for {key[0]}={key[1]} {key[2]}")
-        found[key] = {k: str(v) for k, v in entry.items()}
+        found.per_axis[key] = {k: str(v) for k, v in entry.items()}
+    for i, entry in enumerate(data.get("mechanism", [])):
+        missing = [k for k in ("mechanism", "metric", "reason") if not str(entry.get(k, "")).strip()]
+        if missing or entry["metric"] not in METRICS or entry["mechanism"] not in MECHANISMS:
+            raise ValueError(f"{path}: mechanism #{i + 1} needs mechanism (one of {', '.join(MECHANISMS)}), metric "
+                             f"(recall or precision) and reason (missing or wrong: {', '.join(missing) or 'value'})")
+        mkey = (str(entry["mechanism"]), str(entry["metric"]))
+        if mkey in found.per_mechanism:
+            raise ValueError(f"{path}: two reasons for {mkey[0]} {mkey[1]}")
+        found.per_mechanism[mkey] = str(entry["reason"])
     return found
 
 
@@ -203,9 +229,8 @@ def weak_axis_values(res: dict[str, Any], reasons: Reasons, threshold: float = W
                     short.append(f"{m} {c['found']}/{c['truth']}")
                 elif c and metric == "precision" and c.get("findings") and c.get("right", 0) < c["findings"]:
                     short.append(f"{m} {c['right']}/{c['findings']}")
-            entry = reasons.get((axis, value, metric))
             out.append({"axis": axis, "value": value, "metric": metric, "score": score, "short": short,
-                        "reason": entry})
+                        "reason": reasons.for_value(axis, value, metric, short)})
     return out
 
 

@@ -262,7 +262,7 @@ def _identical_made(facts: IdentityFacts, file: FileModel, kernel: Kernel, modul
             continue
         if not evaluator.same_content(f, k, file, kernel):
             return []
-        if f is file and k.ctx.scope == kernel.ctx.scope and kernel.ctx.runs_before(k.ctx.order):
+        if f is file and k.ctx.scope == kernel.ctx.scope and kernel.ctx.precedes(k.ctx):
             continue  # made after it: what loads it there cannot have held the content before it was made
         leading = [(cf, call) for cf, call, _ in facts.caller_scopes(facts.bindings.fqname(f, k.ctx.scope))
                    ] if k.ctx.scope else []
@@ -316,7 +316,7 @@ def _ordered(facts: IdentityFacts, where: FileModel, call: Call, file: FileModel
     scope = call.ctx.scope
 
     def ordered(other: Context) -> bool:
-        return other.runs_before(call.ctx.order) if after else call.ctx.runs_before(other.order)
+        return other.precedes(call.ctx) if after else call.ctx.precedes(other)
 
     if where is file and scope == kernel.ctx.scope and ordered(kernel.ctx):
         return True

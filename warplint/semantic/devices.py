@@ -175,7 +175,7 @@ def _default_devices(layer: Layer, file: FileModel, ctx: Context, depth: int) ->
                 if device is not None and layer.evaluator.constant(file, device, block.ctx.scope) != (True, None):
                     return value_devices(layer, file, device, block.ctx, None, depth + 1)
     for call in reversed(layer.bindings.calls_in(file, ctx.scope)):
-        if (is_warp(call.callee, "set_device") and call.ctx.runs_before(ctx.order) and not call.ctx.conditions
+        if (is_warp(call.callee, "set_device") and call.ctx.precedes(ctx) and not call.ctx.conditions
                 and call.args):
             return value_devices(layer, file, call.args[0], call.ctx, None, depth + 1)
     if ctx.scope and depth < MAX_CALLER_LEVELS:

@@ -244,7 +244,7 @@ class Evaluator:
             if earlier.ctx.conditions or earlier.ctx.in_loop or earlier.ctx.try_index is not None:
                 continue
             at_import = not earlier.ctx.scope and not earlier.ctx.in_main_guard and kernel.ctx.scope != ""
-            if at_import or (earlier.ctx.scope == kernel.ctx.scope and earlier.ctx.runs_before(kernel.ctx.order)):
+            if at_import or (earlier.ctx.scope == kernel.ctx.scope and earlier.ctx.precedes(kernel.ctx)):
                 return earlier
         return None
 
@@ -1118,14 +1118,18 @@ class Evaluator:
             return ValueSet.of(Varies("len() of a run-time object"))
         if ref == "range":
             return ValueSet.of(Unknown("a range"))
-        if not args or any(not s.known for s in args):
-            if any(s.varies for s in args):
-                return ValueSet.of(Varies(f"{ref}() of a run-time value"))
+        if not args:
             return ValueSet.of(Unknown(f"{ref}() of an unknown value"))
         functions: dict[str, Callable] = {"int": int, "float": float, "min": min, "max": max, "round": round,
                                           "abs": abs}
         function = functions[ref or ""]
         results: set[AbstractValue] = set()
+        # member by member: the literals an argument can be still give their results beside what is not known
+        # (`int(os.environ.get("N", "16"))` is 16 or a run-time number), so partial knowledge stays evidence
+        if any(s.varies for s in args):
+            results.add(Varies(f"{ref}() of a run-time value"))
+        elif any(not s.known for s in args):
+            results.add(Unknown(f"{ref}() of an unknown value"))
         for combination in _product(args):
             try:
                 results.add(Const(function(*combination)))
@@ -1171,8 +1175,8 @@ class Evaluator:
                    missing: ValueSet | None = None) -> ValueSet:
         """``base[key]``; ``missing`` is what a key no item has gives (``dict.get``'s default), else Unknown."""
         assert value.base is not None
-        if value.base.kind in ("name", "attr") and value.base.text in ("os.environ", "environ"):
-            return ValueSet.of(Varies("read from the environment"))
+        if value.base.ref == "os.environ":  # one string for the whole process (as `os.environ.get`): unknown
+            return ValueSet.of(Unknown("read from the environment"))
         base = self.values(file, value.base, scope, site, depth)
         keys = self.values(file, value.key, scope, site, depth) if value.key is not None else _UNKNOWN
         results: list[ValueSet] = []

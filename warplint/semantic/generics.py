@@ -310,7 +310,7 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
                 and not (event.kernel is None and preload_unused(facts, f, event.call, module)))
 
     for event in kernel_timeline(facts, file, scope):
-        if (event.call is not call and event.call.ctx.runs_before(call.ctx.order, call.ctx.item)
+        if (event.call is not call and event.call.ctx.precedes(call.ctx)
                 and not exclusive_branches(event.call.ctx, call.ctx) and matches(file, event)):
             return Earlier(file, event.call, event.module, event.kernel)
     if not scope:
@@ -326,7 +326,7 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
                 return Earlier(file, event.call, event.module, event.kernel)
     for caller_file, caller, _level in facts.caller_scopes(facts.bindings.fqname(file, scope)):
         for event in kernel_timeline(facts, caller_file, caller.ctx.scope):
-            if (event.call is not caller and event.call.ctx.runs_before(caller.ctx.order, caller.ctx.item)
+            if (event.call is not caller and event.call.ctx.precedes(caller.ctx)
                     and not exclusive_branches(event.call.ctx, caller.ctx) and matches(caller_file, event)):
                 return Earlier(caller_file, event.call, event.module, event.kernel, through=((caller_file, caller),))
         if caller.ctx.scope:  # a helper called by a test: the tests the runner runs before that one
@@ -376,7 +376,7 @@ def remade_with_new_types(facts: IdentityFacts, file: FileModel, kernel: Kernel)
                 continue
             where, call = again.origin
             if any(types == other and launch.origin[0] is where and launch.origin[1].ctx.scope == call.ctx.scope
-                   and launch.origin[1].ctx.runs_before(call.ctx.order, call.ctx.item) for launch, types in family):
+                   and launch.origin[1].ctx.precedes(call.ctx) for launch, types in family):
                 continue
             earlier = launched_before(facts, where, call, again.module, lambda k: k == key)
             if earlier is None or earlier.peer is not None:

@@ -127,7 +127,7 @@ class IdentityFacts(Layer):
             # a loop repeats the call after a launch of its scope; an import-time one that launches nothing
             # (`for n in ns: K[n] = make(n)`) runs whole before them
             if (call.ctx.in_loop and (call.ctx.scope or timeline)) or any(
-                    launch.ctx.runs_before(call.ctx.order) for _, _, launch in timeline):
+                    launch.ctx.precedes(call.ctx) for _, _, launch in timeline):
                 return False
             receiver = call.receiver  # `App().run()`: the instance is made, its __init__ run, before the method
             if receiver is not None and receiver.kind == "call" and receiver.ref and self.modules_launched_by(
@@ -264,7 +264,7 @@ class IdentityFacts(Layer):
             if other is call:
                 continue
             earlier = ((other_file is file and other.ctx.scope == before.ctx.scope
-                        and other.ctx.runs_before(before.ctx.order))
+                        and other.ctx.precedes(before.ctx))
                        or (not other.ctx.scope and not other.ctx.in_main_guard and not other.ctx.conditions))
             if earlier and self._literal_arguments(other_file, other) == key:
                 return True
@@ -335,7 +335,7 @@ class IdentityFacts(Layer):
         """(module, call) for each launch or load that runs before ``call``: earlier in its scope
         (``launch_timeline``), or in its own statement, by the call that makes what it is called on, which Python
         evaluates first (``App().run()``: ``App()`` runs ``__init__``; ``make(c)()``: ``make`` runs)."""
-        found = [(m, c) for _, m, c in self.launch_timeline(file, call.ctx.scope) if c.ctx.runs_before(call.ctx.order)]
+        found = [(m, c) for _, m, c in self.launch_timeline(file, call.ctx.scope) if c.ctx.precedes(call.ctx)]
         receiver = call.receiver
         if receiver is not None and receiver.kind == "call" and receiver.ref:
             inner = next((c for c in self.bindings.calls_in(file, call.ctx.scope)
@@ -353,7 +353,7 @@ class IdentityFacts(Layer):
         if earlier.ctx.scope != scope or earlier.ctx.order >= later.ctx.order:
             return False
         return any(earlier.ctx.order < order < later.ctx.order and m in (module, "*")
-                   and call.ctx.runs_before(later.ctx.order) for order, m, call in self.launch_timeline(file, scope))
+                   and call.ctx.precedes(later.ctx) for order, m, call in self.launch_timeline(file, scope))
 
     def _launch_timeline(self, file: FileModel, scope: str) -> list[tuple[int, str, Call]]:
         direct = {id(ln.call): ln.module for ln in self.launches(file) if ln.call.ctx.scope == scope}

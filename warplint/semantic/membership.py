@@ -107,7 +107,7 @@ def created_before_loads(facts: IdentityFacts, file: FileModel, kernel: Kernel) 
     """The kernel is created before anything is launched or loaded: at import (a module-level definition),
     or in a function every call of which runs before any launch or load (``runs_before_launches``)."""
     scope = kernel.ctx.scope
-    if any(call.ctx.runs_before(kernel.ctx.order) for _, _, call in facts.launch_timeline(file, scope)):
+    if any(call.ctx.precedes(kernel.ctx) for _, _, call in facts.launch_timeline(file, scope)):
         return False  # something launched or loaded earlier in the scope that creates it
     return not scope or facts.runs_before_launches(facts.bindings.fqname(file, scope))
 

@@ -211,6 +211,15 @@ class ValueSet:
                 return True, only.value
         return False, None
 
+    def own_constant(self) -> tuple[bool, object]:
+        """(True, literal) when the program itself gives the expression one literal and what else it can be is
+        decided outside the program, once per process (the environment, a caller outside the project:
+        ``Unknown``, not ``Varies``): ``int(os.environ.get("N", "16"))`` is 16 unless the run says otherwise."""
+        constants = {v for v in self.items if isinstance(v, Const)}
+        if len(constants) == 1 and all(isinstance(v, (Const, Unknown)) for v in self.items):
+            return True, constants.pop().value
+        return False, None
+
     def kernels(self) -> list[KernelRef]:
         return sorted((v for v in self.items if isinstance(v, KernelRef)), key=lambda k: (k.path, k.index))
 

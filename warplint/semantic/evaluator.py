@@ -194,31 +194,25 @@ class Evaluator:
         caller, and so on outwards (MAX_SITE_CHAIN calls in all). Empty when ``fn`` has no calls in the project
         or more than MAX_SITES.
 
-        ``product``: the values the product itself gives them (the variants it builds): a product file's function
-        is judged by the product's calls, not its tests', and a call inside a library's public function is also
-        kept with that function's parameters unbound (its users call it with arguments of their own, whatever the
-        project's calls pass)."""
+        ``product``: the values the product itself gives them (the variants it builds): ``fn`` of a product file is
+        judged by the product's calls, not by its tests' direct calls (which pick arguments of their own), and a
+        call inside a library's public function is also kept with that function's parameters unbound (its users
+        call it with arguments of their own, whatever the project's calls pass)."""
         names = _parameters_read(fn, values)
         fq = self.bindings.fqname(file, fn.qualname)
-        sites = self._deciding_calls(file, fq, product) if names else []
+        sites = self.bindings.call_sites(fq) if names else []
+        if product and not is_test_file(file):
+            sites = [(f, c) for f, c in sites if not is_test_file(f)]
         if len(sites) > MAX_SITES:
             return []
         return [chain for cf, call in sites for chain in self._deciding_outwards(
             self.site(cf, call.ctx.scope, call, fq, None), fn, names, product)]
 
-    def _deciding_calls(self, file: FileModel, fqname: str, product: bool) -> list[tuple[FileModel, Call]]:
-        """The calls of the function ``fqname`` of ``file``, without the tests' for a product file's function when
-        ``product``."""
-        sites = self.bindings.call_sites(fqname)
-        if not product or is_test_file(file):
-            return sites
-        return [(f, c) for f, c in sites if not is_test_file(f)]
-
     def _deciding_outwards(self, site: Site, fn: Function, names: set[str], product: bool, level: int = 1
                            ) -> list[Site]:
         """``site`` (a call of ``fn`` whose caller is unbound), or that call under each call of its caller when
-        the arguments it passes for ``names`` read the caller's parameters (for the ``product``, and unbound too
-        when the caller is a library's public function)."""
+        the arguments it passes for ``names`` read the caller's parameters (for the ``product``, unbound too when
+        the caller is a library's public function)."""
         caller = site.file.functions.get(site.scope)
         if level >= MAX_SITE_CHAIN or caller is None or site.call is None:
             return [site]
@@ -230,7 +224,7 @@ class Evaluator:
                 passed.append(argument)
         read = _parameters_read(caller, passed)
         fq = self.bindings.fqname(site.file, caller.qualname)
-        sites = self._deciding_calls(site.file, fq, product) if read else []
+        sites = self.bindings.call_sites(fq) if read else []
         if not sites or len(sites) > MAX_SITES:
             return [site]
         outer = [self.site(site.file, site.scope, site.call, site.function, outer)

@@ -132,6 +132,46 @@ def test_parameters_are_bound_per_call_site(tmp_path):
     assert origins == [8, 9, 10]  # each at the call of the wrapper
 
 
+def test_a_method_binds_its_first_parameter_as_python_does(tmp_path):
+    # what a call fills first depends on how the function is read, not on the parameter's name: a method read off an
+    # instance gets the instance (`this`), read off the class it is a plain function (`Runner.explicit(r, ...)`
+    # passes the instance itself), a classmethod gets the class either way, a staticmethod nothing
+    project = project_of(tmp_path, {"app.py": (
+        "import warp as wp\nfrom builtins import staticmethod as static_method\n"
+        "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+        "class Runner:\n"
+        "    def __init__(this, threads):\n        this.threads = threads\n"
+        "    def run(this, a, threads):\n        wp.launch(k, dim=1, inputs=[a], block_dim=threads)\n"
+        "    def run_own(this, a):\n        wp.launch(k, dim=1, inputs=[a], block_dim=this.threads)\n"
+        "    def explicit(self, a, threads):\n        wp.launch(k, dim=1, inputs=[a], block_dim=threads)\n"
+        "    @static_method\n    def static(a, threads):\n        wp.launch(k, dim=1, inputs=[a], block_dim=threads)\n"
+        "    @classmethod\n    def of_class(klass, a, threads):\n"
+        "        wp.launch(k, dim=1, inputs=[a], block_dim=threads)\n"
+        "def main(a):\n"
+        "    r = Runner(512)\n    r.run(a, 32)\n    Runner.explicit(r, a, 64)\n    Runner.static(a, 128)\n"
+        "    Runner.of_class(a, 256)\n    r.of_class(a, 16)\n    r.run_own(a)\n"
+    )})
+    sizes = sorted((launch.call.ctx.scope, launch.block_dims.single_constant()[1]) for launch in project.all_launches())
+    assert sizes == [("Runner.explicit", 64), ("Runner.of_class", 16), ("Runner.of_class", 256), ("Runner.run", 32),
+                     ("Runner.run_own", 512), ("Runner.static", 128)]
+
+
+def test_a_launch_behind_wrappers_is_one_launch_per_outermost_call(tmp_path):
+    # three wrapper levels each passing their own `threads` on: one launch per call of the outermost wrapper,
+    # with the size that call passes (not one per call site per level, nor cut at the second level)
+    project = project_of(tmp_path, {"app.py": (
+        "import warp as wp\n"
+        "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+        "def _launch(a, threads):\n    wp.launch(k, dim=1, inputs=[a], block_dim=threads)\n"
+        "def _level2(a, threads):\n    _launch(a, threads)\n"
+        "def _level3(a, threads):\n    _level2(a, threads)\n"
+        "def main(a):\n    _level3(a, 32)\n    _level3(a, 64)\n    _level3(a, 128)\n"
+    )})
+    launches = project.all_launches()
+    assert sorted((ln.block_dims.single_constant()[1], ln.origin[1].span.line) for ln in launches) == [
+        (32, 12), (64, 13), (128, 14)]
+
+
 def test_an_item_of_star_args_is_what_each_call_passes_there(tmp_path):
     project = project_of(tmp_path, {
         "m.py": (

@@ -184,13 +184,30 @@ class Extractor(cst.CSTVisitor):
                 fn = frame.function
                 if head in frame.defs:
                     return f"{self.model.module}.{fn.qualname}.{dotted}", False
-                if head in ("self", "cls") and fn.class_name and rest:
+                if rest and head == fn.bound_parameter:  # the instance or class a method runs on
                     return f"{self.model.module}.{fn.class_name}.{rest}", False
                 if head in fn.locals or any(p.name == head for p in fn.params):
                     return dotted, True
         if head in self.model.toplevel:
             return f"{self.model.module}.{dotted}", False
         return dotted, False
+
+    def _read_off(self, dotted: str) -> str:
+        """What a dotted name is an attribute of, as ``Call.read_off``: "instance" / "class" when its head is the
+        instance or class the enclosing method runs on (``Function.binds``), else ""."""
+        head, _, rest = dotted.partition(".")
+        for frame in reversed(self.frames):
+            if not rest or head in frame.imports:
+                return ""
+            fn = frame.function
+            if fn is not None:
+                if head in frame.defs:
+                    return ""
+                if head == fn.bound_parameter:
+                    return fn.binds
+                if head in fn.locals or any(p.name == head for p in fn.params):
+                    return ""
+        return ""
 
     def ctx(self) -> Context:
         ff = self._function_frame()
@@ -1052,10 +1069,10 @@ class Extractor(cst.CSTVisitor):
             callee = self.resolve(dotted)[0] if dotted else "warp.kernel"
         if callee in _BUILTINS:
             return  # print(), len(), ...: never a project function, never Warp
-        self._record_call(node, callee, list(node.args), receiver, inner_kernel_call)
+        self._record_call(node, callee, list(node.args), receiver, inner_kernel_call, self._read_off(dotted or ""))
 
     def _record_call(self, node: cst.Call, callee: str, arguments: list[cst.Arg], receiver: Value | None,
-                     inner_kernel_call: cst.Call | None = None) -> None:
+                     inner_kernel_call: cst.Call | None = None, read_off: str = "") -> None:
         args, kwargs = self._args(arguments, 1)
         in_order = iter(args)
         for arg in arguments:
@@ -1071,7 +1088,7 @@ class Extractor(cst.CSTVisitor):
             kwargs = {**inner_kwargs, **kwargs}
         call = Call(
             callee=callee, span=None, args=args, kwargs=kwargs, ctx=self.ctx(),  # type: ignore[arg-type]
-            has_star_args=any(a.star for a in arguments), receiver=receiver,
+            has_star_args=any(a.star for a in arguments), receiver=receiver, read_off=read_off,
         )
         self._span_of(call, "span", node)
         self.model.calls.append(call)

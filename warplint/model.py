@@ -277,6 +277,9 @@ class Call(Compact):
     assigned_to: tuple[str, ...] = ()  # `x = call()` / `a, b = call()`
     has_star_args: bool = False
     receiver: Value | None = None  # for `f(...).method(...)`: the summarised `f(...)` call
+    # what the callee is read off when the binder knows it: "instance" / "class" for an attribute of the instance
+    # or class a method runs on (`self.m()` in an ordinary method, `cls.m()` in a classmethod), else ""
+    read_off: str = ""
 
     __reduce__ = _reduce_storing
     Stored: ClassVar[type]  # set below: read back from the cache, the arguments and span stay pickled until read
@@ -357,6 +360,28 @@ class Function:
     tile_dtypes: list[str] = field(default_factory=list)
     # precision= of each tile_matmul in the body: the literal, "default" when not given, "" when not literal
     matmul_precisions: list[str] = field(default_factory=list)
+
+    @property
+    def binds(self) -> str:
+        """What Python passes for the first parameter of a function defined in a class body when the function is
+        read off the class or an instance of it: "instance" for an ordinary method (the instance it is read off;
+        read off the class it is a plain function), "class" for a classmethod (the class, read off either),
+        "" for a staticmethod, a Warp body (the decorator makes a Warp object, no Python function) and a function
+        not defined in a class body (nothing), whatever the parameter is named."""
+        if self.class_name is None or self.is_warp or STATICMETHOD in self.decorators:
+            return ""
+        return "class" if CLASSMETHOD in self.decorators else "instance"
+
+    @property
+    def bound_parameter(self) -> str | None:
+        """The named parameter Python fills with the instance or class the function is read off (``binds``)."""
+        return self.params[0].name if self.binds and self.params and not self.params[0].star else None
+
+
+# Python's builtin descriptors that decide what a function read off a class receives first (decorator names as
+# the binder resolves them: ``from builtins import staticmethod as sm`` is the builtin too, names.canonical).
+STATICMETHOD = "staticmethod"
+CLASSMETHOD = "classmethod"
 
 
 @dataclass

@@ -234,7 +234,7 @@ class Bindings:
             if (value.ref and self.canonical_ref(value.ref) == f"{cls}.{name}") or (
                     base is not None and base.kind == "call" and base.ref and self.canonical_ref(base.ref) == cls) or (
                     value.local and not ambiguous):
-                sites.append((file, Call(fqname, statement.span, (), {}, statement.ctx)))
+                sites.append((file, Call(fqname, statement.span, (), {}, statement.ctx, read_off="instance")))
         return sites
 
     def descriptor_reads(self, fqname: str) -> list[tuple[FileModel, Call]]:
@@ -263,9 +263,9 @@ class Bindings:
             for f, statement, read in reads.get(name, ()):
                 base = read.base
                 if base is not None and base.kind == "call" and base.ref and self.canonical_ref(base.ref) == holder:
-                    sites.append((f, Call(fqname, statement.span, (), {obj: base}, statement.ctx)))
+                    sites.append((f, Call(fqname, statement.span, (), {obj: base}, statement.ctx, read_off="instance")))
                 elif read.local or (read.ref and self.canonical_ref(read.ref.rpartition(".")[0]) == holder):
-                    sites.append((f, Call(fqname, statement.span, (), {}, statement.ctx)))
+                    sites.append((f, Call(fqname, statement.span, (), {}, statement.ctx, read_off="instance")))
         return sites
 
     def _descriptor_holder(self, assignment: Assignment, descriptor: str) -> str | None:
@@ -435,15 +435,16 @@ class Bindings:
         before = [a for a in bindings if a.ctx.scope != call.ctx.scope or a.ctx.order < call.ctx.order]
         if not before:
             return None
-        value = max(before, key=lambda a: a.ctx.order).value
+        binding = max(before, key=lambda a: a.ctx.order)
+        value = binding.value
         if value.kind != "element":
-            target = self._function_of(value)
+            target = self._function_of(file, binding.ctx.scope, value)
             return None if target is None else [self._call_of(call, target, call.ctx.item)]
         if not call.ctx.in_loop or value.base is None:
             return None
         items = self._sequence_items(file, call.ctx.scope, value.base)
-        made = [self._call_of(call, target, position)
-                for position, item in enumerate(items or (), 1) if (target := self._function_of(item)) is not None]
+        made = [self._call_of(call, target, position) for position, item in enumerate(items or (), 1)
+                if (target := self._function_of(file, call.ctx.scope, item)) is not None]
         return made or None
 
     def _sequence_items(self, file: FileModel, scope: str, value: Value) -> tuple[Value, ...] | None:
@@ -463,24 +464,28 @@ class Bindings:
             return None
         return tuple(item for item in value.items if isinstance(item, Value))
 
-    def _function_of(self, value: Value) -> tuple[str, tuple[Value, ...], dict[str, Value]] | None:
-        """The project function calling ``value`` calls, with the arguments it passes first: a name of the
-        function, or ``functools.partial(f, *a, **k)`` of one (its ``a`` and ``k``)."""
+    def _function_of(self, file: FileModel, scope: str, value: Value
+                     ) -> tuple[str, tuple[Value, ...], dict[str, Value], str] | None:
+        """The project function calling ``value`` (written in ``scope``) calls, with the arguments it passes
+        first and what it is read off (``Call.read_off``): a name of the function, or ``functools.partial(f, *a,
+        **k)`` of one (its ``a`` and ``k``)."""
         if value.kind == "call" and value.ref == "functools.partial" and value.args:
-            bound = self._function_of(value.args[0])
-            return None if bound is None else (bound[0], (*bound[1], *value.args[1:]), {**bound[2], **value.kwargs})
+            bound = self._function_of(file, scope, value.args[0])
+            return None if bound is None else (bound[0], (*bound[1], *value.args[1:]), {**bound[2], **value.kwargs},
+                                               bound[3])
         if value.kind not in ("name", "attr") or not value.ref or self.is_warp_api(value.ref):
             return None
         found = self.function(value.ref)
-        return None if found is None else (self.fqname(found[0], found[1].qualname), (), {})
+        return None if found is None else (self.fqname(found[0], found[1].qualname), (), {},
+                                           read_off_parameter(file, scope, value.text))
 
     @staticmethod
-    def _call_of(call: Call, target: tuple[str, tuple[Value, ...], dict[str, Value]], item: int) -> Call:
+    def _call_of(call: Call, target: tuple[str, tuple[Value, ...], dict[str, Value], str], item: int) -> Call:
         """``call`` as the call of the function ``target`` names, its arguments after those ``target`` binds."""
-        fqname, args, kwargs = target
+        fqname, args, kwargs, read_off = target
         ctx = call.ctx if item == call.ctx.item else replace(call.ctx, item=item)
         return Call(fqname, call.span, (*args, *call.args), {**kwargs, **call.kwargs}, ctx,
-                    call.assigned_to, call.has_star_args)
+                    call.assigned_to, call.has_star_args, read_off=read_off)
 
     def name_assignments(self, file: FileModel, scope: str, name: str) -> list:
         """Assignments ``name = ...`` written directly in ``scope``."""
@@ -555,6 +560,36 @@ class Bindings:
         """The function a call calls, methods of locally constructed instances and functions returned by a
         call (``make(c)()``) included."""
         return self._method_of_instance(file, call) or self.returned_function(call.callee) or call.callee
+
+    def fills_first_parameter(self, file: FileModel, scope: str, call: Call | Value, function: str) -> bool:
+        """Whether ``call`` (written in ``scope`` of ``file``) fills the first parameter of the function
+        ``function`` itself, as Python binds a function defined in a class body (``Function.binds``): a
+        classmethod read off its class or an instance, an ordinary method read off an instance (``obj.m(x)``,
+        ``self.m(x)``, ``Cls(...).m(x)``, a construction's ``__init__``); not a staticmethod, nor an ordinary method
+        read off the class (``Cls.m(obj, x)`` passes the instance itself). A method reached through a name it is
+        bound to (``m = obj.m``) counts as read off an instance."""
+        found = self.function(function)
+        binds = found[1].binds if found is not None else ""
+        return binds == "class" or (binds == "instance" and not self._read_off_class(file, scope, call))
+
+    def _read_off_class(self, file: FileModel, scope: str, call: Call | Value) -> bool:
+        """The callee of ``call`` (or the function the name / attribute ``call`` reads) is an attribute of a class:
+        ``Cls.m``, or ``cls.m`` in a classmethod."""
+        if isinstance(call, Call):
+            if call.read_off:
+                return call.read_off == "class"
+            ref: str | None = call.callee
+        else:
+            if call.base is not None:
+                return False  # an attribute of what an expression makes (`Cls(...).m`): an instance's
+            read = read_off_parameter(file, scope, call.text.removesuffix("(...)"))
+            if read:
+                return read == "class"
+            ref = call.ref
+        if not ref or self.is_class(ref):
+            return False  # a plain name; a construction (its __init__ receives the new instance)
+        holder = ref.rpartition(".")[0]
+        return bool(holder) and self.is_class(holder)
 
     def returned_function(self, callee: str) -> str | None:
         """For the callee ``pkg.make()`` of ``make(c)()`` (the binder's spelling of calling what a call returns):
@@ -709,3 +744,18 @@ def _attribute_reads(value: Value | None) -> Iterable[Value]:
         stack.extend(p for p in (*v.args, *v.kwargs.values(), v.base, v.key) if isinstance(p, Value))
         for item in v.items:
             stack.extend(i for i in (item if isinstance(item, tuple) else (item,)) if isinstance(i, Value))
+
+
+def read_off_parameter(file: FileModel, scope: str, dotted: str) -> str:
+    """What the dotted name ``dotted`` (read in ``scope`` of ``file``) is an attribute of when its head is the
+    instance or class a method runs on: ``Function.binds`` of the method whose bound parameter it is
+    (``self.a`` in an ordinary method, ``cls.a`` in a classmethod, whatever they are named); "" otherwise."""
+    head, _, rest = dotted.partition(".")
+    fn = file.functions.get(scope) if rest else None
+    while fn is not None:
+        if head == fn.bound_parameter:
+            return fn.binds
+        if head in fn.locals or any(p.name == head for p in fn.params) or not fn.ctx.scope:
+            return ""
+        fn = file.functions.get(fn.ctx.scope)
+    return ""

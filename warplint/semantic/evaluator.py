@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from warplint.model import Assignment, Call, FileModel, Function, Kernel, Param, Value
 from warplint.names import is_warp
 
-from .bindings import GETTER_DESCRIPTORS, is_getter
-from .context import asv_parameter
+from .bindings import GETTER_DESCRIPTORS, is_getter, read_off_parameter
+from .context import asv_parameter, is_test_file
 from .values import (
     AbstractValue,
     ClassRef,
@@ -84,6 +84,7 @@ class Site:
     parent: Site | None
     call: Call | None = None  # the recorded call, when the site is a statement-level call
     origin: Call | Value | None = None  # the call expression itself (to re-intern the site under another parent)
+    fills_first: bool = False  # the call fills the function's first parameter itself (a method read off an instance)
 
     @property
     def depth(self) -> int:
@@ -173,7 +174,8 @@ class Evaluator:
         if found is None:
             star = call.has_star_args if isinstance(call, Call) else False
             found = self._sites[key] = Site(file, scope, call.args, call.kwargs, star, function, parent,
-                                            call if isinstance(call, Call) else None, call)
+                                            call if isinstance(call, Call) else None, call,
+                                            self.bindings.fills_first_parameter(file, scope, call, function))
         return found
 
     def enter(self, file: FileModel, scope: str, call: Call | Value, function: str, parent: Site | None) -> Site:
@@ -184,23 +186,33 @@ class Evaluator:
             parent = self._without_outermost(parent)
         return self.site(file, scope, call, function, parent)
 
-    def deciding_sites(self, file: FileModel, fn: Function, values: list[Value]) -> list[Site]:
+    def deciding_sites(self, file: FileModel, fn: Function, values: list[Value], product: bool = False
+                       ) -> list[Site]:
         """The calls that decide ``values`` (expressions written in ``fn``), each as a site to evaluate them at:
         none when no value reads a parameter of ``fn``; else each call of ``fn``, and where the arguments that
         call passes for those parameters read its caller's own parameters, that call under each call of its
         caller, and so on outwards (MAX_SITE_CHAIN calls in all). Empty when ``fn`` has no calls in the project
-        or more than MAX_SITES."""
+        or more than MAX_SITES.
+
+        ``product``: the values the product itself gives them (the variants it builds): ``fn`` of a product file is
+        judged by the product's calls, not by its tests' direct calls (which pick arguments of their own), and a
+        call inside a library's public function is also kept with that function's parameters unbound (its users
+        call it with arguments of their own, whatever the project's calls pass)."""
         names = _parameters_read(fn, values)
         fq = self.bindings.fqname(file, fn.qualname)
         sites = self.bindings.call_sites(fq) if names else []
+        if product and not is_test_file(file):
+            sites = [(f, c) for f, c in sites if not is_test_file(f)]
         if len(sites) > MAX_SITES:
             return []
-        return [chain for cf, call in sites
-                for chain in self._deciding_outwards(self.site(cf, call.ctx.scope, call, fq, None), fn, names)]
+        return [chain for cf, call in sites for chain in self._deciding_outwards(
+            self.site(cf, call.ctx.scope, call, fq, None), fn, names, product)]
 
-    def _deciding_outwards(self, site: Site, fn: Function, names: set[str], level: int = 1) -> list[Site]:
+    def _deciding_outwards(self, site: Site, fn: Function, names: set[str], product: bool, level: int = 1
+                           ) -> list[Site]:
         """``site`` (a call of ``fn`` whose caller is unbound), or that call under each call of its caller when
-        the arguments it passes for ``names`` read the caller's parameters."""
+        the arguments it passes for ``names`` read the caller's parameters (for the ``product``, unbound too when
+        the caller is a library's public function)."""
         caller = site.file.functions.get(site.scope)
         if level >= MAX_SITE_CHAIN or caller is None or site.call is None:
             return [site]
@@ -215,10 +227,12 @@ class Evaluator:
         sites = self.bindings.call_sites(fq) if read else []
         if not sites or len(sites) > MAX_SITES:
             return [site]
-        return [self.site(site.file, site.scope, site.call, site.function, outer)
-                for cf, call in sites
-                for outer in self._deciding_outwards(self.site(cf, call.ctx.scope, call, fq, None), caller, read,
-                                                     level + 1)]
+        outer = [self.site(site.file, site.scope, site.call, site.function, outer)
+                 for cf, call in sites
+                 for outer in self._deciding_outwards(self.site(cf, call.ctx.scope, call, fq, None), caller, read,
+                                                      product, level + 1)]
+        users_call = product and self.bindings.is_library_api(site.file, caller.qualname)
+        return [*outer, site] if users_call else outer
 
     def _without_outermost(self, site: Site) -> Site | None:
         if site.parent is None or site.origin is None:
@@ -410,21 +424,11 @@ class Evaluator:
     def _instance_read(file: FileModel, value: Value, scope: str) -> tuple[str, list[str]] | None:
         """(class, attributes) when ``value`` reads attributes off the instance a method runs on (``self.a.b``,
         the binder's ``pkg.mod.Cls.a.b``), else None."""
-        head, _, rest = value.text.partition(".")
+        rest = value.text.partition(".")[2]
         ref = value.ref or ""
-        if not rest or not ref.endswith(f".{rest}"):
+        if not rest or not ref.endswith(f".{rest}") or read_off_parameter(file, scope, value.text) != "instance":
             return None
-        current = scope
-        while current:
-            fn = file.functions.get(current)
-            if fn is None:
-                return None
-            if any(p.name == head for p in fn.params):
-                is_self = (fn.class_name is not None and fn.params[0].name == head
-                           and not {"staticmethod", "classmethod"} & {d.rpartition(".")[2] for d in fn.decorators})
-                return (ref[: -len(rest) - 1], rest.split(".")) if is_self else None
-            current = fn.ctx.scope
-        return None
+        return ref[: -len(rest) - 1], rest.split(".")
 
     def _local(self, file: FileModel, name: str, scope: str, site: Site | None, depth: int) -> ValueSet:
         """A name read in ``scope``: its bindings there, else in the enclosing functions, else the module."""
@@ -498,12 +502,12 @@ class Evaluator:
         by ``self`` among the arguments. A new instance remembers nothing, so its first call makes anew."""
         if fn.class_name is None or not fn.params or not self.is_memoized(fn):
             return False
-        if {d.rpartition(".")[2] for d in fn.decorators} & {"staticmethod", "classmethod"}:
+        me = fn.bound_parameter
+        if fn.binds != "instance" or me is None:
             return False
         if any(d in MEMOIZING_DECORATORS for d in fn.decorators):
             return True
         file = self._file_of(fn)
-        me = fn.params[0].name
         return file is not None and any(
             a.ctx.scope == fn.qualname and a.target.text.startswith(f"{me}.") for a in file.assignments)
 
@@ -942,7 +946,7 @@ class Evaluator:
         named = [p for p in fn.params if not p.star]
         if param.star == "**":
             return [(k, v) for k, v in site.kwargs.items() if k not in {p.name for p in named}]
-        taken = len([p for p in fn.params[:fn.params.index(param)] if not p.star]) - _binds_first_parameter(fn)
+        taken = len([p for p in fn.params[:fn.params.index(param)] if not p.star]) - site.fills_first
         return list(enumerate(site.args[max(taken, 0):]))
 
     def _star_literal(self, fn: Function, param: Param, site: Site) -> Value | None:
@@ -969,7 +973,7 @@ class Evaluator:
             return site.kwargs[name]
         params = list(fn.params)
         index = next(i for i, p in enumerate(params) if p.name == name)
-        position = index - 1 if _binds_first_parameter(fn) else index
+        position = index - 1 if site.fills_first else index
         if position < 0:
             return None  # `self` itself
         if position < len(site.args):
@@ -1672,8 +1676,9 @@ class Evaluator:
 
 
 def _parameters_read(fn: Function, values: list[Value]) -> set[str]:
-    """The parameters of ``fn`` other than ``self``/``cls`` that ``values`` (written in ``fn``) read."""
-    params = {p.name for p in fn.params} - {"self", "cls"}
+    """The parameters of ``fn`` that ``values`` (written in ``fn``) read, other than the instance or class a method
+    runs on (what it holds is read off the instance, not decided per call)."""
+    params = {p.name for p in fn.params} - {fn.bound_parameter}
     return {head for v in values for n in v.names() if (head := n.partition(".")[0]) in params}
 
 
@@ -1687,13 +1692,6 @@ def _by_scope(file: FileModel) -> dict[str, list[Assignment]]:
 def _is_parameter(value: Value, fn: Function) -> bool:
     """``value`` is a bare read of one of ``fn``'s parameters."""
     return value.kind == "name" and value.local and any(p.name == value.text for p in fn.params)
-
-
-def _binds_first_parameter(fn: Function) -> bool:
-    """Whether a call through an instance or class fills ``fn``'s first parameter itself (``self``/``cls``
-    of a method), so the call's first written argument goes to the second parameter."""
-    return (fn.class_name is not None and bool(fn.params) and fn.params[0].name in ("self", "cls")
-            and "staticmethod" not in {d.rpartition(".")[2] for d in fn.decorators})
 
 
 def _coarser(result: ValueSet) -> ValueSet:

@@ -175,7 +175,7 @@ def _constructor_before(file: FileModel, scope: str) -> str | None:
     fn = file.functions.get(scope)
     if fn is None or fn.class_name is None or fn.name == "__init__" or fn.qualname != f"{fn.class_name}.{fn.name}":
         return None
-    if {d.rpartition(".")[2] for d in fn.decorators} & {"staticmethod", "classmethod"}:
+    if fn.binds != "instance":
         return None
     init = f"{fn.class_name}.__init__"
     return init if init in file.functions else None

@@ -19,7 +19,7 @@ from warplint.names import is_warp
 from . import devices
 from .bindings import Bindings
 from .context import is_test_file
-from .evaluator import MAX_SITE_CHAIN, MAX_SITES, Evaluator, Site
+from .evaluator import Evaluator, Site
 from .events import LAUNCH_CALLS, LOAD_CALLS, Launch
 from .layer import Layer
 from .values import FunctionRef
@@ -195,55 +195,15 @@ class IdentityFacts(Layer):
         return result
 
     def _through_callers(self, launch: Launch) -> list[Launch]:
+        """The launch at each call that decides the variant the product builds (``Evaluator.deciding_sites``),
+        else as written."""
         fn = launch.file.functions.get(launch.call.ctx.scope)
-        if fn is None or not self._depends_on_parameters(launch.file, fn, launch.call):
+        if fn is None:
             return [launch]
-        fq = self.bindings.fqname(launch.file, fn.qualname)
-        sites = self.bindings.call_sites(fq)
-        if not is_test_file(launch.file):  # a library wrapper is judged by its product's calls
-            sites = [(f, c) for f, c in sites if not is_test_file(f)]
-        if not sites or len(sites) > MAX_SITES:
-            return [launch]
-        expanded: list[Launch] = []
-        for caller_file, call in sites:
-            site = self.evaluator.site(caller_file, call.ctx.scope, call, fq, None)
-            expanded.extend(self._outwards(launch, site, 1))
-        return expanded or [launch]
-
-    def _outwards(self, launch: Launch, site: Site, level: int) -> list[Launch]:
-        """The launch at ``site``; when the calling function's own parameters still decide it, at its callers."""
-        here = [ln for ln in self.launches_at(site) if ln.call is launch.call]
-        caller = site.file.functions.get(site.scope)
-        if (level >= MAX_SITE_CHAIN or caller is None or site.call is None
-                or not self._depends_on_parameters(site.file, caller, site.call)):
-            return here
-        fq = self.bindings.fqname(site.file, caller.qualname)
-        sites = self.bindings.call_sites(fq)
-        if not sites or len(sites) > MAX_SITES:
-            return here
-        found: list[Launch] = []
-        for caller_file, call in sites:
-            outer = self.evaluator.site(caller_file, call.ctx.scope, call, fq, None)
-            inner = self.evaluator.site(site.file, site.scope, site.call, site.function, outer)
-            found.extend(self._outwards(launch, inner, level + 1))
-        if self.bindings.is_library_api(site.file, caller.qualname):
-            # public API: its users call it too, with arguments of their own (its parameters unbound here)
-            return found + here
-        return found or here
-
-    @staticmethod
-    def _depends_on_parameters(file: FileModel, fn: Function, call: Call) -> bool:
-        """Whether ``call``'s kernel / block_dim (or, for a wrapper call, any argument) reads a parameter
-        of ``fn``."""
-        params = {p.name for p in fn.params} - {"self", "cls"}
-        if not params:
-            return False
-        if is_warp(call.callee, *LAUNCH_CALLS):
-            # the variant's identity: which kernel, which block size (the device set is followed anyway)
-            values = [call.bound(p) for p in ("kernel", "block_dim")]
-        else:
-            values = [*call.args, *call.kwargs.values()]
-        return any(v is not None and any(n.partition(".")[0] in params for n in v.names()) for v in values)
+        # the variant's identity: which kernel, which block size (the device set is followed anyway)
+        deciding = [v for v in (launch.call.bound("kernel"), launch.call.bound("block_dim")) if v is not None]
+        sites = self.evaluator.deciding_sites(launch.file, fn, deciding, product=True)
+        return [ln for site in sites for ln in self.launches_at(site) if ln.call is launch.call] or [launch]
 
     def launch_block_dim(self, launch: Launch) -> int | None:
         """The block_dim a launch uses on CUDA (256 when not given); None when not one value known statically."""

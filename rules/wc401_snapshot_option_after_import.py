@@ -32,12 +32,14 @@ class SnapshotOptionAfterImport(Rule):
     ## Limits
     The imported module is followed through its module-level imports (project files
     and installed packages, read from disk, never imported). Only assignments at
-    module scope (including the `if __name__ == "__main__":` block) and in an entry
-    function named `main` are reported: inside other functions the assignment often
+    module scope (including the `if __name__ == "__main__":` block), in an entry
+    function named `main` and in tests (pytest and unittest import a test file before
+    they run its tests) are reported: inside other functions the assignment often
     targets modules created lazily later, or a library reads `wp.config` again when
     it configures its solvers (newton does), and a toggle that restores the value
-    around a step is deliberate. Modules the library creates lazily (kernel
-    factories) may still see the value: the finding is about those created at import.
+    around a step is deliberate (in a test, also one that `tearDown` or a fixture of
+    its file restores). Modules the library creates lazily (kernel factories) may
+    still see the value: the finding is about those created at import.
     """
 
     code = "WC401"
@@ -59,10 +61,13 @@ class SnapshotOptionAfterImport(Rule):
         warp = project.warp  # which options are snapshots depends on the Warp version
         config = project.events(file).config_assignments
         for option, value, span, ctx in self._snapshot_sets(config, warp.snapshot_options):
-            if ctx.scope and not self._entry_point(ctx.scope):
-                continue  # a function may set it on purpose for modules its callees create later
-            if ctx.scope and self._restored(config, option, ctx):
-                continue
+            if ctx.scope:
+                # a test starts after the runner imported its file: an entry point like main()
+                test = project.run_by_test_runner(file, ctx.scope)
+                if not (test or self._entry_point(ctx.scope)):
+                    continue  # a function may set it on purpose for modules its callees create later
+                if self._restored(config, option, ctx, anywhere_in_file=test):
+                    continue
             culprit = self._earlier_kernel_source(file, ctx, project)
             if culprit is None:
                 continue
@@ -90,9 +95,10 @@ class SnapshotOptionAfterImport(Rule):
         return scope in ("main", "run_main", "cli", "_main")
 
     @staticmethod
-    def _restored(config: tuple[ConfigAssignment, ...], option: str, ctx: Context) -> bool:
-        """Set twice in the same function (set, run, restore): a deliberate toggle."""
-        return sum(1 for a in config if a.ctx.scope == ctx.scope and a.name == option) > 1
+    def _restored(config: tuple[ConfigAssignment, ...], option: str, ctx: Context, anywhere_in_file: bool) -> bool:
+        """Set twice in the same function (set, run, restore): a deliberate toggle. A test's value may be
+        restored by another function of its file (`tearDown`, a fixture), which the runner calls around it."""
+        return sum(1 for a in config if a.name == option and (anywhere_in_file or a.ctx.scope == ctx.scope)) > 1
 
     def _earlier_kernel_source(self, file: FileModel, ctx: Context, project: Project) -> tuple[str, str, Span] | None:
         """The first import (or own module-level kernel) that creates kernels before ``ctx`` runs."""

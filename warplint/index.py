@@ -213,6 +213,9 @@ class Project:
     def tests_run_before(self, file: FileModel, scope: str) -> list[tuple[FileModel, str]]:
         return self._facts.tests_run_before(file, scope)
 
+    def run_by_test_runner(self, file: FileModel, scope: str) -> bool:
+        return self._facts.run_by_test_runner(file, scope)
+
     def caller_scopes(self, fqname: str, depth: int = 3) -> list[tuple[FileModel, Call, int]]:
         return self._facts.caller_scopes(fqname, depth)
 

@@ -424,6 +424,13 @@ class IdentityFacts(Layer):
         return [(file, qualname) for qualname in own] + [
             (f, test.qualname) for f in earlier for test in f.functions.values() if self._is_test(f, test)]
 
+    def run_by_test_runner(self, file: FileModel, scope: str) -> bool:
+        """``scope`` is a test the runner calls, with no caller in the project: pytest and unittest import
+        the test file (collection) before they run any of its tests, so every module-level statement of the
+        file has run when the test starts."""
+        fn = file.functions.get(scope)
+        return fn is not None and (scope in self._registered_tests(file) or self._is_test(file, fn))
+
     @staticmethod
     def _is_test(file: FileModel, fn: Function) -> bool:
         """A function pytest runs as a test: ``test*`` at module level of a test file, or a ``test*`` method of

@@ -31,7 +31,9 @@ class SnapshotOptionAfterImport(Rule):
 
     ## Limits
     The imported module is followed through its module-level imports (project files
-    and installed packages, read from disk, never imported). Only assignments at
+    and installed packages, read from disk, never imported); in a test file, the
+    module-level imports of the `conftest.py` files above it count too (pytest imports
+    them first). Only assignments at
     module scope (including the `if __name__ == "__main__":` block), in an entry
     function named `main` and in tests (pytest and unittest import a test file before
     they run its tests) are reported: inside other functions the assignment often
@@ -71,14 +73,14 @@ class SnapshotOptionAfterImport(Rule):
             culprit = self._earlier_kernel_source(file, ctx, project)
             if culprit is None:
                 continue
-            where, defining, site = culprit
+            where, defining, site_path, site = culprit
             shown = value.text if value is not None and value.text else "the new value"
             yield self.report(
                 span,
                 f"`wp.config.{option}` is set after {where} created module `{defining}`; set it before",
                 related=(Related(file.path, span, f"`{shown}` does not reach module `{defining}`, which keeps the old "
                                                   f"`{option}` ({warp.label} copies it when the module is created)"),
-                         Related(file.path, site, f"module `{defining}` is created here, at import time")),
+                         Related(site_path, site, f"module `{defining}` is created here, at import time")),
                 option=option, module=defining, warp_version=warp.version,
             )
 
@@ -100,25 +102,35 @@ class SnapshotOptionAfterImport(Rule):
         restored by another function of its file (`tearDown`, a fixture), which the runner calls around it."""
         return sum(1 for a in config if a.name == option and (anywhere_in_file or a.ctx.scope == ctx.scope)) > 1
 
-    def _earlier_kernel_source(self, file: FileModel, ctx: Context, project: Project) -> tuple[str, str, Span] | None:
-        """The first import (or own module-level kernel) that creates kernels before ``ctx`` runs."""
-        events: list[tuple[int, str, str, Span]] = []
-        for imp in file.imports:
-            if not self._runs_before(imp.ctx, ctx):
-                continue
-            for module in self._imported_modules(imp):
-                defining = project.defines_kernels_at_import(module)
-                if defining:
-                    events.append((imp.ctx.order, f"`{self._import_text(imp)}`", defining, imp.span))
-                    break
+    def _earlier_kernel_source(self, file: FileModel, ctx: Context, project: Project
+                               ) -> tuple[str, str, str, Span] | None:
+        """The first import (or own module-level kernel) that creates kernels before ``ctx`` runs: in the file,
+        or in a conftest.py pytest imports before it."""
+        events: list[tuple[tuple[int, int], str, str, str, Span]] = []
+        earlier = project.imported_first_by_runner(file)
+        for turn, source in enumerate([*earlier, file]):
+            for imp in source.imports:
+                if not (self._runs_before(imp.ctx, ctx) if source is file else self._runs_at_import(imp.ctx)):
+                    continue
+                for module in self._imported_modules(imp):
+                    defining = project.defines_kernels_at_import(module)
+                    if defining:
+                        where = f"`{self._import_text(imp)}`" + ("" if source is file else " in conftest.py")
+                        events.append(((turn, imp.ctx.order), where, defining, source.path, imp.span))
+                        break
         if not ctx.scope:
             own = [k for k in file.module_kernels() if k.ctx.order < ctx.order]
             if own:
-                events.append((own[0].ctx.order, f"kernel `{own[0].name}`", file.module, own[0].span))
+                events.append(((len(earlier), own[0].ctx.order), f"kernel `{own[0].name}`", file.module, file.path,
+                               own[0].span))
         if not events:
             return None
-        _, where, defining, site = min(events, key=lambda event: event[0])
-        return where, defining, site
+        _, where, defining, path, site = min(events, key=lambda event: event[0])
+        return where, defining, path, site
+
+    @staticmethod
+    def _runs_at_import(imp: Context) -> bool:
+        return imp.scope == "" and not imp.conditions and imp.try_index is None
 
     @staticmethod
     def _runs_before(imp: Context, ctx: Context) -> bool:

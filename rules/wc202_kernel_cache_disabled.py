@@ -34,7 +34,8 @@ class KernelCacheDisabled(Rule):
     value its callers pass (`def set_cache(value): wp.config.cache_kernels = value`, also
     through wrappers) is judged at each call, with that call's arguments: a call that passes
     `False` is reported there (unless the call is gated), one that passes `True` is not.
-    Another non-constant value (a run-time setting) is not reported. Test code and
+    A value read through a name, an attribute or a container is what it can hold
+    (`Holder(False).value`, a dict item set to `False`); a run-time setting is not reported. Test code and
     benchmark code (`Project.context_of`: `test_*.py`, `*_test.py`, `conftest.py`, a `tests`
     package, a `benchmarks`/`asv`/`bench*` folder, the methods of an asv benchmark class) turn
     the cache off on purpose (to exercise the compiler): findings there are reported only with
@@ -65,12 +66,11 @@ class KernelCacheDisabled(Rule):
         for a in project.config_assignments_made(file):
             if a.name != "cache_kernels" or a.augmented:
                 continue
-            if a.site is None:
-                off = a.value.kind == "const" and not a.value.const and (a.value.const is not None
-                                                                          or a.value.text == "None")
-            else:  # the value a call passes down to the helper that assigns it
-                known, value = project.constant(a.file, a.value, a.ctx.scope, a.site)
-                off = known and not value
+            # the value written, or the one a call passes down to the helper that assigns it (a.site); read
+            # through names, attributes and containers (`h.value` of `Holder(False)`)
+            known, value = project.constant(a.file, a.value, a.ctx.scope, a.site)
+            # a None reached through names may be a placeholder filled later; written literally it is off
+            off = known and not value and (value is not None or a.value.text == "None")
             if not off or made_gate_reason(project, a):
                 continue
             origin_file, anchor, ctx = a.origin

@@ -31,13 +31,17 @@ class SnapshotOptionAfterImport(Rule):
 
     ## Limits
     The imported module is followed through its module-level imports (project files
-    and installed packages, read from disk, never imported). Only assignments at
-    module scope (including the `if __name__ == "__main__":` block) and in an entry
-    function named `main` are reported: inside other functions the assignment often
+    and installed packages, read from disk, never imported); in a test file, the
+    module-level imports of the `conftest.py` files above it count too (pytest imports
+    them first). Only assignments at
+    module scope (including the `if __name__ == "__main__":` block), in an entry
+    function named `main` and in tests (pytest and unittest import a test file before
+    they run its tests) are reported: inside other functions the assignment often
     targets modules created lazily later, or a library reads `wp.config` again when
     it configures its solvers (newton does), and a toggle that restores the value
-    around a step is deliberate. Modules the library creates lazily (kernel
-    factories) may still see the value: the finding is about those created at import.
+    around a step is deliberate (in a test, also one that `tearDown` or a fixture of
+    its file restores). Modules the library creates lazily (kernel factories) may
+    still see the value: the finding is about those created at import.
     """
 
     code = "WC401"
@@ -59,21 +63,24 @@ class SnapshotOptionAfterImport(Rule):
         warp = project.warp  # which options are snapshots depends on the Warp version
         config = project.events(file).config_assignments
         for option, value, span, ctx in self._snapshot_sets(config, warp.snapshot_options):
-            if ctx.scope and not self._entry_point(ctx.scope):
-                continue  # a function may set it on purpose for modules its callees create later
-            if ctx.scope and self._restored(config, option, ctx):
-                continue
+            if ctx.scope:
+                # a test starts after the runner imported its file: an entry point like main()
+                test = project.run_by_test_runner(file, ctx.scope)
+                if not (test or self._entry_point(ctx.scope)):
+                    continue  # a function may set it on purpose for modules its callees create later
+                if self._restored(config, option, ctx, anywhere_in_file=test):
+                    continue
             culprit = self._earlier_kernel_source(file, ctx, project)
             if culprit is None:
                 continue
-            where, defining, site = culprit
+            where, defining, site_path, site = culprit
             shown = value.text if value is not None and value.text else "the new value"
             yield self.report(
                 span,
                 f"`wp.config.{option}` is set after {where} created module `{defining}`; set it before",
                 related=(Related(file.path, span, f"`{shown}` does not reach module `{defining}`, which keeps the old "
                                                   f"`{option}` ({warp.label} copies it when the module is created)"),
-                         Related(file.path, site, f"module `{defining}` is created here, at import time")),
+                         Related(site_path, site, f"module `{defining}` is created here, at import time")),
                 option=option, module=defining, warp_version=warp.version,
             )
 
@@ -90,29 +97,40 @@ class SnapshotOptionAfterImport(Rule):
         return scope in ("main", "run_main", "cli", "_main")
 
     @staticmethod
-    def _restored(config: tuple[ConfigAssignment, ...], option: str, ctx: Context) -> bool:
-        """Set twice in the same function (set, run, restore): a deliberate toggle."""
-        return sum(1 for a in config if a.ctx.scope == ctx.scope and a.name == option) > 1
+    def _restored(config: tuple[ConfigAssignment, ...], option: str, ctx: Context, anywhere_in_file: bool) -> bool:
+        """Set twice in the same function (set, run, restore): a deliberate toggle. A test's value may be
+        restored by another function of its file (`tearDown`, a fixture), which the runner calls around it."""
+        return sum(1 for a in config if a.name == option and (anywhere_in_file or a.ctx.scope == ctx.scope)) > 1
 
-    def _earlier_kernel_source(self, file: FileModel, ctx: Context, project: Project) -> tuple[str, str, Span] | None:
-        """The first import (or own module-level kernel) that creates kernels before ``ctx`` runs."""
-        events: list[tuple[int, str, str, Span]] = []
-        for imp in file.imports:
-            if not self._runs_before(imp.ctx, ctx):
-                continue
-            for module in self._imported_modules(imp):
-                defining = project.defines_kernels_at_import(module)
-                if defining:
-                    events.append((imp.ctx.order, f"`{self._import_text(imp)}`", defining, imp.span))
-                    break
+    def _earlier_kernel_source(self, file: FileModel, ctx: Context, project: Project
+                               ) -> tuple[str, str, str, Span] | None:
+        """The first import (or own module-level kernel) that creates kernels before ``ctx`` runs: in the file,
+        or in a conftest.py pytest imports before it."""
+        events: list[tuple[tuple[int, int], str, str, str, Span]] = []
+        earlier = project.imported_first_by_runner(file)
+        for turn, source in enumerate([*earlier, file]):
+            for imp in source.imports:
+                if not (self._runs_before(imp.ctx, ctx) if source is file else self._runs_at_import(imp.ctx)):
+                    continue
+                for module in self._imported_modules(imp):
+                    defining = project.defines_kernels_at_import(module)
+                    if defining:
+                        where = f"`{self._import_text(imp)}`" + ("" if source is file else " in conftest.py")
+                        events.append(((turn, imp.ctx.order), where, defining, source.path, imp.span))
+                        break
         if not ctx.scope:
             own = [k for k in file.module_kernels() if k.ctx.order < ctx.order]
             if own:
-                events.append((own[0].ctx.order, f"kernel `{own[0].name}`", file.module, own[0].span))
+                events.append(((len(earlier), own[0].ctx.order), f"kernel `{own[0].name}`", file.module, file.path,
+                               own[0].span))
         if not events:
             return None
-        _, where, defining, site = min(events, key=lambda event: event[0])
-        return where, defining, site
+        _, where, defining, path, site = min(events, key=lambda event: event[0])
+        return where, defining, path, site
+
+    @staticmethod
+    def _runs_at_import(imp: Context) -> bool:
+        return imp.scope == "" and not imp.conditions and imp.try_index is None
 
     @staticmethod
     def _runs_before(imp: Context, ctx: Context) -> bool:

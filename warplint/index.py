@@ -213,6 +213,12 @@ class Project:
     def tests_run_before(self, file: FileModel, scope: str) -> list[tuple[FileModel, str]]:
         return self._facts.tests_run_before(file, scope)
 
+    def run_by_test_runner(self, file: FileModel, scope: str) -> bool:
+        return self._facts.run_by_test_runner(file, scope)
+
+    def imported_first_by_runner(self, file: FileModel) -> list[FileModel]:
+        return self._facts.imported_first_by_runner(file)
+
     def caller_scopes(self, fqname: str, depth: int = 3) -> list[tuple[FileModel, Call, int]]:
         return self._facts.caller_scopes(fqname, depth)
 

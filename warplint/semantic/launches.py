@@ -384,6 +384,32 @@ class IdentityFacts(Layer):
         return [(file, qualname) for qualname in own] + [
             (f, test.qualname) for f in earlier for test in f.functions.values() if self._is_test(f, test)]
 
+    def imported_first_by_runner(self, file: FileModel) -> list[FileModel]:
+        """The ``conftest.py`` files pytest imports before ``file`` (a test file it collects, or a conftest):
+        those of the file's folder and of every folder above it in the project, outermost first. pytest loads
+        them while collecting, before it imports the test modules below them, so what they import at module
+        level exists before any statement of ``file`` runs."""
+        if not (_collected_by_pytest(file) or os.path.basename(file.path) == "conftest.py"):
+            return []
+
+        def compute() -> list[FileModel]:
+            path = os.path.abspath(file.path)
+            found = []
+            for f in self.bindings.files:
+                folder = os.path.dirname(os.path.abspath(f.path))
+                if f is not file and os.path.basename(f.path) == "conftest.py" and path.startswith(folder + os.sep):
+                    found.append((len(folder), f))
+            return [f for _, f in sorted(found, key=lambda item: item[0])]
+
+        return self.cached(("imported first by runner", id(file)), compute)
+
+    def run_by_test_runner(self, file: FileModel, scope: str) -> bool:
+        """``scope`` is a test the runner calls, with no caller in the project: pytest and unittest import
+        the test file (collection) before they run any of its tests, so every module-level statement of the
+        file has run when the test starts."""
+        fn = file.functions.get(scope)
+        return fn is not None and (scope in self._registered_tests(file) or self._is_test(file, fn))
+
     @staticmethod
     def _is_test(file: FileModel, fn: Function) -> bool:
         """A function pytest runs as a test: ``test*`` at module level of a test file, or a ``test*`` method of

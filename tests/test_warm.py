@@ -167,3 +167,26 @@ def test_a_run_over_more_projects_than_the_cache_keeps_is_warm_next_time(run_cli
     again = run_cli(str(tree), "--format", "concise", "-j", "1", "-v", "--cache-dir", where, cwd=str(tmp_path))
     assert first[1] == again[1] and first[1].count("WC501") == cache.ResultCache.KEEP + 2
     assert "findings from the result cache" in again[2], again[2]
+
+
+def test_an_edit_leaves_the_other_projects_answered_from_the_result_cache(tmp_path):
+    """A run over more projects than ``ResultCache.KEEP`` after one of them changed (newton: 34 projects, an
+    edit touches 2) asks for the earlier run's entries one project after another, writing the changed one's
+    anew: evicting entry by entry dropped each next entry just before it was asked for, so every project was
+    checked again. Entries go a whole run at a time now."""
+    secret = b"k" * 32
+    projects = [f"project-{i}" for i in range(cache.ResultCache.KEEP + 2)]
+    entry = {"files": {}, "externals": [], "missing": []}
+    first = cache.ResultCache(str(tmp_path), "salt", secret)
+    for key in projects:
+        assert first.get(key) is None
+        first.put(key, entry)
+    after_edit = cache.ResultCache(str(tmp_path), "salt", secret)
+    hits = []
+    for i, key in enumerate(projects):
+        if i == 0:  # the edited project: a new key, checked and written
+            assert after_edit.get(f"{key}-edited") is None
+            after_edit.put(f"{key}-edited", entry)
+        else:
+            hits.append(after_edit.get(key) is not None)
+    assert all(hits), hits

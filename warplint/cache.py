@@ -573,16 +573,22 @@ class ResultCache:
         self.secret = secret
         self._entries: dict | None = None
         self._used: set[str] = set()  # keys this run read or wrote: never evicted by it
+        self._runs: dict[str, str] = {}  # key -> the run that last wrote or read it (``_run``)
+        self._run = f"{os.getpid()}-{time.time_ns()}"
 
     def _load(self) -> dict:
         if self._entries is None:
             data, _ = _load_sealed(self.path, self.secret, "results", self.salt)
             entries = data.get("entries") if data is not None else None
             self._entries = entries if isinstance(entries, dict) else {}
+            runs = data.get("runs") if data is not None else None
+            self._runs = {k: runs.get(k, "") for k in self._entries} if isinstance(runs, dict) else {}
         return self._entries
 
     def get(self, key: str) -> dict | None:
         self._used.add(key)
+        if key in self._load():
+            self._runs[key] = self._run
         entry = self._load().get(key)
         if not _valid_result(entry):
             return None
@@ -604,12 +610,22 @@ class ResultCache:
             entries.pop(k, None)
             entries[k] = entry
             self._used.add(k)
-        # The oldest go first, but none this run uses: a run over more projects than KEEP (a tree of loose
-        # scripts, each folder its own project) evicted its own first entries and was never warm.
-        stale = [k for k in entries if k not in self._used]
-        for k in stale[:max(0, len(entries) - self.KEEP)]:
+            self._runs[k] = self._run
+        # Entries are evicted by run, the oldest runs first, keeping KEEP earlier runs and every entry this run
+        # uses. A run over more projects than KEEP (a tree of loose scripts, each folder its own project; newton's
+        # 34) asks for the earlier run's entries one project after another: evicting entry by entry dropped
+        # each just before it was asked for, so after one edit every project was checked again.
+        stale_runs: list[str] = []
+        for k in entries:
+            run = self._runs.get(k, "")
+            if k not in self._used and run not in stale_runs:
+                stale_runs.append(run)
+        dropped = set(stale_runs[:max(0, len(stale_runs) - self.KEEP)])
+        for k in [k for k in entries if k not in self._used and self._runs.get(k, "") in dropped]:
             entries.pop(k)
-        payload = {"format": CACHE_FORMAT, "salt": self.salt, "entries": entries}
+            self._runs.pop(k, None)
+        payload = {"format": CACHE_FORMAT, "salt": self.salt, "entries": entries,
+                   "runs": {k: self._runs.get(k, "") for k in entries}}
         _replace_sealed(self.directory, self.path, "results", self.salt, self.secret, payload, named=self.named)
 
 

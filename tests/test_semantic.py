@@ -900,3 +900,22 @@ def test_builtin_of_partly_known_values_keeps_the_known_results(tmp_path):
     assert values("a").own_constant() == (True, 16)
     assert all(isinstance(v, Unknown) for v in values("b"))
     assert values("c").constants() == [] and values("c").own_constant() == (False, None)
+
+
+def test_a_random_choice_is_any_item_of_its_sequence(tmp_path):
+    # `random.choice(seq)` is one item of `seq` per call, chosen at run time: each item is a possible value;
+    # `random.sample` gives a list only the run knows; another module's `choice` is not the standard library's
+    project = project_of(tmp_path, {"r.py": (
+        "import random\nimport warp as wp\nimport picker\nSIZES = (64, 128)\n"
+        "def use(seq):\n"
+        "    a = random.choice(SIZES)\n    b = random.choice([256])\n    c = random.choice(seq)\n"
+        "    d = random.sample(SIZES, 1)\n    e = picker.choice(SIZES)\n"
+    )})
+    file = _file(project, "r.py")
+    evaluator = project.layer.evaluator
+    values = {a.target.text: evaluator.values(file, a.value, "use") for a in file.assignments if a.ctx.scope == "use"}
+    assert sorted(values["a"].constants()) == [64, 128] and values["a"].known
+    assert values["b"].constants() == [256]
+    assert not values["c"].known
+    assert values["d"].varies
+    assert not values["e"].constants()

@@ -33,7 +33,11 @@ from .model import (
 from .names import canonical, dotted_name, is_warp, is_warp_api, resolve_relative
 from .warp_version import ARRAY_TYPES, ARRAY_TYPES_DTYPE_ANY, GENERIC_TYPES
 
+# An expression's value tree is kept whole to _MAX_DEPTH levels; deeper nodes are kept while the expression's
+# budget lasts, so a narrow chain (`inputs=[wp.zeros(n, dtype=random.choice([...]))]`) keeps its leaves and a
+# large nested literal table is still cut.
 _MAX_DEPTH = 4
+_DEEP_NODE_BUDGET = 24  # nodes below _MAX_DEPTH per top-level expression
 _MAX_ITEMS = 32
 
 
@@ -136,6 +140,7 @@ class Extractor(cst.CSTVisitor):
         self._last_ctx: Context | None = None
         self.main_guard = 0
         self.open_withs: list[WithBlock | None] = []  # None: a `with` inside a Warp function body
+        self._deep_nodes_left = _DEEP_NODE_BUDGET  # what the expression being read may still keep below _MAX_DEPTH
         self._span_targets: list[tuple[Any, str, cst.CSTNode]] = []
         self._pending_kernels: list[tuple[Kernel, str, str]] = []  # kernel, enclosing scope, function name
         self._not_variables: set[int] = set()  # ids of Name nodes that are attributes or keywords
@@ -257,6 +262,7 @@ class Extractor(cst.CSTVisitor):
     def value(self, node: cst.BaseExpression | None, depth: int = 0, span: bool = False) -> Value:
         if node is None:
             return Value("other")
+        self._deep_nodes_left = _DEEP_NODE_BUDGET
         v = self._value(node, depth)
         if span:
             self._span_of(v, "span", node)
@@ -298,9 +304,9 @@ class Extractor(cst.CSTVisitor):
                 return Value("name" if kind is cst.Name else "attr", text=dotted, ref=ref, local=local)
             # attribute of a call result etc. (a Name always has a dotted name)
             attribute = cast(cst.Attribute, node)
-            base = self._value(attribute.value, depth + 1) if depth < _MAX_DEPTH else Value("other")
+            base = self._value(attribute.value, depth + 1) if self._keeps(depth + 1) else Value("other")
             return Value("attr", text=f"{base.text}.{attribute.attr.value}", base=base, ref=None)
-        if depth >= _MAX_DEPTH:
+        if not self._keeps(depth + 1):
             return Value("other")
         if kind is cst.Call:
             call = cast(cst.Call, node)
@@ -400,13 +406,28 @@ class Extractor(cst.CSTVisitor):
                          items=tuple(self._value(n, depth + 1) for n in operands))
         return Value("other")
 
+    def _keeps(self, depth: int) -> bool:
+        """Whether a node's children at ``depth`` are kept: always above _MAX_DEPTH, below it while the
+        expression's budget lasts (each deeper composite node spends one)."""
+        if depth <= _MAX_DEPTH:
+            return True
+        if self._deep_nodes_left <= 0:
+            return False
+        self._deep_nodes_left -= 1
+        return True
+
+    def call_args(self, args) -> tuple[tuple[Value, ...], dict[str, Value]]:
+        """The values of a recorded call's arguments (a top-level expression: a fresh budget)."""
+        self._deep_nodes_left = _DEEP_NODE_BUDGET
+        return self._args(args, 1)
+
     def _args(self, args, depth: int) -> tuple[tuple[Value, ...], dict[str, Value]]:
         positional: list[Value] = []
         keywords: dict[str, Value] = {}
         for arg in args:
             if arg.star:
                 continue
-            v = self._value(arg.value, depth) if depth <= _MAX_DEPTH else Value("other")
+            v = self._value(arg.value, depth)
             if arg.keyword is not None:
                 keywords[arg.keyword.value] = v
             else:
@@ -532,7 +553,7 @@ class Extractor(cst.CSTVisitor):
             if is_warp(resolved, "kernel"):
                 kernel_options = {}
                 if call is not None:
-                    _, kernel_options = self._args(call.args, 1)
+                    _, kernel_options = self.call_args(call.args)
                     for arg in call.args:
                         if arg.keyword is not None:
                             self._span_of(kernel_options[arg.keyword.value], "span", arg.value)
@@ -1073,7 +1094,7 @@ class Extractor(cst.CSTVisitor):
 
     def _record_call(self, node: cst.Call, callee: str, arguments: list[cst.Arg], receiver: Value | None,
                      inner_kernel_call: cst.Call | None = None, read_off: str = "") -> None:
-        args, kwargs = self._args(arguments, 1)
+        args, kwargs = self.call_args(arguments)
         in_order = iter(args)
         for arg in arguments:
             if arg.keyword is not None and arg.keyword.value in kwargs:
@@ -1081,7 +1102,7 @@ class Extractor(cst.CSTVisitor):
             elif arg.keyword is None and not arg.star:  # every argument's place: fixes insert after the last
                 self._span_of(next(in_order), "span", arg.value)
         if inner_kernel_call is not None:
-            _, inner_kwargs = self._args(inner_kernel_call.args, 1)
+            _, inner_kwargs = self.call_args(inner_kernel_call.args)
             for arg in inner_kernel_call.args:  # where an option is written (a rule reports at it, a fix edits it)
                 if arg.keyword is not None and arg.keyword.value in inner_kwargs:
                     self._span_of(inner_kwargs[arg.keyword.value], "span", arg.value)

@@ -59,6 +59,10 @@ ENVIRONMENT_READS = frozenset({"os.environ.get", "os.getenv"})  # (name[, defaul
 # Builtins whose result depends only on their arguments (a cache key computed with them repeats).
 _PURE_BUILTINS = frozenset({"tuple", "str", "repr", "int", "float", "bool", "frozenset", "sorted", "type", "hash",
                             "abs", "min", "max", "round"})
+# The standard library's random choosers: what a call gives, in terms of its sequence argument's items (each
+# item is possible, and the pick differs between calls). "item": one of them; "items": a list of them.
+RANDOM_CHOOSERS = {"random.choice": "item", "secrets.choice": "item", "random.sample": "items",
+                   "random.choices": "items"}
 _BINOPS: dict[str, Callable[[object, object], object]] = {
     "Add": operator.add, "Subtract": operator.sub, "Multiply": operator.mul, "FloorDivide": operator.floordiv,
     "Divide": operator.truediv, "Modulo": operator.mod, "Power": operator.pow, "LeftShift": operator.lshift,
@@ -1003,6 +1007,8 @@ class Evaluator:
             return self.values(file, applied, scope, site, depth)
         if ref in ("int", "float", "min", "max", "len", "range", "round", "abs"):
             return self._builtin(file, value, scope, site, depth)
+        if ref in RANDOM_CHOOSERS and value.args:
+            return self._random_choice(file, value, scope, site, depth)
         if ref in ENVIRONMENT_READS and 1 <= len(value.args) <= 2:
             # the environment's string when the variable is set, else the default (None without one); the
             # string is one value for the whole process, not a new one per call: unknown, not varying
@@ -1140,6 +1146,17 @@ class Evaluator:
             except Exception:  # noqa: BLE001 - int("x"), min() of mixed types: not a value
                 results.add(Unknown(f"{ref}() fails on these values"))
         return ValueSet(frozenset(results))
+
+    def _random_choice(self, file: FileModel, value: Value, scope: str, site: Site | None,
+                       depth: int) -> ValueSet:
+        """``random.choice(seq)``: any item of ``seq`` (one per call, chosen at run time); ``random.sample(seq,
+        k)``: a list of such items."""
+        sequences = self.values(file, value.args[0], scope, site, depth)
+        items = ValueSet.union(_all_items(s) or ValueSet.of(Varies("an item chosen at random at run time"))
+                               for s in sequences)
+        if RANDOM_CHOOSERS[value.ref or ""] == "item":
+            return items
+        return ValueSet.of(Varies("a list of items chosen at random at run time"))
 
     def _binop(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
         left, right = (self.values(file, item, scope, site, depth) for item in value.items)
@@ -1511,6 +1528,20 @@ class Evaluator:
             self._sources(file, value, scope, site, (), 0, found, set())
         return found
 
+    def _item_sources(self, file: FileModel, sequence: Value, scope: str, site: Site | None, attrs: tuple[str, ...],
+                      depth: int, found: list[Source], seen: set[tuple]) -> bool:
+        """The sources of an item of ``sequence`` when every source of it is a sequence literal (its items'
+        sources, added to ``found``); False, adding nothing, for any other sequence."""
+        sequences: list[Source] = []
+        self._sources(file, sequence, scope, site, (), depth + 1, sequences, seen)
+        if not sequences or not all(s.complete and not s.attrs and s.value.kind == "seq" for s in sequences):
+            return False
+        for s in sequences:
+            for item in s.value.items:
+                if isinstance(item, Value):
+                    self._sources(s.file, item, s.scope, s.site, attrs, depth + 1, found, seen)
+        return True
+
     def _sources(self, file: FileModel, value: Value, scope: str, site: Site | None, attrs: tuple[str, ...],
                  depth: int, found: list[Source], seen: set[tuple]) -> None:
         key = (id(file), id(value), scope, id(site), attrs)
@@ -1546,13 +1577,11 @@ class Evaluator:
         elif kind == "element" and value.base is not None:
             # a `for` target: each item of the literal sequences the loop can run over (`for t in (wp.float32,
             # wp.float64)`, or a name bound to such a tuple); anything else iterated is the element itself
-            iterated: list[Source] = []
-            self._sources(file, value.base, scope, site, (), depth + 1, iterated, seen)
-            if iterated and all(s.complete and not s.attrs and s.value.kind == "seq" for s in iterated):
-                for s in iterated:
-                    for item in s.value.items:
-                        if isinstance(item, Value):
-                            self._sources(s.file, item, s.scope, s.site, attrs, depth + 1, found, seen)
+            if self._item_sources(file, value.base, scope, site, attrs, depth, found, seen):
+                return
+        elif kind == "call" and RANDOM_CHOOSERS.get(value.ref or "") == "item" and value.args:
+            # `random.choice(seq)`: each item of the literal sequences `seq` can be
+            if self._item_sources(file, value.args[0], scope, site, attrs, depth, found, seen):
                 return
         elif kind == "subscript" and value.base is not None and value.key is not None and value.key.kind == "const" \
                 and type(value.key.const) is int:

@@ -124,6 +124,7 @@ class Evaluator:
         self._cut = 0  # answers the bound cut short
         self._applied: dict[tuple, Value] = {}  # `partial(f, ...)(...)` as the call of `f` it makes
         self._star_literals: dict[tuple, Value | None] = {}  # `*args` / `**kwargs` at a site (_star_literal)
+        self._keyword_dicts: set[int] = set()  # ids of the `**kwargs` dicts _star_literal made (never mutated)
 
     # ------------------------------------------------------------------ entry points
     def values(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
@@ -964,6 +965,7 @@ class Evaluator:
             if extra is not None and param.star == "**":
                 made = Value("dict", text=f"**{param.name}",
                              items=tuple((Value("const", text=repr(k), const=k), v) for k, v in extra))
+                self._keyword_dicts.add(id(made))
             elif extra is not None:
                 made = Value("seq", text=f"*{param.name}", items=tuple(v for _, v in extra))
             self._star_literals[key] = made
@@ -1596,6 +1598,21 @@ class Evaluator:
                 if isinstance(item, Value):
                     self._sources(s.file, item, s.scope, s.site, attrs, depth + 1, found, seen)
             if containers and None not in items:
+                return
+        elif kind == "subscript" and value.base is not None and value.base.kind == "name" and value.key is not None \
+                and value.key.kind == "const" and type(value.key.const) is str \
+                and not self.bindings.subscript_assignments(file, scope, value.base.text):
+            # `kwargs["dtype"]` of a `**kwargs` parameter no statement of the function writes into: the keyword
+            # the call passes under that name (the dict Python makes of a call's extra keywords, per call site)
+            dicts: list[Source] = []
+            self._sources(file, value.base, scope, site, (), depth + 1, dicts, seen)
+            name = value.key.const
+            chosen = [next((v for k, v in d.value.items if isinstance(k, Value) and k.const == name), None)
+                      if d.complete and not d.attrs and id(d.value) in self._keyword_dicts else None for d in dicts]
+            if dicts and None not in chosen:
+                for d, item in zip(dicts, chosen, strict=True):
+                    assert isinstance(item, Value)
+                    self._sources(d.file, item, d.scope, d.site, attrs, depth + 1, found, seen)
                 return
         elif kind == "call" and value.ref is not None and not self.bindings.is_warp_api(value.ref):
             callees = self._callees_named(file, value, scope, site, depth)

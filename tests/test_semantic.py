@@ -187,7 +187,8 @@ def test_an_item_of_star_args_is_what_each_call_passes_there(tmp_path):
                                                                                    "tempfile.mkdtemp(...)"]
     # the tuple / dict of the extra arguments, written where each call is
     assert sorted(s.value.text for s in project.sources(file, args, "stage")) == ["*args", "*args"]
-    assert [s.value.text for s in project.sources(file, path, "stage")] == ["kwargs[...]"]
+    # `kwargs['path']` likewise: the keyword the first call passes, and its own source at the call that unpacks
+    assert sorted(s.value.text for s in project.sources(file, path, "stage")) == ["'/x'", "kwargs[...]"]
 
 
 def test_an_unpacked_item_comes_from_the_item_of_the_tuple_made(tmp_path):

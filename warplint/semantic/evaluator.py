@@ -1586,33 +1586,19 @@ class Evaluator:
             if self._item_sources(file, value.args[0], scope, site, attrs, depth, found, seen):
                 return
         elif kind == "subscript" and value.base is not None and value.key is not None and value.key.kind == "const" \
-                and type(value.key.const) is int:
-            # `a, b = rhs` (bound as `rhs[0]`, `rhs[1]`) or `rhs[1]`: the item at that position of each tuple or
-            # list literal `rhs` can be (`return tempfile.mkdtemp(), 3`); an item of anything else is its own source
+                and (type(value.key.const) is int or (
+                    type(value.key.const) is str and value.base.kind == "name"
+                    and not self.bindings.subscript_assignments(file, scope, value.base.text))):
+            # `a, b = rhs` (bound as `rhs[0]`, `rhs[1]`) or `rhs[1]`: the item at that position of each tuple or list
+            # literal `rhs` can be (`return tempfile.mkdtemp(), 3`); `kwargs["dtype"]` of a `**kwargs` parameter the
+            # function never writes into: the keyword each call passes. An item of anything else is its own source
             containers: list[Source] = []
             self._sources(file, value.base, scope, site, (), depth + 1, containers, seen)
-            position = value.key.const
-            items = [s.value.items[position] if s.complete and not s.attrs and s.value.kind == "seq"
-                     and -len(s.value.items) <= position < len(s.value.items) else None for s in containers]
-            for s, item in zip(containers, items, strict=True):
-                if isinstance(item, Value):
-                    self._sources(s.file, item, s.scope, s.site, attrs, depth + 1, found, seen)
+            items = [self._literal_item(c, value.key.const) for c in containers]
+            for c, item in zip(containers, items, strict=True):
+                if item is not None:
+                    self._sources(c.file, item, c.scope, c.site, attrs, depth + 1, found, seen)
             if containers and None not in items:
-                return
-        elif kind == "subscript" and value.base is not None and value.base.kind == "name" and value.key is not None \
-                and value.key.kind == "const" and type(value.key.const) is str \
-                and not self.bindings.subscript_assignments(file, scope, value.base.text):
-            # `kwargs["dtype"]` of a `**kwargs` parameter no statement of the function writes into: the keyword
-            # the call passes under that name (the dict Python makes of a call's extra keywords, per call site)
-            dicts: list[Source] = []
-            self._sources(file, value.base, scope, site, (), depth + 1, dicts, seen)
-            name = value.key.const
-            chosen = [next((v for k, v in d.value.items if isinstance(k, Value) and k.const == name), None)
-                      if d.complete and not d.attrs and id(d.value) in self._keyword_dicts else None for d in dicts]
-            if dicts and None not in chosen:
-                for d, item in zip(dicts, chosen, strict=True):
-                    assert isinstance(item, Value)
-                    self._sources(d.file, item, d.scope, d.site, attrs, depth + 1, found, seen)
                 return
         elif kind == "call" and value.ref is not None and not self.bindings.is_warp_api(value.ref):
             callees = self._callees_named(file, value, scope, site, depth)
@@ -1630,6 +1616,19 @@ class Evaluator:
                                                               seen):
                 return
         found.append(Source(file, value, scope, site, attrs))
+
+    def _literal_item(self, container: Source, key: object) -> Value | None:
+        """The item a constant key picks from what ``container`` is: a position of a tuple or list literal, a name
+        of the dict Python makes of a call's extra keywords (``_star_literal``); None for anything else."""
+        if not container.complete or container.attrs:
+            return None
+        items = container.value.items
+        if type(key) is int:
+            found = items[key] if container.value.kind == "seq" and -len(items) <= key < len(items) else None
+            return found if isinstance(found, Value) else None
+        if id(container.value) in self._keyword_dicts:
+            return next((v for k, v in items if isinstance(k, Value) and k.const == key), None)
+        return None
 
     def _source_constructed(self, file: FileModel, value: Value, scope: str, site: Site | None, callees: ValueSet,
                             attrs: tuple[str, ...], depth: int, found: list[Source], seen: set[tuple]) -> bool:

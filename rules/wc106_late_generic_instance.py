@@ -91,7 +91,9 @@ class LateGenericInstance(Rule):
     Where: one finding at each site that makes a late instance, where the program
     changes: each launch that adds an instance of a new type (not the first launch), each
     late first launch (at the wrapper's call for a launch through a helper), each run-time
-    `wp.overload` call. Its related locations are the kernel's definition (where the
+    `wp.overload` call. A site that makes late instances of several kernels at once (a wrapper
+    that launches one of eight generic kernels, chosen by its arguments) gets one finding of
+    each kind naming them all, not one per kernel. Its related locations are the kernel's definition (where the
     `wp.overload` lines go), the launch or load that loaded the module first (and the
     calls that lead there), the first launch, and the other sites.
     """
@@ -160,12 +162,13 @@ class LateGenericInstance(Rule):
         changes the program), one per site, in whatever file it is; the kernel's definition and the other
         sites are related locations."""
         by_path = {f.path: f for f in project.files}
-        # One site can make late instances of several kernels with one message (a getter's `wp.overload(kernel,
-        # sig)` where `kernel` is any of the factories' local `_kernel`s): one finding there, naming every
-        # definition, as the user edits each of them (its wp.overload lines go after it).
-        at_site: dict[tuple, tuple[FileModel, Report, list[Related], list[Related]]] = {}
+        # One site can make late instances of several kernels (a getter's `wp.overload(kernel, sig)` where
+        # `kernel` is any of the factories' local `_kernel`s; a wrapper that launches one of eight generic
+        # kernels): one finding there per kind of instance, naming every kernel and every definition, as the
+        # user edits each of them (its wp.overload lines go after it).
+        at_site: dict[tuple, _AtSite] = {}
         for file in project.files:
-            for kernel, report, triggers in self._kernel_findings(file, project):
+            for kernel, report, triggers, message in self._kernel_findings(file, project):
                 definition = Related(file.path, kernel.span, f"generic kernel `{kernel.name}` is defined here")
                 sites: list[Related] = []
                 for site in triggers:
@@ -175,17 +178,20 @@ class LateGenericInstance(Rule):
                     yield file, report
                     continue
                 for site in sites:
-                    key = (site.path, site.span, report.message)
-                    _, _, definitions, others = at_site.setdefault(
-                        key, (by_path[site.path], replace(report, span=site.span), [], []))
-                    _add(definitions, [definition])
-                    _add(others, [r for r in report.related if not _same(r, site)])
-        for site_file, report, definitions, others in at_site.values():
+                    here = at_site.setdefault((site.path, site.span, message), _AtSite(
+                        by_path[site.path], replace(report, span=site.span), message, [], [], []))
+                    if kernel.name not in here.names:
+                        here.names.append(kernel.name)
+                    _add(here.definitions, [definition])
+                    _add(here.others, [r for r in report.related if not _same(r, site)])
+        for here in at_site.values():
             # a note at a definition (the why) stays; only a repeat of the definition itself goes
-            yield site_file, replace(report, related=(*definitions, *(r for r in others if r not in definitions)))
+            related = (*here.definitions, *(r for r in here.others if r not in here.definitions))
+            data = dict(here.report.data, kernels=tuple(here.names)) if len(here.names) > 1 else here.report.data
+            yield here.file, replace(here.report, message=here.message.text(here.names), related=related, data=data)
 
     def _kernel_findings(self, file: FileModel, project: Project) -> Iterator[tuple[Kernel, Report,
-                                                                                    tuple[Related, ...]]]:
+                                                                                    tuple[Related, ...], _Message]]:
         launches = self._index(project)
         module_level = [k for k in file.kernels if k.ctx.scope == ""]
         for kernel in file.kernels:
@@ -210,11 +216,13 @@ class LateGenericInstance(Rule):
                 typed = self._new_types(project, kernel_launches, generic_positions)
             late = self._late_first_instance(project, file, kernel)
             if typed is not None:
-                yield (kernel, self._report_types(project, file, kernel, typed, late.related if late else ()),
-                       typed.triggers + (late.triggers if late else ()))
+                message = _Message("chosen" if typed.chosen else "types")
+                yield (kernel, self._report_types(project, file, kernel, typed, message,
+                                                  late.related if late else ()),
+                       typed.triggers + (late.triggers if late else ()), message)
             elif late is not None:
-                yield (kernel, self.report(kernel.span, late.message, related=late.related, kernel=kernel.name,
-                                           module=late.module), late.triggers)
+                yield (kernel, self.report(kernel.span, late.message.text([kernel.name]), related=late.related,
+                                           kernel=kernel.name, module=late.module), late.triggers, late.message)
 
     # ------------------------------------------------------------------ a second type
     def _new_types(self, project: Project, kernel_launches: list[Launch], positions: list[int]) -> _Typed | None:
@@ -258,7 +266,7 @@ class LateGenericInstance(Rule):
             seen.append((launch, signature))
         return _Typed(pair, tuple(related), chosen, tuple(triggers)) if pair is not None else None
 
-    def _report_types(self, project: Project, file: FileModel, kernel: Kernel, typed: _Typed,
+    def _report_types(self, project: Project, file: FileModel, kernel: Kernel, typed: _Typed, message: _Message,
                       more: tuple[Related, ...]) -> Report:
         first, second = typed.pair
         related = list(typed.related)
@@ -270,8 +278,7 @@ class LateGenericInstance(Rule):
                                               "after the first load rebuilds its whole module")
         return self.report(
             kernel.span,
-            f"generic kernel `{kernel.name}` {'can be' if typed.chosen else 'is'} launched with two types, rebuilding "
-            "its module; `wp.overload()` both",
+            message.text([kernel.name]),
             related=(*related, why),
             kernel=kernel.name,
             module=project.kernel_module(file, kernel),
@@ -337,8 +344,7 @@ class LateGenericInstance(Rule):
             for r in (*self._loaded_first(earlier, self._module_phrase(project, declared, module)), late):
                 if not any(_same(r, q) for q in related):
                     related.append(r)
-        what = "run-time `wp.overload()`" if overload else "first launch"
-        message = f"the {what} of kernel `{kernel.name}` rebuilds its loaded module; overload it at import"
+        message = _Message("run-time overload" if overload else "first launch")
         late_sites = [late for _, late in triggers if not any(late is inner for inner in inside_wrappers)]
         return _Late(message, tuple(related), declared, tuple(late_sites))
 
@@ -400,10 +406,43 @@ class _Typed:
 class _Late:
     """A first instance made after the load: the message, and every launch or wp.overload that makes one."""
 
-    message: str
+    message: _Message
     related: tuple[Related, ...]
     module: str
     triggers: tuple[Related, ...] = ()  # the late launches and run-time wp.overload calls: where findings go
+
+
+@dataclass(frozen=True)
+class _Message:
+    """What a finding says, for one kernel or for several a site makes late instances of at once."""
+
+    kind: str  # "types", "chosen" (two types from one launch), "first launch", "run-time overload"
+
+    def text(self, names: list[str]) -> str:
+        many = len(names) > 1
+        shown = ", ".join(f"`{n}`" for n in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        if self.kind in ("types", "chosen"):
+            verb = "can be" if self.kind == "chosen" else ("are" if many else "is")
+            return (f"generic kernel{'s' if many else ''} {shown} {verb} launched with two types"
+                    f"{' each' if many else ''}, rebuilding {'their' if many else 'its'} module; `wp.overload()` both")
+        overload = self.kind == "run-time overload"
+        if many:
+            what = "run-time `wp.overload()` calls" if overload else "first launches"
+            return f"the {what} of generic kernels {shown} here rebuild their loaded module; overload them at import"
+        what = "run-time `wp.overload()`" if overload else "first launch"
+        return f"the {what} of kernel {shown} rebuilds its loaded module; overload it at import"
+
+
+@dataclass
+class _AtSite:
+    """One finding at a site: the kernels it makes late instances of, their definitions, the other notes."""
+
+    file: FileModel
+    report: Report
+    message: _Message
+    names: list[str]
+    definitions: list[Related]
+    others: list[Related]
 
 
 # where a launch is made from, and the wrapper's own wp.launch when it goes through one

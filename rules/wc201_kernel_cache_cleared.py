@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from warplint.diagnostic import Related
@@ -9,9 +8,6 @@ from warplint.model import Call, FileModel
 from warplint.rule import Report, Rule
 
 from ._cache_common import deliberate_reason
-
-# Function names that say "this is a maintenance command", not the run path.
-_MAINTENANCE = re.compile(r"clear|clean|purge|reset|wipe|rebuild|flush|invalidate", re.I)
 
 
 class KernelCacheCleared(Rule):
@@ -39,13 +35,14 @@ class KernelCacheCleared(Rule):
 
     ## Limits
     Calls under any `if`/`while` condition (other than `if __name__ == "__main__":`)
-    are taken as flag-gated and not reported, as are calls inside functions whose name
-    says they are maintenance commands (`clear`, `clean`, `purge`, `reset`, `wipe`,
-    `rebuild`, `flush`, `invalidate`) or that are only called under a condition.
-    Test code and benchmark code (`Project.context_of`: `test_*.py`, a `tests`
-    package, a `benchmarks`/`asv`/`bench*` folder, the methods of an asv benchmark class) build
-    cold on purpose: findings there are reported only with `report-deliberate = true` in
-    `[tool.warplint]` (or `--report-deliberate`).
+    are taken as flag-gated and not reported, as are calls inside functions that are only
+    called under a condition; what a function is named says nothing either way (a
+    `clear_caches()` called on every run is reported). A function that times the cold build it asks
+    for (a clock such as `time.perf_counter()` read before and after a launch or load that follows it, or
+    a `wp.ScopedTimer` opened before one: `Project.cold_start_measurement`), test code and benchmark code
+    (`Project.context_of`: `test_*.py`, a `tests` package, a `benchmarks`/`asv`/`bench*` folder, the
+    methods of an asv benchmark class) build cold on purpose: findings there are reported only with
+    `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).
     """
 
     code = "WC201"
@@ -68,7 +65,7 @@ class KernelCacheCleared(Rule):
             call = operation.call
             if self._gated(call):
                 continue
-            if call.ctx.scope and self._maintenance_function(file, call.ctx.scope, project):
+            if call.ctx.scope and self._only_called_gated(file, call.ctx.scope, project):
                 continue
             if operation.operation == "clear_kernel_cache":
                 what, cost = "kernel", ("every module then compiles from scratch (for this and every other Warp "
@@ -88,12 +85,9 @@ class KernelCacheCleared(Rule):
 
     @staticmethod
     def _gated(call: Call) -> bool:
-        conditions = [c for c in call.ctx.conditions if "__main__" not in c]
-        return bool(conditions) or call.ctx.in_handler
+        # `if __name__ == "__main__":` is how a script runs, not a condition on the clear
+        return len(call.ctx.conditions) > call.ctx.in_main_guard or call.ctx.in_handler
 
-    def _maintenance_function(self, file: FileModel, scope: str, project: Project) -> bool:
-        for part in scope.split("."):
-            if _MAINTENANCE.search(part):
-                return True
+    def _only_called_gated(self, file: FileModel, scope: str, project: Project) -> bool:
         callers = project.callers(project.fqname(file, scope))
         return bool(callers) and all(self._gated(call) for _, call in callers)

@@ -26,17 +26,19 @@ class KernelCacheDisabled(Rule):
     per-project directory.
 
     ## Limits
-    Deliberate maintenance paths are skipped: an assignment under a condition that
-    reads a CLI argument, option, flag or environment variable, or a parameter of
-    the enclosing function (`if args.no_cache:`), inside a function named for cache
-    maintenance or cold runs (`clear_cache`, `rebuild`, `bench_cold`), or in a
-    function every project caller of which is gated that way. A helper that assigns a
+    Paths taken only on request are skipped (`Project.opt_in`): an assignment under a
+    condition that reads the command line (`sys.argv`, what an `argparse` parser parsed, an
+    absl flag), the environment, or a parameter of the enclosing function (`if args.no_cache:`),
+    or in a function every project caller of which is gated that way; what a function is named
+    says nothing either way. A helper that assigns a
     value its callers pass (`def set_cache(value): wp.config.cache_kernels = value`, also
     through wrappers) is judged at each call, with that call's arguments: a call that passes
     `False` is reported there (unless the call is gated), one that passes `True` is not.
     A value read through a name, an attribute or a container is what it can hold
-    (`Holder(False).value`, a dict item set to `False`); a run-time setting is not reported. Test code and
-    benchmark code (`Project.context_of`: `test_*.py`, `*_test.py`, `conftest.py`, a `tests`
+    (`Holder(False).value`, a dict item set to `False`); a run-time setting is not reported. A function that
+    times the cold build it asks for (a clock such as `time.perf_counter()` read before and after a launch
+    or load that follows it, or a `wp.ScopedTimer` opened before one: `Project.cold_start_measurement`),
+    test code and benchmark code (`Project.context_of`: `test_*.py`, `*_test.py`, `conftest.py`, a `tests`
     package, a `benchmarks`/`asv`/`bench*` folder, the methods of an asv benchmark class) turn
     the cache off on purpose (to exercise the compiler): findings there are reported only with
     `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).

@@ -36,11 +36,13 @@ class TemporaryKernelCacheDir(Rule):
     a new directory (the helper's assignment is a related location). The finding is at the `mkdtemp()` /
     `TemporaryDirectory()` call that makes the directory when it is written on
     another line of the same file (the assignment is a related location). Paths from configuration, environment
-    or arguments are not reported. Deliberate maintenance paths (a condition
-    reading a flag, option, argument, environment variable or parameter; functions
-    named for cache maintenance or cold runs; functions only called from such
-    paths) are skipped. Environment dictionaries passed to subprocesses (`env=...`) are not
-    followed. Test code and benchmark code (`Project.context_of`: `test_*.py`, `*_test.py`,
+    or arguments are not reported. Paths taken only on request (`Project.opt_in`: a
+    condition reading the command line, the environment or a parameter; functions only called
+    from such paths) are skipped; what a function is named says nothing either way. Environment
+    dictionaries passed to subprocesses (`env=...`) are not followed. A function that times the cold
+    build it asks for (a clock such as `time.perf_counter()` read before and after a launch or load that
+    follows it, or a `wp.ScopedTimer` opened before one: `Project.cold_start_measurement`), test code and
+    benchmark code (`Project.context_of`: `test_*.py`, `*_test.py`,
     `conftest.py`, a `tests` package, a `benchmarks`/`asv`/`bench*` folder, the methods of an
     asv benchmark class) isolate the cache per run on purpose: findings there are reported only with
     `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).

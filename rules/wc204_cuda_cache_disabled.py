@@ -33,12 +33,14 @@ class CudaCacheDisabled(Rule):
     Only writes into the process environment are seen (`os.environ[...] = `,
     `os.environ.setdefault`, `os.environ.update`, `os.putenv`) with a constant value
     other than `"0"`/`""`/`"false"`; environments built for subprocesses are not.
-    Deliberate maintenance paths (a condition reading a flag, option, argument,
-    environment variable or parameter; functions named for cache maintenance or
-    cold runs) are skipped, and so is a project whose every launch and load runs on the
-    CPU (`device="cpu"`, `wp.ScopedDevice("cpu")`, `wp.set_device("cpu")`, followed by the
-    semantic layer): the driver's JIT cache is a CUDA one. Test code and benchmark code
-    (`Project.context_of`) set it on purpose: findings there are reported only with
+    Paths taken only on request (`Project.opt_in`: a condition reading the command line,
+    the environment or a parameter; functions only called from such paths) are skipped, and so is a
+    project whose every launch and load runs on the CPU (`device="cpu"`, `wp.ScopedDevice("cpu")`,
+    `wp.set_device("cpu")`, followed by the semantic layer): the driver's JIT cache is a CUDA one. A
+    function that times the cold build it asks for (a clock such as `time.perf_counter()` read before and
+    after a launch or load that follows it, or a `wp.ScopedTimer` opened before one:
+    `Project.cold_start_measurement`), test code and benchmark code (`Project.context_of`) set it on
+    purpose: findings there are reported only with
     `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).
     """
 

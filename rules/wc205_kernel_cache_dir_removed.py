@@ -49,10 +49,12 @@ class KernelCacheDirRemoved(Rule):
     `WARP_CACHE_PATH` environment variable, or a name that this file assigns to
     either (or that reads from either), followed through local variables,
     parameters, module constants across files and helper return values. A path
-    spelled out again as the same literal is not matched. Deliberate maintenance paths (a condition reading
-    a flag, option, argument, environment variable or parameter; functions named for
-    cache maintenance or cold runs; functions only called from such paths) are skipped.
-    Test code and benchmark code (`Project.context_of`: `test_*.py`, `*_test.py`,
+    spelled out again as the same literal is not matched. Paths taken only on request (`Project.opt_in`: a
+    condition reading the command line, the environment or a parameter; functions only called
+    from such paths) are skipped; what a function is named says nothing either way. A function that
+    times the cold build it asks for (a clock such as `time.perf_counter()` read before and after a launch
+    or load that follows it, or a `wp.ScopedTimer` opened before one: `Project.cold_start_measurement`),
+    test code and benchmark code (`Project.context_of`: `test_*.py`, `*_test.py`,
     `conftest.py`, a `tests` package, a `benchmarks`/`asv`/`bench*` folder, the methods of an
     asv benchmark class) build cold on purpose: findings there are reported only with
     `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).

@@ -407,6 +407,38 @@ def test_deliberate_cold_starts_are_reported_on_request():
     assert len(found) == len(default) + len(extra)
 
 
+def test_a_cache_defeat_is_chosen_by_what_its_condition_reads_or_by_timing_its_build(tmp_path):
+    # names say nothing here: `run_fresh` and `clean` are judged by what the code reads and does
+    project = project_of(tmp_path, {
+        "app.py": (
+            "import argparse, os, sys, time\nimport warp as wp\nfrom absl import flags\n"
+            "_CLEAR = flags.DEFINE_bool('clear', False, 'clear the caches')\n"
+            "args = argparse.ArgumentParser().parse_args()\n"
+            "if args.clean:\n    wp.clear_kernel_cache()\n"  # 7: a command-line option
+            "if _CLEAR.value:\n    wp.clear_kernel_cache()\n"  # 9: an absl flag
+            "if '--cold' in sys.argv:\n    wp.clear_kernel_cache()\n"  # 11: the command line
+            "if os.environ.get('COLD'):\n    wp.clear_kernel_cache()\n"  # 13: the environment
+            "if wp.get_device().is_cuda:\n    wp.clear_kernel_cache()\n"  # 15: the machine, not a choice
+            "def clean(full):\n    if full:\n        wp.clear_kernel_cache()\n"  # 18: a parameter
+            "def run_fresh():\n    wp.clear_kernel_cache()\n    wp.force_load()\n"  # 20
+            "def timed():\n    wp.clear_kernel_cache()\n    t = time.perf_counter()\n    wp.force_load()\n"  # 23
+            "    return time.perf_counter() - t\n"
+            "def timed_after():\n    wp.clear_kernel_cache()\n    wp.force_load()\n"  # 28
+            "    t = time.perf_counter()\n    wp.synchronize()\n    return time.perf_counter() - t\n"
+            "def scoped():\n    wp.clear_kernel_cache()\n    with wp.ScopedTimer('load'):\n"  # 34
+            "        wp.force_load()\n"
+            "def cli():\n    parser = argparse.ArgumentParser()\n    options, _ = parser.parse_known_args()\n"
+            "    if options.fresh:\n        run_fresh()\n"  # run_fresh is only called on request
+        ),
+    })
+    file = _file(project, "app.py")
+    clears = {c.span.line: c.ctx for c in file.calls if c.callee == "warp.clear_kernel_cache"}
+    opted = {line for line, ctx in clears.items() if project.opt_in(file, ctx)}
+    assert opted == {7, 9, 11, 13, 18, 20}
+    measured = {line for line, ctx in clears.items() if project.cold_start_measurement(file, ctx)}
+    assert measured == {23, 34}
+
+
 def test_report_deliberate_setting(tmp_path):
     from warplint.config import ConfigError, load_config
     from warplint.testing import known_codes

@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
-from .model import Assignment, Call, FileModel, Function, Kernel, Span, Value
+from .model import Assignment, Call, Context, FileModel, Function, Kernel, Span, Value
 from .semantic import (
     arg_types,
     builds,
     collect,
+    deliberate,
     devices,
     differentiation,
     facts_paths,
@@ -364,3 +365,12 @@ class Project:
     def cache_dir_read(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None
                        ) -> str | None:
         return facts_paths.cache_dir_read(self._facts, file, value, scope, site)
+
+    # ------------------------------------------------------------------ chosen cache defeats (semantic.deliberate)
+    def opt_in(self, file: FileModel, ctx: Context) -> str | None:
+        """Why the statement at ``ctx`` runs only when the command line, the environment or a caller asks for it."""
+        return deliberate.opt_in(self._facts, file, ctx)
+
+    def cold_start_measurement(self, file: FileModel, ctx: Context) -> str | None:
+        """How the function of the statement at ``ctx`` times the cold build that follows it."""
+        return deliberate.cold_start_measurement(self._facts, file, ctx)

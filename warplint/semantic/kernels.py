@@ -180,6 +180,8 @@ class _PassedInKernels:
         self.pending: list[tuple[str, str, str]] = []
         self._found: dict[tuple[str, ...], list[tuple[str, tuple, tuple[Value, ...]]]] = {}
         self._kept: dict[str, dict[str, list[tuple[str, tuple, tuple[Value, ...]]]]] = {}
+        self._every: dict[str, dict[str, list[tuple[str, tuple, tuple[Value, ...]]]]] = {}
+        self._packed: dict[str, bool] = {}
         self._objects: set[str] = set()
         self._records: dict[tuple[str, str], list[Assignment | Call]] = {}
 
@@ -238,9 +240,22 @@ class _PassedInKernels:
             kept = self._kept.get(file.path)
             if kept is None:
                 kept = self._kept[file.path] = _by_word(self._kept_roots(file))
-            found = self._found[key] = [*kept.get(word, ()),
-                                        *_by_word(self._stored_roots(file, (*also, word) if word else ())
-                                                  ).get(word, ())]
+            if word and self._searchable(file):
+                stored = _by_word(self._stored_roots(file, (*also, word))).get(word, ())
+            else:  # every expression read once, for all words
+                every = self._every.get(file.path)
+                if every is None:
+                    every = self._every[file.path] = _by_word(self._stored_roots(file, ()))
+                stored = every.get(word, ())
+            found = self._found[key] = [*kept.get(word, ()), *stored]
+        return found
+
+    def _searchable(self, file: FileModel) -> bool:
+        """Whether ``file``'s records were read back from the cache, their stored fields searchable by word
+        without unpickling them (``stored_without``); a file modelled in this process is read whole instead."""
+        found = self._packed.get(file.path)
+        if found is None:
+            found = self._packed[file.path] = all("_packed" in r.__dict__ for r in _records(file))
         return found
 
     # -- the fixpoint

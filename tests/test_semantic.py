@@ -661,6 +661,76 @@ def test_a_decorator_that_returns_a_kernel_held_elsewhere_makes_one(tmp_path):
     assert [k.name for _, k in project.layer.find_kernels(main, "main", launch.bound("kernel"))] == ["step"]
 
 
+# A kernel `wp.kernel(f)` makes of a function defined elsewhere, held where no decorator can read it: a test's
+# local read only as `k.adj`, a module-level table whose items go to a helper as a keyword the helper passes on
+# only through `**kwargs` (which the evaluator follows no further), as Warp's own tests hold theirs.
+_HELD_APART = {
+    "pkg/__init__.py": "",
+    "pkg/bodies.py": "import warp as wp\ndef body(a: wp.array(dtype=float)):\n    a[0] = 1.0\n",
+    "pkg/register.py": (
+        "def create(func, **kwargs):\n    def test(self):\n        func(self, **kwargs)\n    return test\n"
+        "def add_test(cls, name, func, **kwargs):\n    setattr(cls, name, create(func, **kwargs))\n"
+    ),
+    "pkg/deco.py": "def keep(fn):\n    return fn\n",
+    "test_tables.py": (
+        "import warp as wp\nfrom pkg.bodies import body\nfrom pkg.register import add_test\n"
+        "KERNELS = {}\nfor i in range(2):\n    KERNELS[i] = wp.kernel(body)\n"
+        "def check(test, kernel):\n    wp.launch(kernel, dim=1, inputs=[wp.zeros(1)])\n"
+        "class Tests:\n    def test_local(self):\n        k = wp.kernel(body)\n        print(k.adj, k.module)\n"
+        "for i in range(2):\n    kernel = KERNELS[i]\n    add_test(Tests, 'test', check, kernel=kernel)\n"
+    ),
+    "main.py": (
+        "import warp as wp\nfrom pkg.deco import keep\n"
+        "@keep\ndef step(a: wp.array(dtype=float)):\n    a[0] = 2.0\n"
+    ),
+}
+
+
+def _decorators_evaluated(tmp_path, monkeypatch, files):
+    import warplint.semantic.kernels as kernels
+
+    asked = []
+    evaluate = kernels._kernel_options
+    monkeypatch.setattr(kernels, "_kernel_options", lambda *a: asked.append(a[3].name) or evaluate(*a))
+    project = project_of(tmp_path, files)
+    return asked, [(f.path.rpartition("/")[2], k.name) for f in project.files for k in f.kernels if k.derived]
+
+
+def test_no_decorator_is_evaluated_when_no_kernel_made_of_a_function_passed_in_can_be_returned(tmp_path, monkeypatch):
+    # Applying a decorator can give such a kernel only through a return (or the decorator expression, or the
+    # decorated name): when none can reach one, no decorator makes a kernel and none is evaluated
+    # (docs/performance.md: on Warp's tree, ~20 CPU s of budget-cut evaluations of @cache.dynamic_func).
+    asked, derived = _decorators_evaluated(tmp_path, monkeypatch, _HELD_APART)
+    assert (asked, derived) == ([], [])
+
+
+@pytest.mark.parametrize("change", [
+    ("pkg/register.py", "def add_test(cls, name, func, **kwargs):\n    return kwargs\n"),  # the dict goes out
+    ("pkg/register.py", "def add_test(cls, name, func, kernel=None):\n    return kernel\n"),  # the parameter
+    ("test_tables.py", "LAST = lambda: kernel\n"),  # a lambda's body, evaluated wherever it is called
+    ("test_tables.py", "class Keep:\n    held = kernel\n"),  # a class attribute
+])
+def test_decorators_are_evaluated_when_such_a_kernel_can_be_returned(tmp_path, monkeypatch, change):
+    path, text = change
+    files = dict(_HELD_APART)
+    files[path] = files[path] + text if path == "test_tables.py" else files[path].replace(
+        "def add_test(cls, name, func, **kwargs):\n    setattr(cls, name, create(func, **kwargs))\n", text)
+    asked, derived = _decorators_evaluated(tmp_path, monkeypatch, files)
+    assert asked == ["step"] and derived == []
+
+
+def test_a_decorator_returning_a_kernel_passed_as_a_keyword_makes_one(tmp_path, monkeypatch):
+    # The look-alike that must still be evaluated: the helper hands the keyword back, and a decorator returns it.
+    files = dict(_HELD_APART)
+    files["pkg/register.py"] = "def add_test(cls, name, func, kernel=None):\n    return kernel\n"
+    files["pkg/deco.py"] = (
+        "from pkg.register import add_test\nimport test_tables\n"
+        "def keep(fn):\n    return add_test(None, 'x', fn, kernel=test_tables.kernel)\n"
+    )
+    asked, derived = _decorators_evaluated(tmp_path, monkeypatch, files)
+    assert asked == ["step"] and derived == [("main.py", "step")]
+
+
 def test_a_kernel_made_again_of_the_same_function_is_the_same_content(tmp_path):
     project = project_of(tmp_path, {"m.py": (
         "import warp as wp\n"

@@ -104,6 +104,15 @@ class _Stored:
             packed = state.get("_packed")
             values = state["_unpacked"] = list(pickle.loads(packed)) if packed else [None] * len(obj._stored)
         values[self.index] = value
+        state.pop("_packed", None)  # no longer what the fields hold (``stored_without``)
+
+
+def stored_without(record: Any, word: str) -> bool:
+    """True when ``record`` was read back from the cache and the bytes its stored fields were read from hold no
+    ``word``: no text or name among them contains it (a pickle keeps each string whole), told without
+    unpickling them. The bytes are dropped when a stored field is set."""
+    packed = record.__dict__.get("_packed")
+    return packed is not None and word.encode() not in packed
 
 
 def _stored_variant(cls: type, stored: tuple[str, ...]) -> type:

@@ -103,7 +103,7 @@ _DEFAULT = object()  # "the parameter's default" from _bind
 
 # Methods that put values into the container they are called on (`parts.append(x)`): what a local built so
 # reads includes what was put in.
-_FILLING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft"})
+FILLING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft"})
 
 
 class Evaluator:
@@ -1076,6 +1076,17 @@ class Evaluator:
             return self._local(file, ref, scope, site, depth)
         return self._global(ref, depth)
 
+    def callees_anywhere(self, file: FileModel, call: Value) -> ValueSet | None:
+        """What the callee of the call ``call`` can be wherever the call is evaluated, as ``_call`` finds it: a
+        dotted or module-level name reads no parameter, so every site gives the same. None when it depends on
+        the site (a local name, a callee computed from an expression) or when the answer was cut short."""
+        ref = call.ref
+        if ref is None or ("." not in ref and ref not in file.toplevel and not call.base):
+            return None
+        cut = self._cut
+        found = self._global(ref, 0)
+        return found if self._cut == cut else None
+
     def _warp_call(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
         if is_warp(value.ref, "constant") and len(value.args) == 1:
             return self.values(file, value.args[0], scope, site, depth)
@@ -1392,7 +1403,7 @@ class Evaluator:
                 # a container filled in place (`parts.append("pos")` under `if pos:`): what goes in, and when
                 for call in self.bindings.calls_in(file, current):
                     head, _, method = call.callee.rpartition(".")
-                    if head == name and method in _FILLING_METHODS:
+                    if head == name and method in FILLING_METHODS:
                         for part in (*call.args, *call.kwargs.values()):
                             complete = self._reaching_into(file, part, current, depth + 1, found, seen) and complete
                         complete = self._reaching_tests(file, call.ctx.tests, current, depth, found, seen) and complete

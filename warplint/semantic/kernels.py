@@ -6,14 +6,20 @@ decorator applied to the function it decorates (``gpu_kernel()(f)``, through hel
 ``fn=None`` switches: the result is a kernel ``wp.kernel(<parameter>, ...)`` makes of what was passed in), and
 it follows the argument of ``wp.kernel(f)`` to the function wherever that is defined, whose body, signature and
 module (Warp's ``f.__module__``) the kernel takes.
+
+A decorator makes a kernel only by returning one that ``wp.kernel(<not a function of its file>)`` made; where
+each such kernel can flow is followed first (``_PassedInKernels``), and when none can reach a return no
+decorator is evaluated at all.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from warplint.model import FileModel, Function, Kernel, Value
-from warplint.semantic.values import FunctionRef, KernelRef
+from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value, stored_without
+from warplint.names import is_warp
+from warplint.semantic.evaluator import FILLING_METHODS
+from warplint.semantic.values import ClassRef, FunctionRef, KernelRef
 
 if TYPE_CHECKING:
     from .bindings import Bindings
@@ -28,6 +34,19 @@ def add_decorated_kernels(bindings: Bindings, evaluator: Evaluator) -> None:
     for file in bindings.files:
         if any(k.derived for k in file.kernels):
             file.kernels = [k for k in file.kernels if not k.derived]
+    # a decorator makes a kernel only by returning one `wp.kernel` made of a function passed in: when no such
+    # kernel can reach a return, none does, and no decorator needs evaluating (on Warp's tree, ~20 CPU s)
+    if _PassedInKernels(bindings, evaluator).can_be_returned():
+        _add_kernels_of_decorators(bindings, evaluator)
+    for file in bindings.files:
+        for kernel in file.kernels:
+            if kernel.target is not None and not kernel.function:
+                _complete(bindings, evaluator, file, kernel)
+    evaluator.kernels_whole = True
+
+
+def _add_kernels_of_decorators(bindings: Bindings, evaluator: Evaluator) -> None:
+    """A ``derived`` Kernel for every function a project decorator that makes kernels decorates."""
     makers: dict[tuple[int, int], dict[str, Value] | None] = {}
     for file in bindings.files:
         for fn in [*file.redefined, *file.functions.values()]:  # each `def` of a name defined twice decorates
@@ -46,11 +65,6 @@ def add_decorated_kernels(bindings: Bindings, evaluator: Evaluator) -> None:
                         options=options, generic=fn.generic, warp_calls=set(fn.warp_calls), derived=True,
                     ))
                     break
-    for file in bindings.files:
-        for kernel in file.kernels:
-            if kernel.target is not None and not kernel.function:
-                _complete(bindings, evaluator, file, kernel)
-    evaluator.kernels_whole = True
 
 
 def _complete(bindings: Bindings, evaluator: Evaluator, file: FileModel, kernel: Kernel) -> None:
@@ -122,4 +136,418 @@ def _parameters(bindings: Bindings, evaluator: Evaluator, file: FileModel, fn: F
         target = bindings.function(value.fqname) if isinstance(value, FunctionRef) else None
         if target is not None:
             found |= {p.name for p in target[1].params}
+    return found
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Where a kernel made of a function passed in can flow: whether any project decorator can return one.
+
+_SPECIAL_CALLS = frozenset({"int", "float", "min", "max", "len", "range", "round", "abs"})
+
+
+def _passed_in(kernel: Kernel) -> bool:
+    """A kernel ``_kernel_options`` accepts as a decorator's: ``wp.kernel(<not a function of its file>)``."""
+    return not kernel.derived and kernel.form != "Kernel" and kernel.target is not None and not kernel.function
+
+
+class _Escapes(Exception):
+    """The flow reached a place this analysis does not follow (a return, an attribute, a call whose callee
+    depends on the call site...): a decorator may return the kernel."""
+
+
+class _PassedInKernels:
+    """The names that can hold a kernel ``wp.kernel(<not a function of its file>)`` makes (a "passed-in kernel"),
+    followed forward through the evaluator's own steps, and whether one can reach a place where applying a
+    project decorator could read it.
+
+    The evaluator makes a kernel's ``KernelRef`` only where the kernel is made: reading a name the statement
+    that makes it binds, or evaluating a ``wp.kernel``/``wp.Kernel`` call of that scope. From there a value
+    reaches another expression only through a step the evaluator takes: an assignment's target, a call's
+    explicit argument (the parameter it binds; ``*x``/``**x`` pass nothing the evaluator follows), a name read
+    in the scope that binds it or a nested one, a module-level name read from anywhere (a ``ref``, a re-export),
+    an item written into a container, and the value of an enclosing expression. A holder read only as ``k.attr``
+    gives an attribute, which the evaluator does not follow on a kernel. Applying a decorator evaluates its
+    callee's returns (or reads the decorator expression, or the decorated function's name): if no holder reaches
+    a return, a lambda, a decorator, a decorated name, an attribute or class store, a class's construction or a
+    call whose callee depends on its site, no application of a decorator can give such a kernel."""
+
+    def __init__(self, bindings: Bindings, evaluator: Evaluator) -> None:
+        self.bindings = bindings
+        self.evaluator = evaluator
+        # (path, scope, name) of each name that can hold one -> whether it holds it inside a container (else
+        # the kernel itself, whose attributes the evaluator does not follow)
+        self.holders: dict[tuple[str, str, str], bool] = {}
+        self.pending: list[tuple[str, str, str]] = []
+        self._found: dict[tuple[str, ...], list[tuple[str, tuple, tuple[Value, ...]]]] = {}
+        self._kept: dict[str, dict[str, list[tuple[str, tuple, tuple[Value, ...]]]]] = {}
+        self._every: dict[str, dict[str, list[tuple[str, tuple, tuple[Value, ...]]]]] = {}
+        self._packed: dict[str, bool] = {}
+        self._objects: set[str] = set()
+        self._records: dict[tuple[str, str], list[Assignment | Call]] = {}
+
+    # -- the model's expressions, each with where it sits
+    def _stored_roots(self, file: FileModel, words: tuple[str, ...]):
+        """(scope, position, expression) for the calls' arguments and the assignments' values of ``file`` (kept
+        pickled from the cache until read) that can name every one of ``words``."""
+        for record in self._naming(file, words[0]) if words else _records(file):
+            if any(stored_without(record, w) for w in words[1:]):
+                continue
+            if isinstance(record, Assignment):
+                yield record.ctx.scope, ("value", record), record.value
+                continue
+            for index, arg in enumerate(record.args):
+                yield record.ctx.scope, ("argument", record, index), arg
+            for key, arg in record.kwargs.items():
+                yield record.ctx.scope, ("argument", record, key), arg
+            if record.receiver is not None:
+                yield record.ctx.scope, ("other",), record.receiver
+
+    def _naming(self, file: FileModel, word: str) -> list[Assignment | Call]:
+        """The assignments and calls of ``file`` whose stored fields can name ``word``."""
+        key = (file.path, word)
+        found = self._records.get(key)
+        if found is None:
+            found = self._records[key] = [r for r in _records(file) if not stored_without(r, word)]
+        return found
+
+    def _kept_roots(self, file: FileModel):
+        """(scope, position, expression) for every other expression the evaluator can read in ``file``."""
+        for a in file.assignments:
+            yield a.ctx.scope, ("target", a), a.target
+        for fn in [*file.redefined, *file.functions.values()]:
+            for r in fn.returns:
+                yield fn.qualname, ("return",), r
+            for d in fn.decorator_values:
+                yield fn.ctx.scope, ("decorator",), d
+            for p in fn.params:
+                if p.default is not None:
+                    yield fn.ctx.scope, ("default", fn, p), p.default
+        for kernel in file.kernels:
+            for v in (kernel.target, *kernel.options.values()):
+                if v is not None:
+                    yield kernel.ctx.scope, ("other",), v
+        for block in file.with_blocks:
+            for v in block.items:
+                yield block.ctx.scope, ("other",), v
+
+    def _reads(self, file: FileModel, word: str, *also: str) -> list[tuple[str, tuple, tuple[Value, ...]]]:
+        """The names of ``file`` read with ``word`` as a part (of a local's dotted text, of a ``ref``), in
+        expressions that also name each of ``also``; for "" its ``wp.kernel``/``wp.Kernel`` calls. Each with
+        its root's scope and position and the path to it from the root."""
+        key = (file.path, word, *also)
+        found = self._found.get(key)
+        if found is None:
+            kept = self._kept.get(file.path)
+            if kept is None:
+                kept = self._kept[file.path] = _by_word(self._kept_roots(file))
+            if word and self._searchable(file):
+                stored = _by_word(self._stored_roots(file, (*also, word))).get(word, ())
+            else:  # every expression read once, for all words
+                every = self._every.get(file.path)
+                if every is None:
+                    every = self._every[file.path] = _by_word(self._stored_roots(file, ()))
+                stored = every.get(word, ())
+            found = self._found[key] = [*kept.get(word, ()), *stored]
+        return found
+
+    def _searchable(self, file: FileModel) -> bool:
+        """Whether ``file``'s records were read back from the cache, their stored fields searchable by word
+        without unpickling them (``stored_without``); a file modelled in this process is read whole instead."""
+        found = self._packed.get(file.path)
+        if found is None:
+            found = self._packed[file.path] = all("_packed" in r.__dict__ for r in _records(file))
+        return found
+
+    # -- the fixpoint
+    def can_be_returned(self) -> bool:
+        try:
+            for file in self.bindings.files:
+                for kernel in file.kernels:
+                    if _passed_in(kernel):
+                        self._made(file, kernel)
+            while self.pending:
+                self._follow(self.pending.pop())
+            self._decorated_names()
+        except _Escapes:
+            return True
+        return False
+
+    def _made(self, file: FileModel, kernel: Kernel) -> None:
+        scope = kernel.ctx.scope
+        if scope and scope not in file.functions:
+            raise _Escapes  # made in a class body: a class attribute
+        for name in kernel.assigned_to:
+            if "." in name:
+                raise _Escapes  # stored on an attribute
+            self._hold((file.path, scope, name), container=False)
+        for at, position, path in self._reads(file, ""):
+            if at == scope:
+                self._flow(file, at, position, path, False, "whole")
+
+    def _hold(self, key: tuple[str, str, str], container: bool) -> None:
+        known = self.holders.get(key)
+        if known is None or (container and not known):
+            self.holders[key] = container
+            self.pending.append(key)
+
+    def _follow(self, key: tuple[str, str, str]) -> None:
+        path, scope, name = key
+        file = self.bindings.file_at(path)
+        assert file is not None
+        container = self.holders[key]
+        for at, position, nodes in self._reads(file, name):
+            read = self._read_of(file, at, nodes[-1], key)
+            if read is not None:
+                self._flow(file, at, position, nodes, container, read)
+        # read from another file: a ref names the holder's module (`pkg.mod.NAME`; `pkg.mod.fn.name`, a name
+        # inside a function), or the module itself as an object, whose attributes are read wherever it goes;
+        # either way the module's own name is written there
+        dotted = f"{file.module}.{scope}.{name}" if scope else f"{file.module}.{name}"
+        for other in self.bindings.files:
+            if other is not file:
+                for at, position, nodes in self._reads(other, name, file.module.rpartition(".")[2]):
+                    read = self._ref_read(nodes[-1], dotted)
+                    if read is not None:
+                        self._flow(other, at, position, nodes, container, read)
+            for imp in () if scope else other.imports:
+                if self.bindings.canonical_ref(imp.module) == file.module and not imp.ctx.scope:
+                    for imported, alias in imp.names:  # a re-export
+                        if imported == "*":
+                            raise _Escapes
+                        if imported == name:
+                            self._hold((other.path, "", alias), container)
+        if not scope:
+            self._module_objects(file)
+
+    def _module_objects(self, file: FileModel) -> None:
+        """A module-level holder is read too through the module as an object (``m.NAME`` for a local or a
+        parameter ``m``), which only a ref to the module itself (or an attribute of a package naming it) gives."""
+        if file.path in self._objects:
+            return
+        self._objects.add(file.path)
+        last = file.module.rpartition(".")[2]
+        for other in self.bindings.files:
+            for _, _, nodes in self._reads(other, last):
+                node = nodes[-1]
+                if node.local or node.base is not None:
+                    if last in node.text.split(".")[1:]:
+                        raise _Escapes  # an attribute of a module object a local holds
+                elif self.bindings.canonical_ref(node.ref or "") == file.module:
+                    raise _Escapes  # the module as an object
+
+    def _ref_read(self, node: Value, dotted: str) -> str | None:
+        """How the dotted name ``node`` reads the holder named ``dotted``: "whole", "attribute" (``k.adj``,
+        not ``k.get``) or None."""
+        if node.local or not node.ref:
+            return None
+        canonical = self.bindings.canonical_ref(node.ref)
+        if canonical == dotted:
+            return "whole"
+        if not canonical.startswith(dotted + "."):
+            return None
+        return "whole" if "get" in canonical[len(dotted) + 1:].split(".") else "attribute"
+
+    def _read_of(self, file: FileModel, scope: str, node: Value, key: tuple[str, str, str]) -> str | None:
+        """How the name ``node`` read in ``scope`` of ``file`` reads the holder ``key`` of that file, found as
+        ``Evaluator._name`` finds a name (a local through the enclosing functions to the module, a module-level
+        ref): "whole", "attribute" (``k.adj``) or None when it reads something else."""
+        _, holder_scope, name = key
+        if not node.local:
+            ref = node.ref or ""
+            if "." not in ref and ref == node.text:
+                return "whole" if not holder_scope and ref == name else None
+            if holder_scope:
+                return self._ref_read(node, f"{file.module}.{holder_scope}.{name}")
+            return self._ref_read(node, f"{file.module}.{name}")
+        head, _, rest = node.text.partition(".")
+        if head != name:
+            return None
+        read = "attribute" if rest and "get" not in rest.split(".") else "whole"
+        current = scope
+        while current:
+            fn = file.functions.get(current)
+            if fn is None:
+                break
+            if current == holder_scope:
+                return read
+            if any(p.name == head for p in fn.params) or self.bindings.name_assignments(file, current, head):
+                return None
+            current = fn.ctx.scope
+        return read if not holder_scope else None
+
+    def _flow(self, file: FileModel, scope: str, position: tuple, path: tuple[Value, ...], container: bool,
+              read: str) -> None:
+        """A holder read (or the kernel made) at ``path[-1]`` of an expression at ``position``: where its value
+        goes, up through the enclosing expressions to the root's place."""
+        if not container and read == "attribute":
+            return  # `k.adj`: an attribute of a kernel, which the evaluator does not follow
+        for parent, child in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
+            if parent.kind == "lambda":
+                raise _Escapes  # its body is evaluated wherever the lambda is called
+            if parent.kind == "call" and parent.base is not child:
+                self._call(file, scope, parent, child)
+        kind = position[0]
+        if kind in ("target", "other"):
+            return
+        if kind in ("return", "decorator"):
+            raise _Escapes
+        whole = len(path) == 1
+        if kind == "argument":
+            _, call, key = position
+            if self.bindings.is_warp_api(call.callee):
+                return
+            callee = self.bindings.canonical_function(self.bindings.callee_of(file, call))
+            found = self.bindings.function(callee)
+            if found is not None:
+                self._bind(found, key)
+            elif self.bindings.is_class(callee):
+                raise _Escapes  # the construction's arguments become the instance's attributes
+            elif any(made.span is call.span and made is not call for made in self.bindings.calls_made(file)):
+                raise _Escapes  # called through a name bound to functions (`Bindings.calls_made`)
+            else:
+                self._fills(file, scope, call.callee, local=False)
+        elif kind == "default":
+            _, fn, param = position
+            self._hold((file.path, fn.qualname, param.name), True)
+        elif kind == "value":
+            assignment = position[1]
+            self._assigned(file, assignment.ctx.scope, assignment.target, container or not whole)
+
+    def _assigned(self, file: FileModel, scope: str, target: Value, container: bool) -> None:
+        """A holder's value assigned to ``target`` in ``scope``: a name, or an item of a container."""
+        if scope and scope not in file.functions:
+            raise _Escapes  # a class attribute
+        if target.kind == "name" and "." not in target.text:
+            self._hold((file.path, scope, target.text), container)
+            return
+        base = target.base
+        if target.kind != "subscript" or base is None:
+            raise _Escapes  # an attribute
+        self._filled(file, scope, base)
+
+    def _fills(self, file: FileModel, scope: str, callee: str, local: bool) -> None:
+        """``out.append(k)`` (a method that puts its argument into its container): what reads ``out`` may read
+        ``k``."""
+        receiver, _, method = callee.rpartition(".")
+        if not receiver or method not in FILLING_METHODS:
+            return
+        owned = not local and self.bindings.owner_of(receiver) is not None
+        if owned and self.bindings.module(self.bindings.canonical_ref(receiver)) is not None:
+            return  # `pkg.mod.add(...)`: a function of a module, not a container's method
+        self._filled(file, scope, Value("name", text=receiver, ref=receiver if owned else None, local=not owned))
+
+    def _filled(self, file: FileModel, scope: str, base: Value) -> None:
+        """Something holding a holder's value put into the container ``base`` names."""
+        if base.kind not in ("name", "attr") or base.base is not None:
+            raise _Escapes
+        if base.local:
+            if "." in base.text:
+                raise _Escapes  # an item of an attribute
+            self._hold((file.path, scope, base.text), True)
+            return
+        canonical = self.bindings.canonical_ref(base.ref or base.text)
+        owner = self.bindings.owner_of(canonical)
+        if owner is None or canonical == owner.module or "." in canonical[len(owner.module) + 1:]:
+            raise _Escapes
+        self._hold((owner.path, "", canonical[len(owner.module) + 1:]), True)
+
+    def _call(self, file: FileModel, scope: str, call: Value, argument: Value) -> None:
+        """A value passed explicitly to the call ``call`` (an expression the evaluator evaluates): the
+        parameters of the functions it can call there."""
+        ref = call.ref
+        if ref is None:
+            if call.base is not None and call.base.kind == "call" and is_warp(call.base.ref, "kernel"):
+                return
+            raise _Escapes  # the callee is computed from an expression
+        if self.bindings.is_warp_api(ref) or ref in _SPECIAL_CALLS or ref in ("os.environ.get", "os.getenv"):
+            return
+        if ref == "functools.partial":
+            raise _Escapes  # its arguments are bound wherever the partial object is called
+        self._fills(file, scope, ref, call.local)
+        callees = self.evaluator.callees_anywhere(file, call)
+        if callees is None:
+            raise _Escapes
+        key: int | str | None = next((i for i, a in enumerate(call.args) if a is argument), None)
+        if key is None:
+            key = next(k for k, v in call.kwargs.items() if v is argument)
+        for callee in callees:
+            if isinstance(callee, FunctionRef):
+                found = self.bindings.function(callee.fqname)
+                if found is not None:
+                    self._bind(found, key)
+            elif isinstance(callee, ClassRef):
+                raise _Escapes
+
+    def _bind(self, found: tuple[FileModel, Function], key: int | str) -> None:
+        """The parameters of ``fn`` an argument (by position or keyword) can bind, as ``Evaluator.bind`` and
+        ``star_arguments`` bind it (the position shifted by one when Python fills the first parameter)."""
+        file, fn = found
+        named = [p for p in fn.params if not p.star]
+        stars = {p.star: p for p in fn.params if p.star}
+        if isinstance(key, str):
+            params = [p for p in named if p.name == key] or ([stars["**"]] if "**" in stars else [])
+        else:
+            params = [*named[key:key + 2], *([stars["*"]] if "*" in stars else [])]
+        for p in params:
+            self._hold((file.path, fn.qualname, p.name), True)
+
+    def _decorated_names(self) -> None:
+        """Applying a decorator reads the decorated function's name where the ``def`` is: not a holder."""
+        for file in self.bindings.files:
+            for fn in [*file.redefined, *file.functions.values()]:
+                if not fn.decorator_values:
+                    continue
+                read = Value("name", text=fn.name, ref=fn.name if not fn.ctx.scope else None,
+                             local=bool(fn.ctx.scope))
+                for key in self.holders:
+                    if key[0] == file.path and key[2] == fn.name and self._read_of(file, fn.ctx.scope, read, key):
+                        raise _Escapes
+
+
+def _children(node: Value):
+    """The expressions directly inside ``node``."""
+    yield from node.args
+    yield from node.kwargs.values()
+    for item in node.items:
+        if isinstance(item, Value):
+            yield item
+        elif isinstance(item, tuple):
+            yield from (v for v in item if isinstance(v, Value))
+    if node.base is not None:
+        yield node.base
+    if node.key is not None:
+        yield node.key
+
+
+def _makes_kernel(call: Value) -> bool:
+    """``wp.kernel(f, ...)`` / ``wp.Kernel(f, ...)`` / ``wp.kernel(...)(f)``: where the evaluator makes a kernel's
+    value (``Evaluator._kernel_made``)."""
+    if is_warp(call.ref, "kernel", "Kernel") and call.args:
+        return True
+    base = call.base
+    return call.ref is None and base is not None and base.kind == "call" and is_warp(base.ref, "kernel")
+
+
+def _records(file: FileModel) -> list[Assignment | Call]:
+    """The records of ``file`` whose expressions are kept pickled from the cache until read."""
+    found: list[Assignment | Call] = list(file.assignments)
+    found.extend(file.calls)
+    return found
+
+
+def _by_word(roots) -> dict[str, list[tuple[str, tuple, tuple[Value, ...]]]]:
+    """The name reads of expressions (scope, position, root) under each part of the name (a local's dotted
+    text, a ``ref``), and the ``wp.kernel``/``wp.Kernel`` calls under "": (scope, position, path from the root)."""
+    found: dict[str, list[tuple[str, tuple, tuple[Value, ...]]]] = {}
+    for scope, position, root in roots:
+        stack: list[tuple[Value, tuple[Value, ...]]] = [(root, ())]
+        while stack:
+            node, above = stack.pop()
+            path = (*above, node)
+            if node.kind in ("name", "attr"):
+                for part in set((node.text if node.local or node.base is not None else node.ref or "").split(".")):
+                    found.setdefault(part, []).append((scope, position, path))
+            elif node.kind == "call" and _makes_kernel(node):
+                found.setdefault("", []).append((scope, position, path))
+            stack.extend((child, path) for child in _children(node))
     return found

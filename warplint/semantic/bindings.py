@@ -418,12 +418,16 @@ class Bindings:
         """(path, scope, name) -> its assignments, for the names some assignment binds to project functions in
         a way ``_dispatched`` reads: a ``for`` target, or ``functools.partial(...)``. Found once: most projects
         call through no such name, and every call of every file is asked about."""
+        # Only names some call calls can matter; the others' values are not read (a model read back from the
+        # cache unpickles an assignment's value on first read, and most assignments bind names no call calls).
+        called = {key for f in self.files for call in f.calls if (key := self._bound_name_of(f, call)) is not None}
         names: set[tuple[str, str, str]] = set()
         for f in self.files:
             for a in f.assignments:
+                if a.target.kind != "name" or (f.path, a.ctx.scope, a.target.text) not in called:
+                    continue
                 value = a.value
-                if a.target.kind == "name" and (value.kind == "element" or (
-                        value.kind == "call" and value.ref == "functools.partial")):
+                if value.kind == "element" or (value.kind == "call" and value.ref == "functools.partial"):
                     names.add((f.path, a.ctx.scope, a.target.text))
         return {(path, scope, name): self.name_assignments(self.by_path[path], scope, name)
                 for path, scope, name in names}

@@ -157,9 +157,7 @@ def module_launch_variants(facts: IdentityFacts, module: str) -> frozenset[Varia
     """Every variant the project's launches of ``module`` use; None when one of them is not known."""
     def compute() -> frozenset[Variant] | None:
         found: set[Variant] = set()
-        for launch in facts.all_launches():
-            if launch.module != module:
-                continue
+        for launch in facts.launches_of_module(module):
             variants = launch_variants(facts, launch)
             if variants is None:
                 return None
@@ -196,7 +194,7 @@ def joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, m
 
 
 def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, module: str) -> bool:
-    launches = [launch for launch in facts.all_launches() if launch.module == module]
+    launches = facts.launches_of_module(module)
     own = [launch for launch in launches if launch.kernel is kernel]
     if not own:
         return True

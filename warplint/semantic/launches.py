@@ -194,6 +194,17 @@ class IdentityFacts(Layer):
                 result.extend(self._through_callers(launch))
         return result
 
+    def launches_of_module(self, module: str) -> list[Launch]:
+        """``all_launches`` of the Warp module ``module`` (a ``module_identity``), in their order: grouped once,
+        since facts ask module by module and a scan of every launch for each was quadratic."""
+        def by_module() -> dict[str, list[Launch]]:
+            table: dict[str, list[Launch]] = {}
+            for launch in self.all_launches():
+                table.setdefault(launch.module, []).append(launch)
+            return table
+
+        return list(self.cached("launches by module", by_module).get(module, ()))
+
     def _through_callers(self, launch: Launch) -> list[Launch]:
         """The launch at each call that decides the variant the product builds (``Evaluator.deciding_sites``),
         else as written."""

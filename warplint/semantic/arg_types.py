@@ -108,6 +108,15 @@ def launch_argument_types(layer: Layer, launch: Launch) -> list[Types] | None:
     return layer.cached(("launch argument types", id(launch.call), id(launch.site), id(launch.kernel)), compute)
 
 
+def launch_signature(layer: Layer, launch: Launch) -> tuple[str, ...] | None:
+    """The one type each kernel argument of a launch has: the instance of a generic kernel it makes; None when
+    an argument can have another type or none known."""
+    types = launch_argument_types(layer, launch)
+    if types is None or any(t.one is None for t in types):
+        return None
+    return tuple(t.one for t in types if t.one is not None)
+
+
 def value_types(layer: Layer, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
                 _depth: int = 0) -> Types:
     """The Warp types ``value`` (written in ``scope`` of ``file``) can have."""

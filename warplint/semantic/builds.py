@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from warplint.model import Call, Context, FileModel, Kernel
 from warplint.names import is_warp
 
+from .arg_types import launch_signature
 from .context import asv_processes, is_test_file
 from .devices import Device, call_devices
 from .events import Launch, OptionForm
@@ -199,6 +200,7 @@ def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, 
     if not own:
         return True
     leading = [(f, call) for f, call, _ in facts.caller_scopes(facts.bindings.fqname(file, kernel.ctx.scope))]
+    instance = _one_instance(facts, own) if kernel.generic else None
     # variants a launch of a kernel of the same content loaded before the creation, or any launch or preload
     # loaded after such a kernel was made (launched or not): they hold that content already, so the kernel adds
     # no new hash to them (a phase that makes `wp.kernel(f)` again)
@@ -221,7 +223,9 @@ def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, 
             continue
         where, call = launch.origin
         variants = launch_variants(facts, launch)
-        same = facts.evaluator.same_content(launch.kernel_file, launch.kernel, file, kernel)
+        same = facts.evaluator.same_content(launch.kernel_file, launch.kernel, file, kernel) or (
+            instance is not None and facts.evaluator.made_alike(launch.kernel_file, launch.kernel, file, kernel)
+            and launch_signature(facts, launch) == instance)
         may_before = not _ordered(facts, where, call, file, kernel, leading, CALLER_DEPTH, after=True)
         may_after = not _ordered(facts, where, call, file, kernel, leading, CALLER_DEPTH, after=False)
         held = variants is not None and ((same and not may_after) or any(
@@ -244,6 +248,14 @@ def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, 
     # a variant one launch loads before the creation and another launch loads again after it
     return any(a is not b and (va & vb) - holding
                for a, va in before for b, vb in after if va is not None and vb is not None)
+
+
+def _one_instance(facts: IdentityFacts, launches: list[Launch]) -> tuple[str, ...] | None:
+    """The one argument signature every launch of a generic kernel has: the only instance its object makes.
+    Warp hashes that instance by key, source and argument types, so another object of the same function and
+    options launched with that signature loaded the same content (warp-facts §4, §6). None when not one."""
+    signatures = {launch_signature(facts, launch) for launch in launches}
+    return signatures.pop() if len(signatures) == 1 else None
 
 
 def _identical_made(facts: IdentityFacts, file: FileModel, kernel: Kernel, module: str
@@ -292,6 +304,11 @@ def _repeats(facts: IdentityFacts, where: FileModel, call: Call, depth: int) -> 
     return _repeats(facts, f, caller, depth - 1)
 
 
+def _runs_first(facts: IdentityFacts, test: tuple[FileModel, str], other: tuple[FileModel, str]) -> bool:
+    """The test runner runs the test ``test`` (file, scope) before the test ``other``, in one process."""
+    return any(f is test[0] and scope == test[1] for f, scope in facts.tests_run_before(*other))
+
+
 CALLER_DEPTH = 3  # callers of a launching function followed to order it against a kernel's creation
 
 
@@ -307,8 +324,9 @@ def _union(sets: Iterable[frozenset[Variant] | None]) -> frozenset[Variant] | No
 def _ordered(facts: IdentityFacts, where: FileModel, call: Call, file: FileModel, kernel: Kernel,
              leading: list[tuple[FileModel, Call]], depth: int, after: bool) -> bool:
     """``call`` runs before (``after``: after) ``kernel`` is made, every time: earlier (later) in the function
-    that makes it, or than a call in ``leading`` (the calls that lead to it) in the same function, or in a
-    function every call of which so runs (``depth`` levels up). Before excludes a call in a loop."""
+    that makes it, or than a call in ``leading`` (the calls that lead to it) in the same function, or in a test
+    the test runner runs before (after) the test that makes it or leads there, or in a function every call of
+    which so runs (``depth`` levels up). Before excludes a call in a loop."""
     if call.ctx.in_loop and not after:
         return False
     scope = call.ctx.scope
@@ -319,6 +337,10 @@ def _ordered(facts: IdentityFacts, where: FileModel, call: Call, file: FileModel
     if where is file and scope == kernel.ctx.scope and ordered(kernel.ctx):
         return True
     if any(f is where and c.ctx.scope == scope and ordered(c.ctx) for f, c in leading):
+        return True
+    makers = ((file, kernel.ctx.scope), *((f, c.ctx.scope) for f, c in leading))
+    if scope and any(_runs_first(facts, maker, (where, scope)) if after else _runs_first(facts, (where, scope), maker)
+                     for maker in makers if maker[1]):
         return True
     if not scope or depth <= 0:
         return False

@@ -258,7 +258,7 @@ class Evaluator:
         if self._made_of(file, kernel) is None:
             return None
         for earlier in file.kernels:
-            if earlier is kernel or earlier.derived or not self._made_alike(file, earlier, file, kernel):
+            if earlier is kernel or earlier.derived or not self.made_alike(file, earlier, file, kernel):
                 continue
             if earlier.ctx.conditions or earlier.ctx.in_loop or earlier.ctx.try_index is not None:
                 continue
@@ -275,7 +275,7 @@ class Evaluator:
         kernel's content is the overloads instantiated on that kernel object, so two are not the same."""
         if kernel is other:
             return True
-        return self._made_alike(file, kernel, other_file, other) and not kernel.generic and not other.generic
+        return self.made_alike(file, kernel, other_file, other) and not kernel.generic and not other.generic
 
     def same_key(self, file: FileModel, kernel: Kernel, other_file: FileModel, other: Kernel) -> bool:
         """``wp.kernel(f, ...)`` made twice of one module-level function, whatever the options: one key, so the
@@ -283,8 +283,9 @@ class Evaluator:
         made = self._made_of(file, kernel)
         return made is not None and made == self._made_of(other_file, other)
 
-    def _made_alike(self, file: FileModel, kernel: Kernel, other_file: FileModel, other: Kernel) -> bool:
-        """``wp.kernel(f, ...)`` made twice of one module-level function with the same options."""
+    def made_alike(self, file: FileModel, kernel: Kernel, other_file: FileModel, other: Kernel) -> bool:
+        """``wp.kernel(f, ...)`` made twice of one module-level function with the same options: one source and
+        key (for a generic ``f``, the same instance for the same argument types)."""
         made, other_made = self._made_of(file, kernel), self._made_of(other_file, other)
         if made is None or made != other_made:
             return False

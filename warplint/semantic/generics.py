@@ -27,7 +27,7 @@ from warplint.diagnostic import Span
 from warplint.model import Call, Context, FileModel, Kernel, Value
 from warplint.names import is_warp
 
-from .arg_types import launch_argument_types
+from .arg_types import launch_signature
 from .builds import preload_unused
 from .variants import made_unbound
 
@@ -315,10 +315,10 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
             return Earlier(file, event.call, event.module, event.kernel)
     if not scope:
         return None
-    for earlier in facts.runner_predecessors(file, scope):
-        for event in kernel_timeline(facts, file, earlier):
-            if matches(file, event):
-                return Earlier(file, event.call, event.module, event.kernel, runner=earlier)
+    for earlier_file, earlier in facts.tests_run_before(file, scope):
+        for event in kernel_timeline(facts, earlier_file, earlier):
+            if matches(earlier_file, event):
+                return Earlier(earlier_file, event.call, event.module, event.kernel, runner=earlier)
     constructor = _constructor_before(file, scope)
     if constructor is not None:  # `App().run()`: the instance's __init__ ran before any method is called on it
         for event in kernel_timeline(facts, file, constructor):
@@ -330,10 +330,10 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
                     and not exclusive_branches(event.call.ctx, caller.ctx) and matches(caller_file, event)):
                 return Earlier(caller_file, event.call, event.module, event.kernel, through=((caller_file, caller),))
         if caller.ctx.scope:  # a helper called by a test: the tests the runner runs before that one
-            for earlier in facts.runner_predecessors(caller_file, caller.ctx.scope):
-                for event in kernel_timeline(facts, caller_file, earlier):
-                    if matches(caller_file, event):
-                        return Earlier(caller_file, event.call, event.module, event.kernel,
+            for earlier_file, earlier in facts.tests_run_before(caller_file, caller.ctx.scope):
+                for event in kernel_timeline(facts, earlier_file, earlier):
+                    if matches(earlier_file, event):
+                        return Earlier(earlier_file, event.call, event.module, event.kernel,
                                        through=((caller_file, caller),), runner=earlier)
     if runs_at_import(facts, file, scope):
         return None  # its first run is at import, before any public function can be called
@@ -367,7 +367,7 @@ def remade_with_new_types(facts: IdentityFacts, file: FileModel, kernel: Kernel)
 
     def compute() -> Remade | None:
         key = kernel_key(file, kernel)
-        family = [(launch, _signature(facts, launch)) for launch in facts.all_launches()
+        family = [(launch, launch_signature(facts, launch)) for launch in facts.all_launches()
                   if kernel_key(launch.kernel_file, launch.kernel) == key]
         remade = _several_objects(facts, file, kernel)
         for again, other in family:
@@ -411,16 +411,3 @@ def _launched_expression(facts: IdentityFacts, launch: Launch) -> Value | None:
         value = bound if isinstance(bound, Value) else None
         site = site.parent
     return value
-
-
-def _signature(facts: IdentityFacts, launch: Launch) -> tuple[str, ...] | None:
-    """The one type each argument of a launch has; None when one is not known."""
-    types = launch_argument_types(facts, launch)
-    if types is None:
-        return None
-    names: list[str] = []
-    for t in types:
-        if t.one is None:
-            return None
-        names.append(t.one)
-    return tuple(names)

@@ -384,16 +384,19 @@ class IdentityFacts(Layer):
         (``runner_predecessors``), then those of the test files before it in its folder, nearest file first.
         pytest collects a folder's files sorted by name (``test_*.py``, ``*_test.py``) and runs their tests in
         that order. Empty when ``scope`` is not a test."""
-        own = self.runner_predecessors(file, scope)
-        fn = file.functions.get(scope)
-        if fn is None or not (own or self._is_test(file, fn)):
-            return []
-        folder, name = os.path.split(os.path.abspath(file.path))  # a file named on the command line is relative
-        earlier = sorted((f for f in self.bindings.files if os.path.dirname(os.path.abspath(f.path)) == folder
-                          and _collected_by_pytest(f) and os.path.basename(f.path) < name),
-                         key=lambda f: os.path.basename(f.path), reverse=True)
-        return [(file, qualname) for qualname in own] + [
-            (f, test.qualname) for f in earlier for test in f.functions.values() if self._is_test(f, test)]
+        def compute() -> list[tuple[FileModel, str]]:
+            own = self.runner_predecessors(file, scope)
+            fn = file.functions.get(scope)
+            if fn is None or not (own or self._is_test(file, fn)):
+                return []
+            folder, name = os.path.split(os.path.abspath(file.path))  # a file named on the command line: relative
+            earlier = sorted((f for f in self.bindings.files if os.path.dirname(os.path.abspath(f.path)) == folder
+                              and _collected_by_pytest(f) and os.path.basename(f.path) < name),
+                             key=lambda f: os.path.basename(f.path), reverse=True)
+            return [(file, qualname) for qualname in own] + [
+                (f, test.qualname) for f in earlier for test in f.functions.values() if self._is_test(f, test)]
+
+        return self.cached(("tests run before", id(file), scope), compute)
 
     def imported_first_by_runner(self, file: FileModel) -> list[FileModel]:
         """The ``conftest.py`` files pytest imports before ``file`` (a test file it collects, or a conftest):

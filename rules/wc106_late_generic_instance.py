@@ -211,7 +211,7 @@ class LateGenericInstance(Rule):
                 generic_positions = [i for i, p in enumerate(fn.params) if p.generic]  # Warp's type_is_generic
                 kernel_launches = sorted(
                     launches.get(project.kernel_key(file, kernel), []),
-                    key=lambda launch: (launch.file.path, launch.call.span.line, launch.call.span.col),
+                    key=lambda launch: project.place(launch.file, launch.call.span),
                 )
                 typed = self._new_types(project, kernel_launches, generic_positions)
             late = self._late_first_instance(project, file, kernel)
@@ -382,7 +382,7 @@ class LateGenericInstance(Rule):
                 inner = (launch.file, launch.call) if launch.site is not None else None
                 found.setdefault(project.kernel_key(launch.kernel_file, launch.kernel), {}).setdefault(
                     id(call), (f, call, inner))
-            return {key: sorted(calls.values(), key=lambda fc: (fc[0].path, fc[1].span.line, fc[1].span.col))
+            return {key: sorted(calls.values(), key=lambda fc: project.place(fc[0], fc[1].span))
                     for key, calls in found.items()}
 
         return project.cached((self.code, "origins"), compute)

@@ -128,7 +128,7 @@ class ModuleMultipleBlockDims(Rule):
             reference_known = any(v == reference and not partial for _, v, partial in entries)
             # One finding per place that launches the module at an odd size (a wrapper call passing a variable
             # that can be 64 or 128 is one place): each is where a user changes the size.
-            sites: dict[tuple[bool, str, int, int], list[tuple[BlockDim, Launch, bool]]] = {}
+            sites: dict[tuple[bool, tuple[str, int, int]], list[tuple[BlockDim, Launch, bool]]] = {}
             for launch, value, partial in entries:
                 if value != reference and not any(v == value for v, _, _ in sites.get(_order(launch), [])):
                     sites.setdefault(_order(launch), []).append((value, launch, partial))
@@ -204,11 +204,11 @@ RUN_TIME = _RunTime()
 BlockDim = int | _RunTime
 
 
-def _order(launch: Launch) -> tuple[bool, str, int, int]:
+def _order(launch: Launch) -> tuple[bool, tuple[str, int, int]]:
     """Library and application code first, tests last: a wrapper that tests also call is reported
     where the product calls it."""
     file, call = launch.origin
-    return is_test_file(file), file.path, call.span.line, call.span.col
+    return is_test_file(file), Project.place(file, call.span)
 
 
 def _sort_key(value: BlockDim) -> tuple[int, int]:

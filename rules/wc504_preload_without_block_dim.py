@@ -94,7 +94,7 @@ class PreloadWithoutBlockDim(Rule):
                             first = target not in options
                             options[target] = block_dim if found and isinstance(block_dim, int) and first else None
         for entries in launches.values():
-            entries.sort(key=lambda e: (e[0].file.path, e[0].call.span.line))
+            entries.sort(key=lambda e: project.place(e[0].file, e[0].call.span))
         self._cached = (project, launches, options)
         return launches, options
 

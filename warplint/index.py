@@ -9,6 +9,7 @@ values) is imported from the module that defines it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
@@ -177,6 +178,12 @@ class Project:
 
     def launches(self, file: FileModel) -> list[Launch]:
         return self._facts.launches(file)
+
+    @staticmethod
+    def place(file: FileModel, span: Span) -> tuple[str, int, int]:
+        """Where a span stands in the project, for a source order across files that does not depend on how
+        a file was named (a file checked on its own is named as given, the files indexed with it absolutely)."""
+        return os.path.abspath(file.path), span.line, span.col
 
     def all_launches(self) -> list[Launch]:
         return self._facts.all_launches()

@@ -65,13 +65,13 @@ class PreloadWithoutBlockDim(Rule):
         "def run(x):\n    wp.load_module(device='cuda:0')\n    wp.launch(k, dim=8, inputs=[x])\n",
     )
 
-    def __init__(self) -> None:
-        self._cached: tuple[Project, dict[str, list[tuple[Launch, int]]], dict[str, int | None]] | None = None
-
     def _index(self, project: Project) -> tuple[dict[str, list[tuple[Launch, int]]], dict[str, int | None]]:
-        """Launch block sizes per module, and modules whose "block_dim" option is set (None: not a literal)."""
-        if self._cached is not None and self._cached[0] is project:
-            return self._cached[1], self._cached[2]
+        """Launch block sizes per module, and modules whose "block_dim" option is set (None: not a literal);
+        kept in the project's memo, so that it dies with the project (a rule outlives every index it checks)."""
+        return project.cached((self.code, "block sizes and block_dim options"), lambda: self._computed_index(project))
+
+    def _computed_index(self, project: Project
+                        ) -> tuple[dict[str, list[tuple[Launch, int]]], dict[str, int | None]]:
         launches: dict[str, list[tuple[Launch, int]]] = {}
         options: dict[str, int | None] = {}
         for f in project.files:
@@ -95,7 +95,6 @@ class PreloadWithoutBlockDim(Rule):
                             options[target] = block_dim if found and isinstance(block_dim, int) and first else None
         for entries in launches.values():
             entries.sort(key=lambda e: project.place(e[0].file, e[0].call.span))
-        self._cached = (project, launches, options)
         return launches, options
 
     @staticmethod

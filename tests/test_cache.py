@@ -245,6 +245,35 @@ def test_cached_calls_and_assignments_unpickle_their_values_on_first_read():
     plain = pickle.loads(pickle.dumps(Call("app.f", Span(1, 0, 1, 3), (), {}, Context("", 1))))
     assert "has_star_args" not in plain.__dict__ and plain.has_star_args is False  # defaults: the class's
     assert plain.assigned_to == () and plain.receiver is None
+    assert "_packed" not in back.__dict__ and "_packed" not in read.__dict__  # read once: the bytes are gone
+    assert pickle.loads(pickle.dumps(back)) == call  # and pickled again from the values
+
+
+def test_read_back_values_share_their_strings_and_empty_keywords():
+    from warplint.model import NO_KEYWORDS, Value
+
+    first, second = (pickle.loads(pickle.dumps(Value("name", text="wp.vec3", ref="warp." + "vec3"))) for _ in "ab")
+    assert first.kind is second.kind and first.text is second.text and first.ref is second.ref
+    assert first.kwargs is NO_KEYWORDS and first.kwargs == {} and not hasattr(first, "__dict__")
+    with pytest.raises(TypeError):
+        first.kwargs["dim"] = first  # shared by every value: never written to
+    call = Value("call", kwargs={"dim": first})
+    assert pickle.loads(pickle.dumps(call)).kwargs == {"dim": first}
+
+
+def test_a_grouped_run_lets_go_of_each_index(tmp_path):
+    """A root that is no project, holding folders of scripts: each folder is indexed on its own, and the CLI
+    keeps no index once its findings are out (only fixes re-check them); a re-check models it again."""
+    launch = "import warp as wp\n\nwp.config.fast_math = True\n"  # no such config name: one finding
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "run.py").write_text(launch)
+    session = Session(Config(root=str(tmp_path)), cache=False, jobs=1)
+    found = session.lint_paths([str(tmp_path)], project_context=True).diagnostics
+    indexes = {id(index): index for index in session._owners.values()}.values()
+    assert found and len(indexes) == 2 and all(not index.models and index._project is None for index in indexes)
+    path = str(tmp_path / "a" / "run.py")
+    assert session.recheck([path], {}) == [d for d in found if d.path == path]
 
 
 def test_a_warm_run_imports_neither_the_rules_nor_libcst(tmp_path):

@@ -52,8 +52,8 @@ from .sources import read_regular
 if TYPE_CHECKING:  # imported where used: the flake8 plugin's warm path reads no model
     from .model import FileModel
 
-CACHE_FORMAT = 5
-MAGIC = b"warplint-cache-5\n"
+CACHE_FORMAT = 6
+MAGIC = b"warplint-cache-6\n"
 TAG_SIZE = 32
 SECRET_SIZE = 32
 # The most warplint reads of one cache file, and of a source file it hashes: a cloned repository can plant a

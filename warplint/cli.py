@@ -334,6 +334,7 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
         from .engine import Session
 
         session = Session(config, cache=not args.no_cache)
+        session.keep_indexes = bool(args.fix or args.diff)  # the fixes' rounds re-check each group's index
         if args.config is None:  # as ruff: each file under the nearest [tool.warplint] (a nested project's own)
             session.configs = nearest_configs(config, known, with_options)
         if args.show_files:

@@ -350,6 +350,10 @@ class Session:
         self.configs: Callable[[str], Config] | None = None
         self._children: dict[int, Session] = {}  # id(config) -> the session of the files it governs (_child)
         self._owners: dict[str, Session] = {}  # absolute path -> the index a grouped run checked it in
+        # Whether a grouped run keeps each group's index once its findings are out: a re-check (``recheck``, the
+        # fixes' rounds) reuses it. Without it the next group's index is built while the last one's is still held
+        # (newton is 34 projects for the CLI); a re-check of a released index models its files again.
+        self.keep_indexes = False
         self.configure_cache(cache, cache_dir)
 
     @property
@@ -787,6 +791,10 @@ class Session:
         index._project_context = True
         return index
 
+    def release_index(self) -> None:
+        """Let go of the models and the project index (the texts stay: reports and ``keeps`` read them)."""
+        self.models, self._project, self._external, self._ahead = {}, None, {}, {}
+
     def _lint_groups(self, groups: dict, result: LintResult, check_context: bool) -> LintResult:
         """Each group linted with its own index; one result, as if one run."""
         cached = True
@@ -801,6 +809,8 @@ class Session:
                                      check_context=check_context)
             self._owners.update((absolute, index) for absolute in targets)
             self.texts.update(index.texts)
+            if not self.keep_indexes:
+                index.release_index()
             result.files += part.files
             result.parsed += part.parsed
             result.diagnostics.extend(part.diagnostics)

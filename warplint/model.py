@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import operator
 import pickle
+import sys
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar
@@ -26,6 +27,8 @@ class Compact:
     """Pickles as a tuple of field values with the trailing defaults left out: models are
     cached and sent between processes, and a pickled ``__dict__`` repeats every field name
     of every one of the (hundreds of thousands of) values, calls and contexts."""
+
+    __slots__ = ()  # a subclass with slots then has no instance dict (each costs ~50 bytes more per value)
 
     def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
         cls = type(self)
@@ -93,15 +96,15 @@ class _Stored:
             return self
         state = obj.__dict__
         values = state.get("_unpacked")
-        if values is None:
-            values = state["_unpacked"] = list(pickle.loads(state["_packed"]))
+        if values is None:  # the bytes go once read: ``__reduce__`` pickles the values again
+            values = state["_unpacked"] = list(pickle.loads(state.pop("_packed")))
         return values[self.index]
 
     def __set__(self, obj: Any, value: Any) -> None:
         state = obj.__dict__
         values = state.get("_unpacked")
         if values is None:
-            packed = state.get("_packed")
+            packed = state.pop("_packed", None)
             values = state["_unpacked"] = list(pickle.loads(packed)) if packed else [None] * len(obj._stored)
         values[self.index] = value
         state.pop("_packed", None)  # no longer what the fields hold (``stored_without``)
@@ -165,7 +168,29 @@ def _reduce_storing(self: Any) -> tuple[Any, ...]:
                          pickle.dumps(variant._read_stored(self), protocol=pickle.HIGHEST_PROTOCOL))
 
 
-@dataclass
+class _NoKeywords(dict):
+    """The one empty ``kwargs`` that every value without keywords shares (an empty dict of its own per value
+    was about a tenth of a project's models in memory). Never written to: a write raises."""
+
+    __slots__ = ()
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("the shared empty keywords of a Value are read-only")
+
+    __setitem__ = __delitem__ = __ior__ = update = setdefault = pop = popitem = clear = _read_only
+
+    def __reduce__(self) -> tuple[Callable[[], dict], tuple[()]]:
+        return _no_keywords, ()
+
+
+NO_KEYWORDS: dict[str, Any] = _NoKeywords()
+
+
+def _no_keywords() -> dict[str, Any]:
+    return NO_KEYWORDS
+
+
+@dataclass(slots=True)
 class Value(Compact):
     """A summary of an expression, enough to compare constants and follow names.
 
@@ -188,11 +213,24 @@ class Value(Compact):
     ref: str | None = None
     local: bool = False
     args: tuple[Value, ...] = ()
-    kwargs: dict[str, Value] = field(default_factory=dict)
+    kwargs: dict[str, Value] = field(default_factory=_no_keywords)
     items: tuple[Any, ...] = ()
     base: Value | None = None
     key: Value | None = None
     span: Span = NO_SPAN
+
+    def __post_init__(self) -> None:
+        # One string object per distinct kind, text and name across the project: each value's strings came from
+        # a pickle of its own (a record's stored fields, each file's model) and were copies, a sixth of the
+        # memory of a project's models.
+        intern = sys.intern
+        self.kind = intern(self.kind)
+        if self.text:
+            self.text = intern(self.text)
+        if self.ref is not None:
+            self.ref = intern(self.ref)
+        if not self.kwargs:
+            self.kwargs = NO_KEYWORDS
 
     @property
     def is_const(self) -> bool:
@@ -218,7 +256,7 @@ class Value(Compact):
         return found
 
 
-@dataclass
+@dataclass(slots=True)
 class ExitBranch:
     """An ``if``/``else`` body that leaves its function or program at its end (``return``, ``raise``,
     ``sys.exit()``): nothing in it runs before the statements after it. ``end`` is the source order
@@ -227,7 +265,7 @@ class ExitBranch:
     end: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class Context(Compact):
     """Where a statement sits inside its function: the control flow around it."""
 
@@ -334,7 +372,7 @@ Call.Stored = _stored_variant(Call, ("args", "kwargs", "receiver", "span"))
 Assignment.Stored = _stored_variant(Assignment, ("value", "span"))
 
 
-@dataclass
+@dataclass(slots=True)
 class Param(Compact):
     name: str
     default: Value | None = None
@@ -446,7 +484,7 @@ class Try:
     handlers: list[Handler]
 
 
-@dataclass
+@dataclass(slots=True)
 class WithBlock(Compact):
     """A ``with`` statement: its context managers (``wp.ScopedDevice("cpu")``) and the statements
     of its body, those of ``ctx.scope`` whose order is in ``(ctx.order, end]``."""

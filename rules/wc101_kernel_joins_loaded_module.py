@@ -36,6 +36,11 @@ class KernelJoinsLoadedModule(Rule):
     `functools.cache` (or a cache dict, in the factory or in its caller) keeping the
     earlier variants alive, each new value rebuilds all of them.
 
+    A file's module-level code runs its statements in order, those of its
+    `if __name__ == "__main__":` block too: a kernel defined there after a statement that
+    launches its module (`wp.launch(kernels.k_1, ...)`, then `@wp.kernel(module="pkg.kernels")`)
+    joins it loaded as well, and its launch rebuilds it.
+
     Reported when the index shows it can happen: a launch of the module comes before the
     call that creates the kernel (in the same function, or in a caller, across files; in
     the caller's statement, the call that makes what the factory is called on runs
@@ -72,8 +77,8 @@ class KernelJoinsLoadedModule(Rule):
     in a loop; a read with a literal key gives what was stored under that key only).
 
     ## Fix
-    Define the kernel at module level; or create all variants before the first
-    launch (at import or in setup); or give each variant its own module
+    Define the kernel at module level, above the module's first launch; or create all
+    variants before the first launch (at import or in setup); or give each variant its own module
     (`module="unique"`, which Warp reuses by content hash, or a name per variant).
 
     One defect, one finding: kernels one function creates for the same reason with no
@@ -205,8 +210,10 @@ class KernelJoinsLoadedModule(Rule):
                          else f"module `{again_file.module}`")
                 joined.append(_Joining(kernel, module, evidence=(where, first, first_file, related)))
                 continue
-            if not scope or project.remade_kernel(file, kernel) is not None:
-                continue  # made at import; or identical content made again, which builds nothing new
+            if not scope and project.created_before_loads(file, kernel):
+                continue  # made by its file's module-level code before that code launches or loads anything
+            if project.remade_kernel(file, kernel) is not None:
+                continue  # identical content made again, which builds nothing new
             if module is None and "unique" in project.kernel_module_names(file, kernel)[0]:
                 continue  # its known name is a module of its own; a name only the run knows proves no sharing
             if module is None:
@@ -311,10 +318,12 @@ class KernelJoinsLoadedModule(Rule):
                 related = (*related, Related(file.path, factory.span, f"the cache on `{factory.name}()` only saves "
                                              "repeats: each new argument still makes a new kernel"))
             data: dict[str, Any] = {} if computed else {"module": module}  # a name computed per call is not known
+            # module-level code that launches and then defines: the definition moves above that launch
+            fix = "at module level" if scope else "before the module's first launch"
             return self.report(
                 kernel.span,
                 f"{subject} {'joins' if single else 'join'} {own} after its launch, rebuilding it; "
-                f"define {them} at module level",
+                f"define {them} {fix}",
                 related=(*related, *also), kernel=kernel.name, function=scope, **data,
             )
         if first.apart is not None:
@@ -419,11 +428,11 @@ class KernelJoinsLoadedModule(Rule):
     def _launched_before(self, file: FileModel, kernel: Kernel, module: str, project: Project):
         """A launch of ``module`` that runs before the kernel is created, if the index shows one."""
         scope = kernel.ctx.scope
-        # In the defining function itself, before the definition.
+        # In the defining function (or the file's module-level code) itself, before the definition.
         for _order, launched, call in project.launch_timeline(file, scope):
             if (call.ctx.precedes(kernel.ctx) and launched in (module, "*")
                     and not project.preload_unused(file, call, module)):
-                return f"`{scope}()`", call, file, ()
+                return _maker(file, kernel), call, file, ()
         # A test the runner runs earlier in the same process (tests have no static caller).
         for earlier_file, earlier in project.tests_run_before(file, scope):
             for _order, launched, call in project.launch_timeline(earlier_file, earlier):
@@ -574,6 +583,13 @@ class _Joining:
         if self.apart is not None:
             return ("built lazily",)
         return ("shares its module with its variants" if self.shared else "varies", self.runner)
+
+
+def _maker(file: FileModel, kernel: Kernel) -> str:
+    """What runs the kernel's definition: its function, or its file's module-level code."""
+    if kernel.ctx.scope:
+        return f"`{kernel.ctx.scope}()`"
+    return "the `__main__` block" if kernel.ctx.in_main_guard else f"module `{file.module}` at import"
 
 
 def _computed(kernel: Kernel) -> str:

@@ -1022,3 +1022,25 @@ def test_a_random_choice_is_any_item_of_its_sequence(tmp_path):
     assert not values["c"].known
     assert values["d"].varies
     assert not values["e"].constants()
+
+
+def test_timeline_binds_a_helpers_kernel_to_each_call_and_orders_module_level_code(tmp_path):
+    # A helper launching its `kernel` parameter loads, at each call, the module of the kernel that call passes;
+    # a module-level kernel (in the __main__ block too) is made after the module-level launches before it.
+    runner = "import warp as wp\ndef run(kernel):\n    wp.launch(kernel, dim=1, inputs=[wp.zeros(1)])\n"
+    kernel = "@wp.kernel(module={module!r})\ndef {name}(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+    project = project_of(tmp_path, {
+        "runner.py": runner,
+        "main.py": (
+            "import warp as wp\nfrom runner import run\n"
+            + kernel.format(module="early", name="first")
+            + "if __name__ == '__main__':\n    run(first)\n"
+            + "".join("    " + line + "\n" for line in kernel.format(module="late", name="second").splitlines())
+            + "    run(second)\n"
+        ),
+    })
+    main = _file(project, "main.py")
+    assert [module for _, module, _ in project.launch_timeline(main, "")] == ["early", "late"]
+    first, second = main.kernels
+    assert project.created_before_loads(main, first)
+    assert not project.created_before_loads(main, second)

@@ -281,6 +281,9 @@ class Project:
     def stable_kernel(self, file: FileModel, kernel: Kernel) -> bool:
         return membership.stable(self._facts, file, kernel)
 
+    def created_before_loads(self, file: FileModel, kernel: Kernel) -> bool:
+        return membership.created_before_loads(self._facts, file, kernel)
+
     def one_content(self, file: FileModel, kernel: Kernel) -> bool:
         return membership.one_content(self._facts, file, kernel)
 

@@ -267,18 +267,48 @@ class IdentityFacts(Layer):
             found = self.bindings.function(f"{fqname}.__init__")  # constructing an instance runs its __init__
         result: dict[str, Call] = {}
         if found is not None and _depth < 12:
-            f, fn = found
-            launches = {id(ln.call): ln.module for ln in self.launches(f) if ln.call.ctx.scope == fn.qualname}
-            for call in self.bindings.calls_in(f, fn.qualname):
-                if id(call) in launches:
-                    result.setdefault(launches[id(call)], call)
-                elif is_warp(call.callee, *LOAD_CALLS):
-                    for m in self.modules_loaded_by(f, call):
-                        result.setdefault(m, call)
-                elif not self.bindings.is_warp_api(call.callee):
-                    for m in self.modules_launched_by(self.bindings.callee_of(f, call), _depth + 1):
-                        result.setdefault(m, call)
+            result = self._modules_reached(*found, self.launches(found[0]), _depth)
         self._launch_cache[fqname] = result
+        return result
+
+    def modules_launched_at(self, file: FileModel, call: Call) -> list[str]:
+        """The Warp modules a call of a project function launches or loads, with the arguments this call passes:
+        a launch in the callee whose kernel is one of its parameters launches the kernel this call passes
+        (``Runner().run(own)`` loads ``own``'s module), not every kernel some call passes (``modules_launched_by``).
+        Calls the callee makes in turn are taken over every call of theirs."""
+        def compute() -> list[str]:
+            callee = self.bindings.callee_of(file, call)
+            found = self.bindings.function(callee)
+            if found is None or not self.modules_launched_by(callee):
+                return list(self.modules_launched_by(callee))
+            f, fn = found
+            at_call = self.launches_at(self.evaluator.site(file, call.ctx.scope, call, callee, None))
+            # a launch whose kernel this call's arguments do not tell keeps every kernel it can launch
+            told = {id(ln.call) for ln in at_call}
+            launches = at_call + [ln for ln in self.launches(f) if id(ln.call) not in told]
+            return list(self._modules_reached(f, fn, launches, 0))
+
+        return self.cached(("modules launched at", id(call)), compute)
+
+    def _modules_reached(self, f: FileModel, fn: Function, launches: list[Launch], depth: int) -> dict[str, Call]:
+        """The modules the body of ``fn`` launches (``launches``, those written in it), loads, or reaches through
+        the project functions it calls, each with the first call of the body that leads there."""
+        modules: dict[int, list[str]] = {}
+        for ln in launches:
+            if ln.call.ctx.scope == fn.qualname:
+                modules.setdefault(id(ln.call), []).append(ln.module)
+        result: dict[str, Call] = {}
+        for call in self.bindings.calls_in(f, fn.qualname):
+            if id(call) in modules:
+                reached = modules[id(call)]
+            elif is_warp(call.callee, *LOAD_CALLS):
+                reached = self.modules_loaded_by(f, call)
+            elif not self.bindings.is_warp_api(call.callee):
+                reached = list(self.modules_launched_by(self.bindings.callee_of(f, call), depth + 1))
+            else:
+                continue
+            for m in reached:
+                result.setdefault(m, call)
         return result
 
     def modules_loaded_by(self, file: FileModel, call: Call) -> list[str]:
@@ -327,16 +357,18 @@ class IdentityFacts(Layer):
                    and call.ctx.precedes(later.ctx) for order, m, call in self.launch_timeline(file, scope))
 
     def _launch_timeline(self, file: FileModel, scope: str) -> list[tuple[int, str, Call]]:
-        direct = {id(ln.call): ln.module for ln in self.launches(file) if ln.call.ctx.scope == scope}
+        direct: dict[int, list[str]] = {}
+        for ln in self.launches(file):
+            if ln.call.ctx.scope == scope and ln.module not in direct.get(id(ln.call), ()):
+                direct.setdefault(id(ln.call), []).append(ln.module)
         events: list[tuple[int, str, Call]] = []
         for call in self.bindings.calls_in(file, scope):
             if id(call) in direct:
-                events.append((call.ctx.order, direct[id(call)], call))
+                events.extend((call.ctx.order, m, call) for m in direct[id(call)])
             elif is_warp(call.callee, *LOAD_CALLS):
                 events.extend((call.ctx.order, m, call) for m in self.modules_loaded_by(file, call))
             elif not self.bindings.is_warp_api(call.callee):
-                callee = self.bindings.callee_of(file, call)
-                events.extend((call.ctx.order, m, call) for m in self.modules_launched_by(callee))
+                events.extend((call.ctx.order, m, call) for m in self.modules_launched_at(file, call))
         events.sort(key=lambda e: e[0])
         return events
 

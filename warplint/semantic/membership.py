@@ -104,8 +104,10 @@ def one_content(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> bool:
 
 
 def created_before_loads(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> bool:
-    """The kernel is created before anything is launched or loaded: at import (a module-level definition),
-    or in a function every call of which runs before any launch or load (``runs_before_launches``)."""
+    """The kernel is created before anything is launched or loaded: by its file's module-level code (at import,
+    or in its ``__main__`` block) before any statement of that code that launches or loads, or in a function
+    every call of which runs before any launch or load (``runs_before_launches``). Module-level statements run
+    in order, the guard's too: a kernel defined after a module-level launch is made after that load."""
     scope = kernel.ctx.scope
     if any(call.ctx.precedes(kernel.ctx) for _, _, call in facts.launch_timeline(file, scope)):
         return False  # something launched or loaded earlier in the scope that creates it

@@ -315,10 +315,10 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
             return Earlier(file, event.call, event.module, event.kernel)
     if not scope:
         return None
-    for earlier in facts.runner_predecessors(file, scope):
-        for event in kernel_timeline(facts, file, earlier):
-            if matches(file, event):
-                return Earlier(file, event.call, event.module, event.kernel, runner=earlier)
+    for test_file, earlier in facts.tests_run_before(file, scope):  # its file's, then earlier test files'
+        for event in kernel_timeline(facts, test_file, earlier):
+            if matches(test_file, event):
+                return Earlier(test_file, event.call, event.module, event.kernel, runner=earlier)
     constructor = _constructor_before(file, scope)
     if constructor is not None:  # `App().run()`: the instance's __init__ ran before any method is called on it
         for event in kernel_timeline(facts, file, constructor):
@@ -330,10 +330,10 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
                     and not exclusive_branches(event.call.ctx, caller.ctx) and matches(caller_file, event)):
                 return Earlier(caller_file, event.call, event.module, event.kernel, through=((caller_file, caller),))
         if caller.ctx.scope:  # a helper called by a test: the tests the runner runs before that one
-            for earlier in facts.runner_predecessors(caller_file, caller.ctx.scope):
-                for event in kernel_timeline(facts, caller_file, earlier):
-                    if matches(caller_file, event):
-                        return Earlier(caller_file, event.call, event.module, event.kernel,
+            for test_file, earlier in facts.tests_run_before(caller_file, caller.ctx.scope):
+                for event in kernel_timeline(facts, test_file, earlier):
+                    if matches(test_file, event):
+                        return Earlier(test_file, event.call, event.module, event.kernel,
                                        through=((caller_file, caller),), runner=earlier)
     if runs_at_import(facts, file, scope):
         return None  # its first run is at import, before any public function can be called

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
-from .model import Assignment, Call, FileModel, Function, Kernel, Span, Value
+from .model import Assignment, Call, Context, FileModel, Function, Kernel, Span, Value
 from .semantic import (
     arg_types,
     builds,
@@ -230,6 +230,9 @@ class Project:
 
     def config_assignments_made(self, file: FileModel) -> list[ConfigAssignment]:
         return collect.config_assignments_made(self._facts, file)
+
+    def snapshot_values(self, option: str, file: FileModel, ctx: Context) -> tuple[object, ...] | None:
+        return collect.snapshot_values(self._facts, option, file, ctx)
 
     def option_changes(self, file: FileModel) -> list[OptionChange]:
         return option_changes(file, self._facts)

@@ -35,9 +35,12 @@ class ModuleOptionsAfterLoad(Rule):
     scopes): module scope before the function the program then calls, `__init__` before a
     method of the instance, a caller's launch before the call that leads here. Functions called in
     turn through a `for` over a tuple of them (`for step in (warm_up, refine): step()`) run in that
-    order, and a `functools.partial(configure, 4)` object calls `configure`. The test
-    runner's order is not: a test that sets the options it needs after earlier tests
-    launched the module (Warp's own option tests) does so on purpose.
+    order, and a `functools.partial(configure, 4)` object calls `configure`. So does the
+    test runner's: pytest runs a file's tests in order and a folder's test files sorted
+    by name, in one process, so a test that changes the options of a module an earlier
+    test launched builds it again. A test file that sets the options of its own kernels'
+    module between its tests (Warp's own option tests) does so on purpose and is not
+    reported, nor is a value another change of the module may have given it already.
 
     ## Fix
     Set module options before the first launch or load of the module: at module
@@ -113,7 +116,7 @@ class ModuleOptionsAfterLoad(Rule):
                 continue  # restoring options in `finally:` after a temporary change is deliberate
             module = project.canonical_module(change.module)
             item = (via or change).ctx.item  # the function of a sequence the statement calls in turn that changes them
-            earlier = [(o, m, call) for o, m, call in timeline
+            earlier = [(o, m, call, file.path, "") for o, m, call in timeline
                        if call.ctx.runs_before(order, item) and m in (module, "*")]
             if not earlier:
                 earlier = self._loaded_elsewhere(project, file, change, via, module)
@@ -123,16 +126,21 @@ class ModuleOptionsAfterLoad(Rule):
             harmless = values is not None and all(
                 previous.get(k, defaults.get(k, object())) == v for k, v in values.items()
             )
+            if earlier and earlier[0][4] and values is not None and not harmless:
+                # loaded by a test the runner ran first: the module may hold what a change elsewhere gave it
+                harmless = all(defaults.get(k) == v or self._maybe_set_elsewhere(project, change, module, k, v)
+                               for k, v in values.items())
             if values is not None:
                 previous.update(values)
             if not earlier or harmless:
                 continue
             rehash: Related | None = None
             if change.form is not OptionForm.SET_MODULE_OPTIONS:
-                rehash = self._rehashed_after(project, file, order, max(o for o, _, _ in earlier), module, changes)
+                rehash = self._rehashed_after(project, file, order, max(item[0] for item in earlier), module,
+                                              changes)
                 if rehash is None:
                     continue
-            _, _, launch_call = earlier[0]
+            _, _, launch_call, launch_path, runner = earlier[0]
             span = via.span if via is not None else change.span
             if id(span) in reported:
                 continue
@@ -141,7 +149,9 @@ class ModuleOptionsAfterLoad(Rule):
             first = f"module `{module}` is launched or loaded here first"
             if launch_call.ctx.item:  # by a function of the sequence this statement calls in turn
                 first += f", by `{launch_call.callee.rpartition('.')[2]}()`"
-            related = [Related(file.path, launch_call.span,
+            if runner:
+                first += f", by `{runner.rpartition('.')[2]}()`, which the test runner runs first"
+            related = [Related(launch_path, launch_call.span,
                                f"{first}; the next launch after the change builds the whole module again")]
             if via is not None:
                 what = f"`{via.callee.rpartition('.')[2]}()`"
@@ -157,21 +167,43 @@ class ModuleOptionsAfterLoad(Rule):
 
     @staticmethod
     def _loaded_elsewhere(project: Project, file: FileModel, change: OptionChange, via: Call | None,
-                          module: str) -> list[tuple[int, str, Call]]:
+                          module: str) -> list[tuple[int, str, Call, str, str]]:
         """The launch or load of ``module`` that runs before the change from another scope (the layer's
         ``launched_before``: module scope before a function the program calls, a test the runner runs first,
-        ``__init__`` before the method called on what it built, a caller before the call that leads here).
+        ``__init__`` before the method called on what it built, a caller before the call that leads here):
+        (order, module, launch, its file's path, the test that makes it when the runner runs one first).
         A library's other public function that users *may* call first is no order the project shows."""
         anchor = via if via is not None else next(
             (c for c in file.calls if c.ctx.scope == change.ctx.scope and c.ctx.order == change.ctx.order), None)
         if anchor is None:
             return []
         found = project.launched_before(file, anchor, module, lambda kernel: True)
-        if found is None or found.peer is not None or found.runner or found.file.path != file.path:
-            return []  # a test that sets the options it needs after other tests ran does so on purpose
+        if found is None or found.peer is not None:
+            return []
+        if found.runner:  # launched by a test the runner runs first, in this test file or an earlier one
+            test_file = found.through[0][0] if found.through else file
+            if module == project.canonical_module(test_file.module) or any(
+                    f.path == test_file.path for f, _ in project.module_members(module).kernels):
+                return []  # a test file that sets options of its own kernels between its tests tests those options
+        elif found.file.path != file.path:
+            return []
         if found.through and change.form is OptionForm.SET_MODULE_OPTIONS:
             return []  # reported at the call that leads here, where the caller's timeline orders it
-        return [(-1, found.module, found.call)]
+        return [(-1, found.module, found.call, found.file.path, found.runner)]
+
+    @staticmethod
+    def _maybe_set_elsewhere(project: Project, change: OptionChange, module: str, key: str, value: Any) -> bool:
+        """Another change in the project may give ``module`` this value (or values not known statically): a test
+        run after it can find the module with it already, and setting it again moves no hash."""
+        for f in project.files:
+            for other in project.option_changes(f):
+                if (other.path, other.span) == (change.path, change.span) or other.form is OptionForm.KERNEL:
+                    continue
+                if other.module is not None and project.canonical_module(other.module) != module:
+                    continue
+                if other.values is None or (key in other.values and other.values[key] == value):
+                    return True
+        return False
 
     @staticmethod
     def _defaults(project: Project) -> dict[str, Any]:

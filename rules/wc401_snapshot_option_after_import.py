@@ -41,7 +41,11 @@ class SnapshotOptionAfterImport(Rule):
     it configures its solvers (newton does), and a toggle that restores the value
     around a step is deliberate (in a test, also one that `tearDown` or a fixture of
     its file restores). Modules the library creates lazily (kernel factories) may
-    still see the value: the finding is about those created at import.
+    still see the value: the finding is about those created at import. Setting the
+    value the module copied anyway is not reported, since nothing is lost: Warp's default
+    of the project's Warp version when nothing else in the project sets the option to
+    another value, or what an assignment above the import gave it in the script the
+    program runs.
     """
 
     code = "WC401"
@@ -73,7 +77,11 @@ class SnapshotOptionAfterImport(Rule):
             culprit = self._earlier_kernel_source(file, ctx, project)
             if culprit is None:
                 continue
-            where, defining, site_path, site = culprit
+            where, defining, site_path, site, creator, created_at = culprit
+            held = project.snapshot_values(option, creator, created_at)
+            known, assigned = project.constant(file, value, ctx.scope)
+            if known and held and all(type(v) is type(assigned) and v == assigned for v in held):
+                continue  # the module copied this very value when it was created: nothing is lost
             shown = value.text if value is not None and value.text else "the new value"
             yield self.report(
                 span,
@@ -103,10 +111,10 @@ class SnapshotOptionAfterImport(Rule):
         return sum(1 for a in config if a.name == option and (anywhere_in_file or a.ctx.scope == ctx.scope)) > 1
 
     def _earlier_kernel_source(self, file: FileModel, ctx: Context, project: Project
-                               ) -> tuple[str, str, str, Span] | None:
+                               ) -> tuple[str, str, str, Span, FileModel, Context] | None:
         """The first import (or own module-level kernel) that creates kernels before ``ctx`` runs: in the file,
-        or in a conftest.py pytest imports before it."""
-        events: list[tuple[tuple[int, int], str, str, str, Span]] = []
+        or in a conftest.py pytest imports before it. Also the file and the statement that create the module."""
+        events: list[tuple[tuple[int, int], str, str, str, Span, FileModel, Context]] = []
         earlier = project.imported_first_by_runner(file)
         for turn, source in enumerate([*earlier, file]):
             for imp in source.imports:
@@ -116,17 +124,17 @@ class SnapshotOptionAfterImport(Rule):
                     defining = project.defines_kernels_at_import(module)
                     if defining:
                         where = f"`{self._import_text(imp)}`" + ("" if source is file else " in conftest.py")
-                        events.append(((turn, imp.ctx.order), where, defining, source.path, imp.span))
+                        events.append(((turn, imp.ctx.order), where, defining, source.path, imp.span, source,
+                                       imp.ctx))
                         break
         if not ctx.scope:
             own = [k for k in file.module_kernels() if k.ctx.order < ctx.order]
             if own:
                 events.append(((len(earlier), own[0].ctx.order), f"kernel `{own[0].name}`", file.module, file.path,
-                               own[0].span))
+                               own[0].span, file, own[0].ctx))
         if not events:
             return None
-        _, where, defining, path, site = min(events, key=lambda event: event[0])
-        return where, defining, path, site
+        return min(events, key=lambda event: event[0])[1:]
 
     @staticmethod
     def _runs_at_import(imp: Context) -> bool:

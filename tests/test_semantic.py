@@ -244,6 +244,27 @@ def test_a_config_assignment_in_a_helper_is_made_once_per_call_deciding_its_valu
         ("mode", 7), ("cache_kernels", 11)]
 
 
+def test_snapshot_values_are_the_default_and_every_assignment_that_may_run_first(tmp_path):
+    project = project_of(tmp_path, {
+        "kernels.py": "import warp as wp\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n",
+        "main.py": (
+            "import warp as wp\nwp.config.lineinfo = True\nimport kernels\n"
+            "def main():\n    wp.config.lineinfo = True\n    wp.config.max_unroll = 8\n"
+            "    wp.config.deterministic_max_records += 1\n"
+            "if __name__ == '__main__':\n    main()\n"
+        ),
+    })
+    main = _file(project, "main.py")
+    created = main.imports[1].ctx  # `import kernels` creates module `kernels`
+    assert project.snapshot_values("enable_backward", main, created) == (True,)  # Warp 1.19's default, never set
+    assert project.snapshot_values("max_unroll", main, created) == (8, 16)  # the assignment may have run first
+    # set above the import of the file the program runs: the default never reaches the module
+    assert project.snapshot_values("lineinfo", main, created) == (True, True)
+    assert project.snapshot_values("lineinfo", main, main.imports[0].ctx) == (True, True, False)
+    assert project.snapshot_values("deterministic_max_records", main, created) is None  # `+=`: not one constant
+    assert project.snapshot_values("deterministic", main, created) is None  # an enum member: no default in the table
+
+
 def test_class_attributes_and_annotated_config(tmp_path):
     project = project_of(tmp_path, {
         "c.py": (

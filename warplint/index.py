@@ -239,6 +239,9 @@ class Project:
     def config_assignments_made(self, file: FileModel) -> list[ConfigAssignment]:
         return collect.config_assignments_made(self._facts, file)
 
+    def snapshot_values(self, option: str, file: FileModel, ctx: Context) -> tuple[object, ...] | None:
+        return collect.snapshot_values(self._facts, option, file, ctx)
+
     def option_changes(self, file: FileModel) -> list[OptionChange]:
         return option_changes(file, self._facts)
 

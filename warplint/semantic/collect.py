@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from warplint.model import FileModel
+from warplint.model import Context, FileModel
 
 from .events import CACHE_OPERATIONS, LOAD_CALLS, CacheOperation, ConfigAssignment, FileEvents, KernelCreated, Load
 from .launches import IdentityFacts
@@ -46,6 +46,33 @@ def config_assignments_made(facts: IdentityFacts, file: FileModel) -> list[Confi
         return table
 
     return facts.cached("config assignments made", by_origin).get(file.path, [])
+
+
+def snapshot_values(facts: IdentityFacts, option: str, file: FileModel, ctx: Context) -> tuple[object, ...] | None:
+    """The values a Warp module created by the module-level statement ``ctx`` of ``file`` (the import that
+    defines its kernels) can copy from ``wp.config.<option>``, a snapshot option (warp-facts §3): the one constant
+    of each assignment of the option in the project, any of which may have run first, and Warp's default in the
+    project's Warp version, unless an assignment surely ran before: an unconditional module-level one above
+    ``ctx`` in the file the program runs, which nothing of the project runs before. None when one is not known
+    (a value the evaluator cannot tell, ``+=``, a default the version's table does not hold)."""
+    def compute() -> tuple[object, ...] | None:
+        values: list[object] = []
+        for assignment in config_assignments(facts, option):
+            found, value = facts.evaluator.constant(assignment.file, assignment.value, assignment.ctx.scope)
+            if not found or assignment.augmented:
+                return None
+            values.append(value)
+        set_first = facts.bindings.run_name(file) == "__main__" and any(
+            a.file is file and not a.ctx.scope and not a.ctx.conditions and a.ctx.try_index is None
+            and not a.ctx.in_loop and a.ctx.order < ctx.order for a in config_assignments(facts, option))
+        if not set_first:
+            defaults = facts.bindings.warp.snapshot_option_defaults
+            if option not in defaults:
+                return None
+            values.append(defaults[option])
+        return tuple(values)
+
+    return facts.cached(("snapshot values", option, id(file), ctx.order), compute)
 
 
 def _config_assignments(file: FileModel) -> list[ConfigAssignment]:

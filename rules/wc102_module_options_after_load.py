@@ -4,7 +4,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from warplint.diagnostic import Related
-from warplint.index import Project
+from warplint.index import Project, is_test_file
 from warplint.model import Call, FileModel, Value
 from warplint.rule import Report, Rule
 from warplint.semantic.events import OptionChange, OptionForm
@@ -38,9 +38,10 @@ class ModuleOptionsAfterLoad(Rule):
     order, and a `functools.partial(configure, 4)` object calls `configure`. So does the
     test runner's: pytest runs a file's tests in order and a folder's test files sorted
     by name, in one process, so a test that changes the options of a module an earlier
-    test launched builds it again. A test file that sets the options of its own kernels'
-    module between its tests (Warp's own option tests) does so on purpose and is not
-    reported, nor is a value another change of the module may have given it already.
+    test launched builds it again. A test that sets the options of a module the tests
+    own (its file's kernels, or a helper module of a test package: Warp's own option and
+    AOT tests) between tests does so on purpose and is not reported, nor is a value
+    another change of the module may have given it already.
 
     ## Fix
     Set module options before the first launch or load of the module: at module
@@ -182,9 +183,12 @@ class ModuleOptionsAfterLoad(Rule):
             return []
         if found.runner:  # launched by a test the runner runs first, in this test file or an earlier one
             test_file = found.through[0][0] if found.through else file
+            members = project.module_members(module).kernels
             if module == project.canonical_module(test_file.module) or any(
-                    f.path == test_file.path for f, _ in project.module_members(module).kernels):
-                return []  # a test file that sets options of its own kernels between its tests tests those options
+                    f.path == test_file.path for f, _ in members) or (members and all(
+                    is_test_file(f) for f, _ in members)):
+                return []  # options of a module the tests own (the file's kernels, a test package's helper module)
+                # set between tests test those options (Warp's own option and AOT tests)
         elif found.file.path != file.path:
             return []
         if found.through and change.form is OptionForm.SET_MODULE_OPTIONS:

@@ -103,11 +103,14 @@ class ModuleOptionsWrongModule(Rule):
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
+        calls = project.warp_calls(file, *_MODULE_OPTION_CALLS)
+        if not calls:
+            return  # asked first: the members of a file's module are a project-wide question
         if project.module_members(file.module).kernels or _defines_integrands(file):
             return  # kernels from any file land in this file's module (`module="pkg.tuning"`, `wp.kernel(f)`)
         elsewhere = list(file.kernels)  # this file's kernels, every one built in another module
         covered = _covered_keys(project, file, elsewhere)
-        for call in project.warp_calls(file, *_MODULE_OPTION_CALLS):
+        for call in calls:
             if call.has_star_args or call.bound("module") is not None:
                 continue
             if "**" in call.kwargs:  # defensive: extract drops ** arguments

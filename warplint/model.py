@@ -12,7 +12,7 @@ import functools
 import operator
 import pickle
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar
 
@@ -236,23 +236,27 @@ class Value(Compact):
     def is_const(self) -> bool:
         return self.kind == "const" or (self.kind in ("seq", "dict") and self.const is not None)
 
+    def parts(self) -> Iterator[Value]:
+        """The expressions directly inside this one: arguments, items (both sides of a dict's pairs), base, key."""
+        yield from self.args
+        yield from self.kwargs.values()
+        for item in self.items:
+            if isinstance(item, Value):
+                yield item
+            elif isinstance(item, tuple):
+                yield from (v for v in item if isinstance(v, Value))
+        if self.base is not None:
+            yield self.base
+        if self.key is not None:
+            yield self.key
+
     def names(self) -> set[str]:
         """Every plain or dotted name this value mentions (for 'depends on x' questions)."""
         found: set[str] = set()
-        if self.kind in ("name", "attr") and self.ref:
+        if self.kind in ("name", "attr", "call") and self.ref:
             found.add(self.ref)
-        for part in (*self.args, *self.kwargs.values(), self.base, self.key):
-            if isinstance(part, Value):
-                found |= part.names()
-        if self.kind == "call" and self.ref:
-            found.add(self.ref)
-        for item in self.items:
-            if isinstance(item, Value):
-                found |= item.names()
-            elif isinstance(item, tuple):
-                for sub in item:
-                    if isinstance(sub, Value):
-                        found |= sub.names()
+        for part in self.parts():
+            found |= part.names()
         return found
 
 

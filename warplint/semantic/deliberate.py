@@ -73,10 +73,8 @@ def _choice(facts: IdentityFacts, file: FileModel, value: Value, scope: str, par
     why = _input(value)
     if why is not None:
         return why
-    parts = [value.base, value.key, *value.args, *value.kwargs.values(),
-             *(item for item in value.items if isinstance(item, Value))]
-    return next((why for part in parts if part is not None
-                 if (why := _choice(facts, file, part, scope, params, depth + 1))), None)
+    return next((why for part in value.parts() if (why := _choice(facts, file, part, scope, params, depth + 1))),
+                None)
 
 
 def _input(value: Value) -> str | None:

@@ -504,21 +504,6 @@ class _PassedInKernels:
                         raise _Escapes
 
 
-def _children(node: Value):
-    """The expressions directly inside ``node``."""
-    yield from node.args
-    yield from node.kwargs.values()
-    for item in node.items:
-        if isinstance(item, Value):
-            yield item
-        elif isinstance(item, tuple):
-            yield from (v for v in item if isinstance(v, Value))
-    if node.base is not None:
-        yield node.base
-    if node.key is not None:
-        yield node.key
-
-
 def _makes_kernel(call: Value) -> bool:
     """``wp.kernel(f, ...)`` / ``wp.Kernel(f, ...)`` / ``wp.kernel(...)(f)``: where the evaluator makes a kernel's
     value (``Evaluator._kernel_made``)."""
@@ -549,5 +534,5 @@ def _by_word(roots) -> dict[str, list[tuple[str, tuple, tuple[Value, ...]]]]:
                     found.setdefault(part, []).append((scope, position, path))
             elif node.kind == "call" and _makes_kernel(node):
                 found.setdefault("", []).append((scope, position, path))
-            stack.extend((child, path) for child in _children(node))
+            stack.extend((child, path) for child in node.parts())
     return found

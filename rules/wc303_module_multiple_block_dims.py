@@ -95,11 +95,9 @@ class ModuleMultipleBlockDims(Rule):
     def _launches_by_module(project: Project) -> dict[str, list[tuple[Launch, BlockDim, bool]]]:
         """(launch, block size, partial) per module: ``partial`` when the launch's block sizes also hold one the
         layer cannot tell; its known sizes are still sizes it launches at, evidence with less confidence."""
-        by_module: dict[str, list[tuple[Launch, BlockDim, bool]]] = {}
+        candidates: dict[str, list[tuple[Launch, BlockDim, bool]]] = {}
         for launch in project.all_launches():
             if launch.module.startswith("unique:") or launch.call.has_star_args:
-                continue
-            if not project.can_run_on_cuda(launch):
                 continue
             if launch.block_dim is None and launch.call.callee.endswith("launch_tiled"):
                 continue  # launch_tiled picks its block size from the tiles
@@ -109,9 +107,17 @@ class ModuleMultipleBlockDims(Rule):
                 if isinstance(value, Unknown):
                     continue  # not known statically: neither a variant nor the reference
                 dim: BlockDim = value.value if isinstance(value, Const) else RUN_TIME  # type: ignore[assignment]
-                by_module.setdefault(launch.module, []).append((launch, dim, partial))
-        for entries in by_module.values():
-            entries.sort(key=lambda e: (*_order(e[0]), _sort_key(e[1])))
+                candidates.setdefault(launch.module, []).append((launch, dim, partial))
+        by_module: dict[str, list[tuple[Launch, BlockDim, bool]]] = {}
+        for module, entries in candidates.items():
+            # Where a launch can run is the costly question: asked only in modules launched at two sizes
+            # before it is asked (dropping CPU-only launches can only take sizes away).
+            if len({v for _, v, _ in entries}) < 2:
+                continue
+            on_cuda = {id(launch): project.can_run_on_cuda(launch) for launch, _, _ in entries}
+            kept = [entry for entry in entries if on_cuda[id(entry[0])]]
+            if kept:
+                by_module[module] = sorted(kept, key=lambda e: (*_order(e[0]), _sort_key(e[1])))
         return by_module
 
     def check_project(self, project: Project) -> Iterator[tuple[FileModel, Report]]:

@@ -114,9 +114,10 @@ class FragmentedModules(Rule):
                 continue  # a file's own module, or a kernel whose content (so its module) varies
             if module.startswith(f"{UNIQUE}:") and "module_options" not in kernel.options:
                 continue  # a stable unique kernel is WC304's
-            if members.options is None or members.variants is None:
+            variants = project.module_variants(module) if members.options is not None else None
+            if members.options is None or variants is None:
                 continue  # not known to be the same as the others'
-            groups.setdefault((members.options, members.variants), []).append((file, kernel))
+            groups.setdefault((members.options, variants), []).append((file, kernel))
         return [g for g in groups.values() if len(g) >= THRESHOLD]
 
 

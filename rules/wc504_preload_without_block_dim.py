@@ -66,8 +66,9 @@ class PreloadWithoutBlockDim(Rule):
     )
 
     def _index(self, project: Project) -> tuple[dict[str, list[tuple[Launch, int]]], dict[str, int | None]]:
-        """Launch block sizes per module, and modules whose "block_dim" option is set (None: not a literal);
-        kept in the project's memo, so that it dies with the project (a rule outlives every index it checks)."""
+        """Launch block sizes per module (on any device: where a launch can run is asked only for the modules a
+        preload builds), and modules whose "block_dim" option is set (None: not a literal); kept in the project's
+        memo, so that it dies with the project (a rule outlives every index it checks)."""
         return project.cached((self.code, "block sizes and block_dim options"), lambda: self._computed_index(project))
 
     def _computed_index(self, project: Project
@@ -76,8 +77,6 @@ class PreloadWithoutBlockDim(Rule):
         options: dict[str, int | None] = {}
         for f in project.files:
             for launch in project.launches(f):
-                if not project.can_run_on_cuda(launch):
-                    continue
                 resolved = project.launch_block_dim(launch)
                 if resolved is None:
                     continue
@@ -137,7 +136,6 @@ class PreloadWithoutBlockDim(Rule):
         return Fix(f"Preload the launched variant: block_dim={used[0]}", (edit,)) if edit is not None else None
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        launches, options = self._index(project)
         for call in project.warp_calls(file, *_PRELOADS):
             if call.has_star_args:
                 continue
@@ -148,16 +146,17 @@ class PreloadWithoutBlockDim(Rule):
             if Device.CUDA not in project.call_devices(file, call, absent_means_all=short == "force_load"):
                 continue  # a CPU-only preload: the CPU ignores block_dim
             preloaded = self._preloaded(project, file, call, short)
+            launches, options = self._index(project) if preloaded else ({}, {})
             for module in preloaded:
-                if module not in launches:
+                missed = [(launch, v) for launch, v in launches.get(module, []) if project.can_run_on_cuda(launch)]
+                if not missed:
                     continue
                 if module in options and options[module] is None:
                     continue  # the module's block_dim option is not a literal: the preloaded variant is unknown
                 variant = options.get(module, project.warp.default_block_dim)  # Module.options["block_dim"]
                 # Only a preload whose variant no launch uses is waste; a partial preload still saves a build.
-                if any(v == variant for _, v in launches[module]):
+                if any(v == variant for _, v in missed):
                     continue
-                missed = launches[module]
                 values = sorted({v for _, v in missed})
                 related = tuple(Related(launch.file.path, launch.call.span, f"launched at block_dim {v}")
                                 for launch, v in missed[:_MAX_SITES])

@@ -278,6 +278,10 @@ class Project:
     def module_members(self, module: str) -> membership.ModuleMembers:
         return membership.module_members(self._facts, module)
 
+    def module_variants(self, module: str) -> frozenset[builds.Variant] | None:
+        """(device, block size) the project's launches of ``module`` build; None when one is not known."""
+        return builds.module_launch_variants(self._facts, module)
+
     def modules(self) -> list[str]:
         return membership.modules(self._facts)
 

@@ -1,5 +1,5 @@
 """Module membership: which kernels land in each Warp module, from any file of the project, with the options
-set on it and the variants (device, block size) its launches build.
+set on it (the variants its launches build are ``builds.module_launch_variants``).
 
 Warp's rule (warp-facts §1): a kernel joins the module named by ``module=``; without it, the module of the
 Python file that *defines* the function (``f.__module__``, also for ``wp.kernel(f)`` called elsewhere); with
@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from warplint.model import FileModel, Kernel
 
-from .builds import Variant, module_launch_variants
 from .events import OptionForm
 from .launches import IdentityFacts
 from .module_options import option_changes
@@ -32,19 +31,19 @@ class ModuleMembers:
     module: str  # its name; ``unique:<file module>.<function>`` for a module="unique" kernel's own module
     kernels: tuple[Member, ...]  # every kernel that lands in it, from any file
     options: frozenset[tuple[str, str]] | None  # (key, value) set on it anywhere; None when one is not known
-    variants: frozenset[Variant] | None  # (device, block size) its launches build; None when one is not known
     launched: bool  # some launch in the project launches one of its kernels
 
 
 def module_members(facts: IdentityFacts, module: str) -> ModuleMembers:
-    """The kernels, options and launch variants of ``module`` (a ``module_identity``)."""
+    """The kernels and options of ``module`` (a ``module_identity``); its launch variants are
+    ``builds.module_launch_variants`` (where each launch can run is the costliest fact about a module, and
+    most questions about one never need it)."""
     def compute() -> ModuleMembers:
         kernels = tuple(_members_by_module(facts).get(module, ()))
         options = _options_by_module(facts)
         launched = module in _launched_modules(facts)
-        variants = module_launch_variants(facts, module) if launched else frozenset()
         known = None if _UNKNOWN in options else options.get(module, frozenset())
-        return ModuleMembers(module, kernels, known, variants, launched)
+        return ModuleMembers(module, kernels, known, launched)
 
     return facts.cached(("module members", module), compute)
 

@@ -30,7 +30,8 @@ class ModuleOptionsAfterLoad(Rule):
 
     The order is followed within a function, at module scope, and through helper
     calls in other files: `launch_all()` then `configure()` where `configure()`
-    sets the options of the launched module is reported at the `configure()` call.
+    sets the options of the launched module is reported at the `configure()` call, a
+    method called on an instance made in place (`Tuner().apply(...)`) included.
     A launch in another scope that runs first counts too (the semantic layer's order of
     scopes): module scope before the function the program then calls, `__init__` before a
     method of the instance, a caller's launch before the call that leads here. Functions called in
@@ -59,7 +60,8 @@ class ModuleOptionsAfterLoad(Rule):
     hash and the write changes nothing yet. Nor is restoring options in a `finally:` block (a deliberate
     set-launch-restore around one step, as Warp's own tests do). Options applied in a loop that also launches are not
     reported. The target module must be statically known (`module=` string, Python
-    module object, `__name__`, or the file the call is written in).
+    module object, `__name__`, `wp.get_module(name)`, or the file the call is written in);
+    a helper's `module` parameter is the module each call of the helper passes.
     """
 
     code = "WC102"
@@ -99,7 +101,7 @@ class ModuleOptionsAfterLoad(Rule):
             ]
             for call in project.calls_in(file, scope):
                 if not project.is_warp_api(call.callee):
-                    for c in project.option_changes_by(call.callee):
+                    for c in project.option_changes_at(file, call):
                         changes.append((call.ctx.order, c, call))
             if not changes:
                 continue

@@ -55,6 +55,30 @@ def test_one_answer_for_a_module_name_in_a_variable(tmp_path):
     assert project.constant(file, kernel.module_value) == (True, "app.solver")
 
 
+def test_a_module_given_as_get_module_is_the_module_of_that_name(tmp_path):
+    # wp.get_module(name) returns the Module registered under name, the one a kernel with module=name joins
+    project = project_of(tmp_path, {
+        "m.py": (
+            "import warp as wp\n"
+            "@wp.kernel(module=wp.get_module('sim'))\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+            "def preload(module):\n    wp.load_module(module=module)\n"
+            "def apply(module):\n    wp.set_module_options({'max_unroll': 4}, module=module)\n"
+            "def main():\n"
+            "    wp.load_module(module=wp.get_module('sim'))\n    wp.load_module(None)\n"
+            "    preload(wp.get_module('sim'))\n    preload('post')\n"
+            "    apply(wp.get_module('sim'))\n    apply('post')\n"
+        ),
+    })
+    file = _file(project, "m.py")
+    assert project.kernel_module(file, file.kernels[0]) == "sim"
+    loads = project.warp_calls(file, "load_module")
+    assert [project.modules_loaded_by(file, call) for call in loads if call.ctx.scope == "main"] == [["sim"], ["m"]]
+    # a helper's parameter is what each call passes, not every module some call passes
+    assert [m for _, m, _ in project.launch_timeline(file, "main")] == ["sim", "m", "sim", "post"]
+    applied = [call for call in project.calls_in(file, "main") if call.callee == "m.apply"]
+    assert [[c.module for c in project.option_changes_at(file, call)] for call in applied] == [["sim"], ["post"]]
+
+
 def test_values_follow_bindings_parameters_and_returns(tmp_path):
     project = project_of(tmp_path, {
         "m.py": (

@@ -32,7 +32,7 @@ from .semantic.evaluator import Evaluator, Site, Source
 from .semantic.events import LAUNCH_CALLS, ConfigAssignment, FileEvents, Launch, OptionChange
 from .semantic.kernels import add_decorated_kernels
 from .semantic.launches import UNIQUE, IdentityFacts
-from .semantic.module_options import module_of, option_changes, option_changes_by
+from .semantic.module_options import module_of, option_changes, option_changes_at
 from .semantic.values import ValueSet
 from .sources import locate_installed as locate_installed  # where it is defined now (the flake8 warm path)
 from .warp_version import WarpEnvironment, WarpFacts
@@ -245,8 +245,8 @@ class Project:
     def option_changes(self, file: FileModel) -> list[OptionChange]:
         return option_changes(file, self._facts)
 
-    def option_changes_by(self, fqname: str) -> list[OptionChange]:
-        return option_changes_by(self._facts, fqname)
+    def option_changes_at(self, file: FileModel, call: Call) -> list[OptionChange]:
+        return option_changes_at(self._facts, file, call)
 
     def module_of(self, file: FileModel, value: Value | None, scope: str = "") -> str | None:
         return module_of(self._facts, file, value, scope)

@@ -1092,11 +1092,14 @@ class Evaluator:
         if is_warp(value.ref, "constant") and len(value.args) == 1:
             return self.values(file, value.args[0], scope, site, depth)
         if is_warp(value.ref, "get_module"):
+            # Warp looks the module up by the name string itself: a Python module or a wp.Module passed here is
+            # a new key, a new empty module (warp-facts §3), not the module of that name
             argument = value.args[0] if value.args else value.kwargs.get("name")
-            names, _ = self.module_names(file, argument, scope, site)
+            names = {v.value for v in self.values(file, argument, scope, site, depth)
+                     if isinstance(v, Const) and isinstance(v.value, str)}
             if names:
                 return ValueSet(frozenset(WarpModule(n, "wp.get_module(...)") for n in names))
-            return ValueSet.of(Unknown("wp.get_module of an unknown name"))
+            return ValueSet.of(Unknown("wp.get_module of something other than a name"))
         if is_warp(value.ref, "overload"):
             # wp.overload(k, types) returns k's concrete instance: a Kernel of k's module (warp-facts §6)
             generic = value.kwargs.get("kernel") or (value.args[0] if value.args else None)

@@ -261,6 +261,10 @@ def _call_events(facts: IdentityFacts, file: FileModel, call: Call, depth: int) 
     if facts.bindings.is_warp_api(call.callee):
         return []
     deep = _function_events(facts, facts.bindings.callee_of(file, call), depth + 1)
+    if depth == 0:  # the loads the callee writes, with its parameters bound at this call, replace the union
+        loads = facts.loads_at(file, call)
+        deep = [found for found in deep if found[2] not in loads] + [
+            (m, None, load) for load, modules in loads.items() for m in modules]
     expanded = _expanded_by_origin(facts).get(id(call), []) if depth == 0 else []
     if not expanded:
         return deep

@@ -282,17 +282,20 @@ class IdentityFacts(Layer):
             if found is None or not self.modules_launched_by(callee):
                 return list(self.modules_launched_by(callee))
             f, fn = found
-            at_call = self.launches_at(self.evaluator.site(file, call.ctx.scope, call, callee, None))
+            site = self.evaluator.site(file, call.ctx.scope, call, callee, None)
+            at_call = self.launches_at(site)
             # a launch whose kernel this call's arguments do not tell keeps every kernel it can launch
             told = {id(ln.call) for ln in at_call}
             launches = at_call + [ln for ln in self.launches(f) if id(ln.call) not in told]
-            return list(self._modules_reached(f, fn, launches, 0))
+            return list(self._modules_reached(f, fn, launches, 0, site))
 
         return self.cached(("modules launched at", id(call)), compute)
 
-    def _modules_reached(self, f: FileModel, fn: Function, launches: list[Launch], depth: int) -> dict[str, Call]:
-        """The modules the body of ``fn`` launches (``launches``, those written in it), loads, or reaches through
-        the project functions it calls, each with the first call of the body that leads there."""
+    def _modules_reached(self, f: FileModel, fn: Function, launches: list[Launch], depth: int,
+                         site: Site | None = None) -> dict[str, Call]:
+        """The modules the body of ``fn`` launches (``launches``, those written in it), loads (its parameters
+        bound at ``site`` when given), or reaches through the project functions it calls, each with the first
+        call of the body that leads there."""
         modules: dict[int, list[str]] = {}
         for ln in launches:
             if ln.call.ctx.scope == fn.qualname:
@@ -302,7 +305,7 @@ class IdentityFacts(Layer):
             if id(call) in modules:
                 reached = modules[id(call)]
             elif is_warp(call.callee, *LOAD_CALLS):
-                reached = self.modules_loaded_by(f, call)
+                reached = self.modules_loaded_by(f, call, site)
             elif not self.bindings.is_warp_api(call.callee):
                 reached = list(self.modules_launched_by(self.bindings.callee_of(f, call), depth + 1))
             else:
@@ -311,20 +314,38 @@ class IdentityFacts(Layer):
                 result.setdefault(m, call)
         return result
 
-    def modules_loaded_by(self, file: FileModel, call: Call) -> list[str]:
+    def loads_at(self, file: FileModel, call: Call) -> dict[int, list[str]]:
+        """The loads written in the project function ``call`` calls, with its parameters bound at this call:
+        id of each load call -> the modules it loads (``preload(wp.get_module("sim"))`` loads ``sim``, not every
+        module some call of ``preload`` passes)."""
+        def compute() -> dict[int, list[str]]:
+            callee = self.bindings.callee_of(file, call)
+            found = self.bindings.function(callee)
+            if found is None:
+                return {}
+            f, fn = found
+            loads = [c for c in self.bindings.calls_in(f, fn.qualname) if is_warp(c.callee, *LOAD_CALLS)]
+            if not loads:
+                return {}
+            site = self.evaluator.site(file, call.ctx.scope, call, callee, None)
+            return {id(c): self.modules_loaded_by(f, c, site) for c in loads}
+
+        return self.cached(("loads at", id(call)), compute)
+
+    def modules_loaded_by(self, file: FileModel, call: Call, site: Site | None = None) -> list[str]:
+        """The Warp modules a ``load_module``/``force_load`` call loads (``"*"``: every module), its parameters
+        bound at ``site`` when given (else from every call of its function)."""
         if is_warp(call.callee, "force_load"):
             modules = call.bound("modules")
             if modules is None or (modules.kind == "const" and modules.const is None):
                 return ["*"]
             return []
         target = call.bound("module")
-        if target is None:
-            return [file.module]
-        if target.kind == "const" and isinstance(target.const, str):
-            return [self.bindings.canonical_module(target.const)]
-        if target.kind in ("name", "attr") and target.ref and target.ref in self.bindings.by_module:
-            return [self.bindings.canonical_module(target.ref)]
-        return []
+        if target is None or (target.kind == "const" and target.const is None):
+            return [file.module]  # without a module, the module where the call is written
+        # a name, a Python module object or a wp.Module (``wp.get_module(name)``), as the evaluator follows it
+        names, complete = self.evaluator.module_names(file, target, call.ctx.scope, site)
+        return sorted(self.bindings.canonical_module(n) for n in names) if complete else []
 
     # ------------------------------------------------------------------ order within a scope
     def launch_timeline(self, file: FileModel, scope: str) -> list[tuple[int, str, Call]]:

@@ -8,6 +8,7 @@ the module where the call is *written*), ``wp.get_module(m).options[k] = v``,
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from warplint.model import Call, FileModel, Value
@@ -16,6 +17,7 @@ from warplint.names import is_warp
 from .events import OptionChange, OptionForm
 
 if TYPE_CHECKING:
+    from .evaluator import Site
     from .layer import Layer
 
 
@@ -130,25 +132,38 @@ def _options_of(layer: Layer, file: FileModel, base: Value | None, scope: str,
     return None
 
 
-def option_changes_by(layer: Layer, fqname: str, _depth: int = 0) -> list[OptionChange]:
-    """Option changes a project function makes, directly or through the functions it calls."""
-    key = ("option_changes_by", fqname)
-    if key in layer.memo:
-        return layer.memo[key]
-    found = layer.bindings.function(fqname)
-    if found is None or (found[0].path, found[1].qualname) not in _option_changers(layer):
-        layer.memo[key] = []
-        return layer.memo[key]
-    layer.memo[key] = []  # cycle guard
-    result: list[OptionChange] = []
-    if _depth < 8:
-        file, function = found
-        result = [c for c in shared_option_changes(file, layer) if c.ctx.scope == function.qualname]
-        for call in layer.bindings.calls_in(file, function.qualname):
-            if not layer.bindings.is_warp_api(call.callee):  # Warp's tests and examples are project code
-                result.extend(option_changes_by(layer, layer.bindings.callee_of(file, call), _depth + 1))
-    layer.memo[key] = result
-    return result
+def option_changes_at(layer: Layer, file: FileModel, call: Call, _parent: Site | None = None,
+                      _depth: int = 0) -> list[OptionChange]:
+    """Option changes a call of a project function makes, directly or through the functions it calls in turn.
+    The function is found as Python finds it (a method of an instance made in place or bound to a local:
+    ``Runner().run(...)``), and a ``module=`` its body reads from a parameter is the module this call passes
+    (``apply(opts, wp.get_module("sim"))``), not every module some call of the helper passes."""
+    callee = layer.bindings.callee_of(file, call)
+    found = layer.bindings.function(callee)
+    if _depth >= 8 or found is None or (found[0].path, found[1].qualname) not in _option_changers(layer):
+        return []
+    key = ("option_changes_at", id(call), id(_parent))
+    if key not in layer.memo:
+        layer.memo[key] = []  # cycle guard
+        site = layer.evaluator.enter(file, call.ctx.scope, call, callee, _parent)
+        owner, function = found
+        result = [_at_site(layer, owner, c, site) for c in shared_option_changes(owner, layer)
+                  if c.ctx.scope == function.qualname]
+        for inner in layer.bindings.calls_in(owner, function.qualname):
+            if not layer.bindings.is_warp_api(inner.callee):  # Warp's tests and examples are project code
+                result.extend(option_changes_at(layer, owner, inner, site, _depth + 1))
+        layer.memo[key] = result
+    return layer.memo[key]
+
+
+def _at_site(layer: Layer, file: FileModel, change: OptionChange, site: Site) -> OptionChange:
+    """``change`` with the module its ``module=`` names when its function runs at ``site``, where that is one."""
+    if change.module_value is None:
+        return change
+    names, complete = layer.evaluator.module_names(file, change.module_value, change.ctx.scope, site)
+    if not complete or len(names) != 1 or change.module in names:
+        return change
+    return dataclasses.replace(change, module=next(iter(names)))
 
 
 def _option_changers(layer: Layer) -> frozenset[tuple[str, str]]:

@@ -138,9 +138,11 @@ def option_changes_at(layer: Layer, file: FileModel, call: Call, _parent: Site |
     The function is found as Python finds it (a method of an instance made in place or bound to a local:
     ``Runner().run(...)``), and a ``module=`` its body reads from a parameter is the module this call passes
     (``apply(opts, wp.get_module("sim"))``), not every module some call of the helper passes."""
+    if _depth >= 8 or id(call) not in _calls_of_changers(layer):
+        return []
     callee = layer.bindings.callee_of(file, call)
     found = layer.bindings.function(callee)
-    if _depth >= 8 or found is None or (found[0].path, found[1].qualname) not in _option_changers(layer):
+    if found is None or (found[0].path, found[1].qualname) not in _option_changers(layer):
         return []
     key = ("option_changes_at", id(call), id(_parent))
     if key not in layer.memo:
@@ -164,6 +166,21 @@ def _at_site(layer: Layer, file: FileModel, change: OptionChange, site: Site) ->
     if not complete or len(names) != 1 or change.module in names:
         return change
     return dataclasses.replace(change, module=next(iter(names)))
+
+
+def _calls_of_changers(layer: Layer) -> frozenset[int]:
+    """Ids of the project's calls that resolve to a function of ``_option_changers`` (``Bindings.calls_of``, the
+    inverse of ``callee_of``): asked first, so that the calls that reach none (nearly all) resolve no method."""
+    def compute() -> frozenset[int]:
+        found: set[int] = set()
+        for path, qualname in _option_changers(layer):
+            file = layer.bindings.file_at(path)
+            function = file.functions.get(qualname) if file is not None else None
+            if file is not None and function is not None:
+                found.update(id(call) for _, call in layer.bindings.calls_of(file, function))
+        return frozenset(found)
+
+    return layer.cached("calls of option changers", compute)
 
 
 def _option_changers(layer: Layer) -> frozenset[tuple[str, str]]:

@@ -555,3 +555,24 @@ def test_html_report_renders_and_shows_the_artifacts_numbers(profiled, tmp_path)
     shot = tmp_path / "report.png"
     _in_browser(page, f"--screenshot={shot}")
     assert shot.stat().st_size > 20_000  # a page with text and bars, not a blank one
+
+
+def test_recording_launches_keeps_no_kernel_alive(tmp_path):
+    """A kernel object the program drops is freed under the recorder as in a plain run: Warp's module hash
+    reads the live objects of a key (an overload registered on an object still alive counts), so a recorder
+    holding launched kernels would build modules the plain program does not."""
+    from warplint.confirm.runner import Workspace, run_pass
+
+    (tmp_path / "drop.py").write_text(
+        "import gc, weakref\nimport warp as wp\n\n"
+        "def make():\n    @wp.kernel\n    def k(a: wp.array(dtype=float)):\n        a[wp.tid()] = 1.0\n    return k\n\n"
+        "a = wp.zeros(4, dtype=float, device='cpu')\n"
+        "k1 = make()\nwp.launch(k1, dim=4, inputs=[a], device='cpu')\nref1 = weakref.ref(k1)\ndel k1\n"
+        "k2 = make()\nwp.launch(k2, dim=4, inputs=[a], device='cpu')\ngc.collect()\n"
+        "open('alive.txt', 'w').write(str(ref1() is not None))\n")
+    ws = Workspace(None, probes="off")
+    try:
+        run_pass(ws, "cold", [PY, "drop.py"], cwd=str(tmp_path), timeout=120)
+    finally:
+        ws.cleanup()
+    assert (tmp_path / "alive.txt").read_text() == "False"

@@ -385,7 +385,7 @@ class _Recorder:
         rec = self
         names = list(inspect.signature(orig).parameters)[2:]
         topology = self.topology
-        shapes: dict = {}  # (kernel, exec) -> distinct launch shapes recorded
+        shapes: dict = {}  # (kernel's key and module, exec) -> distinct launch shapes recorded
         tl = self.tl
         runtime = ctx
 
@@ -403,15 +403,18 @@ class _Recorder:
                 taped = runtime.runtime.tape is not None and kw.get("record_tape", True)
                 inputs = kw.get("inputs")
                 outputs = kw.get("outputs")
-                key = (kernel, dim if type(dim) is int else _dims(dim), ex, adjoint,
+                # the kernel by its key and module, not the object: Warp's module hash reads the live objects of
+                # a key, so holding a kernel the program dropped would build modules the plain run does not
+                kernel_id = (getattr(kernel, "key", None), id(getattr(kernel, "module", None)))
+                key = (kernel_id, dim if type(dim) is int else _dims(dim), ex, adjoint,
                        tuple([getattr(a, "dtype", None) or type(a) for a in inputs]) if inputs else (),
                        tuple([getattr(a, "dtype", None) or type(a) for a in outputs]) if outputs else ())
                 entry = topology.get(key)
                 if entry is None:
-                    per = (kernel, ex)
+                    per = (kernel_id, ex)
                     if shapes.get(per, 0) >= MAX_SHAPES:
                         # dims or dtypes that vary launch after launch: one entry for the rest, counted
-                        key = (kernel, "varies", ex, adjoint, ("varies",), ())
+                        key = (kernel_id, "varies", ex, adjoint, ("varies",), ())
                         entry = topology.get(key)
                     if entry is None:
                         shapes[per] = shapes.get(per, 0) + 1

@@ -70,7 +70,9 @@ class KernelJoinsLoadedModule(Rule):
     `wp.kernel(f)` of one function) with other argument types after a launch of the same
     kernel (earlier in the function, at import, in a caller, in a test run first) is
     reported too: instances live on the kernel object, so the later object is new content
-    in the loaded module. Kernels are followed through factories (also
+    in the loaded module, unless a `wp.overload` on an object that stays referenced (a
+    variable, a cache) registered those types: Warp hashes every live object of the module
+    and keeps one hash per instance. Kernels are followed through factories (also
     `functools.cache`d ones, which still make a kernel per new argument), kernels stored
     as `self.kernel`, and project decorators that wrap `wp.kernel`, also through dicts
     (a dict literal a factory returns, `K = {n: make(n) for n in ns}`, `K[n] = make(n)`

@@ -27,7 +27,7 @@ from warplint.diagnostic import Span
 from warplint.model import Call, Context, FileModel, Kernel, Value
 from warplint.names import is_warp
 
-from .arg_types import launch_signature
+from .arg_types import launch_signature, value_types
 from .builds import preload_unused
 from .variants import made_unbound
 
@@ -363,9 +363,9 @@ def remade_with_new_types(facts: IdentityFacts, file: FileModel, kernel: Kernel)
     it (``made_unbound``: ``Model(c).kernel``, ``Solver(c).kernel()`` of a per-instance memo, ``make()``, also
     passed through wrappers), or when it is one of several objects made of one function (``wp.kernel(f)``
     called again). Instances live on the kernel object (warp-facts §6), so the new object joins the module the
-    earlier launch loaded with a new instance, whatever ``wp.overload`` registered on other objects: the module
-    builds again. Not when a launch before it, in its function, used its signature (an object kept there may
-    hold that instance already)."""
+    earlier launch loaded with a new instance: the module builds again. Not when a launch before it, in its
+    function, used its signature (an object kept there may hold that instance already), nor when a
+    ``wp.overload`` on a kept object registers it (``kept_instances``)."""
     if not kernel.generic:
         return None
 
@@ -374,8 +374,9 @@ def remade_with_new_types(facts: IdentityFacts, file: FileModel, kernel: Kernel)
         family = [(launch, launch_signature(facts, launch)) for launch in facts.all_launches()
                   if kernel_key(launch.kernel_file, launch.kernel) == key]
         remade = _several_objects(facts, file, kernel)
+        registered = kept_instances(facts, file, kernel)
         for again, other in family:
-            if (again.kernel is not kernel or other is None
+            if (again.kernel is not kernel or other is None or other in registered or None in registered
                     or not (remade or made_unbound(facts, file, kernel, _launched_expression(facts, again)))):
                 continue
             where, call = again.origin
@@ -392,6 +393,50 @@ def remade_with_new_types(facts: IdentityFacts, file: FileModel, kernel: Kernel)
         return None
 
     return facts.cached(("remade with new types", id(kernel)), compute)
+
+
+def kept_instances(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> frozenset[tuple[str, ...] | None]:
+    """The signatures ``wp.overload`` registers on objects of the generic ``kernel`` that stay referenced
+    (``Registration.kept``), as ``launch_signature`` writes them; None for one whose types are not known.
+    Such an instance is in the module's hash for every object of the kernel: Warp hashes each live kernel object
+    of the module (``Module._live_kernels``) and keeps one hash per distinct instance (key, source, argument
+    types, not the object), so a later object launched with that signature adds nothing (warp-facts §4, §6). An
+    instance registered on an object nothing keeps lives only until Python's cycle collector frees the object,
+    whenever that runs (a generic kernel and its instances reference each other): it is not counted."""
+    def compute() -> frozenset[tuple[str, ...] | None]:
+        found: set[tuple[str, ...] | None] = set()
+        wrapped = facts.wrapped_functions(file, kernel) or ()
+        fn = file.functions.get(kernel.function) or (wrapped[0][1] if len(wrapped) == 1 else None)
+        params = [p.name for p in fn.params] if fn is not None else None
+        for registration in registrations(facts, file, kernel):
+            if registration.kept:
+                found.add(_registered_signature(facts, registration, params))
+        return frozenset(found)
+
+    return facts.cached(("kept instances", id(kernel)), compute)
+
+
+def _registered_signature(facts: IdentityFacts, registration: Registration, params: list[str] | None
+                          ) -> tuple[str, ...] | None:
+    """The one type each parameter gets in a ``wp.overload(kernel, [...])`` or ``{name: type}`` call, in
+    parameter order; None when one is not known (an ``@wp.overload`` stub, a type computed elsewhere)."""
+    call = registration.call
+    value = call.bound("arg_types") if call is not None else None
+    if call is None or value is None or params is None:
+        return None
+    if value.kind == "seq":
+        types = list(value.items)
+    elif value.kind == "dict" and all(isinstance(item, tuple) and len(item) == 2 for item in value.items):
+        by_name = {k.const: v for k, v in value.items if isinstance(k, Value) and k.kind == "const"}
+        if len(by_name) != len(value.items) or set(by_name) != set(params):
+            return None
+        types = [by_name[name] for name in params]
+    else:
+        return None
+    if len(types) != len(params) or not all(isinstance(t, Value) for t in types):
+        return None
+    ones = [value_types(facts, registration.file, t, call.ctx.scope).one for t in types]
+    return tuple(t for t in ones if t is not None) if all(ones) else None
 
 
 def _several_objects(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> bool:

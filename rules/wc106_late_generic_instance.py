@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from warplint.diagnostic import Related
+from warplint.diagnostic import Related, Span
 from warplint.index import Launch, Project
 from warplint.model import Call, FileModel, Kernel
 from warplint.rule import Report, Rule
@@ -54,8 +54,11 @@ class LateGenericInstance(Rule):
     one entry gives one type); a `for` target over a literal tuple of dtypes (or a name bound
     to one) is each of them. An argument that can come from an expression of unknown type
     (an array passed in, a `for` target over what a caller passes) has no type. Arguments whose type is unknown never
-    count as different, and any `wp.overload` registration of the kernel silences the
-    second-type case, even one made after the first launch, unless it registers on a kernel
+    count as different, and launches come in run order as far as the call graph and the test runner show
+    it (a launch with a launch of the same kernel before it comes after those with none), then source order.
+    The objects `wp.kernel(f)` makes of one module-level function, wherever it is called (each test of
+    several files), are one kernel: their launches count together. Any `wp.overload` registration of
+    the kernel silences the second-type case, even one made after the first launch, unless it registers on a kernel
     object nothing keeps (`wp.overload(Model(c).kernel, ...)` where the getter makes the kernel
     anew for each new instance: the launches use other objects).
 
@@ -143,11 +146,20 @@ class LateGenericInstance(Rule):
 
     @staticmethod
     def _build_index(project: Project) -> dict[tuple[str, str], list[Launch]]:
+        # each launch once per call of the wrappers that decide its kernel, so that it is ordered where that call
+        # is made; a wrapper call the layer also keeps unbound (for a library's users) is left out where a call
+        # of the project passes through it
+        everything = [launch for launch in project.all_launches() if launch.kernel.generic]
+        passed_through: set[int] = set()
+        for launch in everything:
+            site = launch.site
+            while site is not None and site.parent is not None:
+                passed_through.add(id(site.call))
+                site = site.parent
         launches: dict[tuple[str, str], list[Launch]] = {}
-        for f in project.files:
-            for launch in project.launches(f):
-                if launch.kernel.generic:
-                    launches.setdefault(project.kernel_key(launch.kernel_file, launch.kernel), []).append(launch)
+        for launch in everything:
+            if launch.site is None or id(launch.origin[1]) not in passed_through:
+                launches.setdefault(project.kernel_key(launch.kernel_file, launch.kernel), []).append(launch)
         return launches
 
     @staticmethod
@@ -209,10 +221,13 @@ class LateGenericInstance(Rule):
             typed: _Typed | None = None
             if not any(r.kept for r in project.overload_registrations(file, kernel)):
                 generic_positions = [i for i, p in enumerate(fn.params) if p.generic]  # Warp's type_is_generic
-                kernel_launches = sorted(
-                    launches.get(project.kernel_key(file, kernel), []),
-                    key=lambda launch: project.place(launch.file, launch.call.span),
-                )
+                # in run order as far as the layer shows it: the launches it shows a launch of the same kernel
+                # before (earlier in a function, in a caller, in a test the runner runs first) come after those
+                # it shows none before; then source order of the calls that make them
+                key = project.kernel_key(file, kernel)
+                kernel_launches = sorted(launches.get(key, []), key=lambda launch: (
+                    self._follows_same_kernel(project, launch, key),
+                    project.place(*_origin_place(launch)), project.place(launch.file, launch.call.span)))
                 typed = self._new_types(project, kernel_launches, generic_positions)
             late = self._late_first_instance(project, file, kernel)
             if typed is not None:
@@ -223,6 +238,12 @@ class LateGenericInstance(Rule):
             elif late is not None:
                 yield (kernel, self.report(kernel.span, late.message.text([kernel.name]), related=late.related,
                                            kernel=kernel.name, module=late.module), late.triggers, late.message)
+
+    @staticmethod
+    def _follows_same_kernel(project: Project, launch: Launch, key: tuple[str, str]) -> bool:
+        """The layer shows a launch of the same kernel that runs before ``launch``."""
+        origin_file, origin = launch.origin
+        return project.launched_before(origin_file, origin, launch.module, lambda k: k == key) is not None
 
     # ------------------------------------------------------------------ a second type
     def _new_types(self, project: Project, kernel_launches: list[Launch], positions: list[int]) -> _Typed | None:
@@ -447,6 +468,11 @@ class _AtSite:
 
 # where a launch is made from, and the wrapper's own wp.launch when it goes through one
 _Origin = tuple[FileModel, Call, "tuple[FileModel, Call] | None"]
+
+
+def _origin_place(launch: Launch) -> tuple[FileModel, Span]:
+    origin_file, origin = launch.origin
+    return origin_file, origin.span
 
 
 def _same(a: Related, b: Related) -> bool:

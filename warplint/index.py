@@ -297,8 +297,9 @@ class Project:
     # ------------------------------------------------------------------ generic instances (semantic.generics)
     def kernel_key(self, file: FileModel, kernel: Kernel) -> generics.KernelKey:
         """Which kernel this is, across the project: its file and the function it wraps (two factories'
-        local ``_kernel``s are two kernels; a re-definition at module level replaces the earlier one)."""
-        return generics.kernel_key(file, kernel)
+        local ``_kernel``s are two kernels; a re-definition at module level replaces the earlier one;
+        ``wp.kernel(f)`` of a module-level function is keyed where ``f`` is defined, wherever it is called)."""
+        return generics.kernel_key(self._facts, file, kernel)
 
     def overload_registrations(self, file: FileModel, kernel: Kernel) -> list[generics.Registration]:
         return generics.registrations(self._facts, file, kernel)

@@ -293,7 +293,12 @@ class Evaluator:
                 == sorted((k, v.text) for k, v in other.options.items()))
 
     def _made_of(self, file: FileModel, kernel: Kernel) -> str | None:
-        """The module-level function ``wp.kernel(f, ...)`` makes ``kernel`` of (its canonical fqname); None for a
+        """The canonical fqname of ``made_of_function``."""
+        found = self.made_of_function(file, kernel)
+        return self.bindings.fqname(found[0], found[1].qualname) if found is not None else None
+
+    def made_of_function(self, file: FileModel, kernel: Kernel) -> tuple[FileModel, Function] | None:
+        """The module-level function ``wp.kernel(f, ...)`` makes ``kernel`` of, with its file; None for a
         decorated ``def``, a closure (it captures its surroundings: the same function can be other content), a
         method, or a function not known."""
         if kernel.target is None or kernel.form != "call" or kernel.derived:
@@ -304,7 +309,7 @@ class Evaluator:
         found = self.bindings.function(functions[0].fqname)
         if found is None or found[1].ctx.scope or found[1].class_name is not None:
             return None
-        return self.bindings.fqname(found[0], found[1].qualname)
+        return found
 
     def kernel(self, ref: KernelRef) -> tuple[FileModel, Kernel] | None:
         file = self.bindings.file_at(ref.path)

@@ -45,7 +45,13 @@ IMPORT_DEPTH = 3  # call levels followed up to module scope for "runs at import"
 KernelKey = tuple[str, str]
 
 
-def kernel_key(file: FileModel, kernel: Kernel) -> KernelKey:
+def kernel_key(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> KernelKey:
+    """Which Warp kernel ``kernel`` is. ``wp.kernel(f)`` of a module-level function is the kernel of ``f``'s
+    key in ``f``'s module wherever the call is written (two tests that each call it make objects of one
+    kernel, the later replacing the earlier), so it is keyed where ``f`` is defined."""
+    made = facts.evaluator.made_of_function(file, kernel)
+    if made is not None:
+        return (made[0].path, made[1].qualname)
     return (file.path, kernel.function or kernel.name)
 
 
@@ -133,7 +139,7 @@ class Earlier:
 def registrations(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> list[Registration]:
     """Every ``wp.overload`` of ``kernel`` in the project (empty for a kernel with none)."""
     return list(facts.cached("generic registrations", lambda: _registrations(facts)).get(
-        kernel_key(file, kernel), ()))
+        kernel_key(facts, file, kernel), ()))
 
 
 def _registrations(facts: IdentityFacts) -> dict[KernelKey, list[Registration]]:
@@ -153,16 +159,17 @@ def _registrations(facts: IdentityFacts) -> dict[KernelKey, list[Registration]]:
                                                   facts.bindings.fqname(f, call.ctx.scope), None)
                     at_import = runs_at_import(facts, caller_file, caller.ctx.scope)
                     for kf, k in facts.find_kernels(f, call.ctx.scope, value, site):
-                        table.setdefault(kernel_key(kf, k), []).append(Registration(f, call.span, call, at_import))
+                        table.setdefault(kernel_key(facts, kf, k), []).append(
+                            Registration(f, call.span, call, at_import))
                 continue
             at_import = runs_at_import(facts, f, call.ctx.scope)
             # a getter called at import and again at run time: both (the run-time calls may repeat a signature)
             both = at_import and bool(call.ctx.scope) and runs_at_run_time(facts, f, call.ctx.scope)
             for kf, k in facts.find_kernels(f, call.ctx.scope, value):
                 kept = not made_unbound(facts, kf, k, value)
-                table.setdefault(kernel_key(kf, k), []).append(Registration(f, call.span, call, at_import, kept))
+                table.setdefault(kernel_key(facts, kf, k), []).append(Registration(f, call.span, call, at_import, kept))
                 if both:
-                    table[kernel_key(kf, k)].append(Registration(f, call.span, call, False, kept))
+                    table[kernel_key(facts, kf, k)].append(Registration(f, call.span, call, False, kept))
         for fn in f.functions.values():
             if "warp.overload" in fn.decorators and not fn.ctx.expects_raise:
                 table.setdefault((f.path, fn.name), []).append(Registration(f, fn.span, None, not fn.ctx.scope))
@@ -240,7 +247,7 @@ def _expanded_by_origin(facts: IdentityFacts) -> dict[int, list[Launch]]:
         table: dict[int, list[Launch]] = {}
         seen: set[tuple[int, int, KernelKey]] = set()
         for launch in facts.all_launches():
-            key = (id(launch.origin[1]), id(launch.call), kernel_key(launch.kernel_file, launch.kernel))
+            key = (id(launch.origin[1]), id(launch.call), kernel_key(facts, launch.kernel_file, launch.kernel))
             if launch.site is not None and key not in seen:  # one wrapper launch, expanded once per kernel
                 seen.add(key)
                 table.setdefault(id(launch.origin[1]), []).append(launch)
@@ -255,7 +262,7 @@ _Found = tuple[str, KernelKey | None, int]  # (module, kernel, id of the launch/
 def _call_events(facts: IdentityFacts, file: FileModel, call: Call, depth: int) -> list[_Found]:
     direct = _launches_by_call(facts, file).get(id(call))
     if direct is not None:
-        return [(ln.module, kernel_key(ln.kernel_file, ln.kernel), id(call)) for ln in direct]
+        return [(ln.module, kernel_key(facts, ln.kernel_file, ln.kernel), id(call)) for ln in direct]
     if is_warp(call.callee, *LOAD_CALLS):
         return [(m, None, id(call)) for m in facts.modules_loaded_by(file, call)]
     if facts.bindings.is_warp_api(call.callee):
@@ -270,7 +277,7 @@ def _call_events(facts: IdentityFacts, file: FileModel, call: Call, depth: int) 
         return deep
     # a wrapper whose parameters decide what it launches: this call's own launches replace the union
     bound = {id(ln.call) for ln in expanded}
-    return ([(ln.module, kernel_key(ln.kernel_file, ln.kernel), id(ln.call)) for ln in expanded]
+    return ([(ln.module, kernel_key(facts, ln.kernel_file, ln.kernel), id(ln.call)) for ln in expanded]
             + [found for found in deep if found[2] not in bound])
 
 
@@ -370,9 +377,9 @@ def remade_with_new_types(facts: IdentityFacts, file: FileModel, kernel: Kernel)
         return None
 
     def compute() -> Remade | None:
-        key = kernel_key(file, kernel)
+        key = kernel_key(facts, file, kernel)
         family = [(launch, launch_signature(facts, launch)) for launch in facts.all_launches()
-                  if kernel_key(launch.kernel_file, launch.kernel) == key]
+                  if kernel_key(facts, launch.kernel_file, launch.kernel) == key]
         remade = _several_objects(facts, file, kernel)
         registered = kept_instances(facts, file, kernel)
         for again, other in family:

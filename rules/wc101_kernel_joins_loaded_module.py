@@ -1,15 +1,11 @@
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import libcst as cst
-
 from warplint.diagnostic import Related
 from warplint.index import LAUNCH_CALLS, Project
-from warplint.locate import PositionedVisitor
 from warplint.model import Call, FileModel, Kernel, Value
 from warplint.names import is_warp
 from warplint.rule import Report, Rule
@@ -113,8 +109,9 @@ class KernelJoinsLoadedModule(Rule):
     whether its factory keeps it or not, is not reported when every way to the other launches
     of its module first calls the factory (three levels of callers are followed): it is in the
     module at the first load, and later calls re-define identical content. Nor is a
-    re-definition, in the same function, of a kernel defined there before with the same name,
-    decorator and body text (Warp hashes the key and the source), nor a kernel made after the
+    re-definition, in the same function (or the same module-level code, its `__main__` block
+    included), of a kernel defined there before, in the branches it runs in, with the same name, decorator and body
+    text (Warp hashes the key and the source), nor a kernel made after the
     function changed the module's options with `set_module_options()` since its last launch
     there: that change rebuilds the module at its next launch anyway, with the kernel in it.
     Which call runs first at
@@ -188,15 +185,10 @@ class KernelJoinsLoadedModule(Rule):
         "    wp.launch(get_sort(a.dtype, True), dim=1, inputs=[a])\n",
     )
 
-    def collect(self) -> cst.CSTVisitor:
-        return _NestedDefinitions()
-
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         joined: list[_Joining] = []  # kernels that make their module build again, in source order
         for kernel in file.kernels:
             scope = kernel.ctx.scope
-            if scope and self._redefines_identically(project, file, kernel):
-                continue
             module = project.kernel_module(file, kernel)
             if module == "unique":
                 continue  # its own module
@@ -401,19 +393,6 @@ class KernelJoinsLoadedModule(Rule):
                                for value, f, call in values[:3])
         return tuple(related)
 
-    def _redefines_identically(self, project: Project, file: FileModel, kernel: Kernel) -> bool:
-        """The same function defined the same kernel (name, decorator and body text alike, reading no local
-        that can change between the two) earlier: Warp hashes the kernel by its key and source, so the
-        re-definition leaves the module's hash, and its build, as they were."""
-        contents = file.rule_facts.get(self.code) or {}
-        digest = contents.get((kernel.span.line, kernel.span.col))
-        if digest is None or any(not self._never_varies(project, file, kernel.ctx.scope, name)
-                                 for name in kernel.captured):
-            return False
-        return any(other is not kernel and other.ctx.scope == kernel.ctx.scope and other.name == kernel.name
-                   and other.ctx.precedes(kernel.ctx)
-                   and contents.get((other.span.line, other.span.col)) == digest for other in file.kernels)
-
     @staticmethod
     def _made_at_import(project: Project, file: FileModel, scope: str) -> bool:
         """The factory ``scope`` is called at module level (import time, not under a condition)."""
@@ -606,29 +585,3 @@ def _kernels(count: int) -> str:
 def _names(names: list[str]) -> str:
     quoted = [f"`{n}`" for n in names]
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f" and {quoted[-1]}"
-
-
-class _NestedDefinitions(PositionedVisitor):
-    """A digest of the text of each function defined inside another (decorators, signature and body; the
-    indentation LibCST keeps relative), by the position of its name: tells an identical re-definition."""
-
-    def __init__(self) -> None:
-        self._depth = 0
-        self._defs: list[tuple[cst.Name, str]] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self._depth:
-            text = cst.Module(body=()).code_for_node(node.with_changes(leading_lines=()))
-            self._defs.append((node.name, hashlib.sha1(text.encode()).hexdigest()))
-        self._depth += 1
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._depth -= 1
-
-    @property
-    def facts(self) -> dict[tuple[int, int], str]:
-        if not self._defs:
-            return {}
-        spans = self.positions.spans(name for name, _ in self._defs)
-        return {(span.line, span.col): digest for name, digest in self._defs
-                if (span := spans.get(id(name))) is not None}

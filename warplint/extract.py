@@ -8,6 +8,7 @@ own visitor through ``Rule.collect`` (see rule.py); those run in the same traver
 from __future__ import annotations
 
 import builtins
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -571,6 +572,7 @@ class Extractor(cst.CSTVisitor):
             is_warp=warp_body,
             generic=generic,
             decorator_values=decorator_values,
+            source_digest=_source_digest(node) if node.decorators else "",
         )
         self._span_of(fn, "span", node.name)
         earlier = self.model.functions.get(qualname)
@@ -583,7 +585,7 @@ class Extractor(cst.CSTVisitor):
         if kernel_options is not None:
             kernel = Kernel(
                 name=name, function=qualname, span=None, ctx=ctx, form="decorator",  # type: ignore[arg-type]
-                options=kernel_options, generic=generic,
+                options=kernel_options, generic=generic, source_digest=fn.source_digest,
             )
             self._span_of(kernel, "span", node.name)
             self.model.kernels.append(kernel)
@@ -1247,3 +1249,10 @@ class _Batched(cst.CSTVisitor):
     def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
         for v in reversed(self.visitors):
             v.on_leave_attribute(original_node, attribute)
+
+
+def _source_digest(node: cst.FunctionDef) -> str:
+    """A digest of a function definition's text (decorators, signature and body; LibCST keeps the indentation
+    relative, so one definition nested deeper or in another block has the same text)."""
+    text = cst.Module(body=()).code_for_node(node.with_changes(leading_lines=()))
+    return hashlib.sha1(text.encode()).hexdigest()

@@ -403,6 +403,7 @@ class Function:
     returns: list[Value] = field(default_factory=list)
     generic: bool = False  # a parameter's annotation is a generic Warp type (Param.generic)
     decorator_values: list[Value] = field(default_factory=list)  # each decorator expression (`@make(k=1)`)
+    source_digest: str = ""  # of a decorated def's text (decorators, signature, body; indentation kept relative)
     # Warp bodies only (filled by the extractor's Warp-body call visit):
     # parameter -> ("array" | "tile", resolved dtype name) from its annotation ("" dtype: not a plain name)
     param_dtypes: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -454,6 +455,9 @@ class Kernel:
     # (`wp.kernel(other.f)`): the module the kernel joins by default, as Warp's `f.__module__`; None when the
     # function is not known (a helper's parameter nobody in the project passes a function to)
     defined_in: str | None = ""
+    # its decorated function's ``source_digest``: Warp hashes a kernel by its key and source, so two definitions
+    # of one text reading nothing that varies are identical content
+    source_digest: str = ""
 
     @property
     def module_value(self) -> Value | None:

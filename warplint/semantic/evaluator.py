@@ -254,7 +254,13 @@ class Evaluator:
     def remade_kernel(self, file: FileModel, kernel: Kernel) -> Kernel | None:
         """An earlier kernel ``wp.kernel`` made of the same module-level function with the same options, made
         before ``kernel`` wherever ``kernel`` is made (earlier in its scope outside loops and branches, or at
-        import): ``kernel`` is identical content again, which Warp's module hash absorbs. None otherwise."""
+        import): ``kernel`` is identical content again, which Warp's module hash absorbs. None otherwise.
+        Likewise a decorated kernel defined again in its scope (a function's body, or the file's module-level
+        code, ``__main__`` block included) with the same name and text, decorators included, reading no local
+        that has more than one value: Warp hashes a kernel by its key and source (warp-facts §4, "identical
+        re-definitions"), so the module's hash, and its build, stay as they were."""
+        if kernel.form == "decorator":
+            return self._redefined_identically(file, kernel)
         if self._made_of(file, kernel) is None:
             return None
         for earlier in file.kernels:
@@ -264,6 +270,21 @@ class Evaluator:
                 continue
             at_import = not earlier.ctx.scope and not earlier.ctx.in_main_guard and kernel.ctx.scope != ""
             if at_import or (earlier.ctx.scope == kernel.ctx.scope and earlier.ctx.precedes(kernel.ctx)):
+                return earlier
+        return None
+
+    def _redefined_identically(self, file: FileModel, kernel: Kernel) -> Kernel | None:
+        """The earlier definition, in ``kernel``'s scope, of the same decorated text, if it runs whenever
+        ``kernel``'s does and what the text reads of its function has one literal value on every call."""
+        scope = kernel.ctx.scope
+        if not kernel.source_digest or any(
+                not self.values(file, Value("name", text=name, ref=name, local=True), scope).single_constant()[0]
+                for name in kernel.captured):
+            return None
+        for earlier in file.kernels:
+            if (earlier is not kernel and earlier.form == "decorator" and earlier.ctx.scope == scope
+                    and earlier.name == kernel.name and earlier.source_digest == kernel.source_digest
+                    and earlier.ctx.precedes(kernel.ctx) and _runs_whenever(earlier, kernel)):
                 return earlier
         return None
 
@@ -1877,3 +1898,12 @@ def _flat(value: AbstractValue) -> ValueSet:
         return ValueSet.union(value.items)
     assert isinstance(value, Const) and isinstance(value.value, (list, tuple))
     return ValueSet(frozenset(Const(c) for c in value.value))
+
+
+def _runs_whenever(earlier: Kernel, kernel: Kernel) -> bool:
+    """``earlier``'s statement runs whenever ``kernel``'s does: in the same branches, not in a loop or a ``try``
+    body ``kernel`` is outside of (which can run no time, or stop before it)."""
+    before, after = earlier.ctx, kernel.ctx
+    return (after.conditions[:len(before.conditions)] == before.conditions
+            and (not before.in_loop or after.in_loop)
+            and before.try_index in (None, after.try_index))

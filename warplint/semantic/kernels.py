@@ -63,6 +63,7 @@ def _add_kernels_of_decorators(bindings: Bindings, evaluator: Evaluator) -> None
                     file.kernels.append(Kernel(
                         name=fn.name, function=fn.qualname, span=fn.span, ctx=fn.ctx, form="decorator",
                         options=options, generic=fn.generic, warp_calls=set(fn.warp_calls), derived=True,
+                        source_digest=fn.source_digest,
                     ))
                     break
 

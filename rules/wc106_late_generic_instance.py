@@ -225,10 +225,14 @@ class LateGenericInstance(Rule):
                 # before (earlier in a function, in a caller, in a test the runner runs first) come after those
                 # it shows none before; then source order of the calls that make them
                 key = project.kernel_key(file, kernel)
-                kernel_launches = sorted(launches.get(key, []), key=lambda launch: (
-                    self._follows_same_kernel(project, launch, key),
+                by_place = sorted(launches.get(key, []), key=lambda launch: (
                     project.place(*_origin_place(launch)), project.place(launch.file, launch.call.span)))
-                typed = self._new_types(project, kernel_launches, generic_positions)
+                # whether two launches differ in type does not depend on their order (each is compared with
+                # every earlier one): the run order, a costly question per launch, is asked only when they do
+                if self._new_types(project, by_place, generic_positions) is not None:
+                    kernel_launches = sorted(by_place, key=lambda launch: self._follows_same_kernel(project, launch,
+                                                                                                    key))
+                    typed = self._new_types(project, kernel_launches, generic_positions)
             late = self._late_first_instance(project, file, kernel)
             if typed is not None:
                 message = _Message("chosen" if typed.chosen else "types")

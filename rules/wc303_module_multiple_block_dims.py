@@ -114,8 +114,7 @@ class ModuleMultipleBlockDims(Rule):
             # before it is asked (dropping CPU-only launches can only take sizes away).
             if len({v for _, v, _ in entries}) < 2:
                 continue
-            on_cuda = {id(launch): project.can_run_on_cuda(launch) for launch, _, _ in entries}
-            kept = [entry for entry in entries if on_cuda[id(entry[0])]]
+            kept = [entry for entry in entries if project.can_run_on_cuda(entry[0])]  # memoised per launch
             if kept:
                 by_module[module] = sorted(kept, key=lambda e: (*_order(e[0]), _sort_key(e[1])))
         return by_module

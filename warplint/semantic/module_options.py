@@ -168,28 +168,25 @@ def _at_site(layer: Layer, file: FileModel, change: OptionChange, site: Site) ->
     return dataclasses.replace(change, module=next(iter(names)))
 
 
-def _calls_of_changers(layer: Layer) -> frozenset[int]:
-    """Ids of the project's calls that resolve to a function of ``_option_changers`` (``Bindings.calls_of``, the
-    inverse of ``callee_of``): asked first, so that the calls that reach none (nearly all) resolve no method."""
-    def compute() -> frozenset[int]:
-        found: set[int] = set()
-        for path, qualname in _option_changers(layer):
-            file = layer.bindings.file_at(path)
-            function = file.functions.get(qualname) if file is not None else None
-            if file is not None and function is not None:
-                found.update(id(call) for _, call in layer.bindings.calls_of(file, function))
-        return frozenset(found)
-
-    return layer.cached("calls of option changers", compute)
-
-
 def _option_changers(layer: Layer) -> frozenset[tuple[str, str]]:
     """The project functions (path, qualname) that change module options directly or through any chain of
     calls: found once from the few changes upwards through the calls that resolve to each, so that asking
     about each of the project's calls (WC102 asks about every one) walks no call tree that changes nothing.
     Functions, not names: a name resolved twice need not land on the same function."""
-    def compute() -> frozenset[tuple[str, str]]:
+    return _changers(layer)[0]
+
+
+def _calls_of_changers(layer: Layer) -> frozenset[int]:
+    """Ids of the project's calls that resolve to a function of ``_option_changers`` (``Bindings.calls_of``, the
+    inverse of ``callee_of``): asked first, so that the calls that reach none (nearly all) resolve no method."""
+    return _changers(layer)[1]
+
+
+def _changers(layer: Layer) -> tuple[frozenset[tuple[str, str]], frozenset[int]]:
+    """``_option_changers`` and ``_calls_of_changers``, found in one walk up the calls of each changer."""
+    def compute() -> tuple[frozenset[tuple[str, str]], frozenset[int]]:
         found: set[tuple[str, str]] = set()
+        calls: set[int] = set()
         pending = [(f, f.functions.get(c.ctx.scope)) for f in layer.bindings.files
                    for c in shared_option_changes(f, layer) if c.ctx.scope]
         while pending:
@@ -197,8 +194,10 @@ def _option_changers(layer: Layer) -> frozenset[tuple[str, str]]:
             if function is None or (file.path, function.qualname) in found:
                 continue
             found.add((file.path, function.qualname))
-            pending.extend((f, f.functions.get(call.ctx.scope)) for f, call in layer.bindings.calls_of(file, function)
-                           if call.ctx.scope)
-        return frozenset(found)
+            for f, call in layer.bindings.calls_of(file, function):
+                calls.add(id(call))
+                if call.ctx.scope:
+                    pending.append((f, f.functions.get(call.ctx.scope)))
+        return frozenset(found), frozenset(calls)
 
-    return layer.cached("option_changers", compute)
+    return layer.cached("option changers and their calls", compute)

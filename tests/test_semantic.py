@@ -1089,3 +1089,38 @@ def test_timeline_binds_a_helpers_kernel_to_each_call_and_orders_module_level_co
     first, second = main.kernels
     assert project.created_before_loads(main, first)
     assert not project.created_before_loads(main, second)
+
+
+def test_a_call_read_off_a_call_result_is_told_from_its_callee():
+    """``Call.on_call_result`` answers without reading the stored receiver: it must agree with the receiver the
+    extractor records, on every call of every fixture and of a file written to hold each shape."""
+    import glob
+
+    from warplint.engine import analyze
+
+    shapes = (
+        "import warp as wp\n"
+        "class Solver:\n"
+        "    def step(self): pass\n"
+        "    def __call__(self): pass\n"
+        "def make(c): return Solver()\n"
+        "Solver().step()\n"
+        "Solver()()\n"
+        "make(1).step()\n"
+        "make(1)()\n"
+        "wp.get_module('m').options.update({'max_unroll': 2})\n"
+        "wp.kernel(module='m')(make)\n"
+        "s = Solver()\n"
+        "s.step()\n"
+    )
+    sources = [("shapes.py", shapes)]
+    fixtures = os.path.join(os.path.dirname(__file__), "fixtures")
+    for path in sorted(glob.glob(os.path.join(fixtures, "**", "*.py"), recursive=True)):
+        with open(path, encoding="utf-8") as fh:
+            sources.append((path, fh.read()))
+    on_results = 0
+    for path, text in sources:
+        for call in analyze(path, text).calls:
+            assert call.on_call_result == (call.receiver is not None), (path, call.callee)
+            on_results += call.on_call_result
+    assert on_results >= 5  # the shapes file alone has five

@@ -190,3 +190,29 @@ def test_an_edit_leaves_the_other_projects_answered_from_the_result_cache(tmp_pa
         else:
             hits.append(after_edit.get(key) is not None)
     assert all(hits), hits
+
+
+SIZES = "BLOCK = 64\n"  # no mention of the library: only a Warp file importing it gets it parsed
+KERNELS = ("@wp.kernel\ndef a(x: wp.array(dtype=float)):\n    pass\n\n\n"
+           "@wp.kernel\ndef b(x: wp.array(dtype=float)):\n    pass\n\n\n")
+LAUNCHES_ONE_SIZE = ("import warp as wp\n\n\n" + KERNELS
+                     + "def step(x):\n    wp.launch(a, dim=8, inputs=[x], block_dim=128)\n"
+                     "    wp.launch(b, dim=8, inputs=[x], block_dim=128)\n")
+LAUNCHES_TWO_SIZES = ("import warp as wp\nfrom sizes import BLOCK\n\n\n" + KERNELS
+                      + "def step(x):\n    wp.launch(a, dim=8, inputs=[x], block_dim=128)\n"
+                      "    wp.launch(b, dim=8, inputs=[x], block_dim=BLOCK)\n")
+
+
+def test_a_file_seen_unparsed_is_parsed_once_an_edited_file_imports_it(run_cli, tmp_path, monkeypatch):
+    """A file without Warp that an earlier run saw and left unparsed (nothing imported it) is not parsed ahead
+    with the changed files; once an edit makes a Warp file import it, it is parsed then, and its constant
+    decides the finding as in a cold run."""
+    monkeypatch.setattr(cache.StatDigests, "RACY_NS", 0)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "pyproject.toml").write_text("[tool.warplint]\n")
+    (tree / "app.py").write_text(LAUNCHES_ONE_SIZE)
+    (tree / "sizes.py").write_text(SIZES)
+    assert ("app.py", "WC303") not in check_warm_equals_cold(run_cli, tree, expect_warm=False)
+    (tree / "app.py").write_text(LAUNCHES_TWO_SIZES)
+    assert ("app.py", "WC303") in check_warm_equals_cold(run_cli, tree, expect_warm=False)

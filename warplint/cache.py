@@ -413,6 +413,12 @@ class ModelCache:
             model.path = path
         return model
 
+    def knows(self, absolute: str, text_digest: str) -> bool:
+        """Whether an earlier run saw this text of the file (kept its model, or only its digest)."""
+        self.load()
+        entry = self.entries.get(absolute)
+        return isinstance(entry, tuple) and len(entry) == 5 and entry[0] == text_digest
+
     def previous(self, absolute: str) -> tuple[str, str, FileModel] | None:
         """(text digest, noqa signature, model) of the entry kept for ``absolute``, whatever text it was
         built from: what a changed file's model was (a comment added leaves it as it was)."""

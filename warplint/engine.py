@@ -488,8 +488,9 @@ class Session:
     def add_files(self, files: list[tuple[str, str | None, str | None]], importers_ahead: bool = False
                   ) -> list[FileModel]:
         """Model (path, text, error) triples: prefilter, cache, then parse the rest together.
-        ``importers_ahead``: ``_parse_importers`` follows; the files it may choose (a superset read from the
-        texts' import lines) are parsed in the same pool, not in a second one after it, and kept aside for it."""
+        ``importers_ahead``: ``_parse_importers`` follows; the files it may choose among the texts no earlier run
+        saw (a superset read from their import lines) are parsed in the same pool, not in a second one after it,
+        and kept aside for it."""
         models: list[FileModel | None] = []
         todo: list[int] = []
         items: list[tuple[str, str, str, bool]] = []
@@ -513,7 +514,10 @@ class Session:
             else:
                 model = FileModel(path=path, module=module, is_package=is_package)
                 model.rule_facts["unparsed"] = True
-                unparsed.append((path, text, module, is_package))
+                if self._cache is None or not self._cache.knows(absolute, self._digest(absolute, text)):
+                    # a text an earlier run saw was judged then: ``_parse_importers`` reads its kept model, or
+                    # parses it after all should a changed Warp file import it now (rare: no pool ahead for it)
+                    unparsed.append((path, text, module, is_package))
                 if self._cache is not None:  # the next run can tell it did not change (_key_before_unchanged_models)
                     self._cache.remember(absolute, self._digest(absolute, text), module, is_package)
             models.append(model)
@@ -568,9 +572,8 @@ class Session:
         for absolute, model in list(self.models.items()):
             if not model.rule_facts.get("unparsed"):
                 continue
-            text = self.texts.get(absolute, "")
-            imports_warp_code = _import_line_names(text, model.module, model.is_package) & warp_modules
-            if model.module in imported_by_warp or imports_warp_code:
+            if model.module in imported_by_warp or _import_line_names(
+                    self.texts.get(absolute, ""), model.module, model.is_package) & warp_modules:
                 chosen.append(absolute)
         for absolute, (_, model) in ahead.items():
             if absolute not in chosen and model.error is not None and model.error.startswith(FAILED_PREFIX):

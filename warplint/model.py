@@ -335,6 +335,13 @@ class Call(Compact):
     __reduce__ = _reduce_storing
     Stored: ClassVar[type]  # set below: read back from the cache, the arguments and span stay pickled until read
 
+    @property
+    def on_call_result(self) -> bool:
+        """The callee is read off what another call returns (``make(c).run()``, ``Solver(c)()``): the only calls
+        with a ``receiver``. Told from the callee, which the extractor spells with that call's ``()``
+        (``pkg.make().run``), so that asking reads no stored field."""
+        return "()" in self.callee
+
     def arg(self, position: int | None, keyword: str | None = None) -> Value | None:
         """The argument at ``position`` or passed as ``keyword``; for calls outside Warp's API
         (``os.environ.setdefault``, ``shutil.rmtree``). Warp calls: ``bound``."""

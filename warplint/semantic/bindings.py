@@ -383,27 +383,40 @@ class Bindings:
         **k)`` (``f`` with those arguments first, as Python binds a partial object's). The same objects every
         time: facts are memoised by call."""
         def compute() -> list[Call]:
-            bound = self.cached("names bound to functions", self._names_bound_to_functions)
-            if not bound:
+            dispatches = self._dispatches(file)
+            if not dispatches:
                 return list(file.calls)
             made: list[Call] = []
             for call in file.calls:
-                key = self._bound_name_of(file, call)
-                dispatched = self._dispatched(file, call, bound[key]) if key in bound else None
-                made.extend(dispatched or (call,))
+                made.extend(dispatches.get(id(call), (call,)))
             return made
 
         return self.cached(("calls made", id(file)), compute)
 
+    def _dispatches(self, file: FileModel) -> dict[int, list[Call]]:
+        """id of each call of ``file`` made through a bound name -> the calls of project functions it makes
+        (``calls_made``). A call's name is looked up only when some bound name has its last part: nearly every
+        call of a project calls no such name."""
+        def compute() -> dict[int, list[Call]]:
+            bound = self.cached("names bound to functions", self._names_bound_to_functions)
+            if not bound:
+                return {}
+            last_names = self.cached("last parts of names bound to functions", lambda: {key[2] for key in bound})
+            found: dict[int, list[Call]] = {}
+            for call in file.calls:
+                if call.callee.rpartition(".")[2] not in last_names:
+                    continue
+                key = self._bound_name_of(file, call)
+                dispatched = self._dispatched(file, call, bound[key]) if key in bound else None
+                if dispatched:
+                    found[id(call)] = dispatched
+            return found
+
+        return self.cached(("dispatched calls", id(file)), compute)
+
     def _calls_through_names(self) -> list[tuple[FileModel, Call]]:
         """The calls of functions that calls through bound names make (``calls_made``), beside the files' own."""
-        if not self.cached("names bound to functions", self._names_bound_to_functions):
-            return []
-        found: list[tuple[FileModel, Call]] = []
-        for f in self.files:
-            own = {id(call) for call in f.calls}
-            found += [(f, call) for call in self.calls_made(f) if id(call) not in own]
-        return found
+        return [(f, call) for f in self.files for made in self._dispatches(f).values() for call in made]
 
     def _bound_name_of(self, file: FileModel, call: Call) -> tuple[str, str, str] | None:
         """(path, scope, name) of the name a call calls when that is a local or a module-level name of a project
@@ -420,7 +433,9 @@ class Bindings:
         call through no such name, and every call of every file is asked about."""
         # Only names some call calls can matter; the others' values are not read (a model read back from the
         # cache unpickles an assignment's value on first read, and most assignments bind names no call calls).
-        called = {key for f in self.files for call in f.calls if (key := self._bound_name_of(f, call)) is not None}
+        assigned = {a.target.text for f in self.files for a in f.assignments if a.target.kind == "name"}
+        called = {key for f in self.files for call in f.calls if call.callee.rpartition(".")[2] in assigned
+                  and (key := self._bound_name_of(f, call)) is not None}
         names: set[tuple[str, str, str]] = set()
         for f in self.files:
             for a in f.assignments:
@@ -624,7 +639,7 @@ class Bindings:
         instance the call makes: ``pkg.mod.Solver.step``; also where ``s`` is a module-level name of a project
         module (``pkg.mod.REGISTRY.register(k)``, written in that module or imported from it): the instance is
         made once at import and its class's method runs."""
-        receiver = call.receiver
+        receiver = call.receiver if call.on_call_result else None
         if receiver is not None and receiver.kind == "call" and receiver.ref and self.is_class(receiver.ref):
             # `Solver(c)()` calls the instance: its class's __call__
             method = "__call__" if call.callee.endswith("()") else call.callee.rpartition(".")[2]

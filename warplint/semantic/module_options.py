@@ -138,11 +138,12 @@ def option_changes_at(layer: Layer, file: FileModel, call: Call, _parent: Site |
     The function is found as Python finds it (a method of an instance made in place or bound to a local:
     ``Runner().run(...)``), and a ``module=`` its body reads from a parameter is the module this call passes
     (``apply(opts, wp.get_module("sim"))``), not every module some call of the helper passes."""
-    if _depth >= 8 or id(call) not in _calls_of_changers(layer):
+    changers = layer.memo.get(_CHANGERS) or _changers(layer)  # asked for every call of the project: no detour
+    if _depth >= 8 or id(call) not in changers[1]:
         return []
     callee = layer.bindings.callee_of(file, call)
     found = layer.bindings.function(callee)
-    if found is None or (found[0].path, found[1].qualname) not in _option_changers(layer):
+    if found is None or (found[0].path, found[1].qualname) not in changers[0]:
         return []
     key = ("option_changes_at", id(call), id(_parent))
     if key not in layer.memo:
@@ -168,22 +169,13 @@ def _at_site(layer: Layer, file: FileModel, change: OptionChange, site: Site) ->
     return dataclasses.replace(change, module=next(iter(names)))
 
 
-def _option_changers(layer: Layer) -> frozenset[tuple[str, str]]:
-    """The project functions (path, qualname) that change module options directly or through any chain of
-    calls: found once from the few changes upwards through the calls that resolve to each, so that asking
-    about each of the project's calls (WC102 asks about every one) walks no call tree that changes nothing.
-    Functions, not names: a name resolved twice need not land on the same function."""
-    return _changers(layer)[0]
-
-
-def _calls_of_changers(layer: Layer) -> frozenset[int]:
-    """Ids of the project's calls that resolve to a function of ``_option_changers`` (``Bindings.calls_of``, the
-    inverse of ``callee_of``): asked first, so that the calls that reach none (nearly all) resolve no method."""
-    return _changers(layer)[1]
-
-
 def _changers(layer: Layer) -> tuple[frozenset[tuple[str, str]], frozenset[int]]:
-    """``_option_changers`` and ``_calls_of_changers``, found in one walk up the calls of each changer."""
+    """(the project functions, as (path, qualname), that change module options directly or through any chain of
+    calls; the ids of the project's calls that resolve to one of them, ``Bindings.calls_of``, the inverse of
+    ``callee_of``). Found once, from the few changes upwards through the calls of each changer, so that asking
+    about each of the project's calls (WC102 asks about every one) resolves no method of a call that reaches
+    none (nearly all) and walks no call tree that changes nothing. Functions, not names: a name resolved twice
+    need not land on the same function."""
     def compute() -> tuple[frozenset[tuple[str, str]], frozenset[int]]:
         found: set[tuple[str, str]] = set()
         calls: set[int] = set()
@@ -200,4 +192,7 @@ def _changers(layer: Layer) -> tuple[frozenset[tuple[str, str]], frozenset[int]]
                     pending.append((f, f.functions.get(call.ctx.scope)))
         return frozenset(found), frozenset(calls)
 
-    return layer.cached("option changers and their calls", compute)
+    return layer.cached(_CHANGERS, compute)
+
+
+_CHANGERS = "option changers and their calls"

@@ -45,7 +45,8 @@ def test_a_module_is_the_tests_own_when_its_kernels_code_is_test_code(tmp_path):
     assert project.module_owned_by_tests("tests.test_a") and project.module_owned_by_tests("tests.pure")
     # a library function's kernel placed in the helper module by module= brings library code into it
     assert not project.module_owned_by_tests("tests.helpers")
-    assert not project.module_owned_by_tests("nothing.lands.here")
+    assert project.module_owned_by_tests("tests.test_b")  # a test file's own module, no kernel of it known
+    assert not project.module_owned_by_tests("lib") and not project.module_owned_by_tests("nothing.lands.here")
 
 
 def test_members_options_and_variants_from_every_file(tmp_path):

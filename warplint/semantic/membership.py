@@ -59,10 +59,15 @@ def code_files(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> list[Fi
 def owned_by_tests(facts: IdentityFacts, module: str) -> bool:
     """Every kernel that lands in ``module`` has its code in test code (a test file's own kernels, a test
     package's helper module): the module is the tests' own. A module of library functions the tests wrap in
-    ``wp.kernel(f)`` is the library's (Warp puts the kernel in ``f.__module__``), wherever the call is."""
+    ``wp.kernel(f)`` is the library's (Warp puts the kernel in ``f.__module__``), wherever the call is. A module
+    none of whose kernels the index knows is the tests' own when it is a test file's: what Warp puts there
+    by default is defined in that file."""
     def compute() -> bool:
         members = module_members(facts, module).kernels
-        return bool(members) and all(is_test_file(code) for f, k in members for code in code_files(facts, f, k))
+        if not members:
+            return any(is_test_file(f) and facts.bindings.canonical_module(f.module) == module
+                       for f in facts.bindings.files)
+        return all(is_test_file(code) for f, k in members for code in code_files(facts, f, k))
 
     return facts.cached(("owned by tests", module), compute)
 

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from warplint.diagnostic import Related
-from warplint.index import Project, is_test_file
+from warplint.index import Project
 from warplint.model import Call, FileModel, Value
 from warplint.rule import Report, Rule
 from warplint.semantic.events import OptionChange, OptionForm
@@ -40,9 +40,11 @@ class ModuleOptionsAfterLoad(Rule):
     test runner's: pytest runs a file's tests in order and a folder's test files sorted
     by name, in one process, so a test that changes the options of a module an earlier
     test launched builds it again. A test that sets the options of a module the tests
-    own (its file's kernels, or a helper module of a test package: Warp's own option and
-    AOT tests) between tests does so on purpose and is not reported, nor is a value
-    another change of the module may have given it already.
+    own (every kernel of it has its code in test code: its file's kernels, or a helper
+    module of a test package, as in Warp's own option and AOT tests) between tests does so
+    on purpose and is not reported, nor is a value another change of the module may have
+    given it already. Tests that make kernels of a library's functions (`wp.kernel(f)`)
+    do not own the library's module: Warp puts such a kernel where `f` is defined.
 
     ## Fix
     Set module options before the first launch or load of the module: at module
@@ -184,11 +186,7 @@ class ModuleOptionsAfterLoad(Rule):
         if found is None or found.peer is not None:
             return []
         if found.runner:  # launched by a test the runner runs first, in this test file or an earlier one
-            test_file = found.through[0][0] if found.through else file
-            members = project.module_members(module).kernels
-            if module == project.canonical_module(test_file.module) or any(
-                    f.path == test_file.path for f, _ in members) or (members and all(
-                    is_test_file(f) for f, _ in members)):
+            if project.module_owned_by_tests(module):
                 return []  # options of a module the tests own (the file's kernels, a test package's helper module)
                 # set between tests test those options (Warp's own option and AOT tests)
         elif found.file.path != file.path:

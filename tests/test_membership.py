@@ -26,6 +26,29 @@ def test_a_kernel_made_from_a_function_joins_the_functions_module(tmp_path):
     assert not project.module_members("main").kernels
 
 
+def test_a_module_is_the_tests_own_when_its_kernels_code_is_test_code(tmp_path):
+    # where wp.kernel(f) is called does not decide it: the kernel's code, f, is where it is defined
+    project = project_of(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/bodies.py": HEADER + BODY,
+        "tests/__init__.py": "",
+        "tests/helpers.py": HEADER + BODY,
+        "tests/pure.py": HEADER + BODY,
+        "tests/test_a.py": HEADER + "from lib import bodies\nfrom tests import helpers, pure\n"
+                           "library = wp.kernel(bodies.body)\nown = wp.kernel(helpers.body)\n"
+                           "pure_own = wp.kernel(pure.body)\n"
+                           "@wp.kernel\n" + BODY.replace("def body", "def local"),
+        "tests/test_b.py": HEADER + "from lib import bodies\nmixed = wp.kernel(bodies.body, module='tests.helpers')\n",
+    })
+    assert [f.path.rpartition("/")[2] for f, _ in project.module_members("lib.bodies").kernels] == ["test_a.py"]
+    assert not project.module_owned_by_tests("lib.bodies")
+    assert project.module_owned_by_tests("tests.test_a") and project.module_owned_by_tests("tests.pure")
+    # a library function's kernel placed in the helper module by module= brings library code into it
+    assert not project.module_owned_by_tests("tests.helpers")
+    assert project.module_owned_by_tests("tests.test_b")  # a test file's own module, no kernel of it known
+    assert not project.module_owned_by_tests("lib") and not project.module_owned_by_tests("nothing.lands.here")
+
+
 def test_members_options_and_variants_from_every_file(tmp_path):
     project = project_of(tmp_path, {
         "kernels.py": HEADER + "@wp.kernel(module='a')\n" + BODY + "@wp.kernel(module='unique', "

@@ -278,6 +278,9 @@ class Project:
     def module_members(self, module: str) -> membership.ModuleMembers:
         return membership.module_members(self._facts, module)
 
+    def module_owned_by_tests(self, module: str) -> bool:
+        return membership.owned_by_tests(self._facts, module)
+
     def module_variants(self, module: str) -> frozenset[builds.Variant] | None:
         """(device, block size) the project's launches of ``module`` build; None when one is not known."""
         return builds.module_launch_variants(self._facts, module)

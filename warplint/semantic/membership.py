@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from warplint.model import FileModel, Kernel
 
+from .context import is_test_file
 from .events import OptionForm
 from .launches import IdentityFacts
 from .module_options import option_changes
@@ -46,6 +47,29 @@ def module_members(facts: IdentityFacts, module: str) -> ModuleMembers:
         return ModuleMembers(module, kernels, known, launched)
 
     return facts.cached(("module members", module), compute)
+
+
+def code_files(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> list[FileModel]:
+    """The files that hold a kernel's code: its own for a decorated ``def``; for ``wp.kernel(f)`` the files
+    where ``f`` can be defined (whichever file calls ``wp.kernel``); its own file when ``f`` is not known."""
+    wrapped = facts.wrapped_functions(file, kernel)
+    return [file] if wrapped is None else [f for f, _ in wrapped]
+
+
+def owned_by_tests(facts: IdentityFacts, module: str) -> bool:
+    """Every kernel that lands in ``module`` has its code in test code (a test file's own kernels, a test
+    package's helper module): the module is the tests' own. A module of library functions the tests wrap in
+    ``wp.kernel(f)`` is the library's (Warp puts the kernel in ``f.__module__``), wherever the call is. A module
+    none of whose kernels the index knows is the tests' own when it is a test file's: what Warp puts there
+    by default is defined in that file."""
+    def compute() -> bool:
+        members = module_members(facts, module).kernels
+        if not members:
+            return any(is_test_file(f) and facts.bindings.canonical_module(f.module) == module
+                       for f in facts.bindings.files)
+        return all(is_test_file(code) for f, k in members for code in code_files(facts, f, k))
+
+    return facts.cached(("owned by tests", module), compute)
 
 
 def _launched_modules(facts: IdentityFacts) -> frozenset[str]:

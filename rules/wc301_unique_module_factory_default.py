@@ -5,8 +5,9 @@ from collections.abc import Iterator
 from warplint.diagnostic import Applicability, Fix, Related, Span
 from warplint.edits import replace
 from warplint.index import Project
-from warplint.model import FileModel, Function
+from warplint.model import FileModel, Function, Kernel, Param
 from warplint.rule import Report, Rule
+from warplint.semantic.variants import CallContents
 
 
 class UniqueModuleFactoryDefault(Rule):
@@ -19,6 +20,11 @@ class UniqueModuleFactoryDefault(Rule):
     think about it, including callers that create stable kernels (the same content at
     every call) that would share one module and one build. The unique modules also
     live in the registry forever, so `force_load()` and graph capture build all of them.
+
+    A factory whose calls in the project make kernels of different contents (run-time
+    specialisations: `make(2.0)` and `make(3.0)`, or one call per item of a loop over
+    literals) is not reported: each of its kernels is a new build wherever it lands,
+    and a module of its own keeps that build from rebuilding a shared module.
 
     ## Fix
     Default to a shared module (`module=None`, i.e. the factory's file, or a
@@ -34,6 +40,15 @@ class UniqueModuleFactoryDefault(Rule):
     Only parameters that reach `module=` of a kernel created in the same function are
     considered. Whether unique modules are right for a given caller is a design call;
     `--confirm` counts the modules actually built.
+
+    The factory is left alone only on proof that its contents differ: two distinct known
+    values (literals, functions) reach what the kernel reads, over the project's calls.
+    A factory nobody in the project calls is reported (a library's users choose what
+    they pass). So is one whose calls pass values not known statically (`x.shape[0]`,
+    an argument from outside the project, a Warp type): they may be the same value on
+    every call, so a run-time value alone is no proof of specialisation, and a
+    factory called with one literal and one such value is reported too. A factory
+    making several kernels is reported when any of them has one content.
     """
 
     code = "WC301"
@@ -49,6 +64,14 @@ class UniqueModuleFactoryDefault(Rule):
         "    def scale(a: wp.array(dtype=float)):\n"
         "        a[wp.tid()] = a[wp.tid()] * factor\n"
         "    return scale\n",
+        "import warp as wp\n"
+        "def make_scale(factor, module='unique'):\n"
+        "    @wp.kernel(module=module)\n"
+        "    def scale(a: wp.array(dtype=float)):\n"
+        "        a[wp.tid()] = a[wp.tid()] * factor\n"
+        "    return scale\n"
+        "double = make_scale(2.0)\n"
+        "double_again = make_scale(2.0)\n",
     )
     valid = (
         "import warp as wp\n"
@@ -57,10 +80,18 @@ class UniqueModuleFactoryDefault(Rule):
         "    def scale(a: wp.array(dtype=float)):\n"
         "        a[wp.tid()] = a[wp.tid()] * factor\n"
         "    return scale\n",
+        "import warp as wp\n"
+        "def make_scale(factor, module='unique'):\n"
+        "    @wp.kernel(module=module)\n"
+        "    def scale(a: wp.array(dtype=float)):\n"
+        "        a[wp.tid()] = a[wp.tid()] * factor\n"
+        "    return scale\n"
+        "half = make_scale(0.5)\n"
+        "double = make_scale(2.0)\n",
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        reported: set[tuple[str, str]] = set()
+        defaults: dict[tuple[str, str], tuple[Function, Param, list[Kernel]]] = {}
         for kernel in file.kernels:
             value = kernel.module_value
             if value is None or value.kind != "name" or not value.local or not kernel.ctx.scope:
@@ -76,19 +107,23 @@ class UniqueModuleFactoryDefault(Rule):
                     for a in file.assignments
                 )
                 if param.default.kind == "const" and param.default.const == "unique" and not rebound:
-                    if (function.qualname, param.name) in reported:
-                        continue
-                    reported.add((function.qualname, param.name))
-                    yield self.report(
-                        param.default.span,
-                        f'`{function.name}()` defaults `{param.name}="unique"`, a module per kernel it makes; '
-                        "default to a shared module",
-                        related=(Related(file.path, param.default.span,
-                                         f"every kernel it makes (`{kernel.name}`) gets its own Warp module and its "
-                                         'own build; callers that need isolation can pass `module="unique"`'),),
-                        fix=self._fix(param.default.span, param.name),
-                        function=function.qualname, kernel=kernel.name,
-                    )
+                    defaults.setdefault((function.qualname, param.name), (function, param, []))[2].append(kernel)
+        for function, param, kernels in defaults.values():
+            # run-time specializations: each call makes a kernel of its own content, which a unique module is for
+            stable = [k for k in kernels if project.contents_across_calls(file, k) is not CallContents.SEVERAL]
+            if not stable or param.default is None:
+                continue
+            kernel = stable[0]
+            yield self.report(
+                param.default.span,
+                f'`{function.name}()` defaults `{param.name}="unique"`, a module per kernel it makes; '
+                "default to a shared module",
+                related=(Related(file.path, param.default.span,
+                                 f"every kernel it makes (`{kernel.name}`) gets its own Warp module and its "
+                                 'own build; callers that need isolation can pass `module="unique"`'),),
+                fix=self._fix(param.default.span, param.name),
+                function=function.qualname, kernel=kernel.name,
+            )
 
     @staticmethod
     def _fix(default: Span, name: str) -> Fix | None:

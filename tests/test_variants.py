@@ -4,6 +4,7 @@ module (Project.kernel_launches), and whether a factory only runs before anythin
 (Project.runs_before_launches)."""
 
 from warplint.model import Value
+from warplint.semantic.variants import CallContents
 from warplint.testing import project_of
 
 
@@ -441,3 +442,32 @@ def test_parameters_reaching_a_name_built_in_place_and_under_tests(tmp_path):
     params, complete = project.layer.evaluator.parameters_reaching(file, kernel.module_value, "get_scale")
     assert complete
     assert params == {("get_scale", p) for p in ("dtype", "scale_pos", "scale_charge", "mode")}
+
+
+def test_contents_across_calls_needs_two_distinct_known_values_to_vary(tmp_path):
+    def factory(name):
+        return (f"def {name}(c, module='unique'):\n    @wp.kernel(module=module)\n"
+                f"    def k_{name}(a: wp.array(dtype=float)):\n        a[0] = c\n    return k_{name}\n")
+
+    project = project_of(tmp_path, {"m.py": (
+        "import warp as wp\n"
+        "@wp.kernel\ndef top(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+        + "".join(factory(n) for n in ("each", "loop", "same", "run_time", "mixed", "passed_on", "nobody"))
+        + "def relay(c):\n    return passed_on(c)\n"
+        "def run(x, n):\n"
+        "    each(2.0); each(3.0)\n"
+        "    for c in (2.0, 3.0):\n        loop(c)\n"
+        "    same(2.0); same(2.0)\n"
+        "    run_time(x.shape[0]); run_time(n)\n"
+        "    mixed(2.0); mixed(n)\n"
+        "    relay(2.0); relay(4.0)\n"
+    )})
+    contents = {k.name: project.contents_across_calls(f, k) for f in project.files for k in f.kernels}
+    assert contents == {
+        "top": CallContents.ONE,  # made at import
+        "k_each": CallContents.SEVERAL, "k_loop": CallContents.SEVERAL, "k_passed_on": CallContents.SEVERAL,
+        "k_same": CallContents.ONE,
+        "k_run_time": CallContents.UNKNOWN,  # values computed at run time may all be the same
+        "k_mixed": CallContents.UNKNOWN,  # one literal and one unknown value: no proof of two contents
+        "k_nobody": CallContents.NOT_CALLED,  # a library's factory: its users choose
+    }

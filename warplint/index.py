@@ -255,6 +255,9 @@ class Project:
     def kernel_variants(self, file: FileModel, kernel: Kernel) -> variants.Variants | None:
         return variants.kernel_variants(self._facts, file, kernel)
 
+    def contents_across_calls(self, file: FileModel, kernel: Kernel) -> variants.CallContents:
+        return variants.contents_across_calls(self._facts, file, kernel)
+
     def made_again(self, launch: Launch) -> bool:
         return variants.made_again(self._facts, launch)
 

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING
 
 from warplint.model import Call, FileModel, Function, Kernel, Value
 
 from .evaluator import PARAMETER_SLOT
+from .values import ClassRef, Const, FunctionRef, KernelRef, PerProcess, ValueSet, several_in_one_process
 
 if TYPE_CHECKING:
     from .events import Launch
@@ -83,6 +85,56 @@ def _kernel_variants(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> V
                     and evaluator.memoized_per_instance(fn))
     return Variants(factory, frozenset(captures), frozenset(content), module, keeper is not None, varying,
                     keeper or "", per_instance)
+
+
+class CallContents(Enum):
+    """How the content of a kernel made at run time behaves over the project's calls of its factory
+    (``contents_across_calls``)."""
+
+    ONE = "one content"  # made at import, or every call gives what the content reads one literal
+    NOT_CALLED = "not called"  # nothing in the project calls the functions whose parameters the content reads:
+    # their callers are the library's users, who pass anything
+    SEVERAL = "several contents"  # two calls are known to make different kernels: two distinct known values
+    UNKNOWN = "not known"  # a call passes a value not known statically, and no two known values are seen to differ
+
+
+def contents_across_calls(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> CallContents:
+    """Whether the project's calls of ``kernel``'s factory make one kernel content or several.
+
+    ``SEVERAL`` needs proof: a name the content reads (a capture, a ``wp.static`` input, a per-kernel option)
+    or a factory parameter it is computed from takes two distinct known values in one process (two literals,
+    two functions or kernels: ``make(2.0)`` and ``make(3.0)``, ``for c in (2.0, 3.0): make(c)``). A value
+    not known statically (``Unknown``), or computed at run time (``Varies``: ``x.shape[0]`` may be the same
+    on every call), proves neither sameness nor difference; nor does a value asv picks once per process.
+    Instances prove nothing either: two instances may carry the same attribute the content reads."""
+    return facts.cached(("contents across calls", id(kernel)), lambda: _contents_across_calls(facts, file, kernel))
+
+
+def _contents_across_calls(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> CallContents:
+    variants = kernel_variants(facts, file, kernel)
+    if variants is None or not variants.varying:
+        return CallContents.ONE  # every parameter the content reads is one literal on every call
+    evaluator = facts.evaluator
+    reads = [Value("name", text=name, ref=name, local=True) for name in sorted(variants.captures)]
+    reads += [option for key, option in kernel.options.items() if key != "module"]
+    if any(_distinct_known(evaluator.values(file, read, variants.factory)) for read in reads):
+        return CallContents.SEVERAL
+    owners = sorted({qualname for qualname, _ in variants.varying})
+    for qualname, name in sorted(variants.varying):
+        fn = file.functions.get(qualname)
+        if fn is not None and _distinct_known(evaluator.parameter(file, fn, name, None)):
+            return CallContents.SEVERAL
+    if not any(facts.bindings.call_sites(facts.bindings.fqname(file, qualname)) for qualname in owners):
+        return CallContents.NOT_CALLED
+    return CallContents.UNKNOWN
+
+
+def _distinct_known(values: ValueSet) -> bool:
+    """Two distinct values that are themselves kernel content (literals, functions, kernels, classes), in one
+    process."""
+    concrete = ValueSet(frozenset(v for v in values if isinstance(v, (Const, FunctionRef, KernelRef, ClassRef,
+                                                                         PerProcess))))
+    return several_in_one_process([concrete])
 
 
 def made_again(facts: IdentityFacts, launch: Launch) -> bool:

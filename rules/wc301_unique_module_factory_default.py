@@ -10,6 +10,16 @@ from warplint.rule import Report, Rule
 from warplint.semantic.variants import CallContents
 
 
+def _factory(default: str) -> str:
+    """The examples' kernel factory, its ``module`` parameter defaulting to ``default``."""
+    return ("import warp as wp\n"
+            f"def make_scale(factor, module={default}):\n"
+            "    @wp.kernel(module=module)\n"
+            "    def scale(a: wp.array(dtype=float)):\n"
+            "        a[wp.tid()] = a[wp.tid()] * factor\n"
+            "    return scale\n")
+
+
 class UniqueModuleFactoryDefault(Rule):
     """A kernel factory defaults its kernels to `module="unique"`.
 
@@ -58,36 +68,12 @@ class UniqueModuleFactoryDefault(Rule):
     confidence = "medium"
 
     invalid = (
-        "import warp as wp\n"
-        "def make_scale(factor, module='unique'):\n"
-        "    @wp.kernel(module=module)\n"
-        "    def scale(a: wp.array(dtype=float)):\n"
-        "        a[wp.tid()] = a[wp.tid()] * factor\n"
-        "    return scale\n",
-        "import warp as wp\n"
-        "def make_scale(factor, module='unique'):\n"
-        "    @wp.kernel(module=module)\n"
-        "    def scale(a: wp.array(dtype=float)):\n"
-        "        a[wp.tid()] = a[wp.tid()] * factor\n"
-        "    return scale\n"
-        "double = make_scale(2.0)\n"
-        "double_again = make_scale(2.0)\n",
+        _factory("'unique'"),
+        _factory("'unique'") + "double = make_scale(2.0)\ndouble_again = make_scale(2.0)\n",
     )
     valid = (
-        "import warp as wp\n"
-        "def make_scale(factor, module=None):\n"
-        "    @wp.kernel(module=module)\n"
-        "    def scale(a: wp.array(dtype=float)):\n"
-        "        a[wp.tid()] = a[wp.tid()] * factor\n"
-        "    return scale\n",
-        "import warp as wp\n"
-        "def make_scale(factor, module='unique'):\n"
-        "    @wp.kernel(module=module)\n"
-        "    def scale(a: wp.array(dtype=float)):\n"
-        "        a[wp.tid()] = a[wp.tid()] * factor\n"
-        "    return scale\n"
-        "half = make_scale(0.5)\n"
-        "double = make_scale(2.0)\n",
+        _factory("None"),
+        _factory("'unique'") + "half = make_scale(0.5)\ndouble = make_scale(2.0)\n",
     )
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:

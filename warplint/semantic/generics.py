@@ -14,13 +14,15 @@ questions rules ask:
   call: earlier in its scope, in a test the runner runs first, in a caller before the call that leads
   there (source order and the call graph, as ``IdentityFacts.launch_timeline`` approximates run order), or in
   another public function of the library file whose public function leads there (its users call them in
-  an order of their own: ``IdentityFacts.library_peers``).
+  an order of their own: ``IdentityFacts.library_peers``);
+- ``generic_launches``: a generic kernel's launches, one per project call of the wrappers that decide its kernel,
+  in source order, and in run order (``launched_before`` per launch) only when asked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from warplint.diagnostic import Span
@@ -29,6 +31,7 @@ from warplint.names import is_warp
 
 from .arg_types import launch_signature, value_types
 from .builds import preload_unused
+from .events import place
 from .variants import made_unbound
 
 if TYPE_CHECKING:
@@ -353,6 +356,62 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
             if matches(peer_file, event):
                 return Earlier(peer_file, event.call, event.module, event.kernel, peer=(peer, entry))
     return None
+
+
+# ---------------------------------------------------------------------------------------------- a kernel's launches
+@dataclass(frozen=True)
+class GenericLaunches:
+    """The launches of one generic kernel (a ``kernel_key``), each once per call of the wrappers that decide
+    its kernel, in source order: of the calls they are made from (``Launch.origin``), then of the launch calls.
+    ``in_run_order()`` orders them as they run, as far as the layer shows it."""
+
+    key: KernelKey
+    launches: tuple[Launch, ...]
+    facts: IdentityFacts = field(compare=False, repr=False)
+
+    def in_run_order(self) -> tuple[Launch, ...]:
+        """The launches with no launch of the same kernel shown running before them (``launched_before``:
+        earlier in their function, in a caller before the call that leads there, in a test the runner runs
+        first, in another public function of the library file) first, then the others; source order within
+        each. One ``launched_before`` per launch, a costly question: ask only where the order matters."""
+        def compute() -> tuple[Launch, ...]:
+            return tuple(sorted(self.launches, key=lambda launch: launched_before(
+                self.facts, launch.origin[0], launch.origin[1], launch.module, lambda k: k == self.key) is not None))
+
+        return self.facts.cached(("generic launches in run order", self.key), compute)
+
+
+def generic_launches(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> GenericLaunches:
+    """The launches of the generic kernel objects of ``kernel``'s ``kernel_key``, once per call of the wrappers
+    that decide their kernel, so that each is ordered where that call is made. ``IdentityFacts.all_launches``
+    also keeps a wrapper call inside a library's public function with that function's parameters unbound (for
+    the library's users): that copy is left out where a call of the project passes through the wrapper call."""
+    key = kernel_key(facts, file, kernel)
+
+    def compute() -> GenericLaunches:
+        found = _generic_launches_by_kernel(facts).get(key, [])
+        return GenericLaunches(key, tuple(sorted(found, key=lambda launch: (
+            place(launch.origin[0], launch.origin[1].span), place(launch.file, launch.call.span)))), facts)
+
+    return facts.cached(("generic launches", key), compute)
+
+
+def _generic_launches_by_kernel(facts: IdentityFacts) -> dict[KernelKey, list[Launch]]:
+    def compute() -> dict[KernelKey, list[Launch]]:
+        everything = [launch for launch in facts.all_launches() if launch.kernel.generic]
+        passed_through: set[int] = set()  # the wrapper calls a launch's chain of calls goes through, outermost aside
+        for launch in everything:
+            site = launch.site
+            while site is not None and site.parent is not None:
+                passed_through.add(id(site.call))
+                site = site.parent
+        table: dict[KernelKey, list[Launch]] = {}
+        for launch in everything:
+            if launch.site is None or id(launch.origin[1]) not in passed_through:
+                table.setdefault(kernel_key(facts, launch.kernel_file, launch.kernel), []).append(launch)
+        return table
+
+    return facts.cached("generic launches by kernel", compute)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from dataclasses import dataclass, replace
 
 from warplint.diagnostic import Related
 from warplint.index import Launch, Project
-from warplint.model import Call, FileModel, Kernel
+from warplint.model import FileModel, Kernel
 from warplint.rule import Report, Rule
 from warplint.semantic.generics import Earlier
 
@@ -316,7 +316,8 @@ class LateGenericInstance(Rule):
             overload = True
         else:
             overload = False
-            for f, call, inner in self._origins(project).get(key, []):  # none: never launched, no instance
+            for origin in project.launch_origins(file, kernel):  # none: never launched, no instance
+                f, call, inner = origin.file, origin.call, origin.inner
                 earlier = project.launched_before(f, call, module, lambda k: k != key)
                 if earlier is not None:
                     triggers.append((earlier, Related(f.path, call.span,
@@ -360,21 +361,6 @@ class LateGenericInstance(Rule):
             return "its `module=\"unique\"` module"
         count = len(project.kernels_of_module(module))
         return f"module `{module}` ({count} kernel{'s' if count != 1 else ''})"
-
-    def _origins(self, project: Project) -> dict[tuple[str, str], list[_Origin]]:
-        """Per kernel, where its launches are made from (a wrapper's call site for a launch its parameters
-        decide), once each, in a stable order; with the wrapper's own ``wp.launch`` when there is one."""
-        def compute() -> dict[tuple[str, str], list[_Origin]]:
-            found: dict[tuple[str, str], dict[int, _Origin]] = {}
-            for launch in project.all_launches():
-                f, call = launch.origin
-                inner = (launch.file, launch.call) if launch.site is not None else None
-                found.setdefault(project.kernel_key(launch.kernel_file, launch.kernel), {}).setdefault(
-                    id(call), (f, call, inner))
-            return {key: sorted(calls.values(), key=lambda fc: project.place(fc[0], fc[1].span))
-                    for key, calls in found.items()}
-
-        return project.cached((self.code, "origins"), compute)
 
     @staticmethod
     def _short(kind: str) -> str:
@@ -432,10 +418,6 @@ class _AtSite:
     names: list[str]
     definitions: list[Related]
     others: list[Related]
-
-
-# where a launch is made from, and the wrapper's own wp.launch when it goes through one
-_Origin = tuple[FileModel, Call, "tuple[FileModel, Call] | None"]
 
 
 def _same(a: Related, b: Related) -> bool:

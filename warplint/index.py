@@ -315,6 +315,10 @@ class Project:
         it, in source order; ``.in_run_order()`` asks the costly run order."""
         return generics.generic_launches(self._facts, file, kernel)
 
+    def launch_origins(self, file: FileModel, kernel: Kernel) -> list[generics.LaunchOrigin]:
+        """The calls a kernel's launches (its ``kernel_key``'s) are made from, once each, in source order."""
+        return generics.launch_origins(self._facts, file, kernel)
+
     def remade_with_new_types(self, file: FileModel, kernel: Kernel) -> generics.Remade | None:
         return generics.remade_with_new_types(self._facts, file, kernel)
 

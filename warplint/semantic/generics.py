@@ -16,7 +16,8 @@ questions rules ask:
   another public function of the library file whose public function leads there (its users call them in
   an order of their own: ``IdentityFacts.library_peers``);
 - ``generic_launches``: a generic kernel's launches, one per project call of the wrappers that decide its kernel,
-  in source order, and in run order (``launched_before`` per launch) only when asked.
+  in source order, and in run order (``launched_before`` per launch) only when asked; ``launch_origins``: the calls
+  a kernel's launches are made from (a launch, or the outermost call of the wrappers that decide it), once each.
 """
 
 from __future__ import annotations
@@ -412,6 +413,33 @@ def _generic_launches_by_kernel(facts: IdentityFacts) -> dict[KernelKey, list[La
         return table
 
     return facts.cached("generic launches by kernel", compute)
+
+
+@dataclass(frozen=True)
+class LaunchOrigin:
+    """A call a kernel's launches are made from (``Launch.origin``): the launch itself, or the outermost call of
+    the wrappers that decide its kernel, with the wrapper's own ``wp.launch`` (``inner``)."""
+
+    file: FileModel
+    call: Call
+    inner: tuple[FileModel, Call] | None  # the launch inside the wrapper, for a launch made through one
+
+
+def launch_origins(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> list[LaunchOrigin]:
+    """The calls the launches of ``kernel``'s ``kernel_key`` are made from (every launch of
+    ``IdentityFacts.all_launches``, generic or not), once each, in source order; empty for a kernel never
+    launched."""
+    def compute() -> dict[KernelKey, list[LaunchOrigin]]:
+        found: dict[KernelKey, dict[int, LaunchOrigin]] = {}
+        for launch in facts.all_launches():
+            f, call = launch.origin
+            inner = (launch.file, launch.call) if launch.site is not None else None
+            found.setdefault(kernel_key(facts, launch.kernel_file, launch.kernel), {}).setdefault(
+                id(call), LaunchOrigin(f, call, inner))
+        return {key: sorted(calls.values(), key=lambda origin: place(origin.file, origin.call.span))
+                for key, calls in found.items()}
+
+    return list(facts.cached("launch origins by kernel", compute).get(kernel_key(facts, file, kernel), ()))
 
 
 @dataclass(frozen=True)

@@ -198,11 +198,11 @@ class LateGenericInstance(Rule):
             typed: _Typed | None = None
             if not any(r.kept for r in project.overload_registrations(file, kernel)):
                 generic_positions = [i for i, p in enumerate(fn.params) if p.generic]  # Warp's type_is_generic
-                launches = project.generic_launches(file, kernel)
                 # whether two launches differ in type does not depend on their order (each is compared with
                 # every earlier one): the run order, a costly question per launch, is asked only when they do
-                if self._new_types(project, launches.launches, generic_positions) is not None:
-                    typed = self._new_types(project, launches.in_run_order(), generic_positions)
+                if self._new_types(project, project.generic_launches(file, kernel), generic_positions) is not None:
+                    typed = self._new_types(project, project.generic_launches_in_run_order(file, kernel),
+                                            generic_positions)
             late = self._late_first_instance(project, file, kernel)
             if typed is not None:
                 message = _Message("chosen" if typed.chosen else "types")

@@ -376,11 +376,11 @@ def test_generic_launches_one_per_project_call_in_source_then_run_order(tmp_path
     gen = _kernel(lib, "gen")
     origins = {(launch.origin[0].path, launch.origin[1].span.line) for launch in project.all_launches()}
     assert (lib.path, 10) in origins  # the unbound copy is there
-    launches = project.generic_launches(lib, gen)
     # source order of the calls they are made from
-    assert [(ln.origin[0].path, ln.origin[1].span.line) for ln in launches.launches] == [(app.path, 6), (app.path, 8)]
+    assert [(ln.origin[0].path, ln.origin[1].span.line) for ln in project.generic_launches(lib, gen)] == [
+        (app.path, 6), (app.path, 8)]
     # main() launches float32 first, then _late() float64
-    assert [ln.origin[1].span.line for ln in launches.in_run_order()] == [8, 6]
+    assert [ln.origin[1].span.line for ln in project.generic_launches_in_run_order(lib, gen)] == [8, 6]
     # where each launch of gen is made from, once each (the unbound copy too), with the wrapper's own launch
     assert [(o.file.path, o.call.span.line, o.inner[1].span.line if o.inner else None)
             for o in project.launch_origins(lib, gen)] == [(app.path, 6, 8), (app.path, 8, 8), (lib.path, 10, 8)]
@@ -399,4 +399,4 @@ def test_run_order_of_generic_launches_is_asked_only_where_their_types_differ(tm
     f = _file(project, "m.py")
     asked = {key[1][1] for key in project.layer.memo if key[0] == "generic launches in run order"}
     assert asked == {"other"}
-    assert len(project.generic_launches(f, _kernel(f, "gen")).in_run_order()) == 2
+    assert len(project.generic_launches_in_run_order(f, _kernel(f, "gen"))) == 2

@@ -310,10 +310,15 @@ class Project:
                         accept: Callable[[generics.KernelKey | None], bool]) -> generics.Earlier | None:
         return generics.launched_before(self._facts, file, call, module, accept)
 
-    def generic_launches(self, file: FileModel, kernel: Kernel) -> generics.GenericLaunches:
+    def generic_launches(self, file: FileModel, kernel: Kernel) -> tuple[Launch, ...]:
         """The launches of a generic kernel (its ``kernel_key``), one per project call of the wrappers that decide
-        it, in source order; ``.in_run_order()`` asks the costly run order."""
+        it, in source order."""
         return generics.generic_launches(self._facts, file, kernel)
+
+    def generic_launches_in_run_order(self, file: FileModel, kernel: Kernel) -> tuple[Launch, ...]:
+        """``generic_launches`` in run order as far as the layer shows it: costly (a ``launched_before`` per
+        launch), ask it only where the order matters."""
+        return generics.generic_launches_in_run_order(self._facts, file, kernel)
 
     def launch_origins(self, file: FileModel, kernel: Kernel) -> list[generics.LaunchOrigin]:
         """The calls a kernel's launches (its ``kernel_key``'s) are made from, once each, in source order."""

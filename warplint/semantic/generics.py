@@ -16,14 +16,15 @@ questions rules ask:
   another public function of the library file whose public function leads there (its users call them in
   an order of their own: ``IdentityFacts.library_peers``);
 - ``generic_launches``: a generic kernel's launches, one per project call of the wrappers that decide its kernel,
-  in source order, and in run order (``launched_before`` per launch) only when asked; ``launch_origins``: the calls
+  in source order (``generic_launches_in_run_order``: in run order, a ``launched_before`` per launch, asked
+  apart so that only a rule that needs the order pays for it); ``launch_origins``: the calls
   a kernel's launches are made from (a launch, or the outermost call of the wrappers that decide it), once each.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from warplint.diagnostic import Span
@@ -360,41 +361,35 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
 
 
 # ---------------------------------------------------------------------------------------------- a kernel's launches
-@dataclass(frozen=True)
-class GenericLaunches:
-    """The launches of one generic kernel (a ``kernel_key``), each once per call of the wrappers that decide
-    its kernel, in source order: of the calls they are made from (``Launch.origin``), then of the launch calls.
-    ``in_run_order()`` orders them as they run, as far as the layer shows it."""
-
-    key: KernelKey
-    launches: tuple[Launch, ...]
-    facts: IdentityFacts = field(compare=False, repr=False)
-
-    def in_run_order(self) -> tuple[Launch, ...]:
-        """The launches with no launch of the same kernel shown running before them (``launched_before``:
-        earlier in their function, in a caller before the call that leads there, in a test the runner runs
-        first, in another public function of the library file) first, then the others; source order within
-        each. One ``launched_before`` per launch, a costly question: ask only where the order matters."""
-        def compute() -> tuple[Launch, ...]:
-            return tuple(sorted(self.launches, key=lambda launch: launched_before(
-                self.facts, launch.origin[0], launch.origin[1], launch.module, lambda k: k == self.key) is not None))
-
-        return self.facts.cached(("generic launches in run order", self.key), compute)
-
-
-def generic_launches(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> GenericLaunches:
+def generic_launches(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> tuple[Launch, ...]:
     """The launches of the generic kernel objects of ``kernel``'s ``kernel_key``, once per call of the wrappers
-    that decide their kernel, so that each is ordered where that call is made. ``IdentityFacts.all_launches``
-    also keeps a wrapper call inside a library's public function with that function's parameters unbound (for
-    the library's users): that copy is left out where a call of the project passes through the wrapper call."""
+    that decide their kernel, so that each is ordered where that call is made, in source order: of the calls
+    they are made from (``Launch.origin``), then of the launch calls. ``IdentityFacts.all_launches`` also keeps
+    a wrapper call inside a library's public function with that function's parameters unbound (for the
+    library's users): that copy is left out where a call of the project passes through the wrapper call."""
     key = kernel_key(facts, file, kernel)
 
-    def compute() -> GenericLaunches:
+    def compute() -> tuple[Launch, ...]:
         found = _generic_launches_by_kernel(facts).get(key, [])
-        return GenericLaunches(key, tuple(sorted(found, key=lambda launch: (
-            place(launch.origin[0], launch.origin[1].span), place(launch.file, launch.call.span)))), facts)
+        return tuple(sorted(found, key=lambda launch: (
+            place(launch.origin[0], launch.origin[1].span), place(launch.file, launch.call.span))))
 
     return facts.cached(("generic launches", key), compute)
+
+
+def generic_launches_in_run_order(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> tuple[Launch, ...]:
+    """``generic_launches`` in run order as far as the layer shows it: those with no launch of the same kernel
+    shown running before them (``launched_before``: earlier in their function, in a caller before the call that
+    leads there, in a test the runner runs first, in another public function of the library file) first, then
+    the others; source order within each. One ``launched_before`` per launch, a costly question: ask it only
+    where the order matters."""
+    key = kernel_key(facts, file, kernel)
+
+    def compute() -> tuple[Launch, ...]:
+        return tuple(sorted(generic_launches(facts, file, kernel), key=lambda launch: launched_before(
+            facts, launch.origin[0], launch.origin[1], launch.module, lambda k: k == key) is not None))
+
+    return facts.cached(("generic launches in run order", key), compute)
 
 
 def _generic_launches_by_kernel(facts: IdentityFacts) -> dict[KernelKey, list[Launch]]:

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from warplint.diagnostic import Related, Span
+from warplint.diagnostic import Related
 from warplint.index import Launch, Project
-from warplint.model import Call, FileModel, Kernel
+from warplint.model import FileModel, Kernel
 from warplint.rule import Report, Rule
 from warplint.semantic.generics import Earlier
 
@@ -140,28 +140,6 @@ class LateGenericInstance(Rule):
         "    wp.launch(clear, dim=1, inputs=[out])\n",
     )
 
-    # ------------------------------------------------------------------ project-wide facts
-    def _index(self, project: Project) -> dict[tuple[str, str], list[Launch]]:
-        return project.cached((self.code, "index"), lambda: self._build_index(project))
-
-    @staticmethod
-    def _build_index(project: Project) -> dict[tuple[str, str], list[Launch]]:
-        # each launch once per call of the wrappers that decide its kernel, so that it is ordered where that call
-        # is made; a wrapper call the layer also keeps unbound (for a library's users) is left out where a call
-        # of the project passes through it
-        everything = [launch for launch in project.all_launches() if launch.kernel.generic]
-        passed_through: set[int] = set()
-        for launch in everything:
-            site = launch.site
-            while site is not None and site.parent is not None:
-                passed_through.add(id(site.call))
-                site = site.parent
-        launches: dict[tuple[str, str], list[Launch]] = {}
-        for launch in everything:
-            if launch.site is None or id(launch.origin[1]) not in passed_through:
-                launches.setdefault(project.kernel_key(launch.kernel_file, launch.kernel), []).append(launch)
-        return launches
-
     @staticmethod
     def _signature(project: Project, launch: Launch, generic_positions: list[int]) -> dict[int, str]:
         """The one type each generic argument of a launch has, where it has exactly one."""
@@ -204,7 +182,6 @@ class LateGenericInstance(Rule):
 
     def _kernel_findings(self, file: FileModel, project: Project) -> Iterator[tuple[Kernel, Report,
                                                                                     tuple[Related, ...], _Message]]:
-        launches = self._index(project)
         module_level = [k for k in file.kernels if k.ctx.scope == ""]
         for kernel in file.kernels:
             if not kernel.generic:
@@ -221,18 +198,11 @@ class LateGenericInstance(Rule):
             typed: _Typed | None = None
             if not any(r.kept for r in project.overload_registrations(file, kernel)):
                 generic_positions = [i for i, p in enumerate(fn.params) if p.generic]  # Warp's type_is_generic
-                # in run order as far as the layer shows it: the launches it shows a launch of the same kernel
-                # before (earlier in a function, in a caller, in a test the runner runs first) come after those
-                # it shows none before; then source order of the calls that make them
-                key = project.kernel_key(file, kernel)
-                by_place = sorted(launches.get(key, []), key=lambda launch: (
-                    project.place(*_origin_place(launch)), project.place(launch.file, launch.call.span)))
                 # whether two launches differ in type does not depend on their order (each is compared with
                 # every earlier one): the run order, a costly question per launch, is asked only when they do
-                if self._new_types(project, by_place, generic_positions) is not None:
-                    kernel_launches = sorted(by_place, key=lambda launch: self._follows_same_kernel(project, launch,
-                                                                                                    key))
-                    typed = self._new_types(project, kernel_launches, generic_positions)
+                if self._new_types(project, project.generic_launches(file, kernel), generic_positions) is not None:
+                    typed = self._new_types(project, project.generic_launches_in_run_order(file, kernel),
+                                            generic_positions)
             late = self._late_first_instance(project, file, kernel)
             if typed is not None:
                 message = _Message("chosen" if typed.chosen else "types")
@@ -243,14 +213,8 @@ class LateGenericInstance(Rule):
                 yield (kernel, self.report(kernel.span, late.message.text([kernel.name]), related=late.related,
                                            kernel=kernel.name, module=late.module), late.triggers, late.message)
 
-    @staticmethod
-    def _follows_same_kernel(project: Project, launch: Launch, key: tuple[str, str]) -> bool:
-        """The layer shows a launch of the same kernel that runs before ``launch``."""
-        origin_file, origin = launch.origin
-        return project.launched_before(origin_file, origin, launch.module, lambda k: k == key) is not None
-
     # ------------------------------------------------------------------ a second type
-    def _new_types(self, project: Project, kernel_launches: list[Launch], positions: list[int]) -> _Typed | None:
+    def _new_types(self, project: Project, kernel_launches: Sequence[Launch], positions: list[int]) -> _Typed | None:
         """The launches that add an instance of a new type: every launch whose signature no earlier one has,
         after a first one it differs from; and a launch whose argument's type is chosen at run time among
         several (a dtype table). None when there is none."""
@@ -352,7 +316,8 @@ class LateGenericInstance(Rule):
             overload = True
         else:
             overload = False
-            for f, call, inner in self._origins(project).get(key, []):  # none: never launched, no instance
+            for origin in project.launch_origins(file, kernel):  # none: never launched, no instance
+                f, call, inner = origin.file, origin.call, origin.inner
                 earlier = project.launched_before(f, call, module, lambda k: k != key)
                 if earlier is not None:
                     triggers.append((earlier, Related(f.path, call.span,
@@ -396,21 +361,6 @@ class LateGenericInstance(Rule):
             return "its `module=\"unique\"` module"
         count = len(project.kernels_of_module(module))
         return f"module `{module}` ({count} kernel{'s' if count != 1 else ''})"
-
-    def _origins(self, project: Project) -> dict[tuple[str, str], list[_Origin]]:
-        """Per kernel, where its launches are made from (a wrapper's call site for a launch its parameters
-        decide), once each, in a stable order; with the wrapper's own ``wp.launch`` when there is one."""
-        def compute() -> dict[tuple[str, str], list[_Origin]]:
-            found: dict[tuple[str, str], dict[int, _Origin]] = {}
-            for launch in project.all_launches():
-                f, call = launch.origin
-                inner = (launch.file, launch.call) if launch.site is not None else None
-                found.setdefault(project.kernel_key(launch.kernel_file, launch.kernel), {}).setdefault(
-                    id(call), (f, call, inner))
-            return {key: sorted(calls.values(), key=lambda fc: project.place(fc[0], fc[1].span))
-                    for key, calls in found.items()}
-
-        return project.cached((self.code, "origins"), compute)
 
     @staticmethod
     def _short(kind: str) -> str:
@@ -468,15 +418,6 @@ class _AtSite:
     names: list[str]
     definitions: list[Related]
     others: list[Related]
-
-
-# where a launch is made from, and the wrapper's own wp.launch when it goes through one
-_Origin = tuple[FileModel, Call, "tuple[FileModel, Call] | None"]
-
-
-def _origin_place(launch: Launch) -> tuple[FileModel, Span]:
-    origin_file, origin = launch.origin
-    return origin_file, origin.span
 
 
 def _same(a: Related, b: Related) -> bool:

@@ -1,6 +1,6 @@
 """The layer's facts about generic kernels' instances (warplint/semantic/generics.py, through Project):
 where wp.overload registers them and whether that runs at import, which kernel each statement launches,
-and which launch of a module can run before a call."""
+which launch of a module can run before a call, and a generic kernel's launches in source and run order."""
 
 from warplint.testing import lint_tree, project_of
 
@@ -356,3 +356,47 @@ def test_wc106_takes_genericity_from_warp_not_from_the_word_any(tmp_path):
         "    wp.launch(gen, dim=n, inputs=[wp.zeros(n, dtype=wp.float64)])\n"  # 12: a second type
     ))
     assert _lines(found) == [12]
+
+
+def test_generic_launches_one_per_project_call_in_source_then_run_order(tmp_path):
+    # the library's public scale() launches gen through _launch(); the project calls it twice. all_launches also
+    # keeps the _launch() call inside scale() unbound (for the library's users): the project's calls pass
+    # through it, so the fact leaves that copy out
+    project = project_of(tmp_path, {
+        "lib.py": HEADER + (
+            "@wp.kernel\ndef gen(a: wp.array(dtype=Any)):\n    a[0] = a[0]\n"
+            "def _launch(kernel, a):\n    wp.launch(kernel, dim=1, inputs=[a])\n"
+            "def scale(a, kernel=gen):\n    _launch(kernel, a)\n"
+        ),
+        "app.py": HEADER + "from lib import scale\n"
+        "def _late():\n    scale(wp.zeros(1, dtype=wp.float64))\n"
+        "def main():\n    scale(wp.zeros(1, dtype=wp.float32))\n    _late()\n",
+    })
+    lib, app = _file(project, "lib.py"), _file(project, "app.py")
+    gen = _kernel(lib, "gen")
+    origins = {(launch.origin[0].path, launch.origin[1].span.line) for launch in project.all_launches()}
+    assert (lib.path, 10) in origins  # the unbound copy is there
+    # source order of the calls they are made from
+    assert [(ln.origin[0].path, ln.origin[1].span.line) for ln in project.generic_launches(lib, gen)] == [
+        (app.path, 6), (app.path, 8)]
+    # main() launches float32 first, then _late() float64
+    assert [ln.origin[1].span.line for ln in project.generic_launches_in_run_order(lib, gen)] == [8, 6]
+    # where each launch of gen is made from, once each (the unbound copy too), with the wrapper's own launch
+    assert [(o.file.path, o.call.span.line, o.inner[1].span.line if o.inner else None)
+            for o in project.launch_origins(lib, gen)] == [(app.path, 6, 8), (app.path, 8, 8), (lib.path, 10, 8)]
+
+
+def test_run_order_of_generic_launches_is_asked_only_where_their_types_differ(tmp_path):
+    # a launched_before per launch is costly (28 % of a newton edit when asked for every generic kernel):
+    # linting asks it for no kernel whose launches all have one type
+    files = {"m.py": HEADER + KERNELS + (
+        "def run():\n    wp.launch(gen, dim=1, inputs=[wp.zeros(1, dtype=wp.float32)])\n"
+        "    wp.launch(gen, dim=1, inputs=[wp.zeros(1, dtype=wp.float32)])\n"
+        "    wp.launch(other, dim=1, inputs=[wp.zeros(1, dtype=wp.float32)])\n"
+        "    wp.launch(other, dim=1, inputs=[wp.zeros(1, dtype=wp.float64)])\n"
+    )}
+    project = project_of(tmp_path, files)
+    f = _file(project, "m.py")
+    asked = {key[1][1] for key in project.layer.memo if key[0] == "generic launches in run order"}
+    assert asked == {"other"}
+    assert len(project.generic_launches_in_run_order(f, _kernel(f, "gen"))) == 2

@@ -9,7 +9,6 @@ values) is imported from the module that defines it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
@@ -29,7 +28,7 @@ from .semantic import (
 from .semantic.bindings import Bindings
 from .semantic.context import CodeContext, is_test_file
 from .semantic.evaluator import Evaluator, Site, Source
-from .semantic.events import LAUNCH_CALLS, ConfigAssignment, FileEvents, Launch, OptionChange
+from .semantic.events import LAUNCH_CALLS, ConfigAssignment, FileEvents, Launch, OptionChange, place
 from .semantic.kernels import add_decorated_kernels
 from .semantic.launches import UNIQUE, IdentityFacts
 from .semantic.module_options import module_of, option_changes, option_changes_at
@@ -183,7 +182,7 @@ class Project:
     def place(file: FileModel, span: Span) -> tuple[str, int, int]:
         """Where a span stands in the project, for a source order across files that does not depend on how
         a file was named (a file checked on its own is named as given, the files indexed with it absolutely)."""
-        return os.path.abspath(file.path), span.line, span.col
+        return place(file, span)
 
     def all_launches(self) -> list[Launch]:
         return self._facts.all_launches()
@@ -316,6 +315,20 @@ class Project:
     def launched_before(self, file: FileModel, call: Call, module: str,
                         accept: Callable[[generics.KernelKey | None], bool]) -> generics.Earlier | None:
         return generics.launched_before(self._facts, file, call, module, accept)
+
+    def generic_launches(self, file: FileModel, kernel: Kernel) -> tuple[Launch, ...]:
+        """The launches of a generic kernel (its ``kernel_key``), one per project call of the wrappers that decide
+        it, in source order."""
+        return generics.generic_launches(self._facts, file, kernel)
+
+    def generic_launches_in_run_order(self, file: FileModel, kernel: Kernel) -> tuple[Launch, ...]:
+        """``generic_launches`` in run order as far as the layer shows it: costly (a ``launched_before`` per
+        launch), ask it only where the order matters."""
+        return generics.generic_launches_in_run_order(self._facts, file, kernel)
+
+    def launch_origins(self, file: FileModel, kernel: Kernel) -> list[generics.LaunchOrigin]:
+        """The calls a kernel's launches (its ``kernel_key``'s) are made from, once each, in source order."""
+        return generics.launch_origins(self._facts, file, kernel)
 
     def remade_with_new_types(self, file: FileModel, kernel: Kernel) -> generics.Remade | None:
         return generics.remade_with_new_types(self._facts, file, kernel)

@@ -10,6 +10,7 @@ so "before/after" and "inside a loop" are the same question for every kind.
 from __future__ import annotations
 
 import enum
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,12 @@ CACHE_OPERATIONS = ("clear_kernel_cache", "clear_lto_cache")
 LAUNCH_CALLS = ("launch", "launch_tiled")
 LOAD_CALLS = ("load_module", "force_load")
 EMPTY = ValueSet()
+
+
+def place(file: FileModel, span: Span) -> tuple[str, int, int]:
+    """Where a span stands in the project, for a source order across files that does not depend on how
+    a file was named (a file checked on its own is named as given, the files indexed with it absolutely)."""
+    return os.path.abspath(file.path), span.line, span.col
 
 
 @dataclass(frozen=True)

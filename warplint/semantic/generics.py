@@ -14,7 +14,11 @@ questions rules ask:
   call: earlier in its scope, in a test the runner runs first, in a caller before the call that leads
   there (source order and the call graph, as ``IdentityFacts.launch_timeline`` approximates run order), or in
   another public function of the library file whose public function leads there (its users call them in
-  an order of their own: ``IdentityFacts.library_peers``).
+  an order of their own: ``IdentityFacts.library_peers``);
+- ``generic_launches``: a generic kernel's launches, one per project call of the wrappers that decide its kernel,
+  in source order (``generic_launches_in_run_order``: in run order, a ``launched_before`` per launch, asked
+  apart so that only a rule that needs the order pays for it); ``launch_origins``: the calls
+  a kernel's launches are made from (a launch, or the outermost call of the wrappers that decide it), once each.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from warplint.names import is_warp
 
 from .arg_types import launch_signature, value_types
 from .builds import preload_unused
+from .events import place
 from .variants import made_unbound
 
 if TYPE_CHECKING:
@@ -353,6 +358,83 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
             if matches(peer_file, event):
                 return Earlier(peer_file, event.call, event.module, event.kernel, peer=(peer, entry))
     return None
+
+
+# ---------------------------------------------------------------------------------------------- a kernel's launches
+def generic_launches(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> tuple[Launch, ...]:
+    """The launches of the generic kernel objects of ``kernel``'s ``kernel_key``, once per call of the wrappers
+    that decide their kernel, so that each is ordered where that call is made, in source order: of the calls
+    they are made from (``Launch.origin``), then of the launch calls. ``IdentityFacts.all_launches`` also keeps
+    a wrapper call inside a library's public function with that function's parameters unbound (for the
+    library's users): that copy is left out where a call of the project passes through the wrapper call."""
+    key = kernel_key(facts, file, kernel)
+
+    def compute() -> tuple[Launch, ...]:
+        found = _generic_launches_by_kernel(facts).get(key, [])
+        return tuple(sorted(found, key=lambda launch: (
+            place(launch.origin[0], launch.origin[1].span), place(launch.file, launch.call.span))))
+
+    return facts.cached(("generic launches", key), compute)
+
+
+def generic_launches_in_run_order(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> tuple[Launch, ...]:
+    """``generic_launches`` in run order as far as the layer shows it: those with no launch of the same kernel
+    shown running before them (``launched_before``: earlier in their function, in a caller before the call that
+    leads there, in a test the runner runs first, in another public function of the library file) first, then
+    the others; source order within each. One ``launched_before`` per launch, a costly question: ask it only
+    where the order matters."""
+    key = kernel_key(facts, file, kernel)
+
+    def compute() -> tuple[Launch, ...]:
+        return tuple(sorted(generic_launches(facts, file, kernel), key=lambda launch: launched_before(
+            facts, launch.origin[0], launch.origin[1], launch.module, lambda k: k == key) is not None))
+
+    return facts.cached(("generic launches in run order", key), compute)
+
+
+def _generic_launches_by_kernel(facts: IdentityFacts) -> dict[KernelKey, list[Launch]]:
+    def compute() -> dict[KernelKey, list[Launch]]:
+        everything = [launch for launch in facts.all_launches() if launch.kernel.generic]
+        passed_through: set[int] = set()  # the wrapper calls a launch's chain of calls goes through, outermost aside
+        for launch in everything:
+            site = launch.site
+            while site is not None and site.parent is not None:
+                passed_through.add(id(site.call))
+                site = site.parent
+        table: dict[KernelKey, list[Launch]] = {}
+        for launch in everything:
+            if launch.site is None or id(launch.origin[1]) not in passed_through:
+                table.setdefault(kernel_key(facts, launch.kernel_file, launch.kernel), []).append(launch)
+        return table
+
+    return facts.cached("generic launches by kernel", compute)
+
+
+@dataclass(frozen=True)
+class LaunchOrigin:
+    """A call a kernel's launches are made from (``Launch.origin``): the launch itself, or the outermost call of
+    the wrappers that decide its kernel, with the wrapper's own ``wp.launch`` (``inner``)."""
+
+    file: FileModel
+    call: Call
+    inner: tuple[FileModel, Call] | None  # the launch inside the wrapper, for a launch made through one
+
+
+def launch_origins(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> list[LaunchOrigin]:
+    """The calls the launches of ``kernel``'s ``kernel_key`` are made from (every launch of
+    ``IdentityFacts.all_launches``, generic or not), once each, in source order; empty for a kernel never
+    launched."""
+    def compute() -> dict[KernelKey, list[LaunchOrigin]]:
+        found: dict[KernelKey, dict[int, LaunchOrigin]] = {}
+        for launch in facts.all_launches():
+            f, call = launch.origin
+            inner = (launch.file, launch.call) if launch.site is not None else None
+            found.setdefault(kernel_key(facts, launch.kernel_file, launch.kernel), {}).setdefault(
+                id(call), LaunchOrigin(f, call, inner))
+        return {key: sorted(calls.values(), key=lambda origin: place(origin.file, origin.call.span))
+                for key, calls in found.items()}
+
+    return list(facts.cached("launch origins by kernel", compute).get(kernel_key(facts, file, kernel), ()))
 
 
 @dataclass(frozen=True)

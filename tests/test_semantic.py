@@ -1124,3 +1124,30 @@ def test_a_call_read_off_a_call_result_is_told_from_its_callee():
             assert call.on_call_result == (call.receiver is not None), (path, call.callee)
             on_results += call.on_call_result
     assert on_results >= 5  # the shapes file alone has five
+
+
+def test_a_comprehension_binds_its_target_to_each_item_and_calls_in_a_loop(tmp_path):
+    """``[f(n) for n in it]`` runs ``f`` once per item of ``it`` with ``n`` bound to that item, as a ``for`` loop
+    would; nested clauses too, and in a function the target is the comprehension's local."""
+    project = project_of(tmp_path, {
+        "m.py": (
+            "import warp as wp\n"
+            "def make(n, m=0):\n    return n\n"
+            "SIZES = {n: make(n) for n in (64, 128)}\n"
+            "def run():\n"
+            "    pairs = [make(n, m) for n in (1, 2) for m in (3, 4) if n != m]\n"
+            "    lazy = list(make(x) for x in (5,))\n"
+            "    wp.launch(None, dim=1)\n"
+        ),
+    })
+    file = _file(project, "m.py")
+    evaluator = project.layer.evaluator
+    made = [c for c in file.calls if c.callee == "m.make"]
+    assert len(made) == 3 and all(c.ctx.in_loop for c in made)
+    module_level, nested, generator = made
+    assert sorted(evaluator.values(file, module_level.args[0], "").constants()) == [64, 128]
+    assert sorted(evaluator.values(file, nested.args[0], "run").constants()) == [1, 2]
+    assert sorted(evaluator.values(file, nested.args[1], "run").constants()) == [3, 4]
+    assert evaluator.values(file, generator.args[0], "run").constants() == [5]
+    launch = next(c for c in file.calls if c.callee == "warp.launch")
+    assert not launch.ctx.in_loop  # the loop ends with the comprehension

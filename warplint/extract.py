@@ -768,6 +768,51 @@ class Extractor(cst.CSTVisitor):
     def leave_For_body(self, node: cst.For) -> None:
         self.frame.loops -= 1
 
+    # A comprehension runs its element once per item, as a ``for`` loop would: each ``for x in it`` clause binds
+    # its target to an element of ``it`` (the binder's bindings are per scope, not per statement, so the
+    # element's reads see it), and what the element calls is called in a loop. Bound before the element is
+    # visited: LibCST visits the element first.
+    def _enter_comprehension(self, node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp) -> None:
+        clause: cst.CompFor | None = node.for_in
+        while clause is not None:
+            self._bind_target(clause.target)
+            if not self.frame.warp_body:
+                iterable = self.value(clause.iter)
+                element = Value("element", text=f"element of {iterable.text}", base=iterable, ref=iterable.ref)
+                self._record_assignment(clause.target, element, clause)
+            self.frame.loops += 1
+            clause = clause.inner_for_in
+
+    def _leave_comprehension(self, node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp) -> None:
+        clause: cst.CompFor | None = node.for_in
+        while clause is not None:
+            self.frame.loops -= 1
+            clause = clause.inner_for_in
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._enter_comprehension(node)
+
+    def visit_SetComp(self, node: cst.SetComp) -> None:
+        self._enter_comprehension(node)
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        self._enter_comprehension(node)
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self._enter_comprehension(node)
+
+    def leave_ListComp(self, original_node: cst.ListComp) -> None:
+        self._leave_comprehension(original_node)
+
+    def leave_SetComp(self, original_node: cst.SetComp) -> None:
+        self._leave_comprehension(original_node)
+
+    def leave_DictComp(self, original_node: cst.DictComp) -> None:
+        self._leave_comprehension(original_node)
+
+    def leave_GeneratorExp(self, original_node: cst.GeneratorExp) -> None:
+        self._leave_comprehension(original_node)
+
     def visit_With(self, node: cst.With) -> None:
         self._tick()
         for item in node.items:

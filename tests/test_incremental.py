@@ -212,3 +212,53 @@ def test_random_edits_answer_as_a_cold_run(tmp_path, seed):
         crossed += any(path != os.path.abspath(edited) for path in changed)
         before = expected
     assert crossed, "no edit changed another file's findings: the cross-file edits lost their meaning"
+
+
+def test_an_edit_that_leaves_the_model_as_it_was_keeps_the_index(tmp_path):
+    """The editor's case: a comment typed at the end of a line outside a kernel models the file as before, so
+    the index and every fact derived from it stay (the same ``Project`` object); what is read from the text
+    still changes (a noqa comment suppresses a finding), and a change to the code builds the index
+    again. Each answer equals a fresh session's."""
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\n")
+    app = tmp_path / "app.py"
+    text = textwrap.dedent(
+        """\
+        import warp as wp
+
+
+        @wp.kernel
+        def first(a: wp.array(dtype=float)):
+            a[0] = 1.0
+
+
+        def run(a):
+            wp.launch(first, dim=1, inputs=[a])
+            wp.set_module_options({"max_unroll": 4})
+
+            @wp.kernel
+            def late(a: wp.array(dtype=float)):
+                a[0] = 2.0
+
+            wp.launch(late, dim=1, inputs=[a])
+        """
+    )
+    app.write_text(text)
+    config = Config(root=str(tmp_path))
+
+    def fresh(buffer: str) -> list[tuple]:
+        return _answer(Session(config, cache=False, jobs=1).check_text(str(app), buffer))
+
+    session = Session(config, cache=False, jobs=1)
+    found = _answer(session.check_text(str(app), text))
+    assert any(entry[2] == "WC102" for entry in found), found
+    index = session.project()
+    commented = text.replace("inputs=[a])\n\n", "inputs=[a])  # the first launch\n\n")
+    assert _answer(session.check_text(str(app), commented)) == found == fresh(commented)
+    assert session.project() is index
+    suppressed = commented.replace('{"max_unroll": 4})', '{"max_unroll": 4})  # noqa: WC102')
+    answer = _answer(session.check_text(str(app), suppressed))
+    assert session.project() is index
+    assert answer == fresh(suppressed) and not any(entry[2] == "WC102" for entry in answer), answer
+    changed = suppressed.replace("a[0] = 2.0", "a[0] = 3.0")  # the late kernel's content: a new model
+    assert _answer(session.check_text(str(app), changed)) == fresh(changed)
+    assert session.project() is not index

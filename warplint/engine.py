@@ -496,6 +496,9 @@ class Session:
         items: list[tuple[str, str, str, bool]] = []
         unparsed: list[tuple[str, str, str, bool]] = []
         changed = False
+        # a Warp file modelled before from another text: if its new model is the same (a comment, a blank at a
+        # line's end, a docstring edited), the index and every fact derived from it still hold
+        earlier: dict[int, FileModel] = {}
         for path, text, error in files:
             absolute = os.path.abspath(path)
             known = self.models.get(absolute)
@@ -503,8 +506,12 @@ class Session:
                     and absolute not in self._unsettled):
                 models.append(known)  # modelled already, from this text: keeps the index
                 continue
-            changed = True
             module, is_package = self.names.name_of(absolute)
+            if text is not None and "warp" in text and known is not None and known.path == path and (
+                    known.error is None and not known.rule_facts.get("unparsed") and absolute not in self._unsettled):
+                earlier[len(models)] = known
+            else:
+                changed = True
             if text is None:
                 model = FileModel(path=path, module=module, is_package=is_package, error=error)
             elif "warp" in text:
@@ -526,7 +533,10 @@ class Session:
         ahead = self._importer_candidates(items, unparsed) if importers_ahead else []
         analysed = self._analyze_all(items + ahead)
         for i, model in zip(todo, analysed, strict=False):
-            models[i] = model
+            known = earlier.get(i)
+            same = known is not None and model == known
+            changed |= known is not None and not same
+            models[i] = known if same else model  # the same object: the index over it stays
         for (path, text, _, _), model in zip(ahead, analysed[len(items):], strict=True):
             self._ahead[os.path.abspath(path)] = (text, model)
         done = [m for m in models if m is not None]  # all of them: each None was in todo

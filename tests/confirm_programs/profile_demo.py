@@ -22,17 +22,44 @@ def smooth(a: wp.array(dtype=float), b: wp.array(dtype=float)):  # MARK:smooth
 
 @wp.kernel(module="frag_a", enable_backward=False)  # MARK:def_frag
 def fill_a(a: wp.array(dtype=float)):
-    a[wp.tid()] = 1.0
+    x = a[wp.tid()]
+    for _j in range(16):  # unrolled (a loop of max_unroll's 16 at most): each build stays over WC910's bar
+        x = wp.sin(x) * wp.exp(x * 0.1) + wp.sqrt(x * x + 1.0)
+    for _j in range(16):
+        x = wp.cos(x) * wp.exp(x * 0.2) + wp.sqrt(x * x + 1.0)
+    for _j in range(16):
+        x = wp.tanh(x) * wp.exp(x * 0.3) + wp.sqrt(x * x + 1.0)
+    for _j in range(16):
+        x = wp.atan(x) * wp.exp(x * 0.4) + wp.sqrt(x * x + 1.0)
+    a[wp.tid()] = x
 
 
 @wp.kernel(module="frag_b", enable_backward=False)
 def fill_b(a: wp.array(dtype=float)):
-    a[wp.tid()] = 2.0
+    x = a[wp.tid()]
+    for _j in range(16):  # unrolled (a loop of max_unroll's 16 at most): each build stays over WC910's bar
+        x = wp.sin(x) * wp.exp(x * 0.1) + wp.sqrt(x * x + 2.0)
+    for _j in range(16):
+        x = wp.cos(x) * wp.exp(x * 0.2) + wp.sqrt(x * x + 2.0)
+    for _j in range(16):
+        x = wp.tanh(x) * wp.exp(x * 0.3) + wp.sqrt(x * x + 2.0)
+    for _j in range(16):
+        x = wp.atan(x) * wp.exp(x * 0.4) + wp.sqrt(x * x + 2.0)
+    a[wp.tid()] = x
 
 
 @wp.kernel(module="frag_c", enable_backward=False)
 def fill_c(a: wp.array(dtype=float)):
-    a[wp.tid()] = 3.0
+    x = a[wp.tid()]
+    for _j in range(16):  # unrolled (a loop of max_unroll's 16 at most): each build stays over WC910's bar
+        x = wp.sin(x) * wp.exp(x * 0.1) + wp.sqrt(x * x + 3.0)
+    for _j in range(16):
+        x = wp.cos(x) * wp.exp(x * 0.2) + wp.sqrt(x * x + 3.0)
+    for _j in range(16):
+        x = wp.tanh(x) * wp.exp(x * 0.3) + wp.sqrt(x * x + 3.0)
+    for _j in range(16):
+        x = wp.atan(x) * wp.exp(x * 0.4) + wp.sqrt(x * x + 3.0)
+    a[wp.tid()] = x
 
 
 a = wp.full(16, 0.5, dtype=float, device="cpu")  # MARK:defs_end

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """How long the editor waits for warplint's diagnostics after an edit (issue 28), with a real LSP client.
 
-    python benchmarks/lsp_change.py ROOT FILE [--changes 3] [--debounce 0.3]
+    python benchmarks/lsp_change.py ROOT FILE [--changes 3] [--debounce 0.3] [--edit assignment|comment]
 
 Starts ``warplint server`` over stdio (the interpreter running this script, so ``PYTHONPATH`` picks the
 warplint measured), opens FILE (its project is indexed; not timed), then edits it ``--changes`` times
-(``didChange``: a module-level assignment appended, so its model changes) and times each edit from the
+(``didChange``: a module-level assignment appended, so its model changes; ``--edit comment``: a comment typed at
+the end of the file's first import line, which leaves its model as it was) and times each edit from the
 ``didChange`` to the ``publishDiagnostics`` for that document version, the server's debounce included.
 Prints one line per edit and ``latency: MEDIAN`` (seconds) last; benchmarks/run.py reads that line.
 """
@@ -117,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("file")
     parser.add_argument("--changes", type=int, default=3)
     parser.add_argument("--debounce", type=float, default=None, help="the server's (default: its own, 0.3 s)")
+    parser.add_argument("--edit", choices=("assignment", "comment"), default="assignment")
     args = parser.parse_args(argv)
     root, path = os.path.abspath(args.root), os.path.abspath(args.file)
     # Not ``-m``: it puts the working directory (the project root) first on sys.path, and a project module
@@ -147,8 +149,15 @@ def main(argv: list[str] | None = None) -> int:
     client.wait(indexed, 3600)  # a cold index of a large project on a loaded machine
     print(f"open + index: {time.perf_counter() - start:.2f} s", flush=True)
     times = []
+    lines = text.splitlines(keepends=True)
+    first_import = next((i for i, line in enumerate(lines) if line.startswith(("import ", "from "))), 0)
     for version in range(2, args.changes + 2):
-        text += f"\n_lsp_edit_{version} = {version}\n"
+        if args.edit == "comment":
+            edited = list(lines)
+            edited[first_import] = edited[first_import].rstrip("\n") + f"  # edit {version}\n"
+            text = "".join(edited)
+        else:
+            text += f"\n_lsp_edit_{version} = {version}\n"
         start = time.perf_counter()
         client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
                                                  "contentChanges": [{"text": text}]})

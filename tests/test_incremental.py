@@ -217,8 +217,9 @@ def test_random_edits_answer_as_a_cold_run(tmp_path, seed):
 def test_an_edit_that_leaves_the_model_as_it_was_keeps_the_index(tmp_path):
     """The editor's case: a comment typed at the end of a line outside a kernel models the file as before, so
     the index and every fact derived from it stay (the same ``Project`` object); what is read from the text
-    still changes (a noqa comment suppresses a finding), and a change to the code builds the index
-    again. Each answer equals a fresh session's."""
+    still changes (a noqa comment suppresses a finding); so does any edit of a file without Warp that nothing
+    parses. A change to the code, or a file that starts importing the Warp file, builds the index again. Each
+    answer equals a fresh session's."""
     (tmp_path / "pyproject.toml").write_text("[tool.warplint]\n")
     app = tmp_path / "app.py"
     text = textwrap.dedent(
@@ -259,6 +260,19 @@ def test_an_edit_that_leaves_the_model_as_it_was_keeps_the_index(tmp_path):
     answer = _answer(session.check_text(str(app), suppressed))
     assert session.project() is index
     assert answer == fresh(suppressed) and not any(entry[2] == "WC102" for entry in answer), answer
+    # a file without Warp that nothing imports from: whatever its text, the index holds nothing of it
+    notes = tmp_path / "notes.py"
+    notes.write_text("STEPS = 1\n")
+    assert _answer(session.check_text(str(notes), "STEPS = 1\n")) == []  # modelled: not parsed
+    index = session.project()
+    assert _answer(session.check_text(str(notes), "STEPS = 2\n")) == []
+    assert session.project() is index
+    notes.write_text("STEPS = 2\n")
+    # once it imports the Warp file it can order its launches: parsed, and the index is built again
+    assert _answer(session.check_text(str(notes), "from app import run\nrun(None)\n")) == _answer(
+        Session(config, cache=False, jobs=1).check_text(str(notes), "from app import run\nrun(None)\n"))
+    assert session.project() is not index
+    index = session.project()
     changed = suppressed.replace("a[0] = 2.0", "a[0] = 3.0")  # the late kernel's content: a new model
     assert _answer(session.check_text(str(app), changed)) == fresh(changed)
     assert session.project() is not index

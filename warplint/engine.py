@@ -496,8 +496,9 @@ class Session:
         items: list[tuple[str, str, str, bool]] = []
         unparsed: list[tuple[str, str, str, bool]] = []
         changed = False
-        # a Warp file modelled before from another text: if its new model is the same (a comment, a blank at a
-        # line's end, a docstring edited), the index and every fact derived from it still hold
+        # a file modelled before from another text: if its new model is the same (a comment, a blank at a line's
+        # end, a docstring edited; any edit of a file without Warp that nothing parsed), the index and every fact
+        # derived from it still hold
         earlier: dict[int, FileModel] = {}
         for path, text, error in files:
             absolute = os.path.abspath(path)
@@ -510,7 +511,7 @@ class Session:
             if text is not None and "warp" in text and known is not None and known.path == path and (
                     known.error is None and not known.rule_facts.get("unparsed") and absolute not in self._unsettled):
                 earlier[len(models)] = known
-            else:
+            elif text is None or "warp" in text:
                 changed = True
             if text is None:
                 model = FileModel(path=path, module=module, is_package=is_package, error=error)
@@ -521,6 +522,12 @@ class Session:
             else:
                 model = FileModel(path=path, module=module, is_package=is_package)
                 model.rule_facts["unparsed"] = True
+                if known is not None and model == known and absolute not in self._unsettled:
+                    # still a file without Warp that nothing parsed: the index holds nothing of it (should a Warp
+                    # file import it now, ``_parse_importers`` parses it and builds the index again)
+                    model = known
+                else:
+                    changed = True
                 if self._cache is None or not self._cache.knows(absolute, self._digest(absolute, text)):
                     # a text an earlier run saw was judged then: ``_parse_importers`` reads its kept model, or
                     # parses it after all should a changed Warp file import it now (rare: no pool ahead for it)

@@ -1091,10 +1091,12 @@ def test_timeline_binds_a_helpers_kernel_to_each_call_and_orders_module_level_co
     assert not project.created_before_loads(main, second)
 
 
-def test_a_call_read_off_a_call_result_is_told_from_its_callee():
-    """``Call.on_call_result`` answers without reading the stored receiver: it must agree with the receiver the
-    extractor records, on every call of every fixture and of a file written to hold each shape."""
+def test_a_call_read_off_a_call_result_is_told_without_reading_its_stored_receiver():
+    """``Call.on_call_result``, read back from the cache, answers without unpickling the call's stored fields, and
+    agrees with the receiver the extractor records, on every call of every fixture and of a file written to hold
+    each shape."""
     import glob
+    import pickle
 
     from warplint.engine import analyze
 
@@ -1120,9 +1122,11 @@ def test_a_call_read_off_a_call_result_is_told_from_its_callee():
             sources.append((path, fh.read()))
     on_results = 0
     for path, text in sources:
-        for call in analyze(path, text).calls:
-            assert call.on_call_result == (call.receiver is not None), (path, call.callee)
-            on_results += call.on_call_result
+        for call in pickle.loads(pickle.dumps(analyze(path, text))).calls:  # as the cache reads it back
+            answer = call.on_call_result
+            assert "_packed" in vars(call), (path, call.callee)  # the stored fields are still pickled
+            assert answer == (call.receiver is not None), (path, call.callee)
+            on_results += answer
     assert on_results >= 5  # the shapes file alone has five
 
 

@@ -1157,6 +1157,7 @@ class Extractor(cst.CSTVisitor):
         call = Call(
             callee=callee, span=None, args=args, kwargs=kwargs, ctx=self.ctx(),  # type: ignore[arg-type]
             has_star_args=any(a.star for a in arguments), receiver=receiver, read_off=read_off,
+            on_call_result=receiver is not None,
         )
         self._span_of(call, "span", node)
         self.model.calls.append(call)

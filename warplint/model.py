@@ -331,16 +331,12 @@ class Call(Compact):
     # what the callee is read off when the binder knows it: "instance" / "class" for an attribute of the instance
     # or class a method runs on (`self.m()` in an ordinary method, `cls.m()` in a classmethod), else ""
     read_off: str = ""
+    # the callee is read off what another call returns (``make(c).run()``, ``Solver(c)()``): set with ``receiver``
+    # and kept beside it, so that asking whether there is one reads no stored field
+    on_call_result: bool = False
 
     __reduce__ = _reduce_storing
     Stored: ClassVar[type]  # set below: read back from the cache, the arguments and span stay pickled until read
-
-    @property
-    def on_call_result(self) -> bool:
-        """The callee is read off what another call returns (``make(c).run()``, ``Solver(c)()``): the only calls
-        with a ``receiver``. Told from the callee, which the extractor spells with that call's ``()``
-        (``pkg.make().run``), so that asking reads no stored field."""
-        return "()" in self.callee
 
     def arg(self, position: int | None, keyword: str | None = None) -> Value | None:
         """The argument at ``position`` or passed as ``keyword``; for calls outside Warp's API

@@ -138,7 +138,7 @@ def option_changes_at(layer: Layer, file: FileModel, call: Call, _parent: Site |
     The function is found as Python finds it (a method of an instance made in place or bound to a local:
     ``Runner().run(...)``), and a ``module=`` its body reads from a parameter is the module this call passes
     (``apply(opts, wp.get_module("sim"))``), not every module some call of the helper passes."""
-    changers = layer.memo.get(_CHANGERS) or _changers(layer)  # asked for every call of the project: no detour
+    changers = _changers(layer)
     if _depth >= 8 or id(call) not in changers[1]:
         return []
     callee = layer.bindings.callee_of(file, call)
@@ -192,7 +192,4 @@ def _changers(layer: Layer) -> tuple[frozenset[tuple[str, str]], frozenset[int]]
                     pending.append((f, f.functions.get(call.ctx.scope)))
         return frozenset(found), frozenset(calls)
 
-    return layer.cached(_CHANGERS, compute)
-
-
-_CHANGERS = "option changers and their calls"
+    return layer.cached("option changers and their calls", compute)

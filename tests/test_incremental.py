@@ -276,3 +276,41 @@ def test_an_edit_that_leaves_the_model_as_it_was_keeps_the_index(tmp_path):
     changed = suppressed.replace("a[0] = 2.0", "a[0] = 3.0")  # the late kernel's content: a new model
     assert _answer(session.check_text(str(app), changed)) == fresh(changed)
     assert session.project() is not index
+
+
+def test_an_edit_rebuilds_the_index_over_the_other_files_own_tables(tmp_path):
+    """The editor's case after an edit that changes a file's model: the index is built again, but every other
+    file's own tables (read from its model alone: ``semantic/file_facts.py``) are the ones the last index built,
+    while the edited file's are new. The answer of each step equals a fresh session's (the edit adds a late
+    launch, which changes the findings)."""
+    for relative, text in CROSS.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\n")
+    config = Config(root=str(tmp_path))
+    pipeline, blur = tmp_path / "crossfile" / "pipeline.py", tmp_path / "crossfile" / "blur.py"
+
+    def fresh(path: Path, buffer: str) -> list[tuple]:
+        return _answer(Session(config, cache=False, jobs=1).check_text(str(path), buffer))
+
+    def own_tables(project, path: Path) -> dict:
+        bindings = project.layer.bindings
+        model = bindings.by_path[str(path)]
+        return {"calls by callee": bindings._calls_by_callee(model), "calls by scope": bindings.calls_in(model, ""),
+                "names": bindings._names_by_scope(model)}
+
+    session = Session(config, cache=False, jobs=1)
+    text = pipeline.read_text()
+    first = _answer(session.check_text(str(pipeline), text))
+    assert first == fresh(pipeline, text)
+    index = session.project()
+    blur_tables, pipeline_tables = own_tables(index, blur), own_tables(index, pipeline)
+    _, before, after = CROSS_EDITS[1]  # a late launch at another block size
+    edited = text.replace(before, after)
+    answer = _answer(session.check_text(str(pipeline), edited))
+    assert answer == fresh(pipeline, edited) and answer != first
+    assert session.project() is not index  # a new model: a new index
+    kept, remade = own_tables(session.project(), blur), own_tables(session.project(), pipeline)
+    assert all(kept[name] is blur_tables[name] for name in kept), "the unchanged file's tables were built again"
+    assert not any(remade[name] is pipeline_tables[name] for name in remade)
+    assert _answer(session.check_text(str(blur), blur.read_text())) == fresh(blur, blur.read_text())

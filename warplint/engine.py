@@ -34,7 +34,7 @@ from .warm import spelled as _spelled
 if TYPE_CHECKING:  # LibCST, the extractor and the index are imported when a file is parsed or checked:
     import libcst as cst  # a run answered from the result cache needs none of them
 
-    from .index import Project
+    from .index import FileFacts, Project
 
 _NOQA_LINE = re.compile(r"^.*noqa.*$", re.M | re.I)  # every line a suppression (or WC001) could read
 # Changed files compared model by model with their cached models before the rules run again (each costs a
@@ -334,6 +334,7 @@ class Session:
         self._project_context = False  # a lint_paths run indexed its files with their projects
         self.models: dict[str, FileModel] = {}  # absolute path -> model
         self._project: Project | None = None  # the index over self.models while they are unchanged
+        self._file_facts: FileFacts | None = None  # each model's own tables, kept across the indexes built over it
         self.texts: dict[str, str] = {}
         self._external: dict[str, FileModel | None] = {}
         self.jobs = jobs if jobs is not None and jobs > 0 else default_jobs()
@@ -611,10 +612,13 @@ class Session:
         """The project index over the current models; built once until a model changes (flake8 and the
         editor check file after file against the same index, and its project-wide facts are not cheap)."""
         if self._project is None:
-            from .index import Project
+            from .index import FileFacts, Project
 
+            if self._file_facts is None:
+                self._file_facts = FileFacts()
+            self._file_facts.keep_only(self.models.values())
             self._project = Project(self.models.values(), self.load_external, self.warp_environment,
-                                    self.names.runs_as_main)
+                                    self.names.runs_as_main, self._file_facts)
         return self._project
 
     # ------------------------------------------------------------------ checking
@@ -976,6 +980,10 @@ class Session:
     def recheck(self, paths: list[str], changed: dict[str, str]) -> list[Diagnostic]:
         """The findings of ``paths`` once the files in ``changed`` hold their new text (in memory only):
         how fixes are linted again before anything is written."""
+        with collector_paused():
+            return self._recheck_grouped(paths, changed)
+
+    def _recheck_grouped(self, paths: list[str], changed: dict[str, str]) -> list[Diagnostic]:
         if self._owners:  # a grouped run: each file in the index it was checked in
             by_index: dict[int, tuple[Session, list[str]]] = {}
             for path in paths:
@@ -1011,6 +1019,10 @@ class Session:
     def check_text(self, path: str, text: str) -> list[Diagnostic]:
         """Re-check one (possibly unsaved) file against the project index (the editor): the files it is
         indexed with (``ProjectScope``, as the CLI indexes it) are modelled on first use."""
+        with collector_paused():  # an editor's check: each collection would scan the new facts (half its time)
+            return self._check_text(path, text)
+
+    def _check_text(self, path: str, text: str) -> list[Diagnostic]:
         self.index_context(path)
         absolute = os.path.abspath(path)
         known = self.models.get(absolute)
@@ -1041,9 +1053,10 @@ class Session:
         context = [item for item in self._context_of([(path, None, None)])
                    if os.path.abspath(item[0]) not in self.models]
         if context:
-            self.add_files(context, importers_ahead=True)
-            self._parse_importers()
-            self.save_cache()
+            with collector_paused():  # models read back or parsed: millions of acyclic objects
+                self.add_files(context, importers_ahead=True)
+                self._parse_importers()
+                self.save_cache()
 
     def index_root(self) -> None:
         """Model every file under the config root (for editors and flake8)."""

@@ -29,6 +29,7 @@ from .semantic.bindings import Bindings
 from .semantic.context import CodeContext, is_test_file
 from .semantic.evaluator import Evaluator, Site, Source
 from .semantic.events import LAUNCH_CALLS, ConfigAssignment, FileEvents, Launch, OptionChange, place
+from .semantic.file_facts import FileFacts
 from .semantic.kernels import add_decorated_kernels
 from .semantic.launches import UNIQUE, IdentityFacts
 from .semantic.module_options import module_of, option_changes, option_changes_at
@@ -36,7 +37,7 @@ from .semantic.values import ValueSet
 from .sources import locate_installed as locate_installed  # where it is defined now (the flake8 warm path)
 from .warp_version import WarpEnvironment, WarpFacts
 
-__all__ = ["LAUNCH_CALLS", "UNIQUE", "Launch", "Project", "is_test_file"]
+__all__ = ["LAUNCH_CALLS", "UNIQUE", "FileFacts", "Launch", "Project", "is_test_file"]
 
 T = TypeVar("T")
 
@@ -50,8 +51,9 @@ class Project:
         load_external: Callable[[str], FileModel | None] | None = None,
         warp_environment: WarpEnvironment | None = None,
         runs_as_main: Callable[[str, bool], bool] | None = None,
+        file_facts: FileFacts | None = None,
     ) -> None:
-        bindings = Bindings(files, load_external, warp_environment, runs_as_main)
+        bindings = Bindings(files, load_external, warp_environment, runs_as_main, file_facts)
         evaluator = Evaluator(bindings)
         add_decorated_kernels(bindings, evaluator)
         self._facts = IdentityFacts(bindings, evaluator)

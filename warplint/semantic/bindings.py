@@ -20,7 +20,9 @@ from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value
 from warplint.names import is_warp_api
 from warplint.warp_version import Found, WarpEnvironment, WarpFacts, own_interpreter_version, version_in_config
 
+from . import file_facts
 from .context import CodeContext, context_of
+from .file_facts import FileFacts
 
 
 class _ModuleTable(dict):
@@ -76,8 +78,11 @@ class Bindings:
         load_external: Callable[[str], FileModel | None] | None = None,
         warp_environment: WarpEnvironment | None = None,
         runs_as_main: Callable[[str, bool], bool] | None = None,
+        file_facts: FileFacts | None = None,
     ) -> None:
         self.files = [f for f in files if f.error is None]
+        # each file's own tables, kept by a session across the layers it builds (file_facts.py)
+        self.file_facts = file_facts if file_facts is not None else FileFacts()
         self._runs_as_main = runs_as_main  # (path, has a __main__ block) -> runs as __main__ (module_names.py)
         self._warp_environment = warp_environment or WarpEnvironment(own_install=own_interpreter_version())
         self._warp: WarpFacts | None = None
@@ -195,9 +200,8 @@ class Bindings:
         def by_ref() -> dict[str, list[tuple[FileModel, Assignment]]]:
             table: dict[str, list[tuple[FileModel, Assignment]]] = {}
             for f in self.files:
-                for a in f.assignments:
-                    if a.target.kind == "attr" and a.target.ref:
-                        table.setdefault(a.target.ref, []).append((f, a))
+                for name, assignments in self.file_facts.cached(f, file_facts.attribute_assignments).items():
+                    table.setdefault(name, []).extend((f, a) for a in assignments)
             return table
 
         return self.cached("attribute_assignments", by_ref).get(ref, [])
@@ -300,13 +304,8 @@ class Bindings:
         with the statement that reads it (what a property getter or a descriptor's ``__get__`` is called by)."""
         table: dict[str, list[tuple[FileModel, Call | Assignment, Value]]] = {}
         for f in self.files:
-            statements: list[tuple[Call | Assignment, Iterable[Value | None]]] = [
-                (c, (*c.args, *c.kwargs.values(), c.receiver)) for c in f.calls]
-            statements += [(a, (a.value,)) for a in f.assignments]
-            for statement, values in statements:
-                for value in values:
-                    for read in _attribute_reads(value):
-                        table.setdefault(read.text.rpartition(".")[2], []).append((f, statement, read))
+            for name, reads in self.file_facts.cached(f, file_facts.attribute_reads).items():
+                table.setdefault(name, []).extend((f, statement, read) for statement, read in reads)
         return table
 
     def canonical_module(self, name: str) -> str:
@@ -352,13 +351,7 @@ class Bindings:
         return [call for _, call in sorted((e for c in table if test(c) for e in table[c]), key=lambda e: e[0])]
 
     def _calls_by_callee(self, file: FileModel) -> dict[str, list[tuple[int, Call]]]:
-        def by_callee() -> dict[str, list[tuple[int, Call]]]:
-            table: dict[str, list[tuple[int, Call]]] = {}
-            for index, call in enumerate(file.calls):
-                table.setdefault(call.callee, []).append((index, call))
-            return table
-
-        return self.cached(("calls_to", id(file)), by_callee)
+        return self.file_facts.cached(file, file_facts.calls_by_callee)
 
     def warp_calls(self, file: FileModel, *names: str) -> list[Call]:
         """``calls_to`` for Warp's API by short name: ``warp_calls(f, "load_module", "force_load")``."""
@@ -373,6 +366,9 @@ class Bindings:
                 table.setdefault(call.ctx.scope, []).append(call)
             return table
 
+        if not self._dispatches(file):  # the file's own calls (nearly every file): its own table
+            own = self.file_facts.cached(file, file_facts.calls_by_scope)
+            return own.get(scope, [])
         return self.cached(("calls_by_scope", id(file)), by_scope).get(scope, [])
 
     def calls_made(self, file: FileModel) -> list[Call]:
@@ -433,19 +429,26 @@ class Bindings:
         call through no such name, and every call of every file is asked about."""
         # Only names some call calls can matter; the others' values are not read (a model read back from the
         # cache unpickles an assignment's value on first read, and most assignments bind names no call calls).
-        assigned = {a.target.text for f in self.files for a in f.assignments if a.target.kind == "name"}
-        called = {key for f in self.files for call in f.calls if call.callee.rpartition(".")[2] in assigned
-                  and (key := self._bound_name_of(f, call)) is not None}
-        names: set[tuple[str, str, str]] = set()
+        assigned: set[str] = set()
         for f in self.files:
-            for a in f.assignments:
-                if a.target.kind != "name" or (f.path, a.ctx.scope, a.target.text) not in called:
-                    continue
+            assigned |= self.file_facts.cached(f, file_facts.assigned_names)
+        called: set[tuple[str, str, str]] = set()
+        for f in self.files:
+            by_last_name = self._calls_by_last_name_of(f)
+            for name in assigned.intersection(by_last_name):
+                called.update(key for call in by_last_name[name] if (key := self._bound_name_of(f, call)) is not None)
+        names: set[tuple[str, str, str]] = set()
+        for path, scope, name in called:
+            file = self.by_path.get(path)
+            for a in self._names_by_scope(file).get((scope, name), ()) if file is not None else ():
                 value = a.value
                 if value.kind == "element" or (value.kind == "call" and value.ref == "functools.partial"):
-                    names.add((f.path, a.ctx.scope, a.target.text))
+                    names.add((path, scope, name))
         return {(path, scope, name): self.name_assignments(self.by_path[path], scope, name)
                 for path, scope, name in names}
+
+    def _calls_by_last_name_of(self, file: FileModel) -> dict[str, list[Call]]:
+        return self.file_facts.cached(file, file_facts.calls_by_last_name)
 
     def _dispatched(self, file: FileModel, call: Call, bindings: list[Assignment]) -> list[Call] | None:
         """The calls of project functions that ``call`` (in ``file``) makes through a bound name (``calls_made``);
@@ -508,37 +511,22 @@ class Bindings:
 
     def name_assignments(self, file: FileModel, scope: str, name: str) -> list:
         """Assignments ``name = ...`` written directly in ``scope``."""
-        def by_scope_and_name() -> dict[tuple[str, str], list]:
-            table: dict[tuple[str, str], list] = {}
-            for a in file.assignments:
-                if a.target.kind == "name":
-                    table.setdefault((a.ctx.scope, a.target.text), []).append(a)
-            return table
+        return self._names_by_scope(file).get((scope, name), [])
 
-        return self.cached(("names_by_scope", id(file)), by_scope_and_name).get((scope, name), [])
+    def _names_by_scope(self, file: FileModel) -> dict[tuple[str, str], list[Assignment]]:
+        return self.file_facts.cached(file, file_facts.names_by_scope)
 
     def subscript_assignments(self, file: FileModel, scope: str, name: str) -> list:
         """Assignments ``name[key] = ...`` written directly in ``scope``."""
-        def by_scope_and_name() -> dict[tuple[str, str], list]:
-            table: dict[tuple[str, str], list] = {}
-            for a in file.assignments:
-                base = a.target.base
-                if a.target.kind == "subscript" and base is not None and base.kind == "name":
-                    table.setdefault((a.ctx.scope, base.text), []).append(a)
-            return table
-
-        return self.cached(("subscripts_by_scope", id(file)), by_scope_and_name).get((scope, name), [])
+        return self.file_facts.cached(file, file_facts.subscripts_by_scope).get((scope, name), [])
 
     def item_assignments(self, ref: str) -> list[tuple[FileModel, Assignment]]:
         """``NAME[key] = value`` anywhere in the project, where ``NAME`` is the module-level ``ref``."""
         def by_ref() -> dict[str, list[tuple[FileModel, Assignment]]]:
             table: dict[str, list[tuple[FileModel, Assignment]]] = {}
             for f in self.files:
-                for a in f.assignments:
-                    base = a.target.base
-                    if a.target.kind == "subscript" and base is not None and base.kind == "name" and base.ref \
-                            and not base.local:
-                        table.setdefault(self.canonical_ref(base.ref), []).append((f, a))
+                for written, a in self.file_facts.cached(f, file_facts.item_assignments):
+                    table.setdefault(self.canonical_ref(written), []).append((f, a))
             return table
 
         return self.cached("item_assignments", by_ref).get(ref, [])
@@ -560,14 +548,20 @@ class Bindings:
         # so calls are grouped by that part and a group is resolved the first time a name in it is asked
         # for: an edit re-checks the project asking about a few thousand names of 200 000 calls.
         if self._calls_by_last_name is None:
-            self._calls_by_last_name = {}
+            grouped: dict[str, list[tuple[FileModel, Call]]] = {}
             for f, call in self._calls_through_names():
-                self._calls_by_last_name.setdefault(call.callee.rpartition(".")[2], []).append((f, call))
+                grouped.setdefault(call.callee.rpartition(".")[2], []).append((f, call))
             for f in self.files:
+                by_last_name = self._calls_by_last_name_of(f)
+                if not self.file_facts.cached(f, file_facts.calls_a_calls_result):
+                    for name, calls in by_last_name.items():
+                        grouped.setdefault(name, []).extend((f, call) for call in calls)
+                    continue
                 for call in f.calls:
                     # `make(c)()` under the name of the function `make` returns (resolving it changes the name)
                     callee = self.returned_function(call.callee) or call.callee
-                    self._calls_by_last_name.setdefault(callee.rpartition(".")[2], []).append((f, call))
+                    grouped.setdefault(callee.rpartition(".")[2], []).append((f, call))
+            self._calls_by_last_name = grouped
         pending = self._calls_by_last_name.pop(last_name, None)
         if pending is not None:
             for f, call in pending:
@@ -749,20 +743,6 @@ GETTER_DESCRIPTORS = frozenset({"property", "functools.cached_property", "abc.ab
 def is_getter(fn: Function) -> bool:
     """A method a getter descriptor wraps: reading the attribute on an instance calls it."""
     return fn.class_name is not None and any(d in GETTER_DESCRIPTORS for d in fn.decorators)
-
-
-def _attribute_reads(value: Value | None) -> Iterable[Value]:
-    """Every attribute read (``a.b``, ``f().b``) inside ``value``."""
-    if value is None:
-        return
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if v.kind == "attr":
-            yield v
-        stack.extend(p for p in (*v.args, *v.kwargs.values(), v.base, v.key) if isinstance(p, Value))
-        for item in v.items:
-            stack.extend(i for i in (item if isinstance(item, tuple) else (item,)) if isinstance(i, Value))
 
 
 def read_off_parameter(file: FileModel, scope: str, dotted: str) -> str:

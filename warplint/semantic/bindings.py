@@ -93,7 +93,8 @@ class Bindings:
         self._load_external = load_external
         self._external: dict[str, FileModel | None] = {}
         self._callers: dict[str, list[tuple[FileModel, Call]]] = {}  # filled name by name (``callers``)
-        self._calls_by_last_name: dict[str, list[tuple[FileModel, Call]]] | None = None
+        # the last part of a callee's name -> (file, its calls of that name), until the name is asked (``callers``)
+        self._calls_by_last_name: dict[str, list[tuple[FileModel, list[Call]]]] | None = None
         self._defines_cache: dict[str, str | None] = {}
         self.memo: dict = {}  # the tables, built on first use
 
@@ -398,9 +399,11 @@ class Bindings:
             if not bound:
                 return {}
             last_names = self.cached("last parts of names bound to functions", lambda: {key[2] for key in bound})
+            by_last_name = self._calls_by_last_name_of(file)
+            named = {id(call) for name in last_names.intersection(by_last_name) for call in by_last_name[name]}
             found: dict[int, list[Call]] = {}
-            for call in file.calls:
-                if call.callee.rpartition(".")[2] not in last_names:
+            for call in file.calls if named else ():
+                if id(call) not in named:
                     continue
                 key = self._bound_name_of(file, call)
                 dispatched = self._dispatched(file, call, bound[key]) if key in bound else None
@@ -548,23 +551,23 @@ class Bindings:
         # so calls are grouped by that part and a group is resolved the first time a name in it is asked
         # for: an edit re-checks the project asking about a few thousand names of 200 000 calls.
         if self._calls_by_last_name is None:
-            grouped: dict[str, list[tuple[FileModel, Call]]] = {}
+            grouped: dict[str, list[tuple[FileModel, list[Call]]]] = {}
             for f, call in self._calls_through_names():
-                grouped.setdefault(call.callee.rpartition(".")[2], []).append((f, call))
+                grouped.setdefault(call.callee.rpartition(".")[2], []).append((f, [call]))
             for f in self.files:
                 by_last_name = self._calls_by_last_name_of(f)
                 if not self.file_facts.cached(f, file_facts.calls_a_calls_result):
                     for name, calls in by_last_name.items():
-                        grouped.setdefault(name, []).extend((f, call) for call in calls)
+                        grouped.setdefault(name, []).append((f, calls))
                     continue
                 for call in f.calls:
                     # `make(c)()` under the name of the function `make` returns (resolving it changes the name)
                     callee = self.returned_function(call.callee) or call.callee
-                    grouped.setdefault(callee.rpartition(".")[2], []).append((f, call))
+                    grouped.setdefault(callee.rpartition(".")[2], []).append((f, [call]))
             self._calls_by_last_name = grouped
         pending = self._calls_by_last_name.pop(last_name, None)
-        if pending is not None:
-            for f, call in pending:
+        for f, calls in pending or ():
+            for call in calls:
                 if self.is_warp_api(call.callee):  # Warp's tests and examples are project code
                     continue
                 self._callers.setdefault(self.canonical_function(self.callee_of(f, call)), []).append((f, call))

@@ -96,7 +96,7 @@ def _build(facts: IdentityFacts, file: FileModel) -> FileEvents:
         launches=tuple(facts.launches(file)),
         kernels=tuple(KernelCreated(file, k) for k in file.kernels),
         option_changes=tuple(option_changes(file, facts)),
-        config_assignments=tuple(_config_assignments(file)),
+        config_assignments=tuple(facts.bindings.file_facts.cached(file, _config_assignments)),
         cache_operations=tuple(caches),
         loads=tuple(loads),
     )

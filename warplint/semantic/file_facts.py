@@ -98,6 +98,11 @@ def subscripts_by_scope(file: FileModel) -> dict[tuple[str, str], list[Assignmen
     return table
 
 
+def keyed_stores(file: FileModel) -> list[Assignment]:
+    """The assignments ``x[key] = value`` (any ``x``), in source order."""
+    return [a for a in file.assignments if a.target.kind == "subscript" and a.target.key is not None]
+
+
 def attribute_assignments(file: FileModel) -> dict[str, list[Assignment]]:
     """The attribute (``pkg.mod.Class.attr``) -> its assignments: class body and ``self.attr = ...``."""
     table: dict[str, list[Assignment]] = {}

@@ -150,8 +150,8 @@ def registrations(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> list
 def _registrations(facts: IdentityFacts) -> dict[KernelKey, list[Registration]]:
     table: dict[KernelKey, list[Registration]] = {}
     for f in facts.bindings.files:
-        for call in f.calls:
-            if not is_warp(call.callee, "overload") or call.ctx.expects_raise:
+        for call in facts.bindings.warp_calls(f, "overload"):
+            if call.ctx.expects_raise:
                 continue  # one the test expects to raise registers nothing (wp.overload checks, then adds)
             value = call.bound("kernel")
             fn = f.functions.get(call.ctx.scope)

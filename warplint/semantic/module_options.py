@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from warplint.model import Call, FileModel, Value
 from warplint.names import is_warp
 
+from . import file_facts
 from .events import OptionChange, OptionForm
 
 if TYPE_CHECKING:
@@ -68,14 +69,12 @@ def _option_changes(layer: Layer, file: FileModel) -> list[OptionChange]:
         if found is not None:
             changes.append(OptionChange(found[0], _literal_dict(call.arg(0)), call.span, call.ctx, OptionForm.UPDATE,
                                         found[1], file.path, call.arg(0), keywords=tuple(call.kwargs)))
-    for assignment in file.assignments:
+    for assignment in layer.bindings.file_facts.cached(file, file_facts.keyed_stores):
         target = assignment.target
-        if target.kind != "subscript" or target.key is None:
-            continue
         found = _options_of(layer, file, target.base, assignment.ctx.scope)
         if found is None:
             continue
-        key = target.key.const if target.key.kind == "const" else None
+        key = target.key.const if target.key is not None and target.key.kind == "const" else None
         values = {key: assignment.value.const} if key is not None and assignment.value.kind == "const" else None
         changes.append(OptionChange(found[0], values, assignment.span, assignment.ctx, OptionForm.ITEM, found[1],
                                     file.path, key=target.key))

@@ -1172,6 +1172,7 @@ def test_warp_types_are_known_values_identified_as_warp_binds_them(tmp_path):
         "p = vector(length=3, dtype=float)\nq = wp.quat\nr = wp.types.quaternion(dtype=wp.float32)\n"
         "def dtype_of(x):\n    return x.dtype\n"
         "s = dtype_of(wp.zeros(3, dtype=wp.float32))\nt = wp.zeros(3, dtype=wp.float64).dtype\n"
+        "TABLE = {wp.float32: 'f', wp.float64: 'd', 'float32': 's'}\nu = TABLE[float32]\nw = TABLE[t]\n"
     )
     project = project_of(tmp_path, {"m.py": source})
     file = _file(project, "m.py")
@@ -1194,6 +1195,8 @@ def test_warp_types_are_known_values_identified_as_warp_binds_them(tmp_path):
     assert isinstance(only("o"), Unknown)  # warp.types has no float32 in 1.19 (it forwarded to it until 1.12)
     assert isinstance(only("p"), Unknown)  # Python's float: Warp converts it, the evaluator does not
     assert all(isinstance(v, Unknown) for v in value("s")) and all(isinstance(v, Unknown) for v in value("t"))
+    # a dict keyed by types: the item of that one class (no other type, no string, is the same key)
+    assert value("u").constants() == ["f"] and value("w").constants() == ["d", "f", "s"]
 
     # the spelling Warp gave the types module before 1.13 (deprecated forwarding), and `wp.vec` of 1.10
     old = tmp_path / "old"

@@ -1242,7 +1242,7 @@ class Evaluator:
         # (`int(os.environ.get("N", "16"))` is 16 or a run-time number), so partial knowledge stays evidence
         if any(s.varies for s in args):
             results.add(Varies(f"{ref}() of a run-time value"))
-        elif any(not s.known for s in args):
+        elif any(not s.known or any(isinstance(v, WarpType) for v in s) for s in args):
             results.add(Unknown(f"{ref}() of an unknown value"))
         for combination in _product(args):
             try:
@@ -1272,6 +1272,8 @@ class Evaluator:
         if not left.known or not right.known:
             # `1 << (n - 1).bit_length()`, `n // 32 * 32`: computed from a value only the run knows
             return ValueSet.of(Varies("arithmetic on a value known only at run time"))
+        if any(isinstance(v, WarpType) for v in (*left, *right)):
+            return ValueSet.of(Unknown("arithmetic on a Warp type"))
         results: set[AbstractValue] = set()
         for a, b in _product([left, right]):
             try:
@@ -1898,6 +1900,11 @@ def _may_match(keys: ValueSet, others: ValueSet) -> bool:
 def _may_equal(a: AbstractValue, b: AbstractValue) -> bool:
     if isinstance(a, Const) and isinstance(b, Const):
         return bool(a.value == b.value)
+    if isinstance(a, WarpType) or isinstance(b, WarpType):
+        # one class object is one value: a Warp type is no literal, and two different types never the same key
+        if isinstance(a, (WarpType, Const)) and isinstance(b, (WarpType, Const)):
+            return a == b
+        return True
     if isinstance(a, Const) and isinstance(b, Sequence):
         a, b = b, a
     if isinstance(a, Sequence) and isinstance(b, Const):

@@ -241,6 +241,55 @@ def test_the_1_19_table_holds_the_value_types_of_the_installed_warp():
     assert set(table["value_type_constructors"]) == set(table["public_type_names"].values())
 
 
+HASH_PROBE = '''
+import json, sys
+import warp as wp
+import warp._src.types as warp_types
+
+wp.config.log_level = wp.LOG_WARNING
+wp.init()
+table = json.loads(sys.argv[1])
+
+
+def module_hash(dtype, name):
+    @wp.kernel(module=name)
+    def k(a: wp.array(dtype=dtype)):
+        a[wp.tid()] = dtype()
+
+    return k.module.hash_module().hex()
+
+
+found = {}
+for name, (own, constructor, arguments, scalar) in table.items():
+    found[name] = module_hash(getattr(wp, name), f"named_{name}")
+    if constructor:
+        arguments = [tuple(a) if isinstance(a, list) else a for a in arguments]  # JSON made the shapes lists
+        made = getattr(warp_types, constructor)(*arguments, dtype=getattr(wp, scalar))
+        found[f"made_{name}"] = module_hash(made, f"made_{name}")
+print(json.dumps(found))
+'''
+
+
+def test_a_value_type_s_identity_is_what_warp_hashes_into_a_kernel(tmp_path):
+    """On the installed Warp 1.19 (CPU, hashing only, a private cache): a kernel reading a built-in type hashes
+    like one reading the same constructor's type of the same shape (``vector(length=3, dtype=float32)``, another
+    class object than ``vec3f``), and unlike one reading any type of another identity (``transformation`` is not
+    ``vector(7)``)."""
+    table = {k: v for k, v in TABLES["1.19.0"]["value_types"].items() if k in ("float32", "float64", "int32", "bool")
+             or (v[1] in ("vector", "matrix", "quaternion", "transformation") and v[3] in ("float32", "float64"))}
+    probe = tmp_path / "probe.py"  # Warp reads a kernel's source from its file
+    probe.write_text(HASH_PROBE)
+    result = subprocess.run([sys.executable, str(probe), json.dumps(table)], capture_output=True, text=True,
+                            env={**os.environ, "WARP_CACHE_PATH": str(tmp_path / "cache")}, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    hashes = json.loads(result.stdout.strip().splitlines()[-1])
+    for name, entry in table.items():
+        if entry[1]:
+            assert hashes[f"made_{name}"] == hashes[name], name
+        for other, other_entry in table.items():
+            assert (hashes[name] == hashes[other]) == (tuple(entry[1:]) == tuple(other_entry[1:])), (name, other)
+
+
 CONTEXT_1_10 = '''
 class Kernel:
     def __init__(self, options=None):

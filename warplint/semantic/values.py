@@ -136,8 +136,9 @@ class WarpType:
     content: by its constructor (empty for a scalar), the constructor's arguments but ``dtype``, and its scalar.
     Two spellings of one class object are one value (``wp.vec3`` is ``wp.vec3f``); so is a construction of the
     same shape (``vector(3, float32)`` is another class object than ``vec3f``, but a kernel reading either hashes
-    the same, warp-facts §4), and any two different values make different kernel content. ``name``: Warp's own name
-    of the class (``vec3f``), for messages."""
+    the same: Warp hashes a type by its type code, warp-facts §4; measured on 1.19 by test_warp_versions), and any
+    two different values make different kernel content (``transformation(float32)`` is not ``vector(7, float32)``).
+    ``name``: Warp's own name of the class (``vec3f``), for messages."""
 
     constructor: str
     arguments: tuple

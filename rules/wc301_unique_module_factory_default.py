@@ -32,8 +32,8 @@ class UniqueModuleFactoryDefault(Rule):
     live in the registry forever, so `force_load()` and graph capture build all of them.
 
     A factory whose calls in the project make kernels of different contents (run-time
-    specialisations: `make(2.0)` and `make(3.0)`, or one call per item of a loop over
-    literals) is not reported: each of its kernels is a new build wherever it lands,
+    specialisations: `make(2.0)` and `make(3.0)`, `make(wp.float32)` and `make(wp.float64)`,
+    or one call per item of a loop over literals) is not reported: each of its kernels is a new build wherever it lands,
     and a module of its own keeps that build from rebuilding a shared module.
 
     ## Fix
@@ -52,10 +52,11 @@ class UniqueModuleFactoryDefault(Rule):
     `--confirm` counts the modules actually built.
 
     The factory is left alone only on proof that its contents differ: two distinct known
-    values (literals, functions) reach what the kernel reads, over the project's calls.
-    A factory nobody in the project calls is reported (a library's users choose what
-    they pass). So is one whose calls pass values not known statically (`x.shape[0]`,
-    an argument from outside the project, a Warp type): they may be the same value on
+    values (literals, functions, Warp types: `wp.vec3` and `wp.vec3f` are one type) reach
+    what the kernel reads, over the project's calls. A factory nobody in the project calls
+    is reported (a library's users choose what they pass). So is one whose calls pass
+    values not known statically (`x.shape[0]`, an argument from outside the project, the
+    `dtype` of an array made at run time): they may be the same value on
     every call, so a run-time value alone is no proof of specialisation, and a
     factory called with one literal and one such value is reported too. A factory
     making several kernels is reported when any of them has one content.

@@ -95,11 +95,17 @@ def facts_of(path: str) -> dict:
             _, parallel_tests = _read(wheel, "warp/tests/test_module_parallel_load.py")
         except extract.ExtractError:
             parallel_tests = ""
+        _, package = _read(wheel, "warp/__init__.py")
+        _, public_types = _read(wheel, "warp/types.py")
         modules = extract.public_modules(wheel.namelist())
     options = extract.module_options(context)
     config_defaults = extract.config_defaults(config)
     ops = extract.mathdx_ops(builtins)
     arrays = extract.array_types(types, fabric)
+    value_types = extract.value_types(types)
+    type_names = {*value_types.types, *value_types.constructors}
+    public_names = {**extract.public_type_names("warp", package, type_names),
+                    **extract.public_type_names("warp.types", public_types, type_names)}
     if options.constants.get("block_dim") is None:
         raise extract.ExtractError(f"{path}: Module.options has no constant block_dim")
     return {
@@ -125,6 +131,9 @@ def facts_of(path: str) -> dict:
         "array_types": tuple(sorted(arrays.classes)),
         "array_types_dtype_any": tuple(sorted(arrays.dtype_any)),
         "generic_types": tuple(sorted(extract.generic_types(types))),
+        "value_types": {k: value_types.types[k] for k in sorted(value_types.types)},
+        "value_type_constructors": {k: value_types.constructors[k] for k in sorted(value_types.constructors)},
+        "public_type_names": {k: public_names[k] for k in sorted(public_names)},
         "cpu_parallel_load_race_test": CPU_RACE_TEST in parallel_tests,
     }
 

@@ -14,7 +14,8 @@ import pytest
 from warplint.config import Config
 from warplint.engine import Session
 from warplint.registry import all_rules
-from warplint.semantic.values import Const, KernelRef, Unknown, Varies
+from warplint.semantic.values import Const, KernelRef, Unknown, ValueSet, Varies, WarpType
+from warplint.semantic.variants import CallContents
 from warplint.testing import fixture_results, project_of
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "semantic")
@@ -1155,3 +1156,70 @@ def test_a_comprehension_binds_its_target_to_each_item_and_calls_in_a_loop(tmp_p
     assert evaluator.values(file, generator.args[0], "run").constants() == [5]
     launch = next(c for c in file.calls if c.callee == "warp.launch")
     assert not launch.ctx.in_loop  # the loop ends with the comprehension
+
+
+def test_warp_types_are_known_values_identified_as_warp_binds_them(tmp_path):
+    # `wp.vec3` is `wp.vec3f` (Warp's `vec3 = vec3f`), whatever the import spelling; a construction of the same
+    # shape is the same type for a kernel's content (it hashes alike); different types differ; the dtype of an
+    # array made at run time is not known, and two such reads are not one value
+    source = (
+        "import warp as wp\nimport warp as warp_lang\nimport warp.types\nfrom warp import float32, vec3 as v3\n"
+        "from warp.types import vector, matrix\n"
+        "a = wp.float32\nb = warp_lang.float32\nc = float32\nd = wp.float64\n"
+        "e = wp.vec3\nf = wp.vec3f\ng = v3\nh = warp.types.vector(length=3, dtype=wp.float32)\n"
+        "i = vector(3, float32)\nj = vector(length=2, dtype=wp.float32)\nk = wp.vec3d\n"
+        "m = matrix(shape=(3, 3), dtype=wp.float64)\nn = wp.mat33d\no = wp.types.float32\n"
+        "p = vector(length=3, dtype=float)\nq = wp.quat\nr = wp.types.quaternion(dtype=wp.float32)\n"
+        "def dtype_of(x):\n    return x.dtype\n"
+        "s = dtype_of(wp.zeros(3, dtype=wp.float32))\nt = wp.zeros(3, dtype=wp.float64).dtype\n"
+        "TABLE = {wp.float32: 'f', wp.float64: 'd', 'float32': 's'}\nu = TABLE[float32]\nw = TABLE[t]\n"
+    )
+    project = project_of(tmp_path, {"m.py": source})
+    file = _file(project, "m.py")
+
+    def value(name):
+        (bound,) = project.layer.bindings.name_assignments(file, "", name)
+        return project.values(file, bound.value)
+
+    def only(name):
+        (found,) = value(name)
+        return found
+
+    assert isinstance(only("a"), WarpType) and only("a").name == "float32"
+    assert only("a") == only("b") == only("c") != only("d")
+    assert only("e") == only("f") == only("g") == only("h") == only("i")
+    assert only("e").name == "vec3f" and only("h").name == "vec3f"
+    assert len({only("e"), only("j"), only("k")}) == 3  # another length, another scalar
+    assert only("m") == only("n") and only("m").name == "mat33d" and only("m") != only("k")
+    assert only("q") == only("r") and only("q") != only("e")
+    assert isinstance(only("o"), Unknown)  # warp.types has no float32 in 1.19 (it forwarded to it until 1.12)
+    assert isinstance(only("p"), Unknown)  # Python's float: Warp converts it, the evaluator does not
+    assert all(isinstance(v, Unknown) for v in value("s")) and all(isinstance(v, Unknown) for v in value("t"))
+    # a dict keyed by types: the item of that one class (no other type, no string, is the same key)
+    assert value("u").constants() == ["f"] and value("w").constants() == ["d", "f", "s"]
+
+    # the spelling Warp gave the types module before 1.13 (deprecated forwarding), and `wp.vec` of 1.10
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "m.py").write_text("import warp as wp\na = wp.types.float32\nb = wp.vec(length=3, dtype=wp.float32)\n")
+    session = Session(Config(root=str(old), select=("ALL",), warp_version="1.10"))
+    session.configure_cache(False)
+    session.lint_paths([str(old)])
+    old_project = session.project()
+    old_file = old_project.files[0]
+    found = {a.target.text: old_project.values(old_file, a.value) for a in old_file.assignments}
+    assert found["a"] == ValueSet.of(only("a")) and found["b"] == ValueSet.of(only("e"))
+
+
+def test_two_warp_types_passed_to_a_factory_make_several_contents(tmp_path):
+    # `make(wp.float32)` and `make(wp.float64)`: two kernel contents; one type twice (`wp.vec3`, `wp.vec3f`)
+    # proves nothing several; nor do dtypes of arrays made at run time
+    factory = ("def {0}(dtype):\n    @wp.kernel\n    def k(a: wp.array(dtype=dtype)):\n        a[wp.tid()] = dtype()\n"
+               "    return k\n")
+    source = ("import warp as wp\n" + "".join(factory.format(n) for n in ("two", "alias", "arrays"))
+              + "def run(x, y):\n    two(wp.float32)\n    two(wp.float64)\n    alias(wp.vec3)\n    alias(wp.vec3f)\n"
+              "    arrays(x.dtype)\n    arrays(y.dtype)\n")
+    project = project_of(tmp_path, {"m.py": source})
+    file = _file(project, "m.py")
+    contents = {k.ctx.scope: project.contents_across_calls(file, k) for k in file.kernels}
+    assert contents == {"two": CallContents.SEVERAL, "alias": CallContents.UNKNOWN, "arrays": CallContents.UNKNOWN}

@@ -162,6 +162,134 @@ def test_the_1_19_table_holds_the_array_and_generic_types_of_the_installed_warp(
     assert {t.__name__ for t in warp_types.generic_types} == set(table["generic_types"])
 
 
+TYPES_VALUE_TYPES = '''
+import functools
+
+class float_base: ...
+class float32(float_base): ...
+class float64(float_base): ...
+class int32: ...
+class bool: ...
+
+int_types = (int32,)
+float_types = (float32, float64)
+scalar_types = int_types + float_types
+scalar_and_bool_types = (*scalar_types, bool)
+
+@functools.cache
+def vector(length, dtype): ...
+
+@functools.cache
+def matrix(shape, dtype): ...
+
+class vec3f(vector(length=3, dtype=float32)): ...
+class vec2d(vector(2, float64)): ...
+class mat22f(matrix(shape=(2, 2), dtype=float32)): ...
+
+vec3 = vec3f
+vector_types = (vec3f, vec2d, mat22f)
+'''
+
+
+def test_value_types_are_warps_scalars_and_built_in_composites_with_their_aliases():
+    found = extract.value_types(TYPES_VALUE_TYPES)
+    assert found.types["float32"] == ("float32", "", (), "float32")
+    assert found.types["bool"] == ("bool", "", (), "bool")  # scalar_and_bool_types, through `+` and `*`
+    assert found.types["vec3"] == found.types["vec3f"] == ("vec3f", "vector", (3,), "float32")  # the alias
+    assert found.types["vec2d"] == ("vec2d", "vector", (2,), "float64")  # positional arguments bound by name
+    assert found.types["mat22f"] == ("mat22f", "matrix", ((2, 2),), "float32")
+    assert found.constructors == {"vector": ("length", "dtype"), "matrix": ("shape", "dtype")}
+    assert "float_base" not in found.types and "int_types" not in found.types
+    with pytest.raises(extract.ExtractError):  # a built-in type of a dtype that is no scalar
+        extract.value_types(TYPES_VALUE_TYPES.replace("vector(2, float64)", "vector(2, float_base)"))
+
+
+def test_public_type_names_are_warps_re_exports_under_another_name_and_deprecated_forwarding():
+    names = {"float32", "vec3", "vector", "matrix"}
+    package = "from warp._src.types import float32 as float32\nfrom warp._src.types import vector as vec\n"
+    assert extract.public_type_names("warp", package, names) == {"warp.vec": "vector"}  # warp.float32 is its own
+    forwarding = ("from warp._src.types import vector as vector\nfrom warp._src import types as _types\n"
+                  "def __getattr__(name):\n    return get_deprecated_api(_types, 'wp', name)\n")
+    assert extract.public_type_names("warp.types", forwarding, names) == {
+        "warp.types.vector": "vector", "warp.types.float32": "float32", "warp.types.vec3": "vec3",
+        "warp.types.matrix": "matrix"}
+    assert extract.public_type_names("warp.types", forwarding.split("def ")[0], names) == {
+        "warp.types.vector": "vector"}  # no forwarding: only what it re-exports
+
+
+def test_the_1_19_table_holds_the_value_types_of_the_installed_warp():
+    """Checked against the installed Warp 1.19: each name is Warp's class of that own name, two names are one
+    entry exactly when they are one object, and the entry's shape and scalar are the class's own."""
+    import warp as wp
+    import warp._src.types as warp_types
+
+    table = TABLES["1.19.0"]
+    objects = {name: getattr(wp, name) for name in table["value_types"]}
+    for name, (own, constructor, arguments, scalar) in table["value_types"].items():
+        assert objects[name] is getattr(wp, own) and objects[name].__name__ == own, name
+        for other, entry in table["value_types"].items():
+            assert (objects[name] is objects[other]) == (entry == table["value_types"][name]), (name, other)
+        if constructor == "vector":
+            assert objects[name]._length_ == arguments[0] and objects[name]._wp_scalar_type_ is getattr(wp, scalar)
+        elif constructor == "matrix":
+            assert objects[name]._shape_ == arguments[0] and objects[name]._wp_scalar_type_ is getattr(wp, scalar)
+        elif not constructor:
+            assert objects[name] in warp_types.scalar_and_bool_types and name == scalar
+    assert set(objects.values()) >= set(warp_types.scalar_and_bool_types) | set(warp_types.vector_types)
+    for spelling, name in table["public_type_names"].items():
+        assert getattr(wp.types, spelling.rpartition(".")[2]) is getattr(warp_types, name)
+    assert set(table["value_type_constructors"]) == set(table["public_type_names"].values())
+
+
+HASH_PROBE = '''
+import json, sys
+import warp as wp
+import warp._src.types as warp_types
+
+wp.config.log_level = wp.LOG_WARNING
+wp.init()
+table = json.loads(sys.argv[1])
+
+
+def module_hash(dtype, name):
+    @wp.kernel(module=name)
+    def k(a: wp.array(dtype=dtype)):
+        a[wp.tid()] = dtype()
+
+    return k.module.hash_module().hex()
+
+
+found = {}
+for name, (own, constructor, arguments, scalar) in table.items():
+    found[name] = module_hash(getattr(wp, name), f"named_{name}")
+    if constructor:
+        arguments = [tuple(a) if isinstance(a, list) else a for a in arguments]  # JSON made the shapes lists
+        made = getattr(warp_types, constructor)(*arguments, dtype=getattr(wp, scalar))
+        found[f"made_{name}"] = module_hash(made, f"made_{name}")
+print(json.dumps(found))
+'''
+
+
+def test_a_value_type_s_identity_is_what_warp_hashes_into_a_kernel(tmp_path):
+    """On the installed Warp 1.19 (CPU, hashing only, a private cache): a kernel reading a built-in type hashes
+    like one reading the same constructor's type of the same shape (``vector(length=3, dtype=float32)``, another
+    class object than ``vec3f``), and unlike one reading any type of another identity (``transformation`` is not
+    ``vector(7)``)."""
+    table = {k: v for k, v in TABLES["1.19.0"]["value_types"].items() if k in ("float32", "float64", "int32", "bool")
+             or (v[1] in ("vector", "matrix", "quaternion", "transformation") and v[3] in ("float32", "float64"))}
+    probe = tmp_path / "probe.py"  # Warp reads a kernel's source from its file
+    probe.write_text(HASH_PROBE)
+    result = subprocess.run([sys.executable, str(probe), json.dumps(table)], capture_output=True, text=True,
+                            env={**os.environ, "WARP_CACHE_PATH": str(tmp_path / "cache")}, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    hashes = json.loads(result.stdout.strip().splitlines()[-1])
+    for name, entry in table.items():
+        if entry[1]:
+            assert hashes[f"made_{name}"] == hashes[name], name
+        for other, other_entry in table.items():
+            assert (hashes[name] == hashes[other]) == (tuple(entry[1:]) == tuple(other_entry[1:])), (name, other)
+
+
 CONTEXT_1_10 = '''
 class Kernel:
     def __init__(self, options=None):

@@ -100,6 +100,12 @@ class WarpFacts:
     public_modules: frozenset[str] = frozenset()  # importable warp.X modules (warp.context went in 1.13)
     array_extents: frozenset[str] = frozenset()  # wp.array's integer attributes: counts of its run-time data
     cpu_parallel_load_fixed: bool = False  # concurrent first CPU loads no longer lose kernels
+    # Warp's built-in value types by their name in warp._src.types (aliases included): (the class's own name,
+    # its constructor, the constructor's arguments but dtype, the scalar dtype); a scalar has no constructor
+    value_types: Mapping[str, tuple[str, str, tuple, str]] = field(default_factory=dict, hash=False)
+    value_type_constructors: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)  # -> params
+    # public spellings other than warp.X of a name X of warp._src.types (warp.vec, warp.types.float32 before 1.13)
+    public_type_names: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     @property
     def minor(self) -> str:
@@ -164,6 +170,9 @@ def facts_of(version: str, source: str, found: str | None) -> WarpFacts:
         public_modules=frozenset(table["public_modules"]),
         array_extents=frozenset(table["array_extents"]),
         cpu_parallel_load_fixed=fixed,
+        value_types=dict(table["value_types"]),
+        value_type_constructors=dict(table["value_type_constructors"]),
+        public_type_names=dict(table["public_type_names"]),
     )
 
 

@@ -470,3 +470,98 @@ def public_modules(wheel_names: Iterable[str]) -> frozenset[str]:
         elif len(parts) == 3 and parts[2] == "__init__.py" and not parts[1].startswith("_"):
             found.add(f"warp.{parts[1]}")
     return frozenset(found)
+
+
+# ---------------------------------------------------------------------------------------------- value types
+
+
+@dataclass(frozen=True)
+class ValueTypes:
+    """Warp's built-in value types as ``types.py`` defines them.
+
+    ``types``: every name of a scalar (``scalar_and_bool_types``) or a built-in composite type (``vector_types``)
+    and of an alias of one (``vec3 = vec3f``), mapped to (the class's own name, its constructor, the
+    constructor's arguments but ``dtype``, the scalar ``dtype``): ``vec3`` -> ``("vec3f", "vector", (3,),
+    "float32")``, ``float32`` -> ``("float32", "", (), "float32")``. ``constructors``: each function those
+    classes are built from (``vector``, ``matrix``, ``quaternion``, ``transformation``) -> its parameters."""
+
+    types: dict[str, tuple[str, str, tuple, str]]
+    constructors: dict[str, tuple[str, ...]]
+
+
+def value_types(types_source: str) -> ValueTypes:
+    tree = ast.parse(types_source)
+    tuples = dict(_module_assignments(tree))
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    types: dict[str, tuple[str, str, tuple, str]] = {
+        name: (name, "", (), name) for name in _names_of(tuples, "scalar_and_bool_types", 0)}
+    constructors: dict[str, tuple[str, ...]] = {}
+    for name in _names_of(tuples, "vector_types", 0):
+        cls = classes.get(name)
+        base = cls.bases[0] if cls is not None and len(cls.bases) == 1 else None
+        if not (isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id in functions):
+            raise ExtractError(f"the built-in type {name} is not a class made by a call of a types.py function")
+        maker = functions[base.func.id]
+        params = tuple(a.arg for a in (*maker.args.posonlyargs, *maker.args.args))
+        bound = dict(zip(params, base.args, strict=False)) | {k.arg: k.value for k in base.keywords if k.arg}
+        dtype = bound.pop("dtype", None)
+        if not (isinstance(dtype, ast.Name) and dtype.id in types and types[dtype.id][1] == ""):
+            raise ExtractError(f"the built-in type {name} has no scalar dtype")
+        try:
+            arguments = tuple(ast.literal_eval(bound[p]) for p in params if p in bound)
+        except ValueError as error:
+            raise ExtractError(f"the built-in type {name} is made of arguments that are not literals") from error
+        constructors[maker.name] = params
+        types[name] = (name, maker.name, arguments, dtype.id)
+    for target, value in _module_assignments(tree):
+        if isinstance(value, ast.Name) and value.id in types and target not in types:
+            types[target] = types[value.id]  # `vec3 = vec3f`: the same class object
+    return ValueTypes(types, constructors)
+
+
+def _names_of(assignments: dict[str, ast.expr | None], name: str, depth: int) -> tuple[str, ...]:
+    """The names a module-level tuple of names holds: ``(a, b)``, ``x + y``, ``(*x, b)`` of other such tuples."""
+    def expand(node: ast.expr | None) -> tuple[str, ...]:
+        if isinstance(node, ast.Tuple):
+            return tuple(n for element in node.elts for n in expand(element))
+        if isinstance(node, ast.Starred):
+            return expand(node.value)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return expand(node.left) + expand(node.right)
+        if isinstance(node, ast.Name):
+            return _names_of(assignments, node.id, depth + 1) if isinstance(
+                assignments.get(node.id), (ast.Tuple, ast.BinOp)) and depth < 8 else (node.id,)
+        raise ExtractError(f"`{name}` is not a tuple of names")
+
+    if name not in assignments:
+        raise ExtractError(f"no module-level `{name}`")
+    return expand(assignments[name])
+
+
+def public_type_names(namespace: str, source: str, value_type_names: Iterable[str]) -> dict[str, str]:
+    """The public spellings ``namespace.Y`` (``warp``, ``warp.types``) of the value types and their constructors
+    that a public module of Warp gives another name or that exist only there: ``from warp._src.types import X as
+    Y`` (``warp.vec`` is ``vector`` in 1.10), and every name of ``warp._src.types`` when the module forwards
+    unknown attributes to it (``def __getattr__`` over ``from warp._src import types as _types``, deprecated).
+    The spelling ``warp.X`` of a name ``X`` of ``warp._src.types`` is its own (the binder writes ``warp._src.types.X``
+    that way)."""
+    tree = ast.parse(source)
+    known = set(value_type_names)
+    found: dict[str, str] = {}
+    forwarding_module = ""
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "warp._src.types":
+            for alias in node.names:
+                spelt = alias.asname or alias.name
+                if alias.name in known and f"{namespace}.{spelt}" != f"warp.{alias.name}":  # not its own
+                    found[f"{namespace}.{spelt}"] = alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module == "warp._src":
+            forwarding_module = next((a.asname or a.name for a in node.names if a.name == "types"), forwarding_module)
+    getattr_ = _function(tree, "__getattr__")
+    if forwarding_module and getattr_ is not None and any(
+            isinstance(n, ast.Name) and n.id == forwarding_module for n in ast.walk(getattr_)):
+        for name in known:
+            if f"{namespace}.{name}" != f"warp.{name}":
+                found.setdefault(f"{namespace}.{name}", name)
+    return found

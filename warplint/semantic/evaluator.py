@@ -41,6 +41,7 @@ from .values import (
     ValueSet,
     Varies,
     WarpModule,
+    WarpType,
 )
 
 if TYPE_CHECKING:
@@ -646,7 +647,8 @@ class Evaluator:
 
     def _global_uncached(self, ref: str, depth: int) -> ValueSet:
         if self.bindings.is_warp_api(ref):
-            return ValueSet.of(Unknown(f"the Warp object {ref}"))
+            warp_type = self.warp_type(ref)
+            return ValueSet.of(warp_type if warp_type is not None else Unknown(f"the Warp object {ref}"))
         ref = self.bindings.canonical_ref(ref)
         owner = self.bindings.owner_of(ref)
         if owner is None:
@@ -668,6 +670,62 @@ class Evaluator:
         for attr in parts[1:]:
             found = self._attribute(found, attr, depth)
         return found
+
+    def _warp_types_name(self, ref: str) -> str | None:
+        """The name in ``warp._src.types`` of what the Warp API name ``ref`` is bound to: a public spelling of
+        its own (``warp.vec`` in 1.10, ``warp.types.float32`` before 1.13), else ``warp.X`` for ``X`` itself (the
+        binder writes ``warp._src.types.X`` so; the package re-exports each type under its own name)."""
+        warp = self.bindings.warp
+        name = warp.public_type_names.get(ref)
+        if name is None and ref.count(".") == 1 and ref.startswith("warp."):
+            name = ref[5:]
+        return name
+
+    def warp_type(self, ref: str) -> WarpType | None:
+        """The Warp value type the Warp API name ``ref`` reads (``warp.vec3`` is ``vec3f``), None for another
+        name. Aliases resolve as Warp binds them (``vec3 = vec3f`` in its types module, re-exports)."""
+        name = self._warp_types_name(ref)
+        entry = self.bindings.warp.value_types.get(name) if name is not None else None
+        if entry is None:
+            return None
+        own, constructor, arguments, scalar = entry
+        return WarpType(constructor, tuple(arguments), scalar, own, f"the Warp type {own}")
+
+    def _warp_type_made(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int
+                        ) -> ValueSet | None:
+        """``wp.types.vector(length=3, dtype=wp.float32)`` (and ``matrix``, ``quaternion``, ``transformation``):
+        the type it makes, one per scalar its ``dtype`` can be, when every other argument is one literal and
+        ``dtype`` a known Warp scalar type. None when the call is no such constructor; unknown when an argument
+        is not known."""
+        warp = self.bindings.warp
+        constructor = self._warp_types_name(value.ref or "")
+        params = warp.value_type_constructors.get(constructor or "")
+        if constructor is None or params is None:
+            return None
+        # a `*x` / `**x` argument is left out of the call's arguments: a parameter it fills stays unbound here
+        if len(value.args) > len(params) or not set(value.kwargs) <= set(params):
+            return ValueSet.of(Unknown(f"{value.text}: arguments not followed"))
+        bound = dict(zip(params, value.args, strict=False)) | dict(value.kwargs)
+        if "dtype" not in bound or len(bound) != len(params):
+            return ValueSet.of(Unknown(f"{value.text}: a generic or incomplete type"))
+        arguments = []
+        for param in params:
+            if param == "dtype":
+                continue
+            one, literal = self.values(file, bound[param], scope, site, depth).single_constant()
+            if not one:
+                return ValueSet.of(Unknown(f"{value.text}: `{param}` is not one literal"))
+            arguments.append(literal)
+        scalars = self.values(file, bound["dtype"], scope, site, depth)
+        made: set[AbstractValue] = set()
+        for scalar in scalars:
+            if not (isinstance(scalar, WarpType) and not scalar.constructor):
+                made.add(Unknown(f"{value.text}: a dtype that is not a known Warp scalar type"))
+                continue
+            identity = (constructor, tuple(arguments), scalar.scalar)
+            own = next((entry[0] for entry in warp.value_types.values() if tuple(entry[1:]) == identity), "")
+            made.add(WarpType(*identity, own, f"{value.text}: the Warp type {own or constructor}"))
+        return ValueSet(frozenset(made))
 
     def _module_level(self, owner: FileModel, name: str, depth: int) -> ValueSet:
         results: list[ValueSet] = []
@@ -1115,6 +1173,9 @@ class Evaluator:
         return found if self._cut == cut else None
 
     def _warp_call(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
+        made_type = self._warp_type_made(file, value, scope, site, depth)
+        if made_type is not None:
+            return made_type
         if is_warp(value.ref, "constant") and len(value.args) == 1:
             return self.values(file, value.args[0], scope, site, depth)
         if is_warp(value.ref, "get_module"):
@@ -1181,7 +1242,7 @@ class Evaluator:
         # (`int(os.environ.get("N", "16"))` is 16 or a run-time number), so partial knowledge stays evidence
         if any(s.varies for s in args):
             results.add(Varies(f"{ref}() of a run-time value"))
-        elif any(not s.known for s in args):
+        elif any(not s.known or any(isinstance(v, WarpType) for v in s) for s in args):
             results.add(Unknown(f"{ref}() of an unknown value"))
         for combination in _product(args):
             try:
@@ -1211,6 +1272,8 @@ class Evaluator:
         if not left.known or not right.known:
             # `1 << (n - 1).bit_length()`, `n // 32 * 32`: computed from a value only the run knows
             return ValueSet.of(Varies("arithmetic on a value known only at run time"))
+        if any(isinstance(v, WarpType) for v in (*left, *right)):
+            return ValueSet.of(Unknown("arithmetic on a Warp type"))
         results: set[AbstractValue] = set()
         for a, b in _product([left, right]):
             try:
@@ -1837,6 +1900,11 @@ def _may_match(keys: ValueSet, others: ValueSet) -> bool:
 def _may_equal(a: AbstractValue, b: AbstractValue) -> bool:
     if isinstance(a, Const) and isinstance(b, Const):
         return bool(a.value == b.value)
+    if isinstance(a, WarpType) or isinstance(b, WarpType):
+        # one class object is one value: a Warp type is no literal, and two different types never the same key
+        if isinstance(a, (WarpType, Const)) and isinstance(b, (WarpType, Const)):
+            return a == b
+        return True
     if isinstance(a, Const) and isinstance(b, Sequence):
         a, b = b, a
     if isinstance(a, Sequence) and isinstance(b, Const):

@@ -130,6 +130,24 @@ class Mapping:
 
 
 @dataclass(frozen=True)
+class WarpType:
+    """One of Warp's value types: a scalar (``wp.float32``), a vector, matrix, quaternion or transformation type
+    (``wp.vec3``, ``wp.types.vector(length=3, dtype=wp.float32)``). Identified as Warp hashes it into a kernel's
+    content: by its constructor (empty for a scalar), the constructor's arguments but ``dtype``, and its scalar.
+    Two spellings of one class object are one value (``wp.vec3`` is ``wp.vec3f``); so is a construction of the
+    same shape (``vector(3, float32)`` is another class object than ``vec3f``, but a kernel reading either hashes
+    the same: Warp hashes a type by its type code, warp-facts §4; measured on 1.19 by test_warp_versions), and any
+    two different values make different kernel content (``transformation(float32)`` is not ``vector(7, float32)``).
+    ``name``: Warp's own name of the class (``vec3f``), for messages."""
+
+    constructor: str
+    arguments: tuple
+    scalar: str
+    name: str = field(default="", compare=False)
+    reason: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
 class Varies:
     """Computed at run time (``x.shape[1]``, ``1 << (n - 1).bit_length()``)."""
 
@@ -159,7 +177,7 @@ class PerProcess:
 
 
 AbstractValue = (Const | KernelRef | WarpModule | PythonModule | FunctionRef | ClassRef | Instance | Sequence
-                 | Mapping | Lambda | Varies | Unknown | PerProcess)
+                 | Mapping | Lambda | WarpType | Varies | Unknown | PerProcess)
 
 
 @dataclass(frozen=True)

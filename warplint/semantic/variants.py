@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from warplint.model import Call, FileModel, Function, Kernel, Value
 
 from .evaluator import PARAMETER_SLOT
-from .values import ClassRef, Const, FunctionRef, KernelRef, PerProcess, ValueSet, several_in_one_process
+from .values import ClassRef, Const, FunctionRef, KernelRef, PerProcess, ValueSet, WarpType, several_in_one_process
 
 if TYPE_CHECKING:
     from .events import Launch
@@ -103,7 +103,8 @@ def contents_across_calls(facts: IdentityFacts, file: FileModel, kernel: Kernel)
 
     ``SEVERAL`` needs proof: a name the content reads (a capture, a ``wp.static`` input, a per-kernel option)
     or a factory parameter it is computed from takes two distinct known values in one process (two literals,
-    two functions or kernels: ``make(2.0)`` and ``make(3.0)``, ``for c in (2.0, 3.0): make(c)``). A value
+    two functions or kernels, two Warp types: ``make(2.0)`` and ``make(3.0)``, ``for c in (2.0, 3.0): make(c)``,
+    ``make(wp.float32)`` and ``make(wp.float64)``; ``wp.vec3`` and ``wp.vec3f`` are one type). A value
     not known statically (``Unknown``), or computed at run time (``Varies``: ``x.shape[0]`` may be the same
     on every call), proves neither sameness nor difference; nor does a value asv picks once per process.
     Instances prove nothing either: two instances may carry the same attribute the content reads."""
@@ -130,10 +131,10 @@ def _contents_across_calls(facts: IdentityFacts, file: FileModel, kernel: Kernel
 
 
 def _distinct_known(values: ValueSet) -> bool:
-    """Two distinct values that are themselves kernel content (literals, functions, kernels, classes), in one
-    process."""
+    """Two distinct values that are themselves kernel content (literals, functions, kernels, classes, Warp's
+    value types: ``make(wp.float32)`` and ``make(wp.float64)``), in one process."""
     concrete = ValueSet(frozenset(v for v in values if isinstance(v, (Const, FunctionRef, KernelRef, ClassRef,
-                                                                         PerProcess))))
+                                                                         WarpType, PerProcess))))
     return several_in_one_process([concrete])
 
 

@@ -6,9 +6,10 @@ tables below are read from one model and nothing else (its calls, assignments an
 made them), so the new layer takes them over for every file but the edited one. The project's tables over
 every file are merged from them (``Bindings``).
 
-What may live here: a function of the model's own extracted records only. Not the model's ``kernels`` (the
-project adds and completes kernels it finds by data flow: ``kernels.add_decorated_kernels``), not a name
-resolved against other files, nothing the evaluator answers.
+What may live here: a function of the model's own extracted records only. Not what a project adds to or
+completes in the model (the ``derived`` kernels it finds by data flow, a completed kernel's function and module:
+``kernels.add_decorated_kernels``), not a name resolved against other files, nothing the evaluator answers.
+A table is shared by every layer built over the model: read it, never change it.
 """
 
 from __future__ import annotations

@@ -180,8 +180,6 @@ class _PassedInKernels:
         self.holders: dict[tuple[str, str, str], bool] = {}
         self.pending: list[tuple[str, str, str]] = []
         self._found: dict[tuple[str, ...], list[tuple[str, tuple, tuple[Value, ...]]]] = {}
-        self._kept: dict[str, dict[str, list[tuple[str, tuple, tuple[Value, ...]]]]] = {}
-        self._every: dict[str, dict[str, list[tuple[str, tuple, tuple[Value, ...]]]]] = {}
         self._packed: dict[str, bool] = {}
         self._objects: set[str] = set()
         self._records: dict[tuple[str, str], list[Assignment | Call]] = {}
@@ -190,18 +188,8 @@ class _PassedInKernels:
     def _stored_roots(self, file: FileModel, words: tuple[str, ...]):
         """(scope, position, expression) for the calls' arguments and the assignments' values of ``file`` (kept
         pickled from the cache until read) that can name every one of ``words``."""
-        for record in self._naming(file, words[0]) if words else _records(file):
-            if any(stored_without(record, w) for w in words[1:]):
-                continue
-            if isinstance(record, Assignment):
-                yield record.ctx.scope, ("value", record), record.value
-                continue
-            for index, arg in enumerate(record.args):
-                yield record.ctx.scope, ("argument", record, index), arg
-            for key, arg in record.kwargs.items():
-                yield record.ctx.scope, ("argument", record, key), arg
-            if record.receiver is not None:
-                yield record.ctx.scope, ("other",), record.receiver
+        records = self._naming(file, words[0])
+        return _roots_of([r for r in records if not any(stored_without(r, w) for w in words[1:])])
 
     def _naming(self, file: FileModel, word: str) -> list[Assignment | Call]:
         """The assignments and calls of ``file`` whose stored fields can name ``word``."""
@@ -211,26 +199,6 @@ class _PassedInKernels:
             found = self._records[key] = [r for r in _records(file) if not stored_without(r, word)]
         return found
 
-    def _kept_roots(self, file: FileModel):
-        """(scope, position, expression) for every other expression the evaluator can read in ``file``."""
-        for a in file.assignments:
-            yield a.ctx.scope, ("target", a), a.target
-        for fn in [*file.redefined, *file.functions.values()]:
-            for r in fn.returns:
-                yield fn.qualname, ("return",), r
-            for d in fn.decorator_values:
-                yield fn.ctx.scope, ("decorator",), d
-            for p in fn.params:
-                if p.default is not None:
-                    yield fn.ctx.scope, ("default", fn, p), p.default
-        for kernel in file.kernels:
-            for v in (kernel.target, *kernel.options.values()):
-                if v is not None:
-                    yield kernel.ctx.scope, ("other",), v
-        for block in file.with_blocks:
-            for v in block.items:
-                yield block.ctx.scope, ("other",), v
-
     def _reads(self, file: FileModel, word: str, *also: str) -> list[tuple[str, tuple, tuple[Value, ...]]]:
         """The names of ``file`` read with ``word`` as a part (of a local's dotted text, of a ``ref``), in
         expressions that also name each of ``also``; for "" its ``wp.kernel``/``wp.Kernel`` calls. Each with
@@ -238,16 +206,11 @@ class _PassedInKernels:
         key = (file.path, word, *also)
         found = self._found.get(key)
         if found is None:
-            kept = self._kept.get(file.path)
-            if kept is None:
-                kept = self._kept[file.path] = _by_word(self._kept_roots(file))
+            kept = self.bindings.file_facts.cached(file, _kept_words)
             if word and self._searchable(file):
                 stored = _by_word(self._stored_roots(file, (*also, word))).get(word, ())
             else:  # every expression read once, for all words
-                every = self._every.get(file.path)
-                if every is None:
-                    every = self._every[file.path] = _by_word(self._stored_roots(file, ()))
-                stored = every.get(word, ())
+                stored = self.bindings.file_facts.cached(file, _stored_words).get(word, ())
             found = self._found[key] = [*kept.get(word, ()), *stored]
         return found
 
@@ -512,6 +475,56 @@ def _makes_kernel(call: Value) -> bool:
         return True
     base = call.base
     return call.ref is None and base is not None and base.kind == "call" and is_warp(base.ref, "kernel")
+
+
+def _kept_words(file: FileModel) -> dict[str, list[tuple[str, tuple, tuple[Value, ...]]]]:
+    """``_by_word`` of every expression of ``file`` the evaluator can read beside the stored ones: assignment
+    targets, returns, decorators, parameter defaults, the targets and options of the kernels the extractor made
+    (not those a project adds: ``derived``), ``with`` items."""
+    return _by_word(_kept_roots(file))
+
+
+def _stored_words(file: FileModel) -> dict[str, list[tuple[str, tuple, tuple[Value, ...]]]]:
+    """``_by_word`` of the calls' arguments and receivers and the assignments' values of ``file``."""
+    return _by_word(_roots_of(_records(file)))
+
+
+def _roots_of(records: list[Assignment | Call]):
+    """(scope, position, expression) for the arguments and receivers of the calls and the values of the
+    assignments among ``records``."""
+    for record in records:
+        if isinstance(record, Assignment):
+            yield record.ctx.scope, ("value", record), record.value
+            continue
+        for index, arg in enumerate(record.args):
+            yield record.ctx.scope, ("argument", record, index), arg
+        for key, arg in record.kwargs.items():
+            yield record.ctx.scope, ("argument", record, key), arg
+        if record.receiver is not None:
+            yield record.ctx.scope, ("other",), record.receiver
+
+
+def _kept_roots(file: FileModel):
+    """(scope, position, expression) for every other expression the evaluator can read in ``file``."""
+    for a in file.assignments:
+        yield a.ctx.scope, ("target", a), a.target
+    for fn in [*file.redefined, *file.functions.values()]:
+        for r in fn.returns:
+            yield fn.qualname, ("return",), r
+        for d in fn.decorator_values:
+            yield fn.ctx.scope, ("decorator",), d
+        for p in fn.params:
+            if p.default is not None:
+                yield fn.ctx.scope, ("default", fn, p), p.default
+    for kernel in file.kernels:
+        if kernel.derived:  # a project's, not the file's: none when the fact asks (add_decorated_kernels)
+            continue
+        for v in (kernel.target, *kernel.options.values()):
+            if v is not None:
+                yield kernel.ctx.scope, ("other",), v
+    for block in file.with_blocks:
+        for v in block.items:
+            yield block.ctx.scope, ("other",), v
 
 
 def _records(file: FileModel) -> list[Assignment | Call]:

@@ -314,3 +314,27 @@ def test_an_edit_rebuilds_the_index_over_the_other_files_own_tables(tmp_path):
     assert all(kept[name] is blur_tables[name] for name in kept), "the unchanged file's tables were built again"
     assert not any(remade[name] is pipeline_tables[name] for name in remade)
     assert _answer(session.check_text(str(blur), blur.read_text())) == fresh(blur, blur.read_text())
+
+
+def test_an_editor_session_frees_the_replaced_index_after_its_answer(tmp_path):
+    """An editor's session (``retire_indexes``) keeps the index an edit replaced until it has answered and calls
+    ``free_retired``; one at most: the next change frees the older one. Other sessions free it at once."""
+    import weakref
+
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\n")
+    app = tmp_path / "app.py"
+    text = "import warp as wp\n\n\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+    app.write_text(text)
+    config = Config(root=str(tmp_path))
+    for retire in (True, False):
+        session = Session(config, cache=False, jobs=1)
+        session.retire_indexes = retire
+        session.check_text(str(app), text)
+        first = weakref.ref(session.project())
+        session.check_text(str(app), text + "\nN = 1\n")
+        assert (first() is not None) is retire
+        second = weakref.ref(session.project())
+        session.check_text(str(app), text + "\nN = 2\n")
+        assert first() is None and (second() is not None) is retire
+        session.free_retired()
+        assert second() is None

@@ -335,6 +335,8 @@ class Session:
         self.models: dict[str, FileModel] = {}  # absolute path -> model
         self._project: Project | None = None  # the index over self.models while they are unchanged
         self._file_facts: FileFacts | None = None  # each model's own tables, kept across the indexes built over it
+        self.retire_indexes = False  # keep an index replaced by an edit until ``free_retired`` (after the answer)
+        self._retired: Project | None = None
         self.texts: dict[str, str] = {}
         self._external: dict[str, FileModel | None] = {}
         self.jobs = jobs if jobs is not None and jobs > 0 else default_jobs()
@@ -551,7 +553,7 @@ class Session:
         for (path, _, _), model in zip(files, done, strict=True):
             self.models[os.path.abspath(path)] = model
         if changed:
-            self._project = None
+            self._index_changed()
         return done
 
     def _importer_candidates(self, warp_items: list[tuple[str, str, str, bool]],
@@ -600,13 +602,25 @@ class Session:
                         and a not in self._unsettled]
         for absolute in parsed_ahead:
             self.models[absolute] = ahead[absolute][1]
-            self._project = None
+            self._index_changed()
         rest = [a for a in chosen if a not in parsed_ahead]
         items = [(self.models[a].path, self.texts.get(a, ""), self.models[a].module, self.models[a].is_package)
                  for a in rest]
         for absolute, model in zip(rest, self._analyze_all(items, "modelling files that import them"), strict=True):
             self.models[absolute] = model
-            self._project = None
+            self._index_changed()
+
+    def _index_changed(self) -> None:
+        """The models changed: the index is built again when next asked. A front end that answers first and
+        frees after (``retire_indexes``: an editor) gets the old one kept aside until ``free_retired`` or the
+        next change."""
+        if self.retire_indexes and self._project is not None:
+            self._retired = self._project  # one kept aside at most: an older one is freed now
+        self._project = None
+
+    def free_retired(self) -> None:
+        """Free the index kept aside (a large one takes a tenth of a re-check to free)."""
+        self._retired = None
 
     def project(self) -> Project:
         """The project index over the current models; built once until a model changes (flake8 and the

@@ -303,11 +303,20 @@ def create_server(debounce: float = DEBOUNCE_S):
                 from .engine import Session
 
                 session = Session(config, cache=indexed)  # no cache directory next to a stray file
+                session.retire_indexes = True  # freed after the answer (``lint``)
                 self.sessions[config.root] = session
             return session
 
         def lint(self, path: str, text: str) -> list:
-            return self.session_for(*self.config_for(path)).check_text(path, text)
+            session = self.session_for(*self.config_for(path))
+            try:
+                return session.check_text(path, text)
+            finally:
+                # the index an edit replaced is freed next on this thread, after the answer goes out
+                try:
+                    self.executor.submit(session.free_retired)
+                except RuntimeError:  # shutting down
+                    session.free_retired()
 
         def fix_all(self, path: str, text: str, found: list) -> tuple[str, int]:
             """``text`` with every safe fix applied, re-linted round after round; the session is left
@@ -348,6 +357,7 @@ def create_server(debounce: float = DEBOUNCE_S):
                 session.index_context(path)
             finally:
                 session.progress = None
+            session.free_retired()
             # The project's models stay for the session (millions of small, acyclic objects): out of the cyclic
             # collector's sight, so each collection a check triggers does not scan them all again (a third of
             # a check's CPU after a didChange on newton). Reference counting still frees a model replaced later.

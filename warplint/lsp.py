@@ -309,14 +309,25 @@ def create_server(debounce: float = DEBOUNCE_S):
 
         def lint(self, path: str, text: str) -> list:
             session = self.session_for(*self.config_for(path))
+            enabled = gc.isenabled()
+            gc.disable()  # until the answer is out: the first collection scans every object the check made
             try:
                 return session.check_text(path, text)
             finally:
-                # the index an edit replaced is freed next on this thread, after the answer goes out
-                try:
-                    self.executor.submit(session.free_retired)
-                except RuntimeError:  # shutting down
-                    session.free_retired()
+                self.after_answer(session, enabled)
+
+        def after_answer(self, session, collector: bool) -> None:
+            """Next on this thread, once the diagnostics are out: free the index an edit replaced, and let the
+            collector run again (its first collection scans the objects the check made: a tenth of a check)."""
+            def later() -> None:
+                session.free_retired()
+                if collector:
+                    gc.enable()
+
+            try:
+                self.executor.submit(later)
+            except RuntimeError:  # shutting down
+                later()
 
         def fix_all(self, path: str, text: str, found: list) -> tuple[str, int]:
             """``text`` with every safe fix applied, re-linted round after round; the session is left

@@ -7,6 +7,7 @@ real ``warplint``.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import pickle
 import signal
@@ -386,6 +387,7 @@ def test_a_worker_goes_on_to_its_next_file_while_the_main_process_reads_an_answe
 def failing_analyze(path: str, text: str, module: str, is_package: bool) -> str:
     """A stand-in for ``engine.analyze`` that fails as a worker can over one file, by the file's name."""
     if path == "abort.py":
+        faulthandler.disable()  # pytest's, inherited by the worker: no traceback on the test's stderr
         os.abort()  # the native parser's crash
     if path == "memory.py":
         raise MemoryError  # the memory budget: the worker answers, then leaves

@@ -32,7 +32,8 @@ from warplint import cli, engine, workers
 
 START = time.monotonic()
 START_CPU = time.process_time()
-LOG = tempfile.NamedTemporaryFile("w", prefix="cold-phases-", suffix=".log", delete=False).name
+HANDLE, LOG = tempfile.mkstemp(prefix="cold-phases-", suffix=".log")
+os.close(HANDLE)
 marks: list[tuple[str, float, float]] = []
 checks = {"files": 0, "cpu": 0.0, "wall": 0.0}
 
@@ -135,7 +136,7 @@ def report() -> None:
 def main() -> None:
     engine.analyze = analyze  # read by analyze_many at each call: the workers (forked after this) run it
     workers.pickle = TimedPickle  # type: ignore[assignment]
-    engine.Session.check_model = check_model
+    engine.Session.check_model = check_model  # type: ignore[method-assign]
     for name in ("add_files", "_importer_candidates", "_analyze_all", "_parse_importers", "project"):
         timed(engine.Session, name)
     timed(workers, "run")

@@ -7,6 +7,7 @@ real ``warplint``.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import pickle
 import signal
@@ -355,3 +356,73 @@ def test_workers_started_from_a_folder_holding_a_math_module(tmp_path):
     done = subprocess.run([sys.executable, str(runner)], cwd=project, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split("\n")[:2] == ["['WC501']", "unsettled False"], (done.stdout, done.stderr[-2000:])
+
+
+def stamped_analyze(path: str, text: str, module: str, is_package: bool) -> tuple[float, float]:
+    """A stand-in for ``engine.analyze`` whose answer is when the worker began and ended the item."""
+    began = time.time()
+    time.sleep(0.02)
+    return began, time.time()
+
+
+def test_a_worker_goes_on_to_its_next_file_while_the_main_process_reads_an_answer():
+    """Issue 28 item 3: the main process reading an answer (unpickling the model in ``on_done``) does not hold a
+    worker up: while more files wait than there are workers, each holds its next file and begins it as soon as
+    it has sent an answer. Before, a worker got its next file only after ``on_done`` of the last one returned."""
+    items = [(f"m{i}.py", "x" * (100 - i), f"m{i}", False) for i in range(6)]  # sizes decide the order: m0 first
+    began: dict[int, float] = {}
+    handled: dict[int, float] = {}
+
+    def on_done(index: int, answer) -> None:
+        began[index] = pickle.loads(answer)[0]
+        time.sleep(0.5)  # a slow main process
+        handled[index] = time.time()
+
+    workers.run(items, 1, workers.Budget(60, 4096), on_done, stamped_analyze)
+    assert sorted(began) == list(range(6))
+    # the next file begun before the answer before it was handled, for the files followed by more than one
+    assert [began[i + 1] < handled[i] for i in range(4)] == [True] * 4
+
+
+def failing_analyze(path: str, text: str, module: str, is_package: bool) -> str:
+    """A stand-in for ``engine.analyze`` that fails as a worker can over one file, by the file's name."""
+    if path == "abort.py":
+        faulthandler.disable()  # pytest's, inherited by the worker: no traceback on the test's stderr
+        os.abort()  # the native parser's crash
+    if path == "memory.py":
+        raise MemoryError  # the memory budget: the worker answers, then leaves
+    if path == "slow.py":
+        time.sleep(60)  # past the file-timeout
+    return path
+
+
+@pytest.mark.parametrize("failing, reason", [("abort.py", "SIGABRT"), ("memory.py", "memory"),
+                                             ("slow.py", "file-timeout")])
+def test_files_waiting_in_a_worker_that_fails_are_modelled_elsewhere(failing, reason):
+    """A file handed to a worker ahead (waiting in its pipe) is not that worker's failure: when the worker dies
+    over the file it was modelling, answers a failure and leaves, or runs out of time, the files waiting behind
+    it are modelled by a fresh worker, each once."""
+    items = [(failing, "x" * 100, "failing", False)] + [(f"good{i}.py", "x", f"good{i}", False) for i in range(4)]
+    answers: dict[int, list] = {}
+    workers.run(items, 1, workers.Budget(2.0, 4096), lambda i, a: answers.setdefault(i, []).append(a),
+                failing_analyze)
+    assert sorted(answers) == list(range(5)) and all(len(a) == 1 for a in answers.values())
+    assert isinstance(answers[0][0], workers.Failure) and reason in answers[0][0].reason, answers[0]
+    assert [pickle.loads(answers[i][0]) for i in range(1, 5)] == [f"good{i}.py" for i in range(4)]
+
+
+def test_a_large_file_handed_ahead_while_a_large_answer_is_sent():
+    """A worker holding its next file: the main process sends a text larger than the pipe holds while the
+    worker sends an answer larger than the pipe holds. The worker reads what it is sent as it comes, so
+    neither waits for the other forever (it did: the main process blocked in its send, the worker in its)."""
+    script = (
+        "from warplint import workers\n"
+        "def echo(path, text, module, is_package):\n"
+        "    return text  # an answer as large as the file\n"
+        "items = [(f'm{i}.py', str(i) * (1 << 20), f'm{i}', False) for i in range(6)]\n"
+        "got = {}\n"
+        "workers.run(items, 1, workers.Budget(60, 4096), got.__setitem__, echo)\n"
+        "print(sorted(got))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.stdout.strip() == str(list(range(6))), run.stderr

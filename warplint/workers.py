@@ -19,6 +19,7 @@ import contextlib
 import multiprocessing
 import os
 import pickle
+import queue
 import signal
 import sys
 import threading
@@ -156,6 +157,26 @@ def _silence_native_stderr() -> None:
         pass
 
 
+def _reader(conn: Connection) -> queue.SimpleQueue:
+    """The items the main process sends, read as they come by a thread of their own (None once the pipe
+    closes). The main process hands a worker its next file while it models one; were that file's text read
+    only once the worker is done, a text larger than the pipe holds would block the main process's send
+    while the worker blocks sending its answer, which the main process then never reads."""
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+
+    def read() -> None:
+        while True:
+            try:
+                item = conn.recv()
+            except (EOFError, OSError):
+                inbox.put(None)
+                return
+            inbox.put(item)
+
+    threading.Thread(target=read, daemon=True).start()
+    return inbox
+
+
 def _worker_main(conn: Connection, parent: int, memory_mib: int, analyze: Analyze) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
     if hasattr(signal, "pthread_sigmask"):  # blocked across the fork (see _Worker), ignored from now on
@@ -167,11 +188,11 @@ def _worker_main(conn: Connection, parent: int, memory_mib: int, analyze: Analyz
 
     parse_guard.IN_SACRIFICIAL_PROCESS = True  # a parser crash here costs one file, not the run
     _silence_native_stderr()
+    inbox = _reader(conn)  # started before the budget is measured: its stack is the worker's, not a file's
     _limit_memory(memory_mib)
     while True:
-        try:
-            item = conn.recv()
-        except (EOFError, OSError):
+        item = inbox.get()
+        if item is None:
             return
         try:
             blob = pickle.dumps(analyze(*item), protocol=pickle.HIGHEST_PROTOCOL)
@@ -201,15 +222,27 @@ class _Worker:
             if mask is not None:
                 signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         child.close()
-        self.index: int | None = None  # the item it is modelling
+        # The items given to it, in order: the first is the one it is modelling (since ``started``), the one after
+        # waits in its pipe, so that it goes on while the main process reads the answer before.
+        self.given: deque[int] = deque()
         self.started = 0.0
 
     def give(self, index: int, item: Item) -> None:
-        self.index, self.started = index, time.monotonic()
+        if not self.given:
+            self.started = time.monotonic()
+        self.given.append(index)
         try:
             self.conn.send(item)
         except OSError:
             pass  # it died before it got the file: its sentinel says so, and the file is retried
+
+    def answered(self) -> int:
+        """The item it answered; the next one given (if any) is the one it is modelling now."""
+        index = self.given.popleft()
+        # the worker began the next one when it sent this answer, which the main process may read later: the
+        # next item's clock starts at the reading, a little late, never early
+        self.started = time.monotonic()
+        return index
 
     def kill(self) -> None:
         if self.process.is_alive():
@@ -245,7 +278,12 @@ def run(items: list[Item], jobs: int, budget: Budget, on_done: Callable[[int, by
         analyze: Analyze) -> None:
     """Model ``items`` in up to ``jobs`` workers, largest first, each with ``analyze(*item)`` (``engine.analyze``);
     ``on_done(index, blob or Failure)`` for each. Items never attempted because no worker could be started get
-    no call (the caller models those itself)."""
+    no call (the caller models those itself).
+
+    While more items wait than there are workers, each worker holds its next item in its pipe: it goes on to
+    that one as soon as it has sent an answer, and never waits for the main process to read the answer and
+    run ``on_done`` (unpickling the model) before it gets more work. In the last items each worker holds one,
+    so that none waits behind another's long file while a worker is idle."""
     if not items:
         return
     context = _context()
@@ -253,8 +291,21 @@ def run(items: list[Item], jobs: int, budget: Budget, on_done: Callable[[int, by
     tries = dict.fromkeys(range(len(items)), 0)
     workers: list[_Worker] = []
     size = max(1, min(jobs, len(items)))
+
+    def give(worker: _Worker) -> None:
+        queued = queue.popleft()
+        tries[queued] += 1
+        worker.give(queued, items[queued])
+
+    def requeue_waiting(worker: _Worker) -> None:
+        """The items a worker that is gone held in its pipe: never begun, so not a try of theirs."""
+        for waiting in reversed(worker.given):
+            tries[waiting] -= 1
+            queue.appendleft(waiting)
+        worker.given.clear()
+
     try:
-        while queue or any(w.index is not None for w in workers):
+        while queue or any(w.given for w in workers):
             while queue and len(workers) < size:
                 try:
                     workers.append(_Worker(context, budget.memory_mib, analyze))
@@ -264,17 +315,16 @@ def run(items: list[Item], jobs: int, budget: Budget, on_done: Callable[[int, by
                     size = len(workers)
                     break
             for worker in workers:
-                if worker.index is None and queue:
-                    queued = queue.popleft()
-                    tries[queued] += 1
-                    worker.give(queued, items[queued])
-            busy = [w for w in workers if w.index is not None]
+                if not worker.given and queue:
+                    give(worker)
+            for worker in workers:
+                if len(worker.given) == 1 and len(queue) > len(workers):
+                    give(worker)
+            busy = [w for w in workers if w.given]
             deadline = min(w.started for w in busy) + budget.seconds
             ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy],
                          timeout=max(0.0, deadline - time.monotonic()))
             for worker in list(busy):
-                index = worker.index
-                assert index is not None
                 message: bytes | Failure | None = None
                 if worker.conn in ready:
                     try:
@@ -282,11 +332,14 @@ def run(items: list[Item], jobs: int, budget: Budget, on_done: Callable[[int, by
                     except (EOFError, OSError):
                         message = None
                 if message is not None:
-                    worker.index = None
-                    on_done(index, message)
+                    index = worker.answered()
                     if isinstance(message, Failure):  # after a MemoryError it is on its way out: never reuse
                         worker.kill()
                         workers.remove(worker)
+                        requeue_waiting(worker)
+                    elif not worker.given and queue:
+                        give(worker)  # its next file before this answer is handled
+                    on_done(index, message)
                     continue
                 died = worker.process.sentinel in ready or worker.conn in ready
                 late = time.monotonic() - worker.started > budget.seconds
@@ -294,6 +347,8 @@ def run(items: list[Item], jobs: int, budget: Budget, on_done: Callable[[int, by
                     continue
                 worker.kill()
                 workers.remove(worker)
+                index = worker.given.popleft()  # the one it was modelling
+                requeue_waiting(worker)
                 if late:
                     on_done(index, Failure(f"modelling it took longer than the file-timeout ({budget.seconds:g} s)"))
                 elif tries[index] < 2 and _maybe_not_its_fault(worker.process.exitcode):

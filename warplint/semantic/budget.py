@@ -25,17 +25,20 @@ T = TypeVar("T")
 
 MAX_STEPS = 2000  # answers not yet memoised that one question may compute, over every walk it starts
 MAX_NESTING = 60  # nested answers within one question (name -> parameter -> call site -> ...): Python's stack
+_NONE_OPEN = 1 << 62  # no cycle came back to an open summary
 
 
 class Budget:
     """The budget of the question being answered (none between questions), shared by every walk of a project."""
 
-    __slots__ = ("cuts", "left", "nesting")
+    __slots__ = ("_low", "_open", "cuts", "left", "nesting")
 
     def __init__(self) -> None:
         self.left: int | None = None  # steps left to the open question; None when no question is open
         self.nesting = 0  # answers being computed, one inside the other, in the open question
         self.cuts = 0  # answers cut short so far (a walk compares it before and after to know it was cut)
+        self._open: dict[tuple[int, Hashable], int] = {}  # summaries being computed -> their place in the stack
+        self._low = _NONE_OPEN  # the lowest place of an open summary a cycle came back to, in the current one
 
     def enter(self) -> bool | None:
         """Take one step (an answer not yet memoised) of the open question, opening one when none is: True when
@@ -69,27 +72,40 @@ class Budget:
         finally:
             self.leave(opened)
 
-    def summary(self, memo: dict[Any, Any], key: Hashable, compute: Callable[[], T], cut_short: T) -> T:
+    def summary(self, memo: dict[Any, Any], key: Hashable, compute: Callable[[], T], cycle: T,
+                spent: T | None = None) -> T:
         """``compute()``, memoised in ``memo`` under ``key``, as one step of the open question: a summary (of a
         function, a scope) that every later walk through it reads for free. While it is being computed, a walk
-        that comes back to it (a cycle) reads ``cut_short`` (a cycle adds nothing of its own); so does a walk
-        that finds the budget spent. A summary whose walk was cut short is memoised only when it opened the
-        question (asked again, it would be cut again)."""
+        that comes back to it (a cycle) reads ``cycle`` (a cycle adds nothing of its own); a walk that finds the
+        budget spent reads ``spent`` (``cycle`` when None).
+
+        ``cycle`` is what a cycle adds (nothing, for a union of what is reached): the summary that a cycle comes
+        back to is whole when its walk ends, the ones inside the cycle are not (they read it unfinished) and are
+        not memoised (Tarjan's lowlink: computed again when asked again). Nor is a summary whose walk the budget
+        cut, unless it opened the question (asked again, it would be cut again)."""
         if key in memo:
+            place = self._open.get((id(memo), key))
+            if place is not None and place < self._low:
+                self._low = place
             return memo[key]
         opened = self.enter()
         if opened is None:
-            return cut_short
-        memo[key] = cut_short
-        cuts = self.cuts
+            return cycle if spent is None else spent
+        memo[key] = cycle
+        place = len(self._open)
+        self._open[(id(memo), key)] = place
+        cuts, outer_low = self.cuts, self._low
+        self._low = _NONE_OPEN
         try:
             result = compute()
         except BaseException:
             memo.pop(key, None)
             raise
         finally:
+            del self._open[(id(memo), key)]
             self.leave(opened)
-        if self.cuts == cuts or opened:
+            low, self._low = self._low, min(outer_low, self._low)
+        if low >= place and (self.cuts == cuts or opened):
             memo[key] = result
         else:
             del memo[key]

@@ -253,23 +253,20 @@ class IdentityFacts(Layer):
             found.append(repr(literal))
         return (tuple(found[:len(call.args)]), tuple(zip(sorted(call.kwargs), found[len(call.args):], strict=True)))
 
-    def modules_launched_by(self, fqname: str, _depth: int = 0) -> dict[str, Call]:
-        """Warp modules a function launches or loads, directly or through project calls.
+    def modules_launched_by(self, fqname: str) -> dict[str, Call]:
+        """Warp modules a function launches or loads, directly or through project calls (however deep: one
+        summary per function, a recursive call adding nothing).
 
         Maps module name -> the first call in this function that leads there.
         ``"*"`` stands for every module (``force_load()`` without ``modules``).
         """
-        if fqname in self._launch_cache:
-            return self._launch_cache[fqname]
-        self._launch_cache[fqname] = {}  # cycle guard
-        found = self.bindings.function(fqname)
-        if found is None and self.bindings.is_class(fqname):
-            found = self.bindings.function(f"{fqname}.__init__")  # constructing an instance runs its __init__
-        result: dict[str, Call] = {}
-        if found is not None and _depth < 12:
-            result = self._modules_reached(*found, self.launches(found[0]), _depth)
-        self._launch_cache[fqname] = result
-        return result
+        def compute() -> dict[str, Call]:
+            found = self.bindings.function(fqname)
+            if found is None and self.bindings.is_class(fqname):
+                found = self.bindings.function(f"{fqname}.__init__")  # constructing an instance runs its __init__
+            return self._modules_reached(*found, self.launches(found[0])) if found is not None else {}
+
+        return self.evaluator.budget.summary(self._launch_cache, fqname, compute, {})
 
     def modules_launched_at(self, file: FileModel, call: Call) -> list[str]:
         """The Warp modules a call of a project function launches or loads, with the arguments this call passes:
@@ -287,12 +284,12 @@ class IdentityFacts(Layer):
             # a launch whose kernel this call's arguments do not tell keeps every kernel it can launch
             told = {id(ln.call) for ln in at_call}
             launches = at_call + [ln for ln in self.launches(f) if id(ln.call) not in told]
-            return list(self._modules_reached(f, fn, launches, 0, site))
+            return list(self._modules_reached(f, fn, launches, site))
 
         return self.cached(("modules launched at", id(call)), compute)
 
-    def _modules_reached(self, f: FileModel, fn: Function, launches: list[Launch], depth: int,
-                         site: Site | None = None) -> dict[str, Call]:
+    def _modules_reached(self, f: FileModel, fn: Function, launches: list[Launch], site: Site | None = None
+                         ) -> dict[str, Call]:
         """The modules the body of ``fn`` launches (``launches``, those written in it), loads (its parameters
         bound at ``site`` when given), or reaches through the project functions it calls, each with the first
         call of the body that leads there."""
@@ -307,7 +304,7 @@ class IdentityFacts(Layer):
             elif is_warp(call.callee, *LOAD_CALLS):
                 reached = self.modules_loaded_by(f, call, site)
             elif not self.bindings.is_warp_api(call.callee):
-                reached = list(self.modules_launched_by(self.bindings.callee_of(f, call), depth + 1))
+                reached = list(self.modules_launched_by(self.bindings.callee_of(f, call)))
             else:
                 continue
             for m in reached:

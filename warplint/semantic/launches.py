@@ -37,6 +37,7 @@ class IdentityFacts(Layer):
     def __init__(self, bindings: Bindings, evaluator: Evaluator) -> None:
         super().__init__(bindings, evaluator)
         self._launch_cache: dict[str, dict[str, Call]] = {}
+        self._before_launches: dict[str, bool] = {}
 
     # ------------------------------------------------------------------ kernels
     def kernel_module(self, file: FileModel, kernel: Kernel) -> str | None:
@@ -114,13 +115,17 @@ class IdentityFacts(Layer):
 
         return list(self.cached("launches_by_kernel", by_kernel).get(id(kernel), ()))
 
-    def runs_before_launches(self, fqname: str, depth: int = 3) -> bool:
+    def runs_before_launches(self, fqname: str) -> bool:
         """Every call of ``fqname`` runs before any launch or load: each is made outside loops (an import-time loop
-        that launches nothing aside), at import time or in a function itself only called so, with nothing launched
-        before it there. False when nothing
-        in the project calls it (an entry point: its callers are not known) or deeper than ``depth``."""
+        that launches nothing aside), at import time or in a function itself only called so (however many calls
+        out), with nothing launched before it there. False when nothing in the project calls it (an entry point:
+        its callers are not known) or through a recursive call. One summary per function."""
+        return self.evaluator.budget.summary(self._before_launches, fqname,
+                                             lambda: self._runs_before_launches(fqname), False)
+
+    def _runs_before_launches(self, fqname: str) -> bool:
         sites = self.bindings.call_sites(fqname)
-        if not sites or depth < 0:
+        if not sites:
             return False
         for f, call in sites:
             timeline = self.launch_timeline(f, call.ctx.scope)
@@ -133,7 +138,7 @@ class IdentityFacts(Layer):
             if receiver is not None and receiver.kind == "call" and receiver.ref and self.modules_launched_by(
                     self.bindings.canonical_function(receiver.ref)):
                 return False
-            if call.ctx.scope and not self.runs_before_launches(self.bindings.fqname(f, call.ctx.scope), depth - 1):
+            if call.ctx.scope and not self.runs_before_launches(self.bindings.fqname(f, call.ctx.scope)):
                 return False
         return True
 

@@ -186,8 +186,8 @@ def joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, m
     preloads and of its other launches but those known to run after the creation. Loaded after: the kernel's
     own launches' and those of the module's other launches but those known to run before it. A launch is
     known to run before (after) the creation when it is earlier (later) in the function that makes the
-    kernel, or in a caller than the call that leads there, or in a function every call of which is, a few
-    levels up; one in a loop is never known to run only before. A kernel launched only at variants nothing
+    kernel, or in a caller than the call that leads there, or in a function every call of which is (however
+    many calls out); one in a loop is never known to run only before. A kernel launched only at variants nothing
     built before it was made lands in new variants: each builds once, for its block size (CS-5), and
     nothing builds again. True when a variant is not known or the kernel is not launched."""
     return bool(facts.cached(("joins built variant", id(kernel), module),

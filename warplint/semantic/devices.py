@@ -9,7 +9,7 @@ cost nothing where every launch that reaches the code runs on the CPU. The devic
 - with no ``device=`` (or ``device=None``), the current default device: the innermost enclosing
   ``with wp.ScopedDevice(d):`` of the launch's function, else the last unconditional
   ``wp.set_device(d)`` before it in that function, else, for a launch in a function, what the
-  function's callers run under (every call site, a few levels up); with none of these it is Warp's
+  function's callers run under (every call site, however many calls out); with none of these it is Warp's
   default device, CUDA when there is one;
 - a launch under ``if device.is_cpu:`` (or ``else`` of ``if x.is_cuda:``) runs on the CPU only.
   Device tests are read from the test's expression (``Context.tests``): ``x.is_cuda``/``x.is_cpu``

@@ -113,10 +113,11 @@ class Budget:
 
     def apart(self, compute: Callable[[], T]) -> T:
         """``compute()`` outside the open question: the walks it starts open questions of their own (a fact
-        memoised for the project does not depend on the budget its first asker had left)."""
-        left, nesting = self.left, self.nesting
+        memoised for the project does not depend on the budget its first asker had left), and what they cut is
+        theirs (the asker reads a fact that is the same whoever asks: its own answer is not cut by it)."""
+        left, nesting, cuts = self.left, self.nesting, self.cuts
         self.left, self.nesting = None, 0
         try:
             return compute()
         finally:
-            self.left, self.nesting = left, nesting
+            self.left, self.nesting, self.cuts = left, nesting, cuts

@@ -545,7 +545,9 @@ class IdentityFacts(Layer):
         return self.cached(("registered tests", id(file)), compute)
 
     def caller_scopes(self, fqname: str, depth: int = 3) -> list[tuple[FileModel, Call, int]]:
-        """Calls that (transitively, up to ``depth`` levels) lead to ``fqname``: (file, call, level)."""
+        """Calls that (transitively, up to ``depth`` levels) lead to ``fqname``: (file, call, level). A
+        neighbourhood the rules enumerate (a caller far out, a program's main, launches most of the program), not
+        a bound on how far a chain resolves: that is the question's budget (budget.py)."""
         found: list[tuple[FileModel, Call, int]] = []
         frontier = [fqname]
         seen = {fqname}

@@ -14,6 +14,7 @@ import pytest
 from warplint.config import Config
 from warplint.engine import Session
 from warplint.registry import all_rules
+from warplint.semantic.devices import Device
 from warplint.semantic.values import Const, KernelRef, Unknown, ValueSet, Varies, WarpType
 from warplint.semantic.variants import CallContents
 from warplint.testing import fixture_results, project_of
@@ -1223,3 +1224,77 @@ def test_two_warp_types_passed_to_a_factory_make_several_contents(tmp_path):
     file = _file(project, "m.py")
     contents = {k.ctx.scope: project.contents_across_calls(file, k) for k in file.kernels}
     assert contents == {"two": CallContents.SEVERAL, "alias": CallContents.UNKNOWN, "arrays": CallContents.UNKNOWN}
+
+
+def _long_chains_project(tmp_path):
+    # Long but ordinary chains, deeper than any of the old per-walk limits (a nesting depth of 14 for sources,
+    # 6 for argument types, 12 calls for what a function launches, 3 for "runs at import", 3 callers out for the
+    # default device, 3 for a caller's opt-in): each link is one step of the question's budget, and what a
+    # function does is a summary every chain through it reads.
+    lines = ["import os", "import warp as wp", "@wp.kernel", "def k(a: wp.array(dtype=wp.float64)):", "    pass",
+             "def types():", "    return wp.float64, 4", "class Cfg:", "    def __init__(self, t):",
+             "        self.t = t"]
+    previous = "types"
+    for i in range(6):  # a tuple returned, unpacked, passed to a constructor, unpacked again
+        lines += [f"def step{i}():", f"    a, b = {previous}()", "    c = Cfg((a, b))", "    x, y = c.t",
+                  "    return x, y"]
+        previous = f"step{i}"
+    lines += ["def launch0(a):", "    wp.launch(k, dim=1, inputs=[a])"]
+    lines += [line for i in range(1, 16) for line in (f"def launch{i}(a):", f"    launch{i - 1}(a)")]
+    lines += ["def setup0():", "    pass"]
+    lines += [line for i in range(1, 6) for line in (f"def setup{i}():", f"    setup{i - 1}()")]
+    lines += ["def device0():", "    wp.launch(k, dim=1, inputs=[wp.zeros(1, dtype=wp.float64)])"]
+    lines += [line for i in range(1, 6) for line in (f"def device{i}():", f"    device{i - 1}()")]
+    lines += ["def on_cpu():", "    wp.set_device('cpu')", "    device5()"]
+    lines += ["def asked0():", "    wp.config.cache_kernels = False"]
+    lines += [line for i in range(1, 6) for line in (f"def asked{i}():", f"    asked{i - 1}()")]
+    lines += ["def main():", f"    d, n = {previous}()", "    arr = wp.zeros(n, dtype=d)",
+              "    like = wp.zeros_like(arr)", "    launch15(like)", "    if os.environ.get('COLD'):",
+              "        asked5()"]
+    lines += ["setup5()"]
+    return project_of(tmp_path, {"c.py": "\n".join(lines) + "\n"})
+
+
+def test_long_chains_of_helpers_resolve(tmp_path):
+    project = _long_chains_project(tmp_path)
+    file = _file(project, "c.py")
+    like = next(a for a in file.assignments if a.target.text == "like")
+    assert [(s.value.ref, s.complete) for s in project.sources(file, like.value.args[0], "main")] == [
+        ("warp.zeros", True)]
+    d = next(a for a in file.assignments if a.target.text == "arr").value.kwargs["dtype"]
+    assert [(s.value.ref, s.complete) for s in project.sources(file, d, "main")] == [("warp.float64", True)]
+    launch = next(ln for ln in project.launches(file) if ln.call.ctx.scope == "launch0")
+    assert [t.names for t in project.launch_argument_types(launch)] == [frozenset({"array[warp.float64]"})]
+    assert "c" in project.modules_launched_by("c.launch15")
+    assert project.runs_at_import(file, "setup0")
+    (on_cpu,) = [c for c in file.calls if c.ctx.scope == "device0" and c.callee == "warp.launch"]
+    assert project.call_devices(file, on_cpu) == frozenset({Device.CPU})
+    (cold,) = [a for a in file.assignments if a.ctx.scope == "asked0"]
+    assert project.opt_in(file, cold.ctx) is not None
+
+
+def test_a_recursive_chain_ends_and_answers_alike_whichever_is_asked_first(tmp_path):
+    # f and g call each other (and h calls itself); every walk over them ends, and what each launches, whether
+    # it runs at import and the values it returns do not depend on which was asked first
+    source = ("import warp as wp\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    pass\n"
+              "def f(n, a):\n    if n:\n        return g(n - 1, a)\n"
+              "    wp.launch(k, dim=1, inputs=[a])\n    return 64\n"
+              "def g(n, a):\n    return f(n, a)\n"
+              "def h(a):\n    return h(a)\n"
+              "def main(a):\n    size = g(3, a)\n    wp.launch(k, dim=1, inputs=[h(a)], block_dim=size)\n"
+              "f(0, wp.zeros(1))\n")
+    answers = []
+    for order in (("f", "g", "h", "main"), ("main", "h", "g", "f")):
+        project = project_of(tmp_path / "".join(order), {"r.py": source})
+        file = _file(project, "r.py")
+        size = next(a for a in file.assignments if a.target.text == "size")
+        found = {}
+        for name in order:
+            found[name] = (sorted(project.modules_launched_by(f"r.{name}")), project.runs_at_import(file, name))
+        found["size"] = project.values(file, size.value, "main").constants()
+        found["sources"] = [s.value.text for s in project.sources(file, size.value, "main")]
+        answers.append(found)
+    assert answers[0] == answers[1]
+    assert answers[0]["g"] == (["r"], True) and answers[0]["main"] == (["r"], False)
+    assert answers[0]["h"] == ([], False)
+    assert answers[0]["size"] == [64]

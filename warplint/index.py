@@ -210,8 +210,8 @@ class Project:
     def modules_loaded_by(self, file: FileModel, call: Call) -> list[str]:
         return self._facts.modules_loaded_by(file, call)
 
-    def runs_before_launches(self, fqname: str, depth: int = 3) -> bool:
-        return self._facts.runs_before_launches(fqname, depth)
+    def runs_before_launches(self, fqname: str) -> bool:
+        return self._facts.runs_before_launches(fqname)
 
     def repeats_cached_call(self, file: FileModel, call: Call, fqname: str, before: Call) -> bool:
         return self._facts.repeats_cached_call(file, call, fqname, before)

@@ -49,7 +49,6 @@ SCALAR_TYPES = frozenset(
 )
 # Python builtins Warp maps to its own scalar types when they are used as dtypes or scalar arguments.
 PYTHON_SCALARS = {"float": "warp.float32", "int": "warp.int32", "bool": "warp.bool"}
-MAX_DEPTH = 6  # arrays made `*_like` other arrays (or dict items named through dicts) followed
 
 
 @dataclass(frozen=True)
@@ -117,15 +116,17 @@ def launch_signature(layer: Layer, launch: Launch) -> tuple[str, ...] | None:
     return tuple(t.one for t in types if t.one is not None)
 
 
-def value_types(layer: Layer, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
-                _depth: int = 0) -> Types:
-    """The Warp types ``value`` (written in ``scope`` of ``file``) can have."""
-    if value is None or _depth > MAX_DEPTH:
+def value_types(layer: Layer, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None
+                ) -> Types:
+    """The Warp types ``value`` (written in ``scope`` of ``file``) can have (arrays made ``*_like`` other arrays
+    followed, each one step of the question's budget)."""
+    if value is None:
         return UNKNOWN
-    return _union([_source_types(layer, s, _depth) for s in layer.evaluator.sources(file, value, scope, site)])
+    return layer.evaluator.budget.step(lambda: _union([
+        _source_types(layer, s) for s in layer.evaluator.sources(file, value, scope, site)]), UNKNOWN)
 
 
-def _source_types(layer: Layer, source: Source, depth: int) -> Types:
+def _source_types(layer: Layer, source: Source) -> Types:
     value = source.value
     if source.attrs or not source.complete:
         return UNKNOWN
@@ -145,12 +146,12 @@ def _source_types(layer: Layer, source: Source, depth: int) -> Types:
     if short in ARRAY_MAKERS:
         position = ARRAY_MAKERS[short]
         dtype = dtype_types(layer, source, value.kwargs.get("dtype") or (
-            value.args[position] if len(value.args) > position else None), depth)
+            value.args[position] if len(value.args) > position else None))
         return _arrays(dtype)
     if short in LIKE_MAKERS and value.args:
         if "dtype" in value.kwargs:
-            return _arrays(dtype_types(layer, source, value.kwargs["dtype"], depth))
-        return value_types(layer, source.file, value.args[0], source.scope, source.site, depth + 1)
+            return _arrays(dtype_types(layer, source, value.kwargs["dtype"]))
+        return value_types(layer, source.file, value.args[0], source.scope, source.site)
     return UNKNOWN
 
 
@@ -158,18 +159,23 @@ def _arrays(dtype: Types) -> Types:
     return Types(frozenset(f"array[{d}]" for d in dtype.names), dtype.known and bool(dtype.names))
 
 
-def dtype_types(layer: Layer, where: Source, value: Value | None, depth: int = 0) -> Types:
+def dtype_types(layer: Layer, where: Source, value: Value | None) -> Types:
     """The scalar types a ``dtype=`` argument (written where ``where`` is) can name: Warp's types and Python's
-    scalars, followed through names like any value, and through items of dict literals."""
-    if value is None or depth > MAX_DEPTH:
+    scalars, followed through names like any value, and through items of dict literals (each one step of the
+    question's budget)."""
+    if value is None:
         return UNKNOWN
+    return layer.evaluator.budget.step(lambda: _dtype_types(layer, where, value), UNKNOWN)
+
+
+def _dtype_types(layer: Layer, where: Source, value: Value) -> Types:
     parts: list[Types] = []
     for source in layer.evaluator.sources(where.file, value, where.scope, where.site):
         v = source.value
         if source.attrs or not source.complete:
             return UNKNOWN
         if v.kind == "subscript" and v.base is not None:
-            parts.append(_table_item(layer, source, depth))
+            parts.append(_table_item(layer, source))
             continue
         if v.kind not in ("name", "attr") or not v.ref or v.local:
             return UNKNOWN
@@ -182,7 +188,7 @@ def dtype_types(layer: Layer, where: Source, value: Value | None, depth: int = 0
     return _union(parts)
 
 
-def _table_item(layer: Layer, source: Source, depth: int) -> Types:
+def _table_item(layer: Layer, source: Source) -> Types:
     """``TABLE[key]`` as a dtype, where ``TABLE`` is a dict literal: the item its key selects when the
     evaluator knows the key and the literal's keys are constants, else any of its values."""
     value = source.value
@@ -197,7 +203,7 @@ def _table_item(layer: Layer, source: Source, depth: int) -> Types:
         written_key = write.target.key
         if known_key and written_key is not None and written_key.kind == "const" and written_key.const != key:
             continue
-        parts.append(dtype_types(layer, Source(f, write.value, write.ctx.scope), write.value, depth + 1))
+        parts.append(dtype_types(layer, Source(f, write.value, write.ctx.scope), write.value))
     for table in tables:
         items = [item for item in table.value.items if isinstance(item, tuple) and len(item) == 2]
         if len(items) != len(table.value.items) or not (items or parts):
@@ -213,5 +219,5 @@ def _table_item(layer: Layer, source: Source, depth: int) -> Types:
         for _, item in chosen:
             if not isinstance(item, Value):
                 return UNKNOWN
-            parts.append(dtype_types(layer, Source(table.file, item, table.scope, table.site), item, depth + 1))
+            parts.append(dtype_types(layer, Source(table.file, item, table.scope, table.site), item))
     return _union(parts)

@@ -186,8 +186,8 @@ def joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, m
     preloads and of its other launches but those known to run after the creation. Loaded after: the kernel's
     own launches' and those of the module's other launches but those known to run before it. A launch is
     known to run before (after) the creation when it is earlier (later) in the function that makes the
-    kernel, or in a caller than the call that leads there, or in a function every call of which is, a few
-    levels up; one in a loop is never known to run only before. A kernel launched only at variants nothing
+    kernel, or in a caller than the call that leads there, or in a function every call of which is (however
+    many calls out); one in a loop is never known to run only before. A kernel launched only at variants nothing
     built before it was made lands in new variants: each builds once, for its block size (CS-5), and
     nothing builds again. True when a variant is not known or the kernel is not launched."""
     return bool(facts.cached(("joins built variant", id(kernel), module),
@@ -213,7 +213,7 @@ def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, 
             if module in loaded or "*" in loaded:
                 preloaded = load_variants(facts, f, call)
                 built = _union((built, preloaded))
-                if preloaded is not None and any(_ordered(facts, f, call, ef, ek, lead, CALLER_DEPTH, after=True)
+                if preloaded is not None and any(_ordered(facts, f, call, ef, ek, lead, after=True)
                                                  for ef, ek, lead in made_earlier):
                     holding |= preloaded
     before: list[tuple[Launch, frozenset[Variant] | None]] = []
@@ -226,10 +226,10 @@ def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, 
         same = facts.evaluator.same_content(launch.kernel_file, launch.kernel, file, kernel) or (
             instance is not None and facts.evaluator.made_alike(launch.kernel_file, launch.kernel, file, kernel)
             and launch_signature(facts, launch) == instance)
-        may_before = not _ordered(facts, where, call, file, kernel, leading, CALLER_DEPTH, after=True)
-        may_after = not _ordered(facts, where, call, file, kernel, leading, CALLER_DEPTH, after=False)
+        may_before = not _ordered(facts, where, call, file, kernel, leading, after=True)
+        may_after = not _ordered(facts, where, call, file, kernel, leading, after=False)
         held = variants is not None and ((same and not may_after) or any(
-            _ordered(facts, where, call, f, k, lead, CALLER_DEPTH, after=True) for f, k, lead in made_earlier))
+            _ordered(facts, where, call, f, k, lead, after=True) for f, k, lead in made_earlier))
         if held and variants is not None:
             holding |= variants
         if may_before:
@@ -237,7 +237,7 @@ def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, 
         if may_after:
             after.append((launch, variants))
         if (may_before and may_after and variants and not same and not held
-                and _repeats(facts, where, call, CALLER_DEPTH)):
+                and _repeats(facts, where, call)):
             return True  # one launch that can load a variant both before the creation and after it
     built = _union((built, *(v for _, v in before)))
     own_variants = _union(launch_variants(facts, launch) for launch in own)
@@ -286,30 +286,34 @@ def _unconditional(ctx: Context) -> bool:
     return len(ctx.conditions) == (1 if ctx.in_main_guard else 0)
 
 
-def _repeats(facts: IdentityFacts, where: FileModel, call: Call, depth: int) -> bool:
+def _repeats(facts: IdentityFacts, where: FileModel, call: Call) -> bool:
     """``call`` can run more than once in a process: in a loop, or in a function called in a loop or from
-    several places, or one whose callers are not known (a library's function; a test runs once)."""
+    several places (however many calls out), or one whose callers are not known (a library's function; a test
+    runs once)."""
     if call.ctx.in_loop:
         return True
     scope = call.ctx.scope
     if not scope:
         return False
+    # a summary per function; a recursive function repeats
+    return facts.evaluator.budget.summary(facts.memo, ("runs repeatedly", where.path, scope),
+                                          lambda: _function_repeats(facts, where, scope), True)
+
+
+def _function_repeats(facts: IdentityFacts, where: FileModel, scope: str) -> bool:
     sites = facts.bindings.call_sites(facts.bindings.fqname(where, scope))
     if not sites:
         fn = where.functions.get(scope)
         return not (fn is not None and fn.name.startswith("test") and is_test_file(where))
-    if len(sites) > 1 or depth <= 0:
+    if len(sites) > 1:
         return True
     f, caller = sites[0]
-    return _repeats(facts, f, caller, depth - 1)
+    return _repeats(facts, f, caller)
 
 
 def _runs_first(facts: IdentityFacts, test: tuple[FileModel, str], other: tuple[FileModel, str]) -> bool:
     """The test runner runs the test ``test`` (file, scope) before the test ``other``, in one process."""
     return any(f is test[0] and scope == test[1] for f, scope in facts.tests_run_before(*other))
-
-
-CALLER_DEPTH = 3  # callers of a launching function followed to order it against a kernel's creation
 
 
 def _union(sets: Iterable[frozenset[Variant] | None]) -> frozenset[Variant] | None:
@@ -322,11 +326,13 @@ def _union(sets: Iterable[frozenset[Variant] | None]) -> frozenset[Variant] | No
 
 
 def _ordered(facts: IdentityFacts, where: FileModel, call: Call, file: FileModel, kernel: Kernel,
-             leading: list[tuple[FileModel, Call]], depth: int, after: bool) -> bool:
+             leading: list[tuple[FileModel, Call]], after: bool) -> bool:
     """``call`` runs before (``after``: after) ``kernel`` is made, every time: earlier (later) in the function
     that makes it, or than a call in ``leading`` (the calls that lead to it) in the same function, or in a test
     the test runner runs before (after) the test that makes it or leads there, or in a function every call of
-    which so runs (``depth`` levels up). Before excludes a call in a loop."""
+    which so runs (however many calls out: a summary per function, kernel and direction; not through a recursive
+    call). Before excludes a call in a loop. ``leading`` is what ``kernel`` is made through (one list per
+    kernel)."""
     if call.ctx.in_loop and not after:
         return False
     scope = call.ctx.scope
@@ -342,7 +348,12 @@ def _ordered(facts: IdentityFacts, where: FileModel, call: Call, file: FileModel
     if scope and any(_runs_first(facts, maker, (where, scope)) if after else _runs_first(facts, (where, scope), maker)
                      for maker in makers if maker[1]):
         return True
-    if not scope or depth <= 0:
+    if not scope:
         return False
-    sites = facts.bindings.call_sites(facts.bindings.fqname(where, scope))
-    return bool(sites) and all(_ordered(facts, f, c, file, kernel, leading, depth - 1, after) for f, c in sites)
+
+    def every_call_ordered() -> bool:
+        sites = facts.bindings.call_sites(facts.bindings.fqname(where, scope))
+        return bool(sites) and all(_ordered(facts, f, c, file, kernel, leading, after) for f, c in sites)
+
+    return facts.evaluator.budget.summary(facts.memo, ("ordered against a kernel", where.path, scope, id(kernel),
+                                                       after), every_call_ordered, False)

@@ -5,7 +5,7 @@ directory) is chosen rather than paid on every run, derived from what the progra
   enclosing ``if``/``while`` reads the command line (``sys.argv``; what an ``argparse.ArgumentParser``'s
   ``parse_args``/``parse_known_args`` returns; an absl flag: ``flags.DEFINE_*``'s holder, ``flags.FLAGS``), the
   process environment (``os.environ``, ``os.getenv``), or a parameter of the enclosing function (its caller
-  decides); or every call of that function is such a path itself (a few levels up). ``if __name__ ==
+  decides); or every call of that function is such a path itself (however many calls out). ``if __name__ ==
   "__main__":`` reads none of these: it is how a script runs, not a choice.
 - ``cold_start_measurement``: after the statement, its function reads a clock before the first Warp build
   that follows (a launch or a load, directly or through the project functions it calls) and again after it, or
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from warplint.model import Context, FileModel, Value
+from warplint.model import Context, FileModel, Function, Value
 from warplint.names import is_warp
 
 from .evaluator import ENVIRONMENT_READS
@@ -34,31 +34,38 @@ CLOCKS = frozenset({
 })
 # argparse.ArgumentParser's methods that return the options the command line gave
 _PARSE_METHODS = frozenset({"parse_args", "parse_known_args", "parse_intermixed_args", "parse_known_intermixed_args"})
-_CALLER_LEVELS = 3  # how far up the callers of a function are followed
-_PARTS = 8  # nested parts of one condition followed
 
 
-def opt_in(facts: IdentityFacts, file: FileModel, ctx: Context, _level: int = 0) -> str | None:
+def opt_in(facts: IdentityFacts, file: FileModel, ctx: Context) -> str | None:
     """Why the statement at ``ctx`` runs only on request (see the module docstring), or None."""
     fn = file.function_at(ctx.scope)
     params = {p.name for p in fn.params} if fn is not None else set()
     for text, test in zip(ctx.conditions, ctx.tests, strict=False):
-        why = _choice(facts, file, test, ctx.scope, params, 0)
+        why = _choice(facts, file, test, ctx.scope, params)
         if why is not None:
             return f"behind `if {text}` ({why})"
-    if fn is None or _level >= _CALLER_LEVELS:
+    if fn is None:
         return None
-    callers = facts.bindings.callers(facts.bindings.fqname(file, fn.qualname))
-    if callers and all(opt_in(facts, f, call.ctx, _level + 1) for f, call in callers):
+    fq = facts.bindings.fqname(file, fn.qualname)
+    # a summary per function, however many callers out (a recursive call is no request of its own)
+    return facts.evaluator.budget.summary(facts.memo, ("called on request", fq),
+                                          lambda: _called_on_request(facts, fn, fq), None)
+
+
+def _called_on_request(facts: IdentityFacts, fn: Function, fq: str) -> str | None:
+    callers = facts.bindings.callers(fq)
+    if callers and all(opt_in(facts, f, call.ctx) for f, call in callers):
         return f"{fn.name}() is only called on request"
     return None
 
 
-def _choice(facts: IdentityFacts, file: FileModel, value: Value, scope: str, params: set[str],
-            depth: int) -> str | None:
-    """What user or caller choice the expression ``value`` (a condition, or part of one) reads, or None."""
-    if depth > _PARTS:
-        return None
+def _choice(facts: IdentityFacts, file: FileModel, value: Value, scope: str, params: set[str]) -> str | None:
+    """What user or caller choice the expression ``value`` (a condition, or part of one) reads, or None (also
+    when the question's budget is spent)."""
+    return facts.evaluator.budget.step(lambda: _choice_in(facts, file, value, scope, params), None)
+
+
+def _choice_in(facts: IdentityFacts, file: FileModel, value: Value, scope: str, params: set[str]) -> str | None:
     if value.kind in ("name", "attr") and value.ref:
         if value.local and value.ref.partition(".")[0] in params:
             return f"`{value.ref.partition('.')[0]}` is a parameter its caller passes"
@@ -73,8 +80,7 @@ def _choice(facts: IdentityFacts, file: FileModel, value: Value, scope: str, par
     why = _input(value)
     if why is not None:
         return why
-    return next((why for part in value.parts() if (why := _choice(facts, file, part, scope, params, depth + 1))),
-                None)
+    return next((why for part in value.parts() if (why := _choice(facts, file, part, scope, params))), None)
 
 
 def _input(value: Value) -> str | None:

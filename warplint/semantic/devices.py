@@ -9,7 +9,7 @@ cost nothing where every launch that reaches the code runs on the CPU. The devic
 - with no ``device=`` (or ``device=None``), the current default device: the innermost enclosing
   ``with wp.ScopedDevice(d):`` of the launch's function, else the last unconditional
   ``wp.set_device(d)`` before it in that function, else, for a launch in a function, what the
-  function's callers run under (every call site, a few levels up); with none of these it is Warp's
+  function's callers run under (every call site, however many calls out); with none of these it is Warp's
   default device, CUDA when there is one;
 - a launch under ``if device.is_cpu:`` (or ``else`` of ``if x.is_cuda:``) runs on the CPU only.
   Device tests are read from the test's expression (``Context.tests``): ``x.is_cuda``/``x.is_cpu``
@@ -45,7 +45,6 @@ class Device(enum.Enum):
 EITHER = frozenset({Device.CPU, Device.CUDA})
 CPU_ONLY = frozenset({Device.CPU})
 CUDA_ONLY = frozenset({Device.CUDA})
-MAX_CALLER_LEVELS = 3
 
 def holds_on(test: Value, negated: bool = False) -> frozenset[Device] | None:
     """The devices on which a condition (an ``if``/``while`` test, read from its expression) holds, when it
@@ -140,14 +139,14 @@ def _const_devices(value: object) -> frozenset[Device] | None:
     return None if value is None else EITHER
 
 
-def value_devices(layer: Layer, file: FileModel, value: Value, ctx: Context, site: Site | None,
-                  depth: int = 0) -> frozenset[Device]:
+def value_devices(layer: Layer, file: FileModel, value: Value, ctx: Context, site: Site | None
+                  ) -> frozenset[Device]:
     """The devices a ``device=`` expression can name (None: the default device where ``ctx`` runs)."""
     found: frozenset[Device] = frozenset()
     for v in layer.evaluator.values(file, value, ctx.scope, site):
         if isinstance(v, Const):
             named = _const_devices(v.value)
-            found |= named if named is not None else default_devices(layer, file, ctx, depth)
+            found |= named if named is not None else default_devices(layer, file, ctx)
         elif isinstance(v, Sequence):
             for item in v.items:
                 for one in item:
@@ -160,31 +159,33 @@ def value_devices(layer: Layer, file: FileModel, value: Value, ctx: Context, sit
     return found or EITHER
 
 
-def default_devices(layer: Layer, file: FileModel, ctx: Context, depth: int = 0) -> frozenset[Device]:
-    """The devices Warp's current default device can be where ``ctx`` runs."""
-    key = ("default devices", id(file), ctx.scope, ctx.order, depth)
-    return layer.cached(key, lambda: _default_devices(layer, file, ctx, depth))
+def default_devices(layer: Layer, file: FileModel, ctx: Context) -> frozenset[Device]:
+    """The devices Warp's current default device can be where ``ctx`` runs: set in its scope, else where each
+    call of its function runs, however many calls out (a summary per statement; a recursive call may run on
+    either)."""
+    key = ("default devices", id(file), ctx.scope, ctx.order)
+    return layer.evaluator.budget.summary(layer.memo, key, lambda: _default_devices(layer, file, ctx), EITHER)
 
 
-def _default_devices(layer: Layer, file: FileModel, ctx: Context, depth: int) -> frozenset[Device]:
+def _default_devices(layer: Layer, file: FileModel, ctx: Context) -> frozenset[Device]:
     blocks = sorted((b for b in file.with_blocks if b.holds(ctx)), key=lambda b: -b.ctx.order)
     for block in blocks:  # innermost first
         for item in block.items:
             if item.kind == "call" and is_warp(item.ref, "ScopedDevice"):
                 device = item.args[0] if item.args else item.kwargs.get("device")
                 if device is not None and layer.evaluator.constant(file, device, block.ctx.scope) != (True, None):
-                    return value_devices(layer, file, device, block.ctx, None, depth + 1)
+                    return value_devices(layer, file, device, block.ctx, None)
     for call in reversed(layer.bindings.calls_in(file, ctx.scope)):
         if (is_warp(call.callee, "set_device") and call.ctx.precedes(ctx) and not call.ctx.conditions
                 and call.args):
-            return value_devices(layer, file, call.args[0], call.ctx, None, depth + 1)
-    if ctx.scope and depth < MAX_CALLER_LEVELS:
+            return value_devices(layer, file, call.args[0], call.ctx, None)
+    if ctx.scope:
         fn = file.functions.get(ctx.scope)
         sites = layer.bindings.call_sites(layer.bindings.fqname(file, fn.qualname)) if fn is not None else []
         if sites:
             found: frozenset[Device] = frozenset()
             for caller_file, call in sites:
-                found |= condition_devices(call.ctx) & default_devices(layer, caller_file, call.ctx, depth + 1)
+                found |= condition_devices(call.ctx) & default_devices(layer, caller_file, call.ctx)
                 if found == EITHER:
                     break
             return found or EITHER
@@ -211,7 +212,7 @@ def cuda_block_dims(layer: Layer, file: FileModel, call: Call, site: Site | None
     evaluator = layer.evaluator
     if value is None:
         return evaluator.block_dims(file, None, call.ctx.scope, site)
-    narrowed = _on_cuda(layer, file, value, call.ctx, 0)
+    narrowed = _on_cuda(layer, file, value, call.ctx)
     if narrowed is None:
         found = evaluator.block_dims(file, value, call.ctx.scope, site)
     else:
@@ -225,19 +226,19 @@ def cuda_block_dims(layer: Layer, file: FileModel, call: Call, site: Site | None
     return found
 
 
-MAX_NARROWING = 3  # names followed to their bindings to drop what only the CPU takes
-
-
-def _on_cuda(layer: Layer, file: FileModel, value: Value, at: Context, depth: int
-             ) -> list[tuple[FileModel, Value, str]] | None:
+def _on_cuda(layer: Layer, file: FileModel, value: Value, at: Context) -> list[tuple[FileModel, Value, str]] | None:
     """What ``value`` (read at ``at``) can be on CUDA, as expressions (file, value, scope) to evaluate, when
     that leaves something out: the CPU branch of ``a if <device test> else b``, followed through the
-    bindings of a local or a module-level name (also imported); None when nothing is left out."""
-    if depth > MAX_NARROWING:
-        return None
+    bindings of a local or a module-level name (also imported); None when nothing is left out (or the
+    question's budget is spent)."""
+    return layer.evaluator.budget.step(lambda: _narrowed_on_cuda(layer, file, value, at), None)
+
+
+def _narrowed_on_cuda(layer: Layer, file: FileModel, value: Value, at: Context
+                      ) -> list[tuple[FileModel, Value, str]] | None:
     chosen = _cuda_branch(value)
     if chosen is not value:
-        return _on_cuda(layer, file, chosen, at, depth + 1) or [(file, chosen, at.scope)]
+        return _on_cuda(layer, file, chosen, at) or [(file, chosen, at.scope)]
     if value.kind != "name":
         return None
     if value.local:
@@ -261,7 +262,7 @@ def _on_cuda(layer: Layer, file: FileModel, value: Value, at: Context, depth: in
     result: list[tuple[FileModel, Value, str]] = []
     changed = len(kept) < len(bindings)
     for a in kept:
-        inner = _on_cuda(layer, owner, a.value, a.ctx, depth + 1)
+        inner = _on_cuda(layer, owner, a.value, a.ctx)
         changed = changed or inner is not None
         result.extend(inner if inner is not None else [(owner, a.value, scope)])
     return result if changed else None

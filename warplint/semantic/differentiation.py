@@ -27,7 +27,6 @@ from .events import OptionForm
 from .launches import UNIQUE, IdentityFacts
 from .module_options import option_changes, shared_option_changes
 
-_MAX_DEPTH = 8
 _PYTHON_BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_"))
 
 # Tile dtypes by their last name component (warp.float32, warp.types.float32, numpy.float32, float).
@@ -48,23 +47,26 @@ class OptionsOff:
     unknown_module: set[str] = field(default_factory=set)  # keys set False on a module that cannot be told
 
 
-def dict_items(facts: IdentityFacts, file: FileModel, value: Value | None, scope: str = "",
-               _depth: int = 0) -> tuple | None:
+def dict_items(facts: IdentityFacts, file: FileModel, value: Value | None, scope: str = "") -> tuple | None:
     """The (key, value) items of a dict literal, also through a name bound once to one."""
-    if value is None or _depth > 4:
+    if value is None:
         return None
+    return facts.evaluator.budget.step(lambda: _dict_items(facts, file, value, scope), None)
+
+
+def _dict_items(facts: IdentityFacts, file: FileModel, value: Value, scope: str) -> tuple | None:
     if value.kind == "dict":
         return value.items
     if value.kind == "name" and value.local:
         bound = facts.bindings.name_assignments(file, scope, value.text)
         if len(bound) == 1 and not bound[0].augmented:
-            return dict_items(facts, file, bound[0].value, scope, _depth + 1)
+            return dict_items(facts, file, bound[0].value, scope)
         return None
     if value.kind in ("name", "attr") and value.ref:
         module, _, name = value.ref.rpartition(".")
         owner = facts.bindings.by_module.get(module)
         if owner is not None and name in owner.constants:
-            return dict_items(facts, owner, owner.constants[name], "", _depth + 1)
+            return dict_items(facts, owner, owner.constants[name], "")
     return None
 
 
@@ -209,26 +211,30 @@ def mathdx_ops(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> frozens
     return frozenset(ops)
 
 
-def _function_mathdx_ops(facts: IdentityFacts, file: FileModel, fn: Function, _depth: int = 0) -> frozenset[str]:
+def _function_mathdx_ops(facts: IdentityFacts, file: FileModel, fn: Function) -> frozenset[str]:
+    """The MathDx LTO operations ``fn`` and the helpers it calls (transitively) use: one summary per function."""
     key = ("semantic.differentiation", "mathdx_ops", file.module, fn.qualname)
-    if key in facts.memo:
-        return facts.memo[key]
-    facts.memo[key] = frozenset()  # cycle guard
-    lto_ops = facts.bindings.warp.mathdx_lto_ops
-    ops = {c[len("warp."):] for c in fn.warp_calls if is_warp(c) and c[len("warp."):] in lto_ops}
-    if _depth < _MAX_DEPTH:
+
+    def compute() -> frozenset[str]:
+        lto_ops = facts.bindings.warp.mathdx_lto_ops
+        ops = {c[len("warp."):] for c in fn.warp_calls if is_warp(c) and c[len("warp."):] in lto_ops}
         for helper in _helpers(facts, fn):
             if helper is not None:
-                ops |= _function_mathdx_ops(facts, *helper, _depth=_depth + 1)
-    facts.memo[key] = frozenset(ops)
-    return facts.memo[key]
+                ops |= _function_mathdx_ops(facts, *helper)
+        return frozenset(ops)
+
+    return facts.evaluator.budget.summary(facts.memo, key, compute, frozenset())
 
 
-def normalise_dtype(facts: IdentityFacts, dotted: str, _depth: int = 0) -> str:
+def normalise_dtype(facts: IdentityFacts, dotted: str) -> str:
     """``warp.float32``/``float``/``numpy.float32`` -> ``float32``, through module-level aliases
     (``DTYPE = wp.float16``); "" when it cannot be told; other Warp types by their last name."""
-    if not dotted or _depth > 4:
+    if not dotted:
         return ""
+    return facts.evaluator.budget.step(lambda: _normalised_dtype(facts, dotted), "")
+
+
+def _normalised_dtype(facts: IdentityFacts, dotted: str) -> str:
     head, _, name = dotted.rpartition(".")
     if not head or head == "builtins" or is_warp(dotted) or head in ("numpy", "np"):
         return _DTYPE_NAMES.get(name, name if is_warp(dotted) else "")
@@ -236,7 +242,7 @@ def normalise_dtype(facts: IdentityFacts, dotted: str, _depth: int = 0) -> str:
     if owner is not None and name in owner.constants:
         value = owner.constants[name]
         if value.kind in ("name", "attr") and value.ref and not value.local:
-            return normalise_dtype(facts, value.ref, _depth + 1)
+            return normalise_dtype(facts, value.ref)
     return ""
 
 
@@ -250,12 +256,17 @@ def tile_dtypes(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> frozen
     return _function_tile_dtypes(facts, file, fn, kernel=True)
 
 
-def _function_tile_dtypes(facts: IdentityFacts, file: FileModel, fn: Function, kernel: bool = False,
-                          _depth: int = 0) -> frozenset[str] | None:
+def _function_tile_dtypes(facts: IdentityFacts, file: FileModel, fn: Function, kernel: bool = False
+                          ) -> frozenset[str] | None:
+    """One summary per function (a cycle adds nothing: recursion is not allowed in Warp code anyway; a walk the
+    budget cuts cannot tell)."""
     key = ("semantic.differentiation", "tile_dtypes", file.module, fn.qualname, kernel)
-    if key in facts.memo:
-        return facts.memo[key]
-    facts.memo[key] = frozenset()  # cycle guard (recursion is not allowed in Warp code anyway)
+    no_dtypes: frozenset[str] | None = frozenset()
+    return facts.evaluator.budget.summary(facts.memo, key, lambda: _tile_dtypes_of(facts, fn, kernel), no_dtypes,
+                                          spent=None)
+
+
+def _tile_dtypes_of(facts: IdentityFacts, fn: Function, kernel: bool) -> frozenset[str] | None:
     result: set[str] | None = {normalise_dtype(facts, d) for d in fn.tile_dtypes}
     if not kernel and result is not None:
         # a helper's tile parameters are tiles its callers made; an unannotated one is any tile
@@ -265,19 +276,15 @@ def _function_tile_dtypes(facts: IdentityFacts, file: FileModel, fn: Function, k
                 result.add(normalise_dtype(facts, dtype))
             elif not p.annotation or p.generic:
                 result.add("")
-    if _depth >= _MAX_DEPTH:
-        result = None
-    else:
-        for helper in _helpers(facts, fn):
-            sub = None if helper is None else _function_tile_dtypes(facts, *helper, _depth=_depth + 1)
-            if sub is None or result is None:
-                result = None
-                break
-            result |= sub
+    for helper in _helpers(facts, fn):
+        sub = None if helper is None else _function_tile_dtypes(facts, *helper)
+        if sub is None or result is None:
+            result = None
+            break
+        result |= sub
     if result is not None and "" in result:
         result = None
-    facts.memo[key] = None if result is None else frozenset(result)
-    return facts.memo[key]
+    return None if result is None else frozenset(result)
 
 
 def matmul_precisions(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> frozenset[str]:
@@ -285,18 +292,21 @@ def matmul_precisions(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> 
     fn = _kernel_function(file, kernel)
     if fn is None:
         return frozenset()
-    seen: set[tuple[str, str]] = set()
-    found: set[str] = set()
-    stack = [(file, fn, 0)]
-    while stack:
-        f, current, depth = stack.pop()
-        if (f.module, current.qualname) in seen:
-            continue
-        seen.add((f.module, current.qualname))
-        found.update(current.matmul_precisions)
-        if depth < _MAX_DEPTH:
-            stack.extend((hf, hfn, depth + 1) for h in _helpers(facts, current) if h is not None for hf, hfn in [h])
-    return frozenset(found)
+    return _function_matmul_precisions(facts, file, fn)
+
+
+def _function_matmul_precisions(facts: IdentityFacts, file: FileModel, fn: Function) -> frozenset[str]:
+    """The precisions of ``fn`` and the helpers it calls (transitively): one summary per function."""
+    key = ("semantic.differentiation", "matmul_precisions", file.module, fn.qualname)
+
+    def compute() -> frozenset[str]:
+        found = set(fn.matmul_precisions)
+        for helper in _helpers(facts, fn):
+            if helper is not None:
+                found |= _function_matmul_precisions(facts, *helper)
+        return frozenset(found)
+
+    return facts.evaluator.budget.summary(facts.memo, key, compute, frozenset())
 
 
 # ---------------------------------------------------------------------------------------- differentiation reach
@@ -304,7 +314,6 @@ def matmul_precisions(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> 
 # ``tape.backward()`` replays their adjoints; an adjoint launch runs one kernel's adjoint; ``warp.autograd``
 # differentiates the kernels it is given. The layer answers per kernel, erring towards "reached": a kernel is
 # reported as never differentiated only when every differentiation in the project is bounded and misses it.
-_SUMMARY_DEPTH = 12
 
 
 @dataclass(frozen=True)
@@ -372,14 +381,12 @@ def launched_by(facts: IdentityFacts, file: FileModel, scope: str) -> Launched:
     """The kernels the code of ``scope`` (a function's qualname, "" for module level) launches, directly or
     through the project functions it calls; memoised per scope."""
     key = ("semantic.differentiation", "launched", file.path, scope)
-    if key in facts.memo:
-        return facts.memo[key]
-    facts.memo[key] = Launched()  # cycle guard: a recursive call adds nothing new
-    facts.memo[key] = _launched_by(facts, file, scope, 0)
-    return facts.memo[key]
+    # a recursive call adds nothing new; a walk the budget cuts may launch anything
+    return facts.evaluator.budget.summary(facts.memo, key, lambda: _launched_by(facts, file, scope), Launched(),
+                                          spent=Launched(unbounded=True))
 
 
-def _launched_by(facts: IdentityFacts, file: FileModel, scope: str, depth: int) -> Launched:
+def _launched_by(facts: IdentityFacts, file: FileModel, scope: str) -> Launched:
     kernels: set[int] = set()
     unbounded = False
     for call in facts.bindings.calls_in(file, scope):
@@ -393,7 +400,7 @@ def _launched_by(facts: IdentityFacts, file: FileModel, scope: str, depth: int) 
             unbounded = True
         elif target:
             found_fn = facts.bindings.function(target)
-            if found_fn is None or depth >= _SUMMARY_DEPTH:
+            if found_fn is None:
                 unbounded = True
                 continue
             sub = launched_by(facts, found_fn[0], found_fn[1].qualname)

@@ -24,6 +24,7 @@ from warplint.model import Assignment, Call, FileModel, Function, Kernel, Param,
 from warplint.names import is_warp
 
 from .bindings import GETTER_DESCRIPTORS, is_getter, read_off_parameter
+from .budget import Budget
 from .context import asv_parameter, is_test_file
 from .values import (
     AbstractValue,
@@ -47,9 +48,6 @@ from .values import (
 if TYPE_CHECKING:
     from .bindings import Bindings
 
-MAX_DEPTH = 14  # nested steps when following sources, parameters reaching a value and shapes
-MAX_STEPS = 2000  # answers not yet memoised that one question to the evaluator may compute
-MAX_NESTING = 60  # nested answers within one question (name -> parameter -> call site -> ...)
 MAX_VALUES = 16  # values per set; more collapse to Unknown
 MAX_SITES = 16  # call sites followed per parameter
 MAX_SITE_CHAIN = 4  # wrappers followed inward from one launch
@@ -121,15 +119,13 @@ class Evaluator:
         # may miss a kernel a project decorator makes: such answers are not memoised (``kernels_of``).
         self.kernels_whole = False
         self._partial_reads = 0
-        self._steps_left: int | None = None  # of the question being answered (None between questions)
-        self._cut = 0  # answers the bound cut short
+        self.budget = Budget()  # of the question being answered: every walk of the layer draws on it
         self._applied: dict[tuple, Value] = {}  # `partial(f, ...)(...)` as the call of `f` it makes
         self._star_literals: dict[tuple, Value | None] = {}  # `*args` / `**kwargs` at a site (_star_literal)
         self._keyword_dicts: set[int] = set()  # ids of the `**kwargs` dicts _star_literal made (never mutated)
 
     # ------------------------------------------------------------------ entry points
-    def values(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
-               _depth: int = 0) -> ValueSet:
+    def values(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None) -> ValueSet:
         """The values ``value`` (an expression written in ``scope`` of ``file``) can have."""
         if value is None:
             return ValueSet.of(Unknown("absent"))
@@ -137,32 +133,29 @@ class Evaluator:
         found = self._memo.get(key)
         if found is not None:
             return found
-        # The bound is per question, not per nesting level: a question may take MAX_STEPS answers not yet
-        # memoised (each memoised answer, a function's return values at a call site among them, is a summary
-        # every later question reuses for free), nested up to MAX_NESTING (Python's stack).
-        outermost = self._steps_left is None
-        steps_left = MAX_STEPS if self._steps_left is None else self._steps_left
-        if not outermost and (steps_left <= 0 or _depth > MAX_NESTING):
-            self._cut += 1
+        # One step of the question's budget (budget.py): each memoised answer, a function's return values at a
+        # call site among them, is a summary every later question reuses for free.
+        budget = self.budget
+        opened = budget.enter()
+        if opened is None:
             return ValueSet.of(Unknown("too long a chain to follow"))
         if key in self._active:
+            budget.leave(opened)
             self._cycles += 1
             return ValueSet(frozenset())  # a cycle adds no value of its own
-        self._steps_left = steps_left - 1
         self._active.add(key)
-        cycles, partial, cut = self._cycles, self._partial_reads, self._cut
+        cycles, partial, cuts = self._cycles, self._partial_reads, budget.cuts
         try:
-            result = self._values(file, value, scope, site, _depth + 1)
+            result = self._values(file, value, scope, site)
         finally:
             self._active.discard(key)
-            if outermost:
-                self._steps_left = None
+            budget.leave(opened)
         if len(result) > MAX_VALUES:
             result = _coarser(result)
         # an answer cut short by a cycle, or that read a kernel list still incomplete, is not final: not memoised;
-        # nor is one the bound cut inside a question (asked first, on its own, it may resolve), unless it is the
+        # nor is one the budget cut inside a question (asked first, on its own, it may resolve), unless it is the
         # question itself (asked again, it would be cut again)
-        if self._cycles == cycles and self._partial_reads == partial and (self._cut == cut or outermost):
+        if self._cycles == cycles and self._partial_reads == partial and (budget.cuts == cuts or opened):
             self._memo[key] = result
             self._keep.append(value)  # the key holds id(value): keep the value alive while the memo is
         return result
@@ -385,73 +378,72 @@ class Evaluator:
         return ValueSet(frozenset(result))
 
     # ------------------------------------------------------------------ expressions
-    def _values(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
+    def _values(self, file: FileModel, value: Value, scope: str, site: Site | None) -> ValueSet:
         kind = value.kind
         if kind == "const":
             return ValueSet.of(Const(value.const))
         if kind == "seq":
             if value.const is not None:
                 return ValueSet.of(Const(value.const))
-            items = tuple(self.values(file, item, scope, site, depth) for item in value.items
+            items = tuple(self.values(file, item, scope, site) for item in value.items
                           if isinstance(item, Value))
             return ValueSet.of(Sequence(items))
         if kind == "dict":
             if value.const is not None:
                 return ValueSet.of(Const(value.const))
-            pairs = tuple((self.values(file, k, scope, site, depth), self.values(file, v, scope, site, depth))
+            pairs = tuple((self.values(file, k, scope, site), self.values(file, v, scope, site))
                           for k, v in value.items)
             return ValueSet.of(Mapping(pairs)) if pairs else ValueSet.of(Unknown("a dict"))
         if kind == "unset":
             return ValueSet(frozenset())
         if kind in ("name", "attr"):
-            return self._name(file, value, scope, site, depth)
+            return self._name(file, value, scope, site)
         if kind == "call":
-            return self._call(file, value, scope, site, depth)
+            return self._call(file, value, scope, site)
         if kind == "ifexp":
-            return ValueSet.union(self.values(file, item, scope, site, depth) for item in value.items)
+            return ValueSet.union(self.values(file, item, scope, site) for item in value.items)
         if kind == "binop":
-            return self._binop(file, value, scope, site, depth)
+            return self._binop(file, value, scope, site)
         if kind == "subscript" and value.base is not None:
-            return self._subscript(file, value, scope, site, depth)
+            return self._subscript(file, value, scope, site)
         if kind == "element" and value.base is not None:
-            return self._elements(self.values(file, value.base, scope, site, depth), file, value.base, scope, site,
-                                  depth)
+            return self._elements(self.values(file, value.base, scope, site), file, value.base, scope, site)
         if kind == "lambda" and value.base is not None:
             return ValueSet.of(Lambda(value.base, file.path, scope))
         if kind == "fstring":
-            parts = [self.values(file, item, scope, site, depth) for item in value.items if isinstance(item, Value)]
+            parts = [self.values(file, item, scope, site) for item in value.items if isinstance(item, Value)]
             if any(p.varies for p in parts):
                 return ValueSet.of(Varies("an f-string of a run-time value"))
         return ValueSet.of(Unknown(f"{kind} expression"))
 
-    def _name(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
+    def _name(self, file: FileModel, value: Value, scope: str, site: Site | None) -> ValueSet:
         if value.text == "__name__":
             return ValueSet.of(Const(file.module, "__name__ of the module the code is written in"))
         if value.base is not None and not value.ref:
             # an attribute of a call result / subscript: `make().kernel`
-            base = self.values(file, value.base, scope, site, depth)
-            return self._attribute(base, value.text.rpartition(".")[2], depth)
+            base = self.values(file, value.base, scope, site)
+            return self._attribute(base, value.text.rpartition(".")[2])
         if value.local:
             head, _, rest = value.text.partition(".")
-            found = self._local(file, head, scope, site, depth)
+            found = self._local(file, head, scope, site)
             for attr in rest.split(".") if rest else ():
-                found = self._attribute(found, attr, depth)
+                found = self._attribute(found, attr)
             return found
         if not value.ref:
             return ValueSet.of(Unknown("unresolved name"))
         if "." not in value.ref and value.ref == value.text:
             # bound at module level outside the top-level statements (`for k in ...:` / `if ...:`)
-            return self._module_level(file, value.ref, depth)
+            return self._module_level(file, value.ref)
         instance = self._instance_read(file, value, scope)
         if instance is not None:
             # `self.attr` in a method: a read on an instance, where a descriptor runs its getter
             cls, attrs = instance
-            got = self._descriptor_get(cls, attrs[0], depth)
+            got = self._descriptor_get(cls, attrs[0])
             if got is not None:
                 for attr in attrs[1:]:
-                    got = self._attribute(got, attr, depth)
+                    got = self._attribute(got, attr)
                 return got
-        return self._global(value.ref, depth)
+        return self._global(value.ref)
 
     @staticmethod
     def _instance_read(file: FileModel, value: Value, scope: str) -> tuple[str, list[str]] | None:
@@ -463,20 +455,20 @@ class Evaluator:
             return None
         return ref[: -len(rest) - 1], rest.split(".")
 
-    def _local(self, file: FileModel, name: str, scope: str, site: Site | None, depth: int) -> ValueSet:
+    def _local(self, file: FileModel, name: str, scope: str, site: Site | None) -> ValueSet:
         """A name read in ``scope``: its bindings there, else in the enclosing functions, else the module."""
         current = scope
         while current:
             fn = file.functions.get(current)
             if fn is None:
                 break
-            found = self._binding_in(file, fn, name, site, depth)
+            found = self._binding_in(file, fn, name, site)
             if found is not None:
                 return found
             current = fn.ctx.scope
-        return self._global(f"{file.module}.{name}", depth)
+        return self._global(f"{file.module}.{name}")
 
-    def _binding_in(self, file: FileModel, fn: Function, name: str, site: Site | None, depth: int
+    def _binding_in(self, file: FileModel, fn: Function, name: str, site: Site | None
                     ) -> ValueSet | None:
         scope = fn.qualname
         fq = self.bindings.fqname(file, scope)
@@ -488,14 +480,13 @@ class Evaluator:
             elif (made := self._kernel_made_by(file, scope, name, assignment)) is not None:
                 results.append(made)
             else:
-                results.append(self.values(file, assignment.value, scope, site, depth))
-        filled = self._filled_dict(file, scope, name, results, site, depth)
+                results.append(self.values(file, assignment.value, scope, site))
+        filled = self._filled_dict(file, scope, name, results, site)
         if filled is not None:
             results.append(filled)
         param = next((p for p in fn.params if p.name == name), None)
         if param is not None:
-            results.append(self.parameter(file, fn, name, site if site is not None and site.function == fq else None,
-                                          depth))
+            results.append(self.parameter(file, fn, name, site if site is not None and site.function == fq else None))
         if results:
             return ValueSet.union(results)
         for index, kernel in enumerate(self.kernels_of(file)):
@@ -600,11 +591,14 @@ class Evaluator:
                     return True
         return False
 
-    def _repeatable(self, file: FileModel, key: Value | None, scope: str, params: set[str], depth: int = 0) -> bool:
+    def _repeatable(self, file: FileModel, key: Value | None, scope: str, params: set[str]) -> bool:
         """A dict key that the same arguments compute again: made of the arguments, constants, module-level
         names, attributes of those and pure builtins of them (not ``object()``, a clock, a counter)."""
-        if key is None or depth > 4:
+        if key is None:
             return False
+        return self.budget.step(lambda: self._repeatable_parts(file, key, scope, params), False)
+
+    def _repeatable_parts(self, file: FileModel, key: Value, scope: str, params: set[str]) -> bool:
         if key.kind == "const":
             return True
         if key.kind in ("name", "attr"):
@@ -613,7 +607,7 @@ class Evaluator:
                 return True
             bindings = self.bindings.name_assignments(file, scope, head)
             return len(bindings) == 1 and not bindings[0].augmented and self._repeatable(
-                file, bindings[0].value, scope, params, depth + 1)
+                file, bindings[0].value, scope, params)
         if key.kind == "call" and key.ref not in _PURE_BUILTINS:
             return False
         parts = [*key.args, *key.kwargs.values(), key.base, key.key]
@@ -621,12 +615,12 @@ class Evaluator:
             parts.extend(item if isinstance(item, tuple) else (item,))
         if key.kind not in ("call", "seq", "fstring", "binop", "subscript"):
             return False
-        return all(self._repeatable(file, p, scope, params, depth + 1) for p in parts if isinstance(p, Value))
+        return all(self._repeatable(file, p, scope, params) for p in parts if isinstance(p, Value))
 
     def _function_ref(self, file: FileModel, fn: Function) -> FunctionRef:
         return FunctionRef(self.bindings.fqname(file, fn.qualname), self.is_memoized(fn), f"function {fn.qualname}")
 
-    def _global(self, ref: str, depth: int) -> ValueSet:
+    def _global(self, ref: str) -> ValueSet:
         """A dotted name outside any function: a module, or a name in one (across files)."""
         key = ("global", ref)
         found = self._memo.get(key)
@@ -638,14 +632,14 @@ class Evaluator:
         self._active.add(key)
         cycles, partial = self._cycles, self._partial_reads
         try:
-            result = self._global_uncached(ref, depth)
+            result = self._global_uncached(ref)
         finally:
             self._active.discard(key)
         if self._cycles == cycles and self._partial_reads == partial:
             self._memo[key] = result
         return result
 
-    def _global_uncached(self, ref: str, depth: int) -> ValueSet:
+    def _global_uncached(self, ref: str) -> ValueSet:
         if self.bindings.is_warp_api(ref):
             warp_type = self.warp_type(ref)
             return ValueSet.of(warp_type if warp_type is not None else Unknown(f"the Warp object {ref}"))
@@ -660,15 +654,15 @@ class Evaluator:
             # a name defined inside a function (`def run(): @wp.kernel def k...` resolves to mod.run.k)
             fn = owner.functions.get(".".join(parts[:end]))
             if fn is not None:
-                found = self._binding_in(owner, fn, parts[end], None, depth)
+                found = self._binding_in(owner, fn, parts[end], None)
                 if found is not None:
                     for attr in parts[end + 1:]:
-                        found = self._attribute(found, attr, depth)
+                        found = self._attribute(found, attr)
                     return found
                 break
-        found = self._module_level(owner, parts[0], depth)
+        found = self._module_level(owner, parts[0])
         for attr in parts[1:]:
-            found = self._attribute(found, attr, depth)
+            found = self._attribute(found, attr)
         return found
 
     def _warp_types_name(self, ref: str) -> str | None:
@@ -691,8 +685,7 @@ class Evaluator:
         own, constructor, arguments, scalar = entry
         return WarpType(constructor, tuple(arguments), scalar, own, f"the Warp type {own}")
 
-    def _warp_type_made(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int
-                        ) -> ValueSet | None:
+    def _warp_type_made(self, file: FileModel, value: Value, scope: str, site: Site | None) -> ValueSet | None:
         """``wp.types.vector(length=3, dtype=wp.float32)`` (and ``matrix``, ``quaternion``, ``transformation``):
         the type it makes, one per scalar its ``dtype`` can be, when every other argument is one literal and
         ``dtype`` a known Warp scalar type. None when the call is no such constructor; unknown when an argument
@@ -712,11 +705,11 @@ class Evaluator:
         for param in params:
             if param == "dtype":
                 continue
-            one, literal = self.values(file, bound[param], scope, site, depth).single_constant()
+            one, literal = self.values(file, bound[param], scope, site).single_constant()
             if not one:
                 return ValueSet.of(Unknown(f"{value.text}: `{param}` is not one literal"))
             arguments.append(literal)
-        scalars = self.values(file, bound["dtype"], scope, site, depth)
+        scalars = self.values(file, bound["dtype"], scope, site)
         made: set[AbstractValue] = set()
         for scalar in scalars:
             if not (isinstance(scalar, WarpType) and not scalar.constructor):
@@ -727,7 +720,7 @@ class Evaluator:
             made.add(WarpType(*identity, own, f"{value.text}: the Warp type {own or constructor}"))
         return ValueSet(frozenset(made))
 
-    def _module_level(self, owner: FileModel, name: str, depth: int) -> ValueSet:
+    def _module_level(self, owner: FileModel, name: str) -> ValueSet:
         results: list[ValueSet] = []
         for assignment in self.bindings.name_assignments(owner, "", name):
             if assignment.augmented:
@@ -735,7 +728,7 @@ class Evaluator:
             elif (made := self._kernel_made_by(owner, "", name, assignment)) is not None:
                 results.append(made)
             else:
-                results.append(self.values(owner, assignment.value, "", None, depth))
+                results.append(self.values(owner, assignment.value, "", None))
         if results:
             return ValueSet.union(results)
         if name == "__name__":  # `pkg.kernels.__name__` read through an import: that module's name
@@ -754,10 +747,10 @@ class Evaluator:
                 continue
             for imported, alias in imp.names:
                 if alias == name:
-                    return self._global(f"{imp.module}.{imported}" if imp.module else imported, depth)
+                    return self._global(f"{imp.module}.{imported}" if imp.module else imported)
             if imp.alias == name and not imp.names:
                 return self._global(imp.module if "." not in imp.module or imp.alias != imp.module.partition(".")[0]
-                                    else imp.alias, depth)
+                                    else imp.alias)
         if name == "__name__":  # `kernels.__name__` read through an imported module
             return ValueSet.of(Const(owner.module, f"__name__ of {owner.module}"))
         submodule = self.bindings.module(f"{owner.module}.{name}")
@@ -765,21 +758,21 @@ class Evaluator:
             return ValueSet.of(PythonModule(submodule.module, "a submodule"))
         return ValueSet.of(Unknown(f"{owner.module}.{name} is not bound at module level"))
 
-    def _attribute(self, base: ValueSet, attr: str, depth: int) -> ValueSet:
+    def _attribute(self, base: ValueSet, attr: str) -> ValueSet:
         results: list[ValueSet] = []
         for v in base:
-            got = self._descriptor_get(v.cls, attr, depth) if isinstance(v, Instance) else None
-            constructed = self._constructed_attribute(v, attr, depth) if isinstance(v, Instance) else None
+            got = self._descriptor_get(v.cls, attr) if isinstance(v, Instance) else None
+            constructed = self._constructed_attribute(v, attr) if isinstance(v, Instance) else None
             if got is not None:
                 results.append(got)
             elif constructed is not None:
                 results.append(constructed)
             elif isinstance(v, (Instance, ClassRef)):
-                results.append(self._class_attribute(v.cls if isinstance(v, Instance) else v.fqname, attr, depth))
+                results.append(self._class_attribute(v.cls if isinstance(v, Instance) else v.fqname, attr))
             elif isinstance(v, PythonModule) and attr == "__name__":
                 results.append(ValueSet.of(Const(v.name, f"__name__ of module {v.name}")))
             elif isinstance(v, PythonModule):
-                results.append(self._global(f"{v.name}.{attr}", depth))
+                results.append(self._global(f"{v.name}.{attr}"))
             elif isinstance(v, Varies):
                 results.append(ValueSet.of(v))
             elif attr in self.bindings.warp.array_extents:
@@ -790,7 +783,7 @@ class Evaluator:
                 results.append(ValueSet.of(Unknown(f"attribute `{attr}` not followed")))
         return ValueSet.union(results) if results else ValueSet.of(Unknown(f"attribute `{attr}`"))
 
-    def _descriptor_get(self, cls: str, attr: str, depth: int, _seen: frozenset[str] = frozenset()) -> ValueSet | None:
+    def _descriptor_get(self, cls: str, attr: str, _seen: frozenset[str] = frozenset()) -> ValueSet | None:
         """``obj.attr`` read on an instance of ``cls`` when the class attribute is a descriptor: Python runs its
         getter and the read is what the getter returns. A method decorated with a getter descriptor
         (``@property``, ``@functools.cached_property``), a class attribute ``property(getter)``, or an instance of
@@ -804,12 +797,12 @@ class Evaluator:
         if owner is None or cls in _seen:
             return None
         qual = cls[len(owner.module) + 1:]
-        partial, cycles, cut = self._partial_reads, self._cycles, self._cut
+        partial, cycles, cut = self._partial_reads, self._cycles, self.budget.cuts
         found: ValueSet | None = None
         method = owner.functions.get(f"{qual}.{attr}")
         if method is not None:
             if is_getter(method):
-                found = self.returns(self.bindings.fqname(owner, qual + "." + attr), None, depth)
+                found = self.returns(self.bindings.fqname(owner, qual + "." + attr), None)
         else:
             getters: list[ValueSet] = []
             body = [(f, a) for f, a in self.bindings.attribute_assignments(f"{owner.module}.{qual}.{attr}")
@@ -819,27 +812,27 @@ class Evaluator:
                     argument = a.value.args[0]
                     in_body = owner.functions.get(f"{qual}.{argument.text}")  # a name the class body bound
                     for getter in (ValueSet.of(self._function_ref(owner, in_body)) if in_body is not None
-                                   else self.values(f, argument, a.ctx.scope, None, depth)):
+                                   else self.values(f, argument, a.ctx.scope, None)):
                         if isinstance(getter, FunctionRef):
-                            getters.append(self.returns(getter.fqname, None, depth))
+                            getters.append(self.returns(getter.fqname, None))
                         elif isinstance(getter, Lambda):
                             lambda_file = self.bindings.file_at(getter.path)
                             if lambda_file is not None:
-                                getters.append(self.values(lambda_file, getter.body, getter.scope, None, depth))
+                                getters.append(self.values(lambda_file, getter.body, getter.scope, None))
                     continue
-                for v in self.values(f, a.value, a.ctx.scope, None, depth):
+                for v in self.values(f, a.value, a.ctx.scope, None):
                     get = self._method_of(v.cls, "__get__") if isinstance(v, Instance) else None
                     if get is not None:
-                        getters.append(self.returns(get, None, depth))
+                        getters.append(self.returns(get, None))
             if getters:
                 found = ValueSet.union(getters)
             elif not body:
                 for base in owner.classes.get(qual, ()):
                     if self.bindings.owner_of(base) is not None:
-                        found = self._descriptor_get(base, attr, depth, _seen | {cls})
+                        found = self._descriptor_get(base, attr, _seen | {cls})
                         if found is not None:
                             break
-        if (self._partial_reads, self._cycles, self._cut) == (partial, cycles, cut):
+        if (self._partial_reads, self._cycles, self.budget.cuts) == (partial, cycles, cut):
             self._memo[key] = found if found is not None else ValueSet(frozenset())
         return found
 
@@ -858,7 +851,7 @@ class Evaluator:
                 return found
         return None
 
-    def _class_attribute(self, cls: str, attr: str, depth: int, _seen: frozenset[str] = frozenset()) -> ValueSet:
+    def _class_attribute(self, cls: str, attr: str, _seen: frozenset[str] = frozenset()) -> ValueSet:
         """Everything ``cls.attr`` / ``self.attr`` can be: class body, methods, constructor keywords, bases."""
         key = ("class attribute", cls, attr)
         found = self._memo.get(key)
@@ -879,12 +872,12 @@ class Evaluator:
             if a.augmented:
                 results.append(ValueSet.of(Varies(f"`{attr}` is updated in place")))
             else:
-                results.append(self.values(file, a.value, a.ctx.scope, None, depth))
+                results.append(self.values(file, a.value, a.ctx.scope, None))
         # dataclass-style `Settings(threads=64)`: only a class without its own __init__ takes fields as keywords
         constructions = [] if f"{qual}.__init__" in owner.functions else self.bindings.constructions(cls)
         for file, call in constructions:
             if attr in call.kwargs:
-                results.append(self.values(file, call.kwargs[attr], call.ctx.scope, None, depth))
+                results.append(self.values(file, call.kwargs[attr], call.ctx.scope, None))
             elif call.args or call.has_star_args:
                 results.append(ValueSet.of(Unknown(f"{qual}(...) passes arguments by position")))
         if annotation and not any(r.items for r in results):
@@ -895,7 +888,7 @@ class Evaluator:
         if not results:
             for base in owner.classes.get(qual, ()):
                 if self.bindings.owner_of(base) is not None:
-                    results.append(self._class_attribute(base, attr, depth, _seen | {cls}))
+                    results.append(self._class_attribute(base, attr, _seen | {cls}))
         result = ValueSet.union(results) if results else ValueSet.of(Unknown(f"{qual}.{attr} is not bound"))
         if annotation and result.items and all(isinstance(v, Unknown) for v in result):
             result = self._instance_of(annotation, f"`{attr}: {annotation.rpartition('.')[2]}`")
@@ -903,7 +896,7 @@ class Evaluator:
             self._memo[key] = result
         return result
 
-    def _constructed_attribute(self, instance: Instance, attr: str, depth: int) -> ValueSet | None:
+    def _constructed_attribute(self, instance: Instance, attr: str) -> ValueSet | None:
         """``obj.attr`` of an instance whose construction is known: what that construction's own arguments give
         it (``FAMILY = Family(single=k)``: ``FAMILY.single`` is ``k``, not the ``single`` of every ``Family``
         the project makes), as ``_construction_stores`` finds it. None when the construction does not decide it:
@@ -912,7 +905,7 @@ class Evaluator:
         stores = self._construction_stores(instance.cls, site, attr) if isinstance(site, Site) else None
         if stores is None:
             return None
-        return ValueSet.union([self.values(f, value, scope, at, depth) for f, value, scope, at in stores])
+        return ValueSet.union([self.values(f, value, scope, at) for f, value, scope, at in stores])
 
     def _construction_stores(self, cls: str, site: Site, attr: str
                              ) -> list[tuple[FileModel, Value, str, Site | None]] | None:
@@ -955,26 +948,26 @@ class Evaluator:
         return ValueSet.of(Unknown(reason))
 
     # ------------------------------------------------------------------ parameters and calls
-    def parameter(self, file: FileModel, fn: Function, name: str, site: Site | None, depth: int = 0) -> ValueSet:
+    def parameter(self, file: FileModel, fn: Function, name: str, site: Site | None) -> ValueSet:
         """The values parameter ``name`` of ``fn`` has: at ``site``, or at every call site."""
         param = next((p for p in fn.params if p.name == name), None)
         if param is None:
             return ValueSet.of(Unknown(f"`{name}` is not a parameter"))
         if site is not None:
-            return self._bound_at(file, fn, param.name, site, depth)
+            return self._bound_at(file, fn, param.name, site)
         fq = self.bindings.fqname(file, fn.qualname)
         sites = self.bindings.call_sites(fq)
         results: list[ValueSet] = []
         for caller_file, call in sites[:MAX_SITES]:
             at = self.site(caller_file, call.ctx.scope, call, fq, None)
-            results.append(self._bound_at(file, fn, param.name, at, depth))
+            results.append(self._bound_at(file, fn, param.name, at))
         if len(sites) > MAX_SITES:
             results.append(ValueSet.of(Unknown(f"more than {MAX_SITES} call sites")))
-        if not sites and (per_process := self._per_process(file, fn, name, depth)) is not None:
+        if not sites and (per_process := self._per_process(file, fn, name)) is not None:
             results.append(per_process)
         elif not sites:
             if param.default is not None:
-                results.append(self.values(file, param.default, fn.ctx.scope, None, depth))
+                results.append(self.values(file, param.default, fn.ctx.scope, None))
             else:
                 results.append(ValueSet.of(Unknown(f"no call in the project passes `{name}`", external=True)))
         result = ValueSet.union(results)
@@ -984,7 +977,7 @@ class Evaluator:
                 return instance
         return result
 
-    def _per_process(self, file: FileModel, fn: Function, name: str, depth: int) -> ValueSet | None:
+    def _per_process(self, file: FileModel, fn: Function, name: str) -> ValueSet | None:
         """A parameter asv passes, one combination of the class's ``params`` per process (``asv_parameter``):
         one ``PerProcess`` value whose choices are its axis's items."""
         found = asv_parameter(file, fn, name)
@@ -992,28 +985,28 @@ class Evaluator:
             return None
         source, assignment, axis = found
         choices: list[ValueSet] = []
-        for v in self.values(file, assignment.value, assignment.ctx.scope, None, depth):
+        for v in self.values(file, assignment.value, assignment.ctx.scope, None):
             axes = _asv_axes(v)
             choices.append(axes[axis] if axes is not None and axis < len(axes)
                            else ValueSet.of(Unknown(f"asv's `params` axis {axis} is not known statically")))
         return ValueSet.of(PerProcess(source, ValueSet.union(choices),
                                       f"`{name}`: one of asv's `params` per process"))
 
-    def _bound_at(self, file: FileModel, fn: Function, name: str, site: Site, depth: int) -> ValueSet:
+    def _bound_at(self, file: FileModel, fn: Function, name: str, site: Site) -> ValueSet:
         param = next((p for p in fn.params if p.name == name), None)
         if param is not None and param.star:
-            return self._star_bound_at(fn, param, site, depth)
+            return self._star_bound_at(fn, param, site)
         argument = self.bind(fn, name, site)
         if argument is _DEFAULT:
             param = next(p for p in fn.params if p.name == name)
             assert param.default is not None
-            return self.values(file, param.default, fn.ctx.scope, None, depth)
+            return self.values(file, param.default, fn.ctx.scope, None)
         if argument is None:
             return ValueSet.of(Unknown(f"`{name}` is passed through *args/**kwargs or not at all"))
         assert isinstance(argument, Value)
-        return self.values(site.file, argument, site.scope, site.parent, depth)
+        return self.values(site.file, argument, site.scope, site.parent)
 
-    def _star_bound_at(self, fn: Function, param: Param, site: Site, depth: int) -> ValueSet:
+    def _star_bound_at(self, fn: Function, param: Param, site: Site) -> ValueSet:
         """``*args`` is the tuple of the positional arguments no named parameter takes, ``**kwargs`` the dict of
         the keywords none takes (Python's binding); unknown when the call itself unpacks ``*x`` / ``**x``."""
         extra = self.star_arguments(fn, param, site)
@@ -1021,9 +1014,9 @@ class Evaluator:
             return ValueSet.of(Unknown(f"`{param.star}{param.name}` of a call that unpacks its arguments"))
         if param.star == "**":
             return ValueSet.of(Mapping(tuple((ValueSet.of(Const(k)), self.values(site.file, v, site.scope,
-                                                                                       site.parent, depth))
+                                                                                       site.parent))
                                              for k, v in extra)))
-        return ValueSet.of(Sequence(tuple(self.values(site.file, a, site.scope, site.parent, depth)
+        return ValueSet.of(Sequence(tuple(self.values(site.file, a, site.scope, site.parent)
                                           for _, a in extra)))
 
     @staticmethod
@@ -1074,36 +1067,36 @@ class Evaluator:
         param = params[index]
         return _DEFAULT if param.default is not None else None
 
-    def returns(self, fqname: str, site: Site | None, depth: int) -> ValueSet:
+    def returns(self, fqname: str, site: Site | None) -> ValueSet:
         found = self.bindings.function(fqname)
         if found is None:
             return ValueSet.of(Unknown(f"{fqname} is not a project function"))
         file, fn = found
         if not fn.returns:
             return ValueSet.of(Const(None, f"{fn.qualname}() returns nothing"))
-        return ValueSet.union(self.values(file, r, fn.qualname, site, depth) for r in fn.returns)
+        return ValueSet.union(self.values(file, r, fn.qualname, site) for r in fn.returns)
 
-    def _call(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
+    def _call(self, file: FileModel, value: Value, scope: str, site: Site | None) -> ValueSet:
         ref = value.ref
         if self.bindings.is_warp_api(ref):
-            return self._warp_call(file, value, scope, site, depth)
+            return self._warp_call(file, value, scope, site)
         if ref == "functools.partial" and value.args:
-            return self.values(file, value.args[0], scope, site, depth)
+            return self.values(file, value.args[0], scope, site)
         applied = self._partial_applied(value)
         if applied is not None:
-            return self.values(file, applied, scope, site, depth)
+            return self.values(file, applied, scope, site)
         if ref in ("int", "float", "min", "max", "len", "range", "round", "abs"):
-            return self._builtin(file, value, scope, site, depth)
+            return self._builtin(file, value, scope, site)
         if ref in RANDOM_CHOOSERS and value.args:
-            return self._random_choice(file, value, scope, site, depth)
+            return self._random_choice(file, value, scope, site)
         if ref in ENVIRONMENT_READS and 1 <= len(value.args) <= 2:
             # the environment's string when the variable is set, else the default (None without one); the
             # string is one value for the whole process, not a new one per call: unknown, not varying
-            default = (self.values(file, value.args[1], scope, site, depth) if len(value.args) == 2
+            default = (self.values(file, value.args[1], scope, site) if len(value.args) == 2
                        else ValueSet.of(Const(None, "an environment variable not set")))
             return ValueSet.union([ValueSet.of(Unknown("read from the environment")), default])
         if ref is not None and ref.endswith(".get") and 1 <= len(value.args) <= 2 and not value.kwargs:
-            got = self._mapping_get(file, value, scope, site, depth)
+            got = self._mapping_get(file, value, scope, site)
             if got is not None:
                 return got
         if ref is None and value.base is not None and value.base.kind == "call" and is_warp(value.base.ref, "kernel") \
@@ -1113,16 +1106,16 @@ class Evaluator:
             if kernel is not None:
                 return kernel
         if ref is not None:
-            callees = self._callees_named(file, value, scope, site, depth)
+            callees = self._callees_named(file, value, scope, site)
         elif value.base is not None:
-            callees = self.values(file, value.base, scope, site, depth)
+            callees = self.values(file, value.base, scope, site)
         else:
             return _UNKNOWN
         results: list[ValueSet] = []
         for callee in callees:
             if isinstance(callee, FunctionRef):
                 at = self.enter(file, scope, value, self.bindings.canonical_function(callee.fqname), site)
-                results.append(self.returns(callee.fqname, at, depth))
+                results.append(self.returns(callee.fqname, at))
             elif isinstance(callee, ClassRef):
                 made = self.enter(file, scope, value, self.bindings.canonical_function(f"{callee.fqname}.__init__"),
                                   site)
@@ -1130,7 +1123,7 @@ class Evaluator:
                                                     made)))
             elif isinstance(callee, Lambda):
                 owner = self.bindings.file_at(callee.path)
-                results.append(self.values(owner, callee.body, callee.scope, None, depth) if owner else _UNKNOWN)
+                results.append(self.values(owner, callee.body, callee.scope, None) if owner else _UNKNOWN)
             else:
                 results.append(ValueSet.of(Unknown(f"the result of {value.text}")))
         return ValueSet.union(results) if results else ValueSet.of(Unknown(f"the result of {value.text}"))
@@ -1153,13 +1146,13 @@ class Evaluator:
             self._keep.append(value)  # the key holds id(value)
         return found
 
-    def _callees_named(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
+    def _callees_named(self, file: FileModel, value: Value, scope: str, site: Site | None) -> ValueSet:
         """What the name a call is made through (``value.ref``) can be: a local binding for a bare name that is
         not module-level, else the dotted global."""
         ref = value.ref or ""
         if "." not in ref and ref not in file.toplevel and not value.base:
-            return self._local(file, ref, scope, site, depth)
-        return self._global(ref, depth)
+            return self._local(file, ref, scope, site)
+        return self._global(ref)
 
     def callees_anywhere(self, file: FileModel, call: Value) -> ValueSet | None:
         """What the callee of the call ``call`` can be wherever the call is evaluated, as ``_call`` finds it: a
@@ -1168,21 +1161,21 @@ class Evaluator:
         ref = call.ref
         if ref is None or ("." not in ref and ref not in file.toplevel and not call.base):
             return None
-        cut = self._cut
-        found = self._global(ref, 0)
-        return found if self._cut == cut else None
+        cut = self.budget.cuts
+        found = self._global(ref)
+        return found if self.budget.cuts == cut else None
 
-    def _warp_call(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
-        made_type = self._warp_type_made(file, value, scope, site, depth)
+    def _warp_call(self, file: FileModel, value: Value, scope: str, site: Site | None) -> ValueSet:
+        made_type = self._warp_type_made(file, value, scope, site)
         if made_type is not None:
             return made_type
         if is_warp(value.ref, "constant") and len(value.args) == 1:
-            return self.values(file, value.args[0], scope, site, depth)
+            return self.values(file, value.args[0], scope, site)
         if is_warp(value.ref, "get_module"):
             # Warp looks the module up by the name string itself: a Python module or a wp.Module passed here is
             # a new key, a new empty module (warp-facts §3), not the module of that name
             argument = value.args[0] if value.args else value.kwargs.get("name")
-            names = {v.value for v in self.values(file, argument, scope, site, depth)
+            names = {v.value for v in self.values(file, argument, scope, site)
                      if isinstance(v, Const) and isinstance(v.value, str)}
             if names:
                 return ValueSet(frozenset(WarpModule(n, "wp.get_module(...)") for n in names))
@@ -1191,7 +1184,7 @@ class Evaluator:
             # wp.overload(k, types) returns k's concrete instance: a Kernel of k's module (warp-facts §6)
             generic = value.kwargs.get("kernel") or (value.args[0] if value.args else None)
             if generic is not None:
-                found = self.values(file, generic, scope, site, depth)
+                found = self.values(file, generic, scope, site)
                 kernels = [v for v in found if isinstance(v, KernelRef)]
                 if kernels and len(kernels) == len(found.items):
                     return ValueSet(frozenset(KernelRef(k.path, k.index, f"wp.overload(...) of {generic.text}")
@@ -1222,9 +1215,9 @@ class Evaluator:
                 return ValueSet.of(KernelRef(file.path, index, f"wp.kernel({function.text})"))
         return None
 
-    def _builtin(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
+    def _builtin(self, file: FileModel, value: Value, scope: str, site: Site | None) -> ValueSet:
         ref = value.ref
-        args = [self.values(file, a, scope, site, depth) for a in value.args]
+        args = [self.values(file, a, scope, site) for a in value.args]
         if ref == "len" and args:
             lengths = {len(v.value) for s in args for v in s if isinstance(v, Const) and isinstance(v.value, tuple)}
             if len(lengths) == 1 and all(isinstance(v, Const) for v in args[0]):
@@ -1251,19 +1244,18 @@ class Evaluator:
                 results.add(Unknown(f"{ref}() fails on these values"))
         return ValueSet(frozenset(results))
 
-    def _random_choice(self, file: FileModel, value: Value, scope: str, site: Site | None,
-                       depth: int) -> ValueSet:
+    def _random_choice(self, file: FileModel, value: Value, scope: str, site: Site | None) -> ValueSet:
         """``random.choice(seq)``: any item of ``seq`` (one per call, chosen at run time); ``random.sample(seq,
         k)``: a list of such items."""
-        sequences = self.values(file, value.args[0], scope, site, depth)
+        sequences = self.values(file, value.args[0], scope, site)
         items = ValueSet.union(_all_items(s) or ValueSet.of(Varies("an item chosen at random at run time"))
                                for s in sequences)
         if RANDOM_CHOOSERS[value.ref or ""] == "item":
             return items
         return ValueSet.of(Varies("a list of items chosen at random at run time"))
 
-    def _binop(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int) -> ValueSet:
-        left, right = (self.values(file, item, scope, site, depth) for item in value.items)
+    def _binop(self, file: FileModel, value: Value, scope: str, site: Site | None) -> ValueSet:
+        left, right = (self.values(file, item, scope, site) for item in value.items)
         if left.varies or right.varies:
             return ValueSet.of(Varies("arithmetic on a run-time value"))
         op = _BINOPS.get(value.text)
@@ -1282,30 +1274,29 @@ class Evaluator:
                 results.add(Unknown("arithmetic that fails"))
         return ValueSet(frozenset(results))
 
-    def _mapping_get(self, file: FileModel, value: Value, scope: str, site: Site | None,
-                     depth: int) -> ValueSet | None:
+    def _mapping_get(self, file: FileModel, value: Value, scope: str, site: Site | None) -> ValueSet | None:
         """``TABLE.get(key[, default])`` of a dict: ``TABLE[key]``, and the default (None) where no key can
         match; None when the receiver is not a dict the evaluator knows (another object's ``get``)."""
         ref = (value.ref or "").removesuffix(".get")
         local = "." not in ref and ref not in file.toplevel  # as a call's own name is resolved
         owner = Value("name" if "." not in ref else "attr", text=value.text.rpartition(".get(")[0], ref=ref,
                       local=local)
-        tables = self.values(file, owner, scope, site, depth)
+        tables = self.values(file, owner, scope, site)
         if not any(_is_dict(t) for t in tables):
             return None
-        default = (self.values(file, value.args[1], scope, site, depth) if len(value.args) == 2
+        default = (self.values(file, value.args[1], scope, site) if len(value.args) == 2
                    else ValueSet.of(Const(None, f"{owner.text}.get() of a missing key")))
         lookup = Value("subscript", text=f"{owner.text}[...]", base=owner, key=value.args[0])
-        return self._subscript(file, lookup, scope, site, depth, missing=default)
+        return self._subscript(file, lookup, scope, site, missing=default)
 
-    def _subscript(self, file: FileModel, value: Value, scope: str, site: Site | None, depth: int,
+    def _subscript(self, file: FileModel, value: Value, scope: str, site: Site | None,
                    missing: ValueSet | None = None) -> ValueSet:
         """``base[key]``; ``missing`` is what a key no item has gives (``dict.get``'s default), else Unknown."""
         assert value.base is not None
         if value.base.ref == "os.environ":  # one string for the whole process (as `os.environ.get`): unknown
             return ValueSet.of(Unknown("read from the environment"))
-        base = self.values(file, value.base, scope, site, depth)
-        keys = self.values(file, value.key, scope, site, depth) if value.key is not None else _UNKNOWN
+        base = self.values(file, value.base, scope, site)
+        keys = self.values(file, value.key, scope, site) if value.key is not None else _UNKNOWN
         results: list[ValueSet] = []
         if site is None and self._key_chosen_by_users(file, value.key, scope):
             # `TABLE[mode]` in a public function whose `mode` its users pass: any item can be chosen
@@ -1315,7 +1306,7 @@ class Evaluator:
         for b in base:
             for k in keys:
                 results.append(_item(b, k, missing))
-        stored = self._stored_items(file, value.base, scope, site, depth, keys)
+        stored = self._stored_items(file, value.base, scope, site, keys)
         if stored is not None:
             # a dict filled by `CACHE[key] = make(...)` (a memoizing factory): what was stored, plus the
             # literal's own items when the key names one
@@ -1328,16 +1319,14 @@ class Evaluator:
         return key is not None and fn is not None and _is_parameter(key, fn) and self.chosen_by_users(
             file, fn, key.text)
 
-    def chosen_by_users(self, file: FileModel, fn: Function, name: str, _depth: int = 0) -> bool:
-        """Parameter ``name`` of ``fn`` comes (through parameters passed on, a few calls deep) from a parameter
-        with a default of a public library function: its callers outside the project, the library's users,
-        pick it (whatever the project's own calls pass)."""
-        if _depth > 3:
-            return False
-        key = ("chosen by users", file.path, fn.qualname, name, _depth)
-        if key in self._chosen:
-            return self._chosen[key]
-        self._chosen[key] = False  # cycle guard
+    def chosen_by_users(self, file: FileModel, fn: Function, name: str) -> bool:
+        """Parameter ``name`` of ``fn`` comes (through parameters passed on, however many calls deep) from a
+        parameter with a default of a public library function: its callers outside the project, the library's
+        users, pick it (whatever the project's own calls pass). One summary per parameter."""
+        return self.budget.summary(self._chosen, (file.path, fn.qualname, name),
+                                   lambda: self._chosen_by_users(file, fn, name), False)
+
+    def _chosen_by_users(self, file: FileModel, fn: Function, name: str) -> bool:
         fq = self.bindings.fqname(file, fn.qualname)
         found = self.bindings.is_library_api(file, fn.qualname) and next(
             (p.default for p in fn.params if p.name == name), None) is not None
@@ -1346,10 +1335,9 @@ class Evaluator:
                 argument = self.bind(fn, name, self.site(caller_file, call.ctx.scope, call, fq, None))
                 caller = caller_file.functions.get(call.ctx.scope)
                 if (isinstance(argument, Value) and caller is not None and _is_parameter(argument, caller)
-                        and self.chosen_by_users(caller_file, caller, argument.text, _depth + 1)):
+                        and self.chosen_by_users(caller_file, caller, argument.text)):
                     found = True
                     break
-        self._chosen[key] = found
         return found
 
     def item_writes(self, file: FileModel, base: Value, scope: str) -> list[tuple[FileModel, Assignment]]:
@@ -1361,8 +1349,8 @@ class Evaluator:
             return [(file, a) for a in self.bindings.subscript_assignments(file, scope, base.text)]
         return list(self.bindings.item_assignments(self.bindings.canonical_ref(base.ref)))
 
-    def _filled_dict(self, file: FileModel, scope: str, name: str, bound: list[ValueSet], site: Site | None,
-                     depth: int) -> ValueSet | None:
+    def _filled_dict(self, file: FileModel, scope: str, name: str, bound: list[ValueSet], site: Site | None
+                     ) -> ValueSet | None:
         """A local dict its function fills (``out = {}`` then ``out[key] = value``, in a loop, say): a
         ``Mapping`` of what was stored, so the dict a helper returns holds its items wherever it goes. None
         when the local is not bound to a dict or nothing is stored into it."""
@@ -1372,10 +1360,10 @@ class Evaluator:
         if not writes:
             return None
         return ValueSet.of(Mapping(tuple(
-            (self.values(file, a.target.key, scope, site, depth) if a.target.key is not None else _UNKNOWN,
-             self.values(file, a.value, scope, site, depth)) for a in writes), f"`{name}` filled item by item"))
+            (self.values(file, a.target.key, scope, site) if a.target.key is not None else _UNKNOWN,
+             self.values(file, a.value, scope, site)) for a in writes), f"`{name}` filled item by item"))
 
-    def _stored_items(self, file: FileModel, base: Value, scope: str, site: Site | None, depth: int,
+    def _stored_items(self, file: FileModel, base: Value, scope: str, site: Site | None,
                       keys: ValueSet = _UNKNOWN) -> ValueSet | None:
         """The values written into the container ``base`` names by ``base[key] = value`` under a key that can
         equal one of ``keys`` (``_CACHE["a"]`` is not what ``_CACHE["b"] = ...`` stored); None when none are."""
@@ -1383,16 +1371,15 @@ class Evaluator:
         here = [(f, a, site if f is file and a.ctx.scope == scope else None) for f, a in writes]
         if keys.known:
             here = [(f, a, at) for f, a, at in here if a.target.key is None or _may_match(
-                keys, self.values(f, a.target.key, a.ctx.scope, at, depth))]
+                keys, self.values(f, a.target.key, a.ctx.scope, at))]
         if not here:
             return None
-        return ValueSet.union(self.values(f, a.value, a.ctx.scope, at, depth) for f, a, at in here)
+        return ValueSet.union(self.values(f, a.value, a.ctx.scope, at) for f, a, at in here)
 
-    def _elements(self, iterable: ValueSet, file: FileModel, source: Value, scope: str, site: Site | None,
-                  depth: int) -> ValueSet:
+    def _elements(self, iterable: ValueSet, file: FileModel, source: Value, scope: str, site: Site | None) -> ValueSet:
         """The values one item of ``iterable`` can have (a ``for`` target)."""
         if source.kind == "call" and source.ref in ("zip", "enumerate"):
-            parts = [self._elements(self.values(file, a, scope, site, depth), file, a, scope, site, depth)
+            parts = [self._elements(self.values(file, a, scope, site), file, a, scope, site)
                      for a in source.args]
             if source.ref == "enumerate":
                 parts = [ValueSet.of(Varies("an enumerate() index")), *parts[:1]]
@@ -1429,22 +1416,27 @@ class Evaluator:
         if value is None:
             return frozenset(), True
         key = ("parameters", id(file), scope, id(value))
-        found = self._reaching.get(key)
-        if found is None:
-            params: set[tuple[str, str]] = set()
-            complete = self._reaching_into(file, value, scope, 0, params, set())
-            found = self._reaching[key] = (frozenset(params), complete)
-            self._keep.append(value)
-        return found
+        if key not in self._reaching:
+            self._keep.append(value)  # the key holds id(value)
 
-    def _reaching_into(self, file: FileModel, value: Value, scope: str, depth: int, found: set[tuple[str, str]],
+        def compute() -> tuple[frozenset[tuple[str, str]], bool]:
+            params: set[tuple[str, str]] = set()
+            complete = self._reaching_into(file, value, scope, params, set())
+            return frozenset(params), complete
+
+        no_parameters: frozenset[tuple[str, str]] = frozenset()
+        return self.budget.summary(self._reaching, key, compute, (no_parameters, False))
+
+    def _reaching_into(self, file: FileModel, value: Value, scope: str, found: set[tuple[str, str]],
                        seen: set[tuple]) -> bool:
         key = (id(file), scope, id(value))
         if key in seen:
             return True  # a cycle reads nothing new
-        if depth > MAX_DEPTH:
-            return False
         seen.add(key)
+        return self.budget.step(lambda: self._reaching_parts(file, value, scope, found, seen), False)
+
+    def _reaching_parts(self, file: FileModel, value: Value, scope: str, found: set[tuple[str, str]],
+                        seen: set[tuple]) -> bool:
         kind = value.kind
         if kind in ("const", "unset", "lambda"):
             return True
@@ -1453,12 +1445,12 @@ class Evaluator:
         if kind in ("name", "attr") and not (value.base is not None and not value.ref):
             if value.text == "__name__" or not value.local:
                 return True
-            return self._reaching_local(file, value.text.partition(".")[0], scope, depth, found, seen)
+            return self._reaching_local(file, value.text.partition(".")[0], scope, found, seen)
         if kind == "call" and value.ref is not None and not self.bindings.is_warp_api(value.ref):
-            callees = self._callees_named(file, value, scope, None, depth)
+            callees = self._callees_named(file, value, scope, None)
             functions = [c for c in callees if isinstance(c, FunctionRef)]
             if functions and len(functions) == len(callees):
-                return all(self._reaching_through(file, value, scope, callee.fqname, depth, found, seen)
+                return all(self._reaching_through(file, value, scope, callee.fqname, found, seen)
                            for callee in functions)
         complete = True
         parts = [*value.args, *value.kwargs.values(), value.base, value.key]
@@ -1466,17 +1458,17 @@ class Evaluator:
             parts.extend(item if isinstance(item, tuple) else (item,))
         for part in parts:
             if isinstance(part, Value):
-                complete = self._reaching_into(file, part, scope, depth + 1, found, seen) and complete
+                complete = self._reaching_into(file, part, scope, found, seen) and complete
         return complete
 
-    def _reaching_tests(self, file: FileModel, tests: tuple[Value, ...], scope: str, depth: int,
+    def _reaching_tests(self, file: FileModel, tests: tuple[Value, ...], scope: str,
                         found: set[tuple[str, str]], seen: set[tuple]) -> bool:
         complete = True
         for test in tests:
-            complete = self._reaching_into(file, test, scope, depth + 1, found, seen) and complete
+            complete = self._reaching_into(file, test, scope, found, seen) and complete
         return complete
 
-    def _reaching_local(self, file: FileModel, name: str, scope: str, depth: int, found: set[tuple[str, str]],
+    def _reaching_local(self, file: FileModel, name: str, scope: str, found: set[tuple[str, str]],
                         seen: set[tuple]) -> bool:
         current = scope
         while current:
@@ -1490,23 +1482,23 @@ class Evaluator:
             if bindings or is_param:
                 complete = True
                 for a in bindings:
-                    complete = self._reaching_into(file, a.value, current, depth + 1, found, seen) and complete
+                    complete = self._reaching_into(file, a.value, current, found, seen) and complete
                     # `if flag: name = ...`: which binding holds depends on the test too
-                    complete = self._reaching_tests(file, a.ctx.tests, current, depth, found, seen) and complete
+                    complete = self._reaching_tests(file, a.ctx.tests, current, found, seen) and complete
                 # a container filled in place (`parts.append("pos")` under `if pos:`): what goes in, and when
                 for call in self.bindings.calls_in(file, current):
                     head, _, method = call.callee.rpartition(".")
                     if head == name and method in FILLING_METHODS:
                         for part in (*call.args, *call.kwargs.values()):
-                            complete = self._reaching_into(file, part, current, depth + 1, found, seen) and complete
-                        complete = self._reaching_tests(file, call.ctx.tests, current, depth, found, seen) and complete
+                            complete = self._reaching_into(file, part, current, found, seen) and complete
+                        complete = self._reaching_tests(file, call.ctx.tests, current, found, seen) and complete
                 return complete
             if name in fn.locals:
                 return True  # a nested def / class / kernel: its own content, no argument of this call
             current = fn.ctx.scope
         return True  # a module-level name
 
-    def _reaching_through(self, file: FileModel, call: Value, scope: str, fqname: str, depth: int,
+    def _reaching_through(self, file: FileModel, call: Value, scope: str, fqname: str,
                           found: set[tuple[str, str]], seen: set[tuple]) -> bool:
         """What a call of the project function ``fqname`` reads: the arguments whose parameters reach its
         return values."""
@@ -1517,23 +1509,23 @@ class Evaluator:
         inner: set[tuple[str, str]] = set()
         complete = True
         for returned in fn.returns:
-            complete = self._reaching_into(owner, returned, fn.qualname, depth + 1, inner, seen) and complete
+            complete = self._reaching_into(owner, returned, fn.qualname, inner, seen) and complete
         site = self.site(file, scope, call, self.bindings.canonical_function(fqname), None)
         for qual, name in sorted(inner):
             if qual != fn.qualname:
                 continue  # a parameter of a function around the callee: not this call's argument
             argument = self.bind(fn, name, site)
             if isinstance(argument, Value):
-                complete = self._reaching_into(file, argument, scope, depth + 1, found, seen) and complete
+                complete = self._reaching_into(file, argument, scope, found, seen) and complete
             elif argument is _DEFAULT:
                 default = next(p.default for p in fn.params if p.name == name)
                 if default is not None:
-                    complete = self._reaching_into(owner, default, fn.ctx.scope, depth + 1, found, seen) and complete
+                    complete = self._reaching_into(owner, default, fn.ctx.scope, found, seen) and complete
             else:
                 complete = False  # through *args / **kwargs: not known which argument
         return complete
 
-    def shape_of(self, file: FileModel, value: Value | None, scope: str, _depth: int = 0) -> str | None:
+    def shape_of(self, file: FileModel, value: Value | None, scope: str) -> str | None:
         """A canonical text of how ``value`` is computed, with the parameters of ``scope`` (and of the
         functions around it) as ``PARAMETER_SLOT % name`` slots: two expressions with the same shape give the
         same value when their slots are bound to the same values. Locals with one binding are followed; a call
@@ -1541,8 +1533,11 @@ class Evaluator:
         result); module-level names are themselves (one value per process); an f-string is its literal text
         and its expressions. None when a part cannot be told apart from others (several bindings, an
         expression the binder keeps no parts of)."""
-        if value is None or _depth > MAX_DEPTH:
+        if value is None:
             return None
+        return self.budget.step(lambda: self._shape(file, value, scope), None)
+
+    def _shape(self, file: FileModel, value: Value, scope: str) -> str | None:
         kind = value.kind
         if kind == "const":
             return repr(value.const)
@@ -1562,7 +1557,7 @@ class Evaluator:
                 if bindings:
                     if len(bindings) > 1 or bindings[0].augmented:
                         return None
-                    inner = self.shape_of(file, bindings[0].value, current, _depth + 1)
+                    inner = self.shape_of(file, bindings[0].value, current)
                     return None if inner is None else inner + tail
                 if head in fn.locals:
                     return None
@@ -1571,7 +1566,7 @@ class Evaluator:
         if kind == "call":
             if value.ref is not None:
                 ref = value.ref
-                callees = self._callees_named(file, value, scope, None, _depth)
+                callees = self._callees_named(file, value, scope, None)
                 functions = [c.fqname for c in callees if isinstance(c, FunctionRef)]
                 callee: str | None = ref  # a builtin or a name outside the project: itself
                 if len(functions) == 1 == len(callees):
@@ -1579,23 +1574,23 @@ class Evaluator:
                 elif self._is_local_name(file, ref.partition(".")[0], scope):
                     callee = None  # a local callable: which one is not told by its name
             else:
-                callee = self.shape_of(file, value.base, scope, _depth + 1)
-            positional = [self.shape_of(file, a, scope, _depth + 1) for a in value.args]
-            keywords = {k: self.shape_of(file, v, scope, _depth + 1) for k, v in sorted(value.kwargs.items())}
+                callee = self.shape_of(file, value.base, scope)
+            positional = [self.shape_of(file, a, scope) for a in value.args]
+            keywords = {k: self.shape_of(file, v, scope) for k, v in sorted(value.kwargs.items())}
             if callee is None or None in positional or None in keywords.values():
                 return None
             parts = [*map(str, positional), *(f"{k}={v}" for k, v in keywords.items())]
             return f"{callee}({', '.join(parts)})"
         if kind in ("seq", "binop", "subscript"):
             items = [*value.items] if kind != "subscript" else [value.base, value.key]
-            shapes = [self.shape_of(file, item, scope, _depth + 1) if isinstance(item, Value) else None
+            shapes = [self.shape_of(file, item, scope) if isinstance(item, Value) else None
                       for item in items]
             if None in shapes:
                 return None
             operator_name = value.text if kind == "binop" else ""
             return f"{kind}{operator_name}({', '.join(map(str, shapes))})"
         if kind == "fstring":  # its literal text with {} for the expressions, and the expressions' shapes
-            shapes = [self.shape_of(file, item, scope, _depth + 1) for item in value.items]
+            shapes = [self.shape_of(file, item, scope) for item in value.items]
             return None if None in shapes else f"fstring:{value.text}({', '.join(map(str, shapes))})"
         return None
 
@@ -1631,63 +1626,70 @@ class Evaluator:
         Bounded like ``values``."""
         found: list[Source] = []
         if value is not None:
-            self._sources(file, value, scope, site, (), 0, found, set())
+            self._sources(file, value, scope, site, (), found, set())
         return found
 
     def _item_sources(self, file: FileModel, sequence: Value, scope: str, site: Site | None, attrs: tuple[str, ...],
-                      depth: int, found: list[Source], seen: set[tuple]) -> bool:
+                      found: list[Source], seen: set[tuple]) -> bool:
         """The sources of an item of ``sequence`` when every source of it is a sequence literal (its items'
         sources, added to ``found``); False, adding nothing, for any other sequence."""
         sequences: list[Source] = []
-        self._sources(file, sequence, scope, site, (), depth + 1, sequences, seen)
+        self._sources(file, sequence, scope, site, (), sequences, seen)
         if not sequences or not all(s.complete and not s.attrs and s.value.kind == "seq" for s in sequences):
             return False
         for s in sequences:
             for item in s.value.items:
                 if isinstance(item, Value):
-                    self._sources(s.file, item, s.scope, s.site, attrs, depth + 1, found, seen)
+                    self._sources(s.file, item, s.scope, s.site, attrs, found, seen)
         return True
 
     def _sources(self, file: FileModel, value: Value, scope: str, site: Site | None, attrs: tuple[str, ...],
-                 depth: int, found: list[Source], seen: set[tuple]) -> None:
+                 found: list[Source], seen: set[tuple]) -> None:
         key = (id(file), id(value), scope, id(site), attrs)
         if key in seen:
             return
         seen.add(key)
-        if depth > MAX_DEPTH or len(found) > MAX_VALUES:
+        if len(found) > MAX_VALUES or (opened := self.budget.enter()) is None:
             found.append(Source(file, value, scope, site, attrs, complete=False))
             return
+        try:
+            self._sources_of(file, value, scope, site, attrs, found, seen)
+        finally:
+            self.budget.leave(opened)
+
+    def _sources_of(self, file: FileModel, value: Value, scope: str, site: Site | None, attrs: tuple[str, ...],
+                    found: list[Source], seen: set[tuple]) -> None:
         kind = value.kind
         if kind == "ifexp":
             for item in value.items:
                 if isinstance(item, Value):
-                    self._sources(file, item, scope, site, attrs, depth + 1, found, seen)
+                    self._sources(file, item, scope, site, attrs, found, seen)
             return
         if kind in ("name", "attr") and value.text != "__name__" and not (value.base is not None and not value.ref):
             if value.local:
                 head, _, rest = value.text.partition(".")
                 more = (*rest.split("."), *attrs) if rest else attrs
-                if self._source_local(file, head, scope, site, more, depth, found, seen):
+                if self._source_local(file, head, scope, site, more, found, seen):
                     return
             elif value.ref and not self.bindings.is_warp_api(value.ref):
                 ref = f"{file.module}.{value.ref}" if "." not in value.ref and value.ref == value.text else value.ref
-                if self._source_global(ref, attrs, depth, found, seen):
+                if self._source_global(ref, attrs, found, seen):
                     return
         elif kind == "attr" and value.base is not None and value.base.kind == "call" and value.base.ref \
                 and not self.bindings.is_warp_api(value.base.ref):
             # `Cls(...).attr`: what that construction stores there
-            callees = self._callees_named(file, value.base, scope, site, depth)
+            callees = self._callees_named(file, value.base, scope, site)
             if callees and self._source_constructed(file, value.base, scope, site, callees,
-                                                    (value.text.rpartition(".")[2], *attrs), depth, found, seen):
+                                                    (value.text.rpartition(".")[2], *attrs), found, seen):
                 return
         elif kind == "element" and value.base is not None:
             # a `for` target: each item of the literal sequences the loop can run over (`for t in (wp.float32,
             # wp.float64)`, or a name bound to such a tuple); anything else iterated is the element itself
-            if self._item_sources(file, value.base, scope, site, attrs, depth, found, seen):
+            if self._item_sources(file, value.base, scope, site, attrs, found, seen):
                 return
         elif kind == "call" and RANDOM_CHOOSERS.get(value.ref or "") == "item" and value.args:
             # `random.choice(seq)`: each item of the literal sequences `seq` can be
-            if self._item_sources(file, value.args[0], scope, site, attrs, depth, found, seen):
+            if self._item_sources(file, value.args[0], scope, site, attrs, found, seen):
                 return
         elif kind == "subscript" and value.base is not None and value.key is not None and value.key.kind == "const" \
                 and (type(value.key.const) is int or (
@@ -1697,15 +1699,15 @@ class Evaluator:
             # literal `rhs` can be (`return tempfile.mkdtemp(), 3`); `kwargs["dtype"]` of a `**kwargs` parameter the
             # function never writes into: the keyword each call passes. An item of anything else is its own source
             containers: list[Source] = []
-            self._sources(file, value.base, scope, site, (), depth + 1, containers, seen)
+            self._sources(file, value.base, scope, site, (), containers, seen)
             items = [self._literal_item(c, value.key.const) for c in containers]
             for c, item in zip(containers, items, strict=True):
                 if item is not None:
-                    self._sources(c.file, item, c.scope, c.site, attrs, depth + 1, found, seen)
+                    self._sources(c.file, item, c.scope, c.site, attrs, found, seen)
             if containers and None not in items:
                 return
         elif kind == "call" and value.ref is not None and not self.bindings.is_warp_api(value.ref):
-            callees = self._callees_named(file, value, scope, site, depth)
+            callees = self._callees_named(file, value, scope, site)
             functions = [c for c in callees if isinstance(c, FunctionRef)]
             if functions and len(functions) == len(callees):
                 for callee in functions:
@@ -1714,9 +1716,9 @@ class Evaluator:
                         continue
                     at = self.enter(file, scope, value, self.bindings.canonical_function(callee.fqname), site)
                     for returned in target[1].returns:
-                        self._sources(target[0], returned, target[1].qualname, at, attrs, depth + 1, found, seen)
+                        self._sources(target[0], returned, target[1].qualname, at, attrs, found, seen)
                 return
-            if attrs and callees and self._source_constructed(file, value, scope, site, callees, attrs, depth, found,
+            if attrs and callees and self._source_constructed(file, value, scope, site, callees, attrs, found,
                                                               seen):
                 return
         found.append(Source(file, value, scope, site, attrs))
@@ -1735,7 +1737,7 @@ class Evaluator:
         return None
 
     def _source_constructed(self, file: FileModel, value: Value, scope: str, site: Site | None, callees: ValueSet,
-                            attrs: tuple[str, ...], depth: int, found: list[Source], seen: set[tuple]) -> bool:
+                            attrs: tuple[str, ...], found: list[Source], seen: set[tuple]) -> bool:
         """``Cls(...).attr`` (or a name bound to ``Cls(...)``, read ``.attr``): what that construction stores there
         (``_construction_stores``: a dataclass keyword field, what ``__init__`` stores from its arguments); False
         when a class is not the project's, reads ``attr`` through a method or a descriptor, or the construction
@@ -1743,7 +1745,7 @@ class Evaluator:
         stores: list[tuple[FileModel, Value, str, Site | None]] = []
         for callee in callees:
             if not isinstance(callee, ClassRef) or self._method_of(callee.fqname, attrs[0]) is not None \
-                    or self._descriptor_get(callee.fqname, attrs[0], depth) is not None:
+                    or self._descriptor_get(callee.fqname, attrs[0]) is not None:
                 return False
             at = self.enter(file, scope, value, self.bindings.canonical_function(f"{callee.fqname}.__init__"), site)
             made = self._construction_stores(callee.fqname, at, attrs[0])
@@ -1751,11 +1753,11 @@ class Evaluator:
                 return False
             stores += made
         for f, stored, where, stored_at in stores:
-            self._sources(f, stored, where, stored_at, attrs[1:], depth + 1, found, seen)
+            self._sources(f, stored, where, stored_at, attrs[1:], found, seen)
         return True
 
     def _source_local(self, file: FileModel, name: str, scope: str, site: Site | None, attrs: tuple[str, ...],
-                      depth: int, found: list[Source], seen: set[tuple]) -> bool:
+                      found: list[Source], seen: set[tuple]) -> bool:
         """Follow a name read in ``scope`` to its bindings; False when it has none that can be followed."""
         current = scope
         while current:
@@ -1766,17 +1768,17 @@ class Evaluator:
             param = next((p for p in fn.params if p.name == name), None)
             if bindings or param is not None:
                 for a in bindings:
-                    self._sources(file, a.value, current, site, attrs, depth + 1, found, seen)
+                    self._sources(file, a.value, current, site, attrs, found, seen)
                 if param is not None:
-                    self._source_parameter(file, fn, name, site, attrs, depth, found, seen)
+                    self._source_parameter(file, fn, name, site, attrs, found, seen)
                 return True
             if name in fn.locals:
                 return False
             current = fn.ctx.scope
-        return self._source_global(f"{file.module}.{name}", attrs, depth, found, seen)
+        return self._source_global(f"{file.module}.{name}", attrs, found, seen)
 
     def _source_parameter(self, file: FileModel, fn: Function, name: str, site: Site | None,
-                          attrs: tuple[str, ...], depth: int, found: list[Source], seen: set[tuple]) -> None:
+                          attrs: tuple[str, ...], found: list[Source], seen: set[tuple]) -> None:
         fq = self.bindings.fqname(file, fn.qualname)
         if site is not None and site.function == fq:
             sites = [site]
@@ -1784,7 +1786,7 @@ class Evaluator:
             sites = [self.site(cf, call.ctx.scope, call, fq, None) for cf, call in self.bindings.call_sites(fq)]
         param = next(p for p in fn.params if p.name == name)
         if not sites and param.default is not None:
-            self._sources(file, param.default, fn.ctx.scope, None, attrs, depth + 1, found, seen)
+            self._sources(file, param.default, fn.ctx.scope, None, attrs, found, seen)
         for at in sites[:MAX_SITES]:
             if param.star:  # the tuple / dict of the call's extra arguments
                 collected = self._star_literal(fn, param, at)
@@ -1792,36 +1794,39 @@ class Evaluator:
                     found.append(Source(at.file, Value("seq", text=f"*{name}"), at.scope, at.parent,
                                         attrs, complete=False))
                 else:
-                    self._sources(at.file, collected, at.scope, at.parent, attrs, depth + 1, found, seen)
+                    self._sources(at.file, collected, at.scope, at.parent, attrs, found, seen)
                 continue
             argument = self.bind(fn, name, at)
             if argument is _DEFAULT and param.default is not None:
-                self._sources(file, param.default, fn.ctx.scope, None, attrs, depth + 1, found, seen)
+                self._sources(file, param.default, fn.ctx.scope, None, attrs, found, seen)
             elif isinstance(argument, Value):
-                self._sources(at.file, argument, at.scope, at.parent, attrs, depth + 1, found, seen)
+                self._sources(at.file, argument, at.scope, at.parent, attrs, found, seen)
 
-    def _source_global(self, ref: str, attrs: tuple[str, ...], depth: int, found: list[Source],
+    def _source_global(self, ref: str, attrs: tuple[str, ...], found: list[Source],
                        seen: set[tuple]) -> bool:
         """Follow a module-level name (``pkg.mod.NAME.attr``) to its bindings; False when not in the project."""
         ref = self.bindings.canonical_ref(ref)
         owner = self.bindings.owner_of(ref)
-        if owner is None or ref == owner.module or depth > MAX_DEPTH:
+        if owner is None or ref == owner.module:
             return False
         name, *rest = ref[len(owner.module) + 1:].split(".")
         more = (*rest, *attrs)
         bindings = self.bindings.name_assignments(owner, "", name)
         if bindings:
             for a in bindings:
-                self._sources(owner, a.value, "", None, more, depth + 1, found, seen)
+                self._sources(owner, a.value, "", None, more, found, seen)
             return True
         for imp in owner.imports:  # a re-export: `from .config import CACHE` in a package __init__
             if imp.ctx.scope:
                 continue
             for imported, alias in imp.names:
                 if alias == name:
-                    target = f"{imp.module}.{imported}" if imp.module else imported
-                    return self._source_global(".".join((target, *rest)), attrs, depth + 1, found, seen)
+                    target = ".".join((f"{imp.module}.{imported}" if imp.module else imported, *rest))
+                    return self._source_reexport(target, attrs, found, seen)
         return False
+
+    def _source_reexport(self, ref: str, attrs: tuple[str, ...], found: list[Source], seen: set[tuple]) -> bool:
+        return self.budget.step(lambda: self._source_global(ref, attrs, found, seen), False)
 
 
 def _parameters_read(fn: Function, values: list[Value]) -> set[str]:

@@ -21,34 +21,26 @@ UNIQUE_PART_CALLS = frozenset(
         "secrets.token_hex", "secrets.token_urlsafe", "random.random", "random.randint", "tempfile.mktemp",
     }
 )
-_MAX_PARTS = 6  # nested parts of one expression (os.path.join(f"{...}", str(...)))
 
 
 def fresh_dir_reason(layer: Layer, file: FileModel, value: Value | None, scope: str = "",
-                     site: Site | None = None, _depth: int = 0) -> str | None:
+                     site: Site | None = None) -> str | None:
     """Why ``value`` is a directory that is new on every run, or None: it comes from
     ``tempfile.mkdtemp()``/``TemporaryDirectory()`` or a path with a timestamp, UUID, pid or random part
     in it (``os.path.join``, ``Path``, f-strings, ``+``, ``str()`` of one). ``tempfile.gettempdir()``
     alone is a fixed directory."""
-    if value is None or _depth > _MAX_PARTS:
+    if value is None:
         return None
-    # Memoised per project: the parts of a path each fan out over every call site of the parameters
-    # they read, and without the memo the same (part, call site) is asked again along every path
-    # that reaches it (millions of questions on Warp's own test tree).
+    # A summary per (part, call site): the parts of a path each fan out over every call site of the parameters
+    # they read, and without the memo the same (part, call site) is asked again along every path that reaches
+    # it (millions of questions on Warp's own test tree). A part that leads back to itself adds no reason.
     memo: dict[tuple, str | None] = layer.cached("fresh_dir_reason", dict)
-    key = (id(file), scope, id(value), id(site), _depth)
-    if key not in memo:
-        memo[key] = None  # a part that leads back to itself adds no reason of its own
-        memo[key] = next(
-            (why for source in layer.evaluator.sources(file, value, scope, site)
-             if (why := _fresh_part(layer, source.file, source.value, source.scope, source.site, _depth))),
-            None,
-        )
-    return memo[key]
+    return layer.evaluator.budget.summary(memo, (id(file), scope, id(value), id(site)), lambda: next(
+        (why for source in layer.evaluator.sources(file, value, scope, site)
+         if (why := _fresh_part(layer, source.file, source.value, source.scope, source.site))), None), None)
 
 
-def _fresh_part(layer: Layer, file: FileModel, value: Value, scope: str, site: Site | None,
-                depth: int) -> str | None:
+def _fresh_part(layer: Layer, file: FileModel, value: Value, scope: str, site: Site | None) -> str | None:
     kind = value.kind
     parts: list[Value] = []
     if kind == "call":
@@ -66,19 +58,24 @@ def _fresh_part(layer: Layer, file: FileModel, value: Value, scope: str, site: S
     elif kind == "attr" and value.base is not None:
         parts = [value.base]  # tempfile.TemporaryDirectory().name
     for part in parts:
-        why = fresh_dir_reason(layer, file, part, scope, site, depth + 1)
+        why = fresh_dir_reason(layer, file, part, scope, site)
         if why:
             return why
     return None
 
 
 def fresh_dir_call(layer: Layer, file: FileModel, value: Value | None, scope: str = "",
-                   site: Site | None = None, _depth: int = 0) -> tuple[FileModel, Span] | None:
+                   site: Site | None = None) -> tuple[FileModel, Span] | None:
     """Where the ``tempfile.mkdtemp()`` / ``TemporaryDirectory()`` call that makes ``value`` a new directory on
     every run is written (the line a user changes to keep the cache), followed as ``fresh_dir_reason`` follows
     a path; None when no such call is among its sources, or when its scope makes several of them."""
-    if value is None or _depth > _MAX_PARTS:
+    if value is None:
         return None
+    return layer.evaluator.budget.step(lambda: _fresh_dir_call(layer, file, value, scope, site), None)
+
+
+def _fresh_dir_call(layer: Layer, file: FileModel, value: Value, scope: str, site: Site | None
+                    ) -> tuple[FileModel, Span] | None:
     for source in layer.evaluator.sources(file, value, scope, site):
         v = source.value
         if v.kind == "call" and (v.ref or "") in FRESH_DIR_CALLS:
@@ -94,7 +91,7 @@ def fresh_dir_call(layer: Layer, file: FileModel, value: Value | None, scope: st
         elif v.kind == "attr" and v.base is not None:
             parts = [v.base]
         for part in parts:
-            found = fresh_dir_call(layer, source.file, part, source.scope, source.site, _depth + 1)
+            found = fresh_dir_call(layer, source.file, part, source.scope, source.site)
             if found is not None:
                 return found
     return None

@@ -42,8 +42,6 @@ if TYPE_CHECKING:
 
 LAUNCH_CALLS = ("launch", "launch_tiled")
 LOAD_CALLS = ("load_module", "force_load")
-MAX_DEPTH = 12  # project calls followed from one statement (as IdentityFacts.modules_launched_by)
-IMPORT_DEPTH = 3  # call levels followed up to module scope for "runs at import"
 
 # (defining file's path, the qualname of the function it wraps, else its name): a re-definition at the same
 # place replaces the earlier one; two factories' local `_kernel`s are two kernels
@@ -193,32 +191,30 @@ def _constructor_before(file: FileModel, scope: str) -> str | None:
     return init if init in file.functions else None
 
 
-def runs_at_import(facts: IdentityFacts, file: FileModel, scope: str, depth: int = 0) -> bool:
-    """Code of ``scope`` runs while its module is imported: module scope, or a function called there
-    (followed up to a few call levels; a call under ``if __name__ == "__main__":`` runs the program, not an
-    import)."""
+def runs_at_import(facts: IdentityFacts, file: FileModel, scope: str) -> bool:
+    """Code of ``scope`` runs while its module is imported: module scope, or a function called there, through
+    any number of calls (one summary per scope; a call under ``if __name__ == "__main__":`` runs the program, not
+    an import; a recursive call adds no way of its own)."""
     if not scope:
         return True
-    if depth >= IMPORT_DEPTH:
-        return False
-    return facts.cached(("runs at import", file.path, scope, depth), lambda: any(
-        runs_at_import(facts, f, call.ctx.scope, depth + 1)
-        for f, call in facts.bindings.call_sites(facts.bindings.fqname(file, scope)) if not call.ctx.in_main_guard))
+    return facts.evaluator.budget.summary(facts.memo, ("runs at import", file.path, scope), lambda: any(
+        runs_at_import(facts, f, call.ctx.scope)
+        for f, call in facts.bindings.call_sites(facts.bindings.fqname(file, scope)) if not call.ctx.in_main_guard),
+        False)
 
 
-def runs_at_run_time(facts: IdentityFacts, file: FileModel, scope: str, depth: int = 0) -> bool:
+def runs_at_run_time(facts: IdentityFacts, file: FileModel, scope: str) -> bool:
     """Code of ``scope`` can run after its module was imported: a function called from a function that can,
-    or one the project never calls (called from outside it)."""
+    through any number of calls, or one the project never calls (called from outside it). One summary per
+    scope; a recursive call, or a walk the budget cuts, may run at run time."""
     if not scope:
         return False
-    if depth >= IMPORT_DEPTH:
-        return True
 
     def compute() -> bool:
         sites = facts.bindings.call_sites(facts.bindings.fqname(file, scope))
-        return not sites or any(runs_at_run_time(facts, f, call.ctx.scope, depth + 1) for f, call in sites)
+        return not sites or any(runs_at_run_time(facts, f, call.ctx.scope) for f, call in sites)
 
-    return facts.cached(("runs at run time", file.path, scope, depth), compute)
+    return facts.evaluator.budget.summary(facts.memo, ("runs at run time", file.path, scope), compute, True)
 
 
 # ---------------------------------------------------------------------------------------------- timeline
@@ -231,7 +227,7 @@ def _timeline(facts: IdentityFacts, file: FileModel, scope: str) -> list[Event]:
     events: list[Event] = []
     for call in facts.bindings.calls_in(file, scope):
         events.extend(Event(call.ctx.order, module, kernel, call)
-                      for module, kernel, _ in _call_events(facts, file, call, 0))
+                      for module, kernel, _ in _call_events(facts, file, call, True))
     events.sort(key=lambda e: e.order)
     return events
 
@@ -264,7 +260,9 @@ def _expanded_by_origin(facts: IdentityFacts) -> dict[int, list[Launch]]:
 _Found = tuple[str, KernelKey | None, int]  # (module, kernel, id of the launch/load call deep inside)
 
 
-def _call_events(facts: IdentityFacts, file: FileModel, call: Call, depth: int) -> list[_Found]:
+def _call_events(facts: IdentityFacts, file: FileModel, call: Call, outermost: bool) -> list[_Found]:
+    """The launches and loads ``call`` makes (``outermost``: the call asked about, whose arguments bind the
+    callee's parameters; else a call inside a callee, taken over every call of it)."""
     direct = _launches_by_call(facts, file).get(id(call))
     if direct is not None:
         return [(ln.module, kernel_key(facts, ln.kernel_file, ln.kernel), id(call)) for ln in direct]
@@ -272,12 +270,12 @@ def _call_events(facts: IdentityFacts, file: FileModel, call: Call, depth: int) 
         return [(m, None, id(call)) for m in facts.modules_loaded_by(file, call)]
     if facts.bindings.is_warp_api(call.callee):
         return []
-    deep = _function_events(facts, facts.bindings.callee_of(file, call), depth + 1)
-    if depth == 0:  # the loads the callee writes, with its parameters bound at this call, replace the union
+    deep = _function_events(facts, facts.bindings.callee_of(file, call))
+    if outermost:  # the loads the callee writes, with its parameters bound at this call, replace the union
         loads = facts.loads_at(file, call)
         deep = [found for found in deep if found[2] not in loads] + [
             (m, None, load) for load, modules in loads.items() for m in modules]
-    expanded = _expanded_by_origin(facts).get(id(call), []) if depth == 0 else []
+    expanded = _expanded_by_origin(facts).get(id(call), []) if outermost else []
     if not expanded:
         return deep
     # a wrapper whose parameters decide what it launches: this call's own launches replace the union
@@ -286,24 +284,26 @@ def _call_events(facts: IdentityFacts, file: FileModel, call: Call, depth: int) 
             + [found for found in deep if found[2] not in bound])
 
 
-def _function_events(facts: IdentityFacts, fqname: str, depth: int) -> list[_Found]:
+def _function_events(facts: IdentityFacts, fqname: str) -> list[_Found]:
+    """The launches and loads a project function makes, directly or through the functions it calls (however
+    deep: one summary per function, a recursive call adding nothing)."""
     memo: dict[str, list[_Found]] = facts.memo.setdefault("kernel events of functions", {})
     canonical = facts.bindings.canonical_function(fqname)
-    if canonical in memo:
-        return memo[canonical]
-    memo[canonical] = []  # cycle guard
-    found = facts.bindings.function(canonical)
-    result: list[_Found] = []
-    if found is not None and depth < MAX_DEPTH:
-        f, fn = found
-        seen: set[tuple[str, KernelKey | None, int]] = set()
-        for call in facts.bindings.calls_in(f, fn.qualname):
-            for item in _call_events(facts, f, call, depth):
-                if item not in seen:
-                    seen.add(item)
-                    result.append(item)
-    memo[canonical] = result
-    return result
+
+    def compute() -> list[_Found]:
+        found = facts.bindings.function(canonical)
+        result: list[_Found] = []
+        if found is not None:
+            f, fn = found
+            seen: set[tuple[str, KernelKey | None, int]] = set()
+            for call in facts.bindings.calls_in(f, fn.qualname):
+                for item in _call_events(facts, f, call, False):
+                    if item not in seen:
+                        seen.add(item)
+                        result.append(item)
+        return result
+
+    return facts.evaluator.budget.summary(memo, canonical, compute, [])
 
 
 # ---------------------------------------------------------------------------------------------- order

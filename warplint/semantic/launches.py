@@ -37,6 +37,7 @@ class IdentityFacts(Layer):
     def __init__(self, bindings: Bindings, evaluator: Evaluator) -> None:
         super().__init__(bindings, evaluator)
         self._launch_cache: dict[str, dict[str, Call]] = {}
+        self._before_launches: dict[str, bool] = {}
 
     # ------------------------------------------------------------------ kernels
     def kernel_module(self, file: FileModel, kernel: Kernel) -> str | None:
@@ -114,13 +115,17 @@ class IdentityFacts(Layer):
 
         return list(self.cached("launches_by_kernel", by_kernel).get(id(kernel), ()))
 
-    def runs_before_launches(self, fqname: str, depth: int = 3) -> bool:
+    def runs_before_launches(self, fqname: str) -> bool:
         """Every call of ``fqname`` runs before any launch or load: each is made outside loops (an import-time loop
-        that launches nothing aside), at import time or in a function itself only called so, with nothing launched
-        before it there. False when nothing
-        in the project calls it (an entry point: its callers are not known) or deeper than ``depth``."""
+        that launches nothing aside), at import time or in a function itself only called so (however many calls
+        out), with nothing launched before it there. False when nothing in the project calls it (an entry point:
+        its callers are not known) or through a recursive call. One summary per function."""
+        return self.evaluator.budget.summary(self._before_launches, fqname,
+                                             lambda: self._runs_before_launches(fqname), False)
+
+    def _runs_before_launches(self, fqname: str) -> bool:
         sites = self.bindings.call_sites(fqname)
-        if not sites or depth < 0:
+        if not sites:
             return False
         for f, call in sites:
             timeline = self.launch_timeline(f, call.ctx.scope)
@@ -133,7 +138,7 @@ class IdentityFacts(Layer):
             if receiver is not None and receiver.kind == "call" and receiver.ref and self.modules_launched_by(
                     self.bindings.canonical_function(receiver.ref)):
                 return False
-            if call.ctx.scope and not self.runs_before_launches(self.bindings.fqname(f, call.ctx.scope), depth - 1):
+            if call.ctx.scope and not self.runs_before_launches(self.bindings.fqname(f, call.ctx.scope)):
                 return False
         return True
 
@@ -253,23 +258,20 @@ class IdentityFacts(Layer):
             found.append(repr(literal))
         return (tuple(found[:len(call.args)]), tuple(zip(sorted(call.kwargs), found[len(call.args):], strict=True)))
 
-    def modules_launched_by(self, fqname: str, _depth: int = 0) -> dict[str, Call]:
-        """Warp modules a function launches or loads, directly or through project calls.
+    def modules_launched_by(self, fqname: str) -> dict[str, Call]:
+        """Warp modules a function launches or loads, directly or through project calls (however deep: one
+        summary per function, a recursive call adding nothing).
 
         Maps module name -> the first call in this function that leads there.
         ``"*"`` stands for every module (``force_load()`` without ``modules``).
         """
-        if fqname in self._launch_cache:
-            return self._launch_cache[fqname]
-        self._launch_cache[fqname] = {}  # cycle guard
-        found = self.bindings.function(fqname)
-        if found is None and self.bindings.is_class(fqname):
-            found = self.bindings.function(f"{fqname}.__init__")  # constructing an instance runs its __init__
-        result: dict[str, Call] = {}
-        if found is not None and _depth < 12:
-            result = self._modules_reached(*found, self.launches(found[0]), _depth)
-        self._launch_cache[fqname] = result
-        return result
+        def compute() -> dict[str, Call]:
+            found = self.bindings.function(fqname)
+            if found is None and self.bindings.is_class(fqname):
+                found = self.bindings.function(f"{fqname}.__init__")  # constructing an instance runs its __init__
+            return self._modules_reached(*found, self.launches(found[0])) if found is not None else {}
+
+        return self.evaluator.budget.summary(self._launch_cache, fqname, compute, {})
 
     def modules_launched_at(self, file: FileModel, call: Call) -> list[str]:
         """The Warp modules a call of a project function launches or loads, with the arguments this call passes:
@@ -287,12 +289,12 @@ class IdentityFacts(Layer):
             # a launch whose kernel this call's arguments do not tell keeps every kernel it can launch
             told = {id(ln.call) for ln in at_call}
             launches = at_call + [ln for ln in self.launches(f) if id(ln.call) not in told]
-            return list(self._modules_reached(f, fn, launches, 0, site))
+            return list(self._modules_reached(f, fn, launches, site))
 
         return self.cached(("modules launched at", id(call)), compute)
 
-    def _modules_reached(self, f: FileModel, fn: Function, launches: list[Launch], depth: int,
-                         site: Site | None = None) -> dict[str, Call]:
+    def _modules_reached(self, f: FileModel, fn: Function, launches: list[Launch], site: Site | None = None
+                         ) -> dict[str, Call]:
         """The modules the body of ``fn`` launches (``launches``, those written in it), loads (its parameters
         bound at ``site`` when given), or reaches through the project functions it calls, each with the first
         call of the body that leads there."""
@@ -307,7 +309,7 @@ class IdentityFacts(Layer):
             elif is_warp(call.callee, *LOAD_CALLS):
                 reached = self.modules_loaded_by(f, call, site)
             elif not self.bindings.is_warp_api(call.callee):
-                reached = list(self.modules_launched_by(self.bindings.callee_of(f, call), depth + 1))
+                reached = list(self.modules_launched_by(self.bindings.callee_of(f, call)))
             else:
                 continue
             for m in reached:
@@ -543,7 +545,9 @@ class IdentityFacts(Layer):
         return self.cached(("registered tests", id(file)), compute)
 
     def caller_scopes(self, fqname: str, depth: int = 3) -> list[tuple[FileModel, Call, int]]:
-        """Calls that (transitively, up to ``depth`` levels) lead to ``fqname``: (file, call, level)."""
+        """Calls that (transitively, up to ``depth`` levels) lead to ``fqname``: (file, call, level). A
+        neighbourhood the rules enumerate (a caller far out, a program's main, launches most of the program), not
+        a bound on how far a chain resolves: that is the question's budget (budget.py)."""
         found: list[tuple[FileModel, Call, int]] = []
         frontier = [fqname]
         seen = {fqname}

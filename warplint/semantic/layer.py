@@ -24,7 +24,8 @@ class Layer:
 
     def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()`` once per project: for facts derived from the whole project and asked for again and
-        again (the memo dies with the project)."""
+        again (the memo dies with the project). Computed apart from the question that asks it first (budget.py):
+        the fact is the same whoever asks."""
         if key not in self.memo:
-            self.memo[key] = compute()
+            self.memo[key] = self.evaluator.budget.apart(compute)
         return self.memo[key]

@@ -106,13 +106,16 @@ def _updated_module(layer: Layer, file: FileModel, call: Call) -> tuple[str | No
     return (next(iter(names)) if complete and len(names) == 1 else None), True
 
 
-def _options_of(layer: Layer, file: FileModel, base: Value | None, scope: str,
-                _depth: int = 0) -> tuple[str | None, bool] | None:
+def _options_of(layer: Layer, file: FileModel, base: Value | None, scope: str) -> tuple[str | None, bool] | None:
     """``base`` is a Warp module's live options dict (``wp.get_module(m).options``, ``m.options`` for a
     ``wp.Module`` m, ``wp.get_module_options()``, or a local bound to one of them): (the module, whether it
-    is named); None when it is not one."""
-    if base is None or _depth > 2:
+    is named); None when it is not one (or the question's budget is spent)."""
+    if base is None:
         return None
+    return layer.evaluator.budget.step(lambda: _live_options_of(layer, file, base, scope), None)
+
+
+def _live_options_of(layer: Layer, file: FileModel, base: Value, scope: str) -> tuple[str | None, bool] | None:
     if base.kind == "call" and is_warp(base.ref, "get_module_options"):
         target = base.kwargs.get("module") or (base.args[0] if base.args else None)
         return (file.module, False) if target is None else (module_of(layer, file, target, scope), True)
@@ -125,37 +128,37 @@ def _options_of(layer: Layer, file: FileModel, base: Value | None, scope: str,
     if base.kind == "name":
         scopes = (scope, "") if scope else ("",)
         for bound in (a for s in scopes for a in layer.bindings.name_assignments(file, s, base.text)):
-            found = _options_of(layer, file, bound.value, scope, _depth + 1)
+            found = _options_of(layer, file, bound.value, scope)
             if found is not None:
                 return found
     return None
 
 
-def option_changes_at(layer: Layer, file: FileModel, call: Call, _parent: Site | None = None,
-                      _depth: int = 0) -> list[OptionChange]:
+def option_changes_at(layer: Layer, file: FileModel, call: Call, _parent: Site | None = None) -> list[OptionChange]:
     """Option changes a call of a project function makes, directly or through the functions it calls in turn.
     The function is found as Python finds it (a method of an instance made in place or bound to a local:
     ``Runner().run(...)``), and a ``module=`` its body reads from a parameter is the module this call passes
-    (``apply(opts, wp.get_module("sim"))``), not every module some call of the helper passes."""
+    (``apply(opts, wp.get_module("sim"))``), not every module some call of the helper passes. One summary per
+    call and the site its caller runs at (a recursive call adds nothing)."""
     changers = _changers(layer)
-    if _depth >= 8 or id(call) not in changers[1]:
+    if id(call) not in changers[1]:
         return []
     callee = layer.bindings.callee_of(file, call)
     found = layer.bindings.function(callee)
     if found is None or (found[0].path, found[1].qualname) not in changers[0]:
         return []
-    key = ("option_changes_at", id(call), id(_parent))
-    if key not in layer.memo:
-        layer.memo[key] = []  # cycle guard
+    owner, function = found
+
+    def compute() -> list[OptionChange]:
         site = layer.evaluator.enter(file, call.ctx.scope, call, callee, _parent)
-        owner, function = found
         result = [_at_site(layer, owner, c, site) for c in shared_option_changes(owner, layer)
                   if c.ctx.scope == function.qualname]
         for inner in layer.bindings.calls_in(owner, function.qualname):
             if not layer.bindings.is_warp_api(inner.callee):  # Warp's tests and examples are project code
-                result.extend(option_changes_at(layer, owner, inner, site, _depth + 1))
-        layer.memo[key] = result
-    return layer.memo[key]
+                result.extend(option_changes_at(layer, owner, inner, site))
+        return result
+
+    return layer.evaluator.budget.summary(layer.memo, ("option_changes_at", id(call), id(_parent)), compute, [])
 
 
 def _at_site(layer: Layer, file: FileModel, change: OptionChange, site: Site) -> OptionChange:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 from typing import TYPE_CHECKING
 
 from warplint.model import Call, FileModel, Function, Kernel, Value
@@ -219,24 +220,26 @@ def _keeps_variants(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> st
     if any(a.target.kind == "subscript" and a.value.kind == "name" and a.value.text in names
            for a in file.assignments if a.ctx.scope == fn.qualname):
         return fq
-    return _kept_by_callers(facts, fq, 0)
+    return _kept_by_callers(facts, fq)
 
 
-KEEPER_DEPTH = 3  # factories that hand a factory's kernel on (`return _build()`) followed up to the keeper
-
-
-def _kept_by_callers(facts: IdentityFacts, fq: str, depth: int) -> str | None:
+def _kept_by_callers(facts: IdentityFacts, fq: str) -> str | None:
     """The caller that keeps what ``fq`` returns, directly or after callers that return it on unchanged (a
-    dispatcher ``def _make(kind): return _build_a() if ... else _build_b()``)."""
+    dispatcher ``def _make(kind): return _build_a() if ... else _build_b()``), however many: a summary per
+    function (a recursive caller keeps nothing of its own)."""
+    return facts.evaluator.budget.summary(facts.memo, ("kept by callers", fq), lambda: _keeper(facts, fq), None)
+
+
+def _keeper(facts: IdentityFacts, fq: str) -> str | None:
     sites = facts.bindings.call_sites(fq)
     keeper = next((facts.bindings.fqname(caller_file, call.ctx.scope) for caller_file, call in sites
                    if _caller_keeps(facts, caller_file, call)), None)
-    if keeper is not None or depth >= KEEPER_DEPTH:
+    if keeper is not None:
         return keeper
     for caller_file, call in sites:
         caller = caller_file.functions.get(call.ctx.scope)
         if caller is not None and _returns_result(caller, call):
-            keeper = _kept_by_callers(facts, facts.bindings.fqname(caller_file, caller.qualname), depth + 1)
+            keeper = _kept_by_callers(facts, facts.bindings.fqname(caller_file, caller.qualname))
             if keeper is not None:
                 return keeper
     return None
@@ -385,7 +388,7 @@ def _launched_apart(facts: IdentityFacts, file: FileModel, kernel: Kernel, modul
         if launch.kernel_file is file and launch.kernel.ctx.scope == scope:
             continue  # a kernel the same builder makes
         if not _preceded(facts, launch.file, launch.call.ctx.scope, launch.call.ctx.order, file, kernel,
-                         leading, 3):
+                         leading):
             return Apart(launch.file, launch.call, own[0][0], own[0][1])
     return None
 
@@ -405,7 +408,7 @@ def made_before_module_launches(facts: IdentityFacts, file: FileModel, kernel: K
               if not (launch.kernel_file is file and launch.kernel.ctx.scope == scope)]
     # no launch known is no proof: the module may load through a preload or a launch the index does not see
     return bool(others) and all(_preceded(facts, launch.file, launch.call.ctx.scope, launch.call.ctx.order, file,
-                                          kernel, leading, 3) for launch in others)
+                                          kernel, leading) for launch in others)
 
 
 def _module_launches(facts: IdentityFacts, module: str) -> list:
@@ -423,54 +426,60 @@ def _module_launches(facts: IdentityFacts, module: str) -> list:
 
 
 def _preceded(facts: IdentityFacts, file: FileModel, scope: str, order: int, kernel_file: FileModel, kernel: Kernel,
-              leading: list[tuple[FileModel, Call]], depth: int) -> bool:
+              leading: list[tuple[FileModel, Call]]) -> bool:
     """Every way to the statement at ``order`` of ``scope`` first runs the kernel's definition or a call
-    that leads to it (``leading``), as far as ``depth`` levels of callers show."""
+    that leads to it (``leading``: what the kernel is made through, one list per kernel), as far as the callers
+    show (a summary per function and kernel; not through a recursive call)."""
     if file is kernel_file and scope == kernel.ctx.scope and kernel.ctx.runs_before(order):
         return True
     if any(f is file and call.ctx.scope == scope and call.ctx.runs_before(order) for f, call in leading):
         return True
-    if not scope or depth <= 0:
+    if not scope:
         return False
-    sites = facts.bindings.call_sites(facts.bindings.fqname(file, scope))
-    return bool(sites) and all(_preceded(facts, f, call.ctx.scope, call.ctx.order, kernel_file, kernel, leading,
-                                         depth - 1) for f, call in sites)
+
+    def every_call_preceded() -> bool:
+        sites = facts.bindings.call_sites(facts.bindings.fqname(file, scope))
+        return bool(sites) and all(_preceded(facts, f, call.ctx.scope, call.ctx.order, kernel_file, kernel, leading)
+                                   for f, call in sites)
+
+    return facts.evaluator.budget.summary(facts.memo, ("preceded by a kernel", file.path, scope, id(kernel)),
+                                          every_call_preceded, False)
 
 
 MAX_EVIDENCE_SITES = 16  # call sites read per parameter, over every level followed
 
 
-def parameter_values(facts: IdentityFacts, file: FileModel, fn: Function, name: str, depth: int = 3
+def parameter_values(facts: IdentityFacts, file: FileModel, fn: Function, name: str
                      ) -> list[tuple[object, FileModel, Call]]:
     """The literal values call sites pass for parameter ``name`` of ``fn``, each with the first call (in
     project order) that writes it: directly (``get_kernel(x, charge_grad=True)``), or as a caller's own
-    parameter passed on (``_ewald(x, charge_grad)`` called as ``_ewald(x, True)``), up to ``depth`` callers
-    out. One entry per value, at most ``MAX_EVIDENCE_SITES`` call sites read: the evidence that a parameter
-    takes several values."""
-    if depth == 3:  # what rules ask (the default): once per project
-        return facts.cached(("parameter_values", id(fn), name), lambda: _parameter_values(facts, file, fn, name, depth))
-    return _parameter_values(facts, file, fn, name, depth)
+    parameter passed on (``_ewald(x, charge_grad)`` called as ``_ewald(x, True)``), however many callers out.
+    One entry per value, at most ``MAX_EVIDENCE_SITES`` call sites read: the evidence that a parameter takes
+    several values. Once per project."""
+    return facts.cached(("parameter_values", id(fn), name), lambda: _parameter_values(facts, file, fn, name))
 
 
-def _parameter_values(facts: IdentityFacts, file: FileModel, fn: Function, name: str, depth: int
+def _parameter_values(facts: IdentityFacts, file: FileModel, fn: Function, name: str
                       ) -> list[tuple[object, FileModel, Call]]:
     found: dict[object, tuple[object, FileModel, Call]] = {}
-    budget = [MAX_EVIDENCE_SITES]
-    _collect_values(facts, file, fn, name, depth, found, budget, set())
+    sites_left = [MAX_EVIDENCE_SITES]
+    _collect_values(facts, file, fn, name, found, sites_left, set())
     return list(found.values())
 
 
-def _collect_values(facts: IdentityFacts, file: FileModel, fn: Function, name: str, depth: int,
-                    found: dict[object, tuple[object, FileModel, Call]], budget: list[int], seen: set) -> None:
+def _collect_values(facts: IdentityFacts, file: FileModel, fn: Function, name: str,
+                    found: dict[object, tuple[object, FileModel, Call]], sites_left: list[int], seen: set) -> None:
+    """Each call site read takes one of ``sites_left`` (a width, over every caller followed) and one step of
+    the question's budget."""
     fq = facts.bindings.fqname(file, fn.qualname)
-    if depth < 0 or (fq, name) in seen:
+    if (fq, name) in seen:
         return
     seen.add((fq, name))
     evaluator = facts.evaluator
     for caller_file, call in facts.bindings.call_sites(fq):
-        if budget[0] <= 0:
+        if sites_left[0] <= 0:
             return
-        budget[0] -= 1
+        sites_left[0] -= 1
         argument = evaluator.bind(fn, name, evaluator.site(caller_file, call.ctx.scope, call, fq, None))
         if argument is not None and not isinstance(argument, Value):  # left to the default
             argument = next((p.default for p in fn.params if p.name == name), None)
@@ -483,4 +492,5 @@ def _collect_values(facts: IdentityFacts, file: FileModel, fn: Function, name: s
         caller = caller_file.functions.get(call.ctx.scope)
         if (argument.kind == "name" and argument.local and caller is not None
                 and any(p.name == argument.text for p in caller.params)):
-            _collect_values(facts, caller_file, caller, argument.text, depth - 1, found, budget, seen)
+            facts.evaluator.budget.step(partial(_collect_values, facts, caller_file, caller, argument.text, found,
+                                                sites_left, seen), None)

@@ -18,7 +18,8 @@ tells, and whether every such expression tells one:
 A ``for`` target over a literal tuple or list (or a name bound to one: ``for t in (wp.float32, wp.float64)``)
 is each of its items (``Evaluator.sources``). Anything else (an array passed in from outside, a ``for`` target
 over what the caller passes, a call of a library) has no type here and makes the answer not ``known``.
-Types are names: ``warp.float32``, ``array[warp.float64]``.
+Types are names: ``warp.float32``, ``array[warp.float64]``; a Warp type is named by Warp's own name of its
+class, read from the Warp version's tables (``wp.vec3`` and ``wp.vec3f`` are one class: ``warp.vec3f``).
 """
 
 from __future__ import annotations
@@ -38,15 +39,6 @@ if TYPE_CHECKING:
 # Warp calls that create an array whose dtype is their `dtype=` argument (or the given positional one).
 ARRAY_MAKERS = {"array": 1, "zeros": 1, "ones": 1, "empty": 1, "full": 2, "from_numpy": 1, "from_torch": 1}
 LIKE_MAKERS = ("zeros_like", "ones_like", "empty_like", "clone", "full_like")
-SCALAR_TYPES = frozenset(
-    {
-        "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-        "bool", "vec2", "vec3", "vec4", "vec2f", "vec3f", "vec4f", "vec2d", "vec3d", "vec4d", "vec2h", "vec3h",
-        "vec4h", "vec2i", "vec3i", "vec4i", "mat22", "mat33", "mat44", "mat22f", "mat33f", "mat44f", "mat22d",
-        "mat33d", "mat44d", "quat", "quatf", "quatd", "quath", "transform", "transformf", "transformd",
-        "spatial_vector", "spatial_vectorf", "spatial_vectord",
-    }
-)
 # Python builtins Warp maps to its own scalar types when they are used as dtypes or scalar arguments.
 PYTHON_SCALARS = {"float": "warp.float32", "int": "warp.int32", "bool": "warp.bool"}
 
@@ -140,9 +132,10 @@ def _source_types(layer: Layer, source: Source) -> Types:
         return UNKNOWN
     if value.kind != "call" or not value.ref or not is_warp(value.ref):
         return UNKNOWN
+    own = _warp_type_name(layer, value.ref)
+    if own is not None:  # `wp.float32(x)`, `wp.vec3(...)`: a value of that type
+        return Types(frozenset({own}), True)
     short = value.ref[len("warp."):]
-    if short in SCALAR_TYPES:
-        return Types(frozenset({value.ref}), True)
     if short in ARRAY_MAKERS:
         position = ARRAY_MAKERS[short]
         dtype = dtype_types(layer, source, value.kwargs.get("dtype") or (
@@ -153,6 +146,13 @@ def _source_types(layer: Layer, source: Source) -> Types:
             return _arrays(dtype_types(layer, source, value.kwargs["dtype"]))
         return value_types(layer, source.file, value.args[0], source.scope, source.site)
     return UNKNOWN
+
+
+def _warp_type_name(layer: Layer, ref: str) -> str | None:
+    """``warp.<Warp's own name>`` of the value type the Warp API name ``ref`` reads, as the Warp version's tables
+    bind it (``warp.vec3`` is ``warp.vec3f``: one class, one type); None for any other name."""
+    found = layer.evaluator.warp_type(ref)
+    return f"warp.{found.name}" if found is not None else None
 
 
 def _arrays(dtype: Types) -> Types:
@@ -181,8 +181,8 @@ def _dtype_types(layer: Layer, where: Source, value: Value) -> Types:
             return UNKNOWN
         if v.ref in PYTHON_SCALARS:
             parts.append(Types(frozenset({PYTHON_SCALARS[v.ref]}), True))
-        elif is_warp(v.ref) and v.ref[len("warp."):] in SCALAR_TYPES:
-            parts.append(Types(frozenset({v.ref}), True))
+        elif (own := _warp_type_name(layer, v.ref)) is not None:
+            parts.append(Types(frozenset({own}), True))
         else:
             return UNKNOWN
     return _union(parts)

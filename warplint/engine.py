@@ -619,7 +619,7 @@ class Session:
         self._project = None
 
     def free_retired(self) -> None:
-        """Free the index kept aside (a large one takes a tenth of a re-check to free)."""
+        """Free the index kept aside (on newton, about 7 % of an edit's check in the editor, measured with py-spy)."""
         self._retired = None
 
     def project(self) -> Project:

@@ -361,16 +361,11 @@ class Bindings:
     def calls_in(self, file: FileModel, scope: str) -> list[Call]:
         """The calls written directly in ``scope`` of ``file``, in source order; a call through a name bound to
         project functions is the calls of those functions it makes (``calls_made``)."""
-        def by_scope() -> dict[str, list[Call]]:
-            table: dict[str, list[Call]] = {}
-            for call in self.calls_made(file):
-                table.setdefault(call.ctx.scope, []).append(call)
-            return table
-
         if not self._dispatches(file):  # the file's own calls (nearly every file): its own table
             own = self.file_facts.cached(file, file_facts.calls_by_scope)
             return own.get(scope, [])
-        return self.cached(("calls_by_scope", id(file)), by_scope).get(scope, [])
+        made = self.cached(("calls_by_scope", id(file)), lambda: file_facts.by_scope(self.calls_made(file)))
+        return made.get(scope, [])
 
     def calls_made(self, file: FileModel) -> list[Call]:
         """The calls of ``file`` in source order, where a call of a name bound to project functions is one call
@@ -556,7 +551,8 @@ class Bindings:
                 grouped.setdefault(call.callee.rpartition(".")[2], []).append((f, [call]))
             for f in self.files:
                 by_last_name = self._calls_by_last_name_of(f)
-                if not self.file_facts.cached(f, file_facts.calls_a_calls_result):
+                # `make(c)()` is spelled `pkg.make()`: its last part ends in "()"
+                if not any(name.endswith("()") for name in by_last_name):
                     for name, calls in by_last_name.items():
                         grouped.setdefault(name, []).append((f, calls))
                     continue

@@ -56,8 +56,13 @@ def calls_by_callee(file: FileModel) -> dict[str, list[tuple[int, Call]]]:
 
 def calls_by_scope(file: FileModel) -> dict[str, list[Call]]:
     """The file's own calls by the scope they are written in, in source order."""
+    return by_scope(file.calls)
+
+
+def by_scope(calls: Iterable[Call]) -> dict[str, list[Call]]:
+    """``calls`` by the scope each is written in, in their order."""
     table: dict[str, list[Call]] = {}
-    for call in file.calls:
+    for call in calls:
         table.setdefault(call.ctx.scope, []).append(call)
     return table
 
@@ -84,9 +89,6 @@ def assigned_names(file: FileModel) -> frozenset[str]:
     return frozenset(a.target.text for a in file.assignments if a.target.kind == "name")
 
 
-def calls_a_calls_result(file: FileModel) -> bool:
-    """Some call of the file calls what another call returns (``make(c)()``: the callee ``pkg.make()``)."""
-    return any(call.callee.endswith("()") for call in file.calls)
 
 
 def subscripts_by_scope(file: FileModel) -> dict[tuple[str, str], list[Assignment]]:

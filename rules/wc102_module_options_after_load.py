@@ -101,10 +101,7 @@ class ModuleOptionsAfterLoad(Rule):
             changes: list[tuple[int, OptionChange, Any]] = [
                 (c.ctx.order, c, None) for c in direct if c.ctx.scope == scope
             ]
-            for call in project.calls_in(file, scope):
-                if not project.is_warp_api(call.callee):
-                    for c in project.option_changes_at(file, call):
-                        changes.append((call.ctx.order, c, call))
+            changes.extend((call.ctx.order, c, call) for call, c in project.option_changes_through_calls(file, scope))
             if not changes:
                 continue
             timeline = project.launch_timeline(file, scope)
@@ -199,15 +196,9 @@ class ModuleOptionsAfterLoad(Rule):
     def _maybe_set_elsewhere(project: Project, change: OptionChange, module: str, key: str, value: Any) -> bool:
         """Another change in the project may give ``module`` this value (or values not known statically): a test
         run after it can find the module with it already, and setting it again moves no hash."""
-        for f in project.files:
-            for other in project.option_changes(f):
-                if (other.path, other.span) == (change.path, change.span) or other.form is OptionForm.KERNEL:
-                    continue
-                if other.module is not None and project.canonical_module(other.module) != module:
-                    continue
-                if other.values is None or (key in other.values and other.values[key] == value):
-                    return True
-        return False
+        return any((other.path, other.span) != (change.path, change.span)
+                   and (other.values is None or (key in other.values and other.values[key] == value))
+                   for other in project.changes_of_module(module))
 
     @staticmethod
     def _defaults(project: Project) -> dict[str, Any]:

@@ -32,7 +32,13 @@ from .semantic.events import LAUNCH_CALLS, ConfigAssignment, FileEvents, Launch,
 from .semantic.file_facts import FileFacts
 from .semantic.kernels import add_decorated_kernels
 from .semantic.launches import UNIQUE, IdentityFacts
-from .semantic.module_options import module_of, option_changes, option_changes_at
+from .semantic.module_options import (
+    changes_of_module,
+    module_of,
+    option_changes,
+    option_changes_at,
+    option_changes_through_calls,
+)
 from .semantic.values import ValueSet
 from .sources import locate_installed as locate_installed  # where it is defined now (the flake8 warm path)
 from .warp_version import WarpEnvironment, WarpFacts
@@ -248,6 +254,14 @@ class Project:
 
     def option_changes_at(self, file: FileModel, call: Call) -> list[OptionChange]:
         return option_changes_at(self._facts, file, call)
+
+    def option_changes_through_calls(self, file: FileModel, scope: str) -> list[tuple[Call, OptionChange]]:
+        return option_changes_through_calls(self._facts, file, scope)
+
+    def changes_of_module(self, module: str) -> list[OptionChange]:
+        """Every change of shared options written in the project that may change ``module``'s (those naming it,
+        and those whose module is not known)."""
+        return changes_of_module(self._facts, module)
 
     def module_of(self, file: FileModel, value: Value | None, scope: str = "") -> str | None:
         return module_of(self._facts, file, value, scope)

@@ -201,7 +201,7 @@ class Bindings:
         def by_ref() -> dict[str, list[tuple[FileModel, Assignment]]]:
             table: dict[str, list[tuple[FileModel, Assignment]]] = {}
             for f in self.files:
-                for name, assignments in self.file_facts.cached(f, file_facts.attribute_assignments).items():
+                for name, assignments in self.file_facts.cached(f, file_facts.assignment_tables).attributes.items():
                     table.setdefault(name, []).extend((f, a) for a in assignments)
             return table
 
@@ -352,7 +352,7 @@ class Bindings:
         return [call for _, call in sorted((e for c in table if test(c) for e in table[c]), key=lambda e: e[0])]
 
     def _calls_by_callee(self, file: FileModel) -> dict[str, list[tuple[int, Call]]]:
-        return self.file_facts.cached(file, file_facts.calls_by_callee)
+        return self.file_facts.cached(file, file_facts.call_tables).by_callee
 
     def warp_calls(self, file: FileModel, *names: str) -> list[Call]:
         """``calls_to`` for Warp's API by short name: ``warp_calls(f, "load_module", "force_load")``."""
@@ -362,7 +362,7 @@ class Bindings:
         """The calls written directly in ``scope`` of ``file``, in source order; a call through a name bound to
         project functions is the calls of those functions it makes (``calls_made``)."""
         if not self._dispatches(file):  # the file's own calls (nearly every file): its own table
-            own = self.file_facts.cached(file, file_facts.calls_by_scope)
+            own = self.file_facts.cached(file, file_facts.call_tables).by_scope
             return own.get(scope, [])
         made = self.cached(("calls_by_scope", id(file)), lambda: file_facts.by_scope(self.calls_made(file)))
         return made.get(scope, [])
@@ -429,7 +429,7 @@ class Bindings:
         # cache unpickles an assignment's value on first read, and most assignments bind names no call calls).
         assigned: set[str] = set()
         for f in self.files:
-            assigned |= self.file_facts.cached(f, file_facts.assigned_names)
+            assigned |= self.file_facts.cached(f, file_facts.assignment_tables).assigned
         called: set[tuple[str, str, str]] = set()
         for f in self.files:
             by_last_name = self._calls_by_last_name_of(f)
@@ -446,7 +446,7 @@ class Bindings:
                 for path, scope, name in names}
 
     def _calls_by_last_name_of(self, file: FileModel) -> dict[str, list[Call]]:
-        return self.file_facts.cached(file, file_facts.calls_by_last_name)
+        return self.file_facts.cached(file, file_facts.call_tables).by_last_name
 
     def _dispatched(self, file: FileModel, call: Call, bindings: list[Assignment]) -> list[Call] | None:
         """The calls of project functions that ``call`` (in ``file``) makes through a bound name (``calls_made``);
@@ -512,18 +512,18 @@ class Bindings:
         return self._names_by_scope(file).get((scope, name), [])
 
     def _names_by_scope(self, file: FileModel) -> dict[tuple[str, str], list[Assignment]]:
-        return self.file_facts.cached(file, file_facts.names_by_scope)
+        return self.file_facts.cached(file, file_facts.assignment_tables).names
 
     def subscript_assignments(self, file: FileModel, scope: str, name: str) -> list:
         """Assignments ``name[key] = ...`` written directly in ``scope``."""
-        return self.file_facts.cached(file, file_facts.subscripts_by_scope).get((scope, name), [])
+        return self.file_facts.cached(file, file_facts.assignment_tables).subscripts.get((scope, name), [])
 
     def item_assignments(self, ref: str) -> list[tuple[FileModel, Assignment]]:
         """``NAME[key] = value`` anywhere in the project, where ``NAME`` is the module-level ``ref``."""
         def by_ref() -> dict[str, list[tuple[FileModel, Assignment]]]:
             table: dict[str, list[tuple[FileModel, Assignment]]] = {}
             for f in self.files:
-                for written, a in self.file_facts.cached(f, file_facts.item_assignments):
+                for written, a in self.file_facts.cached(f, file_facts.assignment_tables).items:
                     table.setdefault(self.canonical_ref(written), []).append((f, a))
             return table
 

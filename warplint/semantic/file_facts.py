@@ -15,6 +15,7 @@ A table is shared by every layer built over the model: read it, never change it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from warplint.model import Assignment, Call, FileModel, Value
@@ -46,17 +47,26 @@ class FileFacts:
             del self._by_model[key]
 
 
-def calls_by_callee(file: FileModel) -> dict[str, list[tuple[int, Call]]]:
-    """Callee as written and resolved by the extractor -> (position among the file's calls, call)."""
-    table: dict[str, list[tuple[int, Call]]] = {}
+@dataclass(frozen=True)
+class CallTables:
+    """A file's own calls, grouped three ways in one pass over them (a project's tables ask all three of nearly
+    every file, and a pass over every call of every file was a large part of an edit's re-check)."""
+
+    by_callee: dict[str, list[tuple[int, Call]]]  # callee as resolved by the extractor -> (position, call)
+    by_scope: dict[str, list[Call]]  # the scope a call is written in -> its calls, in source order
+    by_last_name: dict[str, list[Call]]  # the last part of the callee (``self.solver.step``: ``step``) -> calls
+
+
+def call_tables(file: FileModel) -> CallTables:
+    by_callee: dict[str, list[tuple[int, Call]]] = {}
+    scoped: dict[str, list[Call]] = {}
+    by_last_name: dict[str, list[Call]] = {}
     for index, call in enumerate(file.calls):
-        table.setdefault(call.callee, []).append((index, call))
-    return table
-
-
-def calls_by_scope(file: FileModel) -> dict[str, list[Call]]:
-    """The file's own calls by the scope they are written in, in source order."""
-    return by_scope(file.calls)
+        callee = call.callee
+        by_callee.setdefault(callee, []).append((index, call))
+        scoped.setdefault(call.ctx.scope, []).append(call)
+        by_last_name.setdefault(callee.rpartition(".")[2], []).append(call)
+    return CallTables(by_callee, scoped, by_last_name)
 
 
 def by_scope(calls: Iterable[Call]) -> dict[str, list[Call]]:
@@ -67,63 +77,41 @@ def by_scope(calls: Iterable[Call]) -> dict[str, list[Call]]:
     return table
 
 
-def calls_by_last_name(file: FileModel) -> dict[str, list[Call]]:
-    """The file's calls by the last part of their callee (``self.solver.step`` under ``step``), source order."""
-    table: dict[str, list[Call]] = {}
-    for call in file.calls:
-        table.setdefault(call.callee.rpartition(".")[2], []).append(call)
-    return table
+@dataclass(frozen=True)
+class AssignmentTables:
+    """A file's own assignments, grouped by what they assign, in one pass over them."""
+
+    names: dict[tuple[str, str], list[Assignment]]  # (scope, name) -> ``name = ...`` written directly there
+    subscripts: dict[tuple[str, str], list[Assignment]]  # (scope, name) -> ``name[key] = ...`` written there
+    keyed: list[Assignment]  # ``x[key] = value`` (any ``x``), in source order
+    attributes: dict[str, list[Assignment]]  # ``pkg.mod.Class.attr`` -> class body and ``self.attr = ...``
+    # (the module-level name as the file refers to it, the assignment) for each ``NAME[key] = value``, in order
+    items: list[tuple[str, Assignment]]
+    assigned: frozenset[str]  # the names bound by ``name = ...``, in any scope
 
 
-def names_by_scope(file: FileModel) -> dict[tuple[str, str], list[Assignment]]:
-    """(scope, name) -> the assignments ``name = ...`` written directly in that scope."""
-    table: dict[tuple[str, str], list[Assignment]] = {}
+def assignment_tables(file: FileModel) -> AssignmentTables:
+    names: dict[tuple[str, str], list[Assignment]] = {}
+    subscripts: dict[tuple[str, str], list[Assignment]] = {}
+    keyed: list[Assignment] = []
+    attributes: dict[str, list[Assignment]] = {}
+    items: list[tuple[str, Assignment]] = []
     for a in file.assignments:
-        if a.target.kind == "name":
-            table.setdefault((a.ctx.scope, a.target.text), []).append(a)
-    return table
-
-
-def assigned_names(file: FileModel) -> frozenset[str]:
-    """The names the file's assignments bind, in any scope."""
-    return frozenset(a.target.text for a in file.assignments if a.target.kind == "name")
-
-
-
-
-def subscripts_by_scope(file: FileModel) -> dict[tuple[str, str], list[Assignment]]:
-    """(scope, name) -> the assignments ``name[key] = ...`` written directly in that scope."""
-    table: dict[tuple[str, str], list[Assignment]] = {}
-    for a in file.assignments:
-        base = a.target.base
-        if a.target.kind == "subscript" and base is not None and base.kind == "name":
-            table.setdefault((a.ctx.scope, base.text), []).append(a)
-    return table
-
-
-def keyed_stores(file: FileModel) -> list[Assignment]:
-    """The assignments ``x[key] = value`` (any ``x``), in source order."""
-    return [a for a in file.assignments if a.target.kind == "subscript" and a.target.key is not None]
-
-
-def attribute_assignments(file: FileModel) -> dict[str, list[Assignment]]:
-    """The attribute (``pkg.mod.Class.attr``) -> its assignments: class body and ``self.attr = ...``."""
-    table: dict[str, list[Assignment]] = {}
-    for a in file.assignments:
-        if a.target.kind == "attr" and a.target.ref:
-            table.setdefault(a.target.ref, []).append(a)
-    return table
-
-
-def item_assignments(file: FileModel) -> list[tuple[str, Assignment]]:
-    """(the module-level name as the file refers to it, the assignment) for each ``NAME[key] = value``, in
-    source order."""
-    found: list[tuple[str, Assignment]] = []
-    for a in file.assignments:
-        base = a.target.base
-        if a.target.kind == "subscript" and base is not None and base.kind == "name" and base.ref and not base.local:
-            found.append((base.ref, a))
-    return found
+        target = a.target
+        kind = target.kind
+        if kind == "name":
+            names.setdefault((a.ctx.scope, target.text), []).append(a)
+        elif kind == "subscript":
+            if target.key is not None:
+                keyed.append(a)
+            base = target.base
+            if base is not None and base.kind == "name":
+                subscripts.setdefault((a.ctx.scope, base.text), []).append(a)
+                if base.ref and not base.local:
+                    items.append((base.ref, a))
+        elif kind == "attr" and target.ref:
+            attributes.setdefault(target.ref, []).append(a)
+    return AssignmentTables(names, subscripts, keyed, attributes, items, frozenset(name for _, name in names))
 
 
 def attribute_reads(file: FileModel) -> dict[str, list[tuple[Call | Assignment, Value]]]:

@@ -410,6 +410,17 @@ def _generic_launches_by_kernel(facts: IdentityFacts) -> dict[KernelKey, list[La
     return facts.cached("generic launches by kernel", compute)
 
 
+def _launches_by_kernel(facts: IdentityFacts) -> dict[KernelKey, list[Launch]]:
+    """Every launch of ``IdentityFacts.all_launches`` by its kernel's ``kernel_key``, in that order."""
+    def compute() -> dict[KernelKey, list[Launch]]:
+        table: dict[KernelKey, list[Launch]] = {}
+        for launch in facts.all_launches():
+            table.setdefault(kernel_key(facts, launch.kernel_file, launch.kernel), []).append(launch)
+        return table
+
+    return facts.cached("launches by kernel", compute)
+
+
 @dataclass(frozen=True)
 class LaunchOrigin:
     """A call a kernel's launches are made from (``Launch.origin``): the launch itself, or the outermost call of
@@ -425,14 +436,15 @@ def launch_origins(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> lis
     ``IdentityFacts.all_launches``, generic or not), once each, in source order; empty for a kernel never
     launched."""
     def compute() -> dict[KernelKey, list[LaunchOrigin]]:
-        found: dict[KernelKey, dict[int, LaunchOrigin]] = {}
-        for launch in facts.all_launches():
-            f, call = launch.origin
-            inner = (launch.file, launch.call) if launch.site is not None else None
-            found.setdefault(kernel_key(facts, launch.kernel_file, launch.kernel), {}).setdefault(
-                id(call), LaunchOrigin(f, call, inner))
-        return {key: sorted(calls.values(), key=lambda origin: place(origin.file, origin.call.span))
-                for key, calls in found.items()}
+        found: dict[KernelKey, list[LaunchOrigin]] = {}
+        for key, launches in _launches_by_kernel(facts).items():
+            calls: dict[int, LaunchOrigin] = {}
+            for launch in launches:
+                f, call = launch.origin
+                inner = (launch.file, launch.call) if launch.site is not None else None
+                calls.setdefault(id(call), LaunchOrigin(f, call, inner))
+            found[key] = sorted(calls.values(), key=lambda origin: place(origin.file, origin.call.span))
+        return found
 
     return list(facts.cached("launch origins by kernel", compute).get(kernel_key(facts, file, kernel), ()))
 
@@ -460,8 +472,7 @@ def remade_with_new_types(facts: IdentityFacts, file: FileModel, kernel: Kernel)
 
     def compute() -> Remade | None:
         key = kernel_key(facts, file, kernel)
-        family = [(launch, launch_signature(facts, launch)) for launch in facts.all_launches()
-                  if kernel_key(facts, launch.kernel_file, launch.kernel) == key]
+        family = [(launch, launch_signature(facts, launch)) for launch in _launches_by_kernel(facts).get(key, ())]
         remade = _several_objects(facts, file, kernel)
         registered = kept_instances(facts, file, kernel)
         for again, other in family:

@@ -69,7 +69,7 @@ def _option_changes(layer: Layer, file: FileModel) -> list[OptionChange]:
         if found is not None:
             changes.append(OptionChange(found[0], _literal_dict(call.arg(0)), call.span, call.ctx, OptionForm.UPDATE,
                                         found[1], file.path, call.arg(0), keywords=tuple(call.kwargs)))
-    for assignment in layer.bindings.file_facts.cached(file, file_facts.keyed_stores):
+    for assignment in layer.bindings.file_facts.cached(file, file_facts.assignment_tables).keyed:
         target = assignment.target
         found = _options_of(layer, file, target.base, assignment.ctx.scope)
         if found is None:
@@ -159,6 +159,31 @@ def option_changes_at(layer: Layer, file: FileModel, call: Call, _parent: Site |
         return result
 
     return layer.evaluator.budget.summary(layer.memo, ("option_changes_at", id(call), id(_parent)), compute, [])
+
+
+def option_changes_through_calls(layer: Layer, file: FileModel, scope: str) -> list[tuple[Call, OptionChange]]:
+    """(call, change) for each option change that a call written in ``scope`` makes through project functions
+    (``option_changes_at``), in the order of the calls. Only the calls that resolve to a function changing
+    options are asked about (``_changers``): nearly every call of a project reaches none."""
+    changing = _changers(layer)[1]
+    return [(call, change) for call in layer.bindings.calls_in(file, scope)
+            if id(call) in changing and not layer.bindings.is_warp_api(call.callee)
+            for change in option_changes_at(layer, file, call)]
+
+
+def changes_of_module(layer: Layer, module: str) -> list[OptionChange]:
+    """The changes of shared modules' options written anywhere in the project that may change ``module``'s: those
+    naming it (by any of its names) and those whose module is not known."""
+    def compute() -> dict[str | None, list[OptionChange]]:
+        table: dict[str | None, list[OptionChange]] = {}
+        for f in layer.bindings.files:
+            for change in shared_option_changes(f, layer):
+                named = None if change.module is None else layer.bindings.canonical_module(change.module)
+                table.setdefault(named, []).append(change)
+        return table
+
+    table = layer.cached("option changes by module", compute)
+    return [*table.get(module, ()), *table.get(None, ())]
 
 
 def _at_site(layer: Layer, file: FileModel, change: OptionChange, site: Site) -> OptionChange:

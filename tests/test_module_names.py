@@ -190,3 +190,37 @@ def test_the_result_cache_follows_declared_roots(tmp_path, run_cli):
     pyproject = tmp_path / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace('where = ["src"]', 'where = ["src/acme"]'))
     assert "from the result cache" not in run_cli(".", "-v", cwd=str(tmp_path))[2]
+
+
+def test_each_files_imports_are_read_once_per_text_across_runs(tmp_path, monkeypatch):
+    """The namer reads what every file of the project imports; a later run takes each unchanged text's imports
+    from the cache (by its digest) and reads only the edited file again, with the names the evidence gives."""
+    import warplint.engine as engine
+
+    root = tmp_path / "proj"
+    shutil.copytree(os.path.join(FIXTURES, "namespace_run"), root)
+    config = load_config(str(root), set(all_rules())).with_overrides(select=DEFAULT_CODES)
+    read: list[str] = []
+
+    def counted(text: str) -> tuple[list[str], bool]:
+        read.append(text)
+        return imports_of(text)
+
+    monkeypatch.setattr(engine, "imports_of", counted)
+
+    def names() -> dict[str, str]:
+        session = Session(config, cache=True, cache_dir=str(tmp_path / "cache"))
+        session.lint_paths([str(root)], project_context=True)
+        return {os.path.relpath(path, root): model.module for path, model in session.models.items()}
+
+    first = names()
+    assert len(read) == 5 and first["apps/particles/kernels.py"] == "apps.particles.kernels"
+    read.clear()
+    assert names() == {} and read == []  # nothing changed: the result cache answers, nothing is modelled
+    main = root / "apps" / "particles" / "main.py"
+    main.write_text(main.read_text().replace("from apps.particles.kernels import", "from particles.kernels import"))
+    read.clear()
+    edited = names()
+    assert read == [main.read_text()]  # only the edited file's imports are read again
+    # its evidence now names the folder above particles/ as the import root
+    assert edited["apps/particles/kernels.py"] == "particles.kernels"

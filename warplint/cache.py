@@ -16,7 +16,8 @@ invalidates). A cache file written under another salt is ignored (and removed wh
 this one is saved).
 
 Layout: ``<dir>/models-<salt>-<shard>.pickle`` (the models in ``MODEL_SHARDS`` files by a hash of the
-path, so a run after one edit rewrites one shard, not every model of the project) and
+path, so a run after one edit rewrites one shard, not every model of the project; each shard keeps, beside
+the models, what each of its files imports, by the text's digest, for the module namer) and
 ``<dir>/results-<salt>.pickle`` (a warm run reads one file), ``<dir>/digests-<salt>.pickle``
 (``StatDigests``, the flake8 plugin's warm path), plus a ``CACHEDIR.TAG`` and a ``.gitignore``
 of ``*``; beside the user's secret, ``rules-<salt>.pickle`` (``registry.rule_table``). Writes go to a temporary file and
@@ -362,6 +363,8 @@ class ModelCache:
         # path -> (digest, module, is_package, pickled model, noqa signature): models are unpickled on
         # use, so a run over a few files does not pay for the whole project's models.
         self.entries: dict[str, tuple[str, str, bool, bytes, str]] = {}
+        # path -> (digest, what its text imports: ``module_names.imports_of``), kept for the module namer
+        self._imports: dict[str, tuple[str, tuple[list[str], bool]]] = {}
         self._dirty: set[int] = set()
         self.hits = 0
         self.misses = 0
@@ -382,6 +385,8 @@ class ModelCache:
             data, present = _load_sealed(self.shard_path(shard), self.secret, "models", f"{self.salt}-{shard}")
             if data is not None and isinstance(data.get("entries"), dict):
                 self.entries.update(data["entries"])
+                if isinstance(data.get("imports"), dict):
+                    self._imports.update(data["imports"])
             elif present:  # corrupt, truncated, foreign or planted: start it empty, rewrite on save
                 self._dirty.add(shard)
 
@@ -412,6 +417,23 @@ class ModelCache:
         if model.path != path:
             model.path = path
         return model
+
+    def imports(self, absolute: str, text_digest: str) -> tuple[list[str], bool] | None:
+        """What the text of ``absolute`` with this digest imports, when an earlier run kept it."""
+        self.load()
+        entry = self._imports.get(absolute)
+        if not (isinstance(entry, tuple) and len(entry) == 2 and entry[0] == text_digest):
+            return None
+        known = entry[1]
+        if not (isinstance(known, tuple) and len(known) == 2 and isinstance(known[0], list)
+                and all(isinstance(name, str) for name in known[0]) and isinstance(known[1], bool)):
+            return None
+        return known
+
+    def keep_imports(self, absolute: str, text_digest: str, imports: tuple[list[str], bool]) -> None:
+        self.load()
+        self._imports[absolute] = (text_digest, imports)
+        self.changed(absolute)
 
     def knows(self, absolute: str, text_digest: str) -> bool:
         """Whether an earlier run saw this text of the file (kept its model, or only its digest)."""
@@ -465,13 +487,22 @@ class ModelCache:
         for absolute in [a for a in self.entries if not os.path.exists(a)]:
             del self.entries[absolute]  # deleted or renamed files
             self.changed(absolute)
+        for absolute in [a for a in self._imports if a not in self.entries and not os.path.exists(a)]:
+            del self._imports[absolute]
+            self.changed(absolute)
         shards: dict[int, dict] = {shard: {} for shard in self._dirty}
+        imports: dict[int, dict] = {shard: {} for shard in self._dirty}
         for absolute, entry in self.entries.items():
             part = shards.get(_shard_of(absolute))
             if part is not None:
                 part[absolute] = entry
+        for absolute, known in self._imports.items():
+            part = imports.get(_shard_of(absolute))
+            if part is not None:
+                part[absolute] = known
         for shard, entries in sorted(shards.items()):
-            payload = {"format": CACHE_FORMAT, "salt": f"{self.salt}-{shard}", "entries": entries}
+            payload = {"format": CACHE_FORMAT, "salt": f"{self.salt}-{shard}", "entries": entries,
+                       "imports": imports[shard]}
             if not _replace_sealed(self.directory, self.shard_path(shard), "models", f"{self.salt}-{shard}",
                                    self.secret, payload, keep=f"models-{self.salt}-", named=self.named):
                 return False

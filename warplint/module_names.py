@@ -96,12 +96,15 @@ class ModuleNames:
     """File -> (module name, is package), from the evidence of the files it is indexed with."""
 
     def __init__(self, root: str, declared_roots: Iterable[str], run: RunHint | None,
-                 scope_files: Callable[[str], list[str]], read: Callable[[str], str | None]) -> None:
+                 scope_files: Callable[[str], list[str]], read: Callable[[str], str | None],
+                 imports: Callable[[str, str], tuple[list[str], bool]] | None = None) -> None:
         self.root = os.path.abspath(root)
         self.declared = {os.path.abspath(r) for r in declared_roots}
         self.run = run
         self._scope_files = scope_files
         self._read = read
+        # (path, its text) -> ``imports_of(text)``: a session answers it from its cache for a text seen before
+        self._imports = imports if imports is not None else (lambda _, text: imports_of(text))
         # id(listing) -> (listing, base -> (root, why, whether it was a guess), the files some file imports)
         self._decisions: dict[int, tuple[list[str], dict[str, tuple[str, str, bool]], set[str]]] = {}
         self._package_bases: dict[str, tuple[list[str], bool, str]] = {}
@@ -116,7 +119,7 @@ class ModuleNames:
 
     def narrowed(self, scope_files: Callable[[str], list[str]]) -> ModuleNames:
         """The same naming with evidence from ``scope_files`` (fewer files: a file checked alone)."""
-        return ModuleNames(self.root, self.declared, self.run, scope_files, self._read)
+        return ModuleNames(self.root, self.declared, self.run, scope_files, self._read, self._imports)
 
     def name_of(self, path: str) -> tuple[str, bool]:
         parts, is_package, base = self._package_base(os.path.abspath(path))
@@ -220,7 +223,7 @@ class ModuleNames:
                 text = self._read(path)
                 if text is None or "import" not in text:
                     continue
-                targets, relative = imports_of(text)
+                targets, relative = self._imports(path, text)
                 if relative and os.path.dirname(path) == base.directory and not os.path.isfile(
                         os.path.join(base.directory, "__init__.py")):
                     base.relative_at_top = True

@@ -237,6 +237,11 @@ def test_unique_stable_is_a_build_one_shared_module_saves(tmp_path):
         truth = run_program(p, pch_dir=str(tmp_path / "pch"), pycache=str(tmp_path / "pycache"))
         assert not truth["failed"] and truth["recorder_ok"], truth.get("output_tail")
         labelled[shared] = sorted(tuple(it["lines"][0]) for it in truth["items"] if it["mech"] == "CS-9")
+        if shared:
+            # WC301 stands at each factory's default and relates the kernel it makes: each finds its label
+            scored = score_program(p, truth, lint_program(p))
+            assert [f["code"] for f in scored["findings"]] == ["WC301", "WC301"]
+            assert all(f["right"] for f in scored["findings"]) and all(it["found"] for it in scored["items"])
     definitions = [i + 1 for i, line in enumerate(_factory_program(True).files["main.py"].splitlines())
                    if line.strip().startswith("@wp.kernel(module=module)")]
     assert labelled[True] == [("main.py", line, line + 2) for line in definitions]  # decorator to body

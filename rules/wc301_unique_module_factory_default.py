@@ -9,6 +9,13 @@ from warplint.model import FileModel, Function, Kernel, Param
 from warplint.rule import Report, Rule
 from warplint.semantic.variants import CallContents
 
+# what the project's calls tell of a kernel's content, for a kernel not proven to vary
+_MADE_FROM = {
+    CallContents.ONE: "with one content over the project's calls",
+    CallContents.NOT_CALLED: "by callers outside the project",
+    CallContents.UNKNOWN: "from values not known statically, which may be one value at every call",
+}
+
 
 def _factory(default: str) -> str:
     """The examples' kernel factory, its ``module`` parameter defaulting to ``default``."""
@@ -97,19 +104,22 @@ class UniqueModuleFactoryDefault(Rule):
                     defaults.setdefault((function.qualname, param.name), (function, param, []))[2].append(kernel)
         for function, param, kernels in defaults.values():
             # run-time specializations: each call makes a kernel of its own content, which a unique module is for
-            stable = [k for k in kernels if project.contents_across_calls(file, k) is not CallContents.SEVERAL]
+            judged = [(k, project.contents_across_calls(file, k)) for k in kernels]
+            stable = [(k, contents) for k, contents in judged if contents is not CallContents.SEVERAL]
             if not stable or param.default is None:
                 continue
-            kernel = stable[0]
+            # the finding stands where the edit is (the default); the evidence is each kernel of one content
+            # it makes, which a shared module would build with the rest
             yield self.report(
                 param.default.span,
                 f'`{function.name}()` defaults `{param.name}="unique"`, a module per kernel it makes; '
                 "default to a shared module",
-                related=(Related(file.path, param.default.span,
-                                 f"every kernel it makes (`{kernel.name}`) gets its own Warp module and its "
-                                 'own build; callers that need isolation can pass `module="unique"`'),),
+                related=tuple(Related(file.path, kernel.span,
+                                      f"`{kernel.name}` is made here {_MADE_FROM[contents]}, in a "
+                                      "Warp module and a build of its own; callers that need isolation can pass "
+                                      '`module="unique"`') for kernel, contents in stable),
                 fix=self._fix(param.default.span, param.name),
-                function=function.qualname, kernel=kernel.name,
+                function=function.qualname, kernel=stable[0][0].name,
             )
 
     @staticmethod

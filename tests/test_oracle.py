@@ -20,7 +20,7 @@ if ROOT not in sys.path:  # `pytest` (not `python -m pytest`) does not put the r
     sys.path.insert(0, ROOT)
 
 from benchmarks.oracle.axes import AXES, MECHANISMS  # noqa: E402 - after the path set-up above
-from benchmarks.oracle.generate import generate  # noqa: E402
+from benchmarks.oracle.generate import Program, generate  # noqa: E402
 from benchmarks.oracle.run import (  # noqa: E402
     CI_COUNT,
     CI_SEED,
@@ -179,3 +179,70 @@ def test_weak_axis_values_need_a_written_reason(sample, sample_findings, tmp_pat
     (tmp_path / "bad.toml").write_text('[[reason]]\naxis = "creation"\nvalue = "closure"\nmetric = "recall"\n')
     with pytest.raises(ValueError, match="needs axis, value, metric"):
         load_reasons(str(tmp_path / "bad.toml"))
+
+
+_FACTORIES = '''import warp as wp
+
+{shared}
+class Factory2:
+    def build(self, c, module="unique"):
+        @wp.kernel(module=module)
+        def k(a: wp.array(dtype=float)):
+            a[wp.tid()] = a[wp.tid()] + c
+
+        return k
+
+
+class Factory3:
+    def build(self, c, module="unique"):
+        @wp.kernel(module=module)
+        def k(a: wp.array(dtype=float)):
+            a[wp.tid()] = a[wp.tid()] + c
+
+        return k
+
+
+wp.launch(Factory2().build(2.0), dim=4, inputs=[wp.zeros(4, dtype=float)])
+wp.launch(Factory3().build(3.0), dim=4, inputs=[wp.zeros(4, dtype=float)])
+{launch_shared}'''
+
+_SHARED = '''
+@wp.kernel
+def add_one(a: wp.array(dtype=float)):
+    a[wp.tid()] = a[wp.tid()] + 1.0
+
+'''
+
+
+def _factory_program(shared: bool) -> Program:
+    text = _FACTORIES.format(shared=_SHARED if shared else "",
+                             launch_shared="wp.launch(add_one, dim=4, inputs=[wp.zeros(4, dtype=float)])\n"
+                             if shared else "")
+    return Program(seed=0, index=0, depth=0, mechanism="CS-9", variant="stable_unique", axes={},
+                   files={"main.py": text}, command=["main.py"], intent={"defect": shared})
+
+
+def test_unique_stable_is_a_build_one_shared_module_saves(tmp_path):
+    """CS-9 truth on real Warp: a kernel alone in a unique module is labelled when it and another module's
+    kernels all existed before either module's first build (one shared module: one build, not two). Each
+    factory's kernel below is made once, then launched, before the file's module builds at the last launch:
+    either could have joined the file's module, so both are labelled, not only the first one made (which
+    alone came before every load). Without the file's module, the second kernel is made after the first one's
+    module built: sharing would rebuild it, two builds either way, and nothing is labelled."""
+    from benchmarks.oracle.truth import run_program
+
+    labelled = {}
+    for shared in (True, False):
+        p = _factory_program(shared)
+        truth = run_program(p, pch_dir=str(tmp_path / "pch"), pycache=str(tmp_path / "pycache"))
+        assert not truth["failed"] and truth["recorder_ok"], truth.get("output_tail")
+        labelled[shared] = sorted(tuple(it["lines"][0]) for it in truth["items"] if it["mech"] == "CS-9")
+        if shared:
+            # WC301 stands at each factory's default and relates the kernel it makes: each finds its label
+            scored = score_program(p, truth, lint_program(p))
+            assert [f["code"] for f in scored["findings"]] == ["WC301", "WC301"]
+            assert all(f["right"] for f in scored["findings"]) and all(it["found"] for it in scored["items"])
+    definitions = [i + 1 for i, line in enumerate(_factory_program(True).files["main.py"].splitlines())
+                   if line.strip().startswith("@wp.kernel(module=module)")]
+    assert labelled[True] == [("main.py", line, line + 2) for line in definitions]  # decorator to body
+    assert labelled[False] == []

@@ -44,3 +44,28 @@ def test_related_locations_in_every_format(tmp_path, run_cli):
     _, out, _ = run_cli(".", "--no-cache")
     assert "  note: `a` launched at block_dim 256 at run.py:8:5\n" in out
     assert "  note: the launch inside the wrapper at run.py:5:5\n" in out
+
+
+def test_unique_factory_default_relates_each_kernel_of_one_content(tmp_path):
+    """WC301 stands at the `module="unique"` default (the edit that removes the defect) and relates the evidence:
+    each kernel the factory makes with one content, at its definition; a kernel whose calls make two contents
+    (a run-time specialisation, which a unique module is for) is not evidence."""
+    from warplint.testing import lint_example
+
+    source = (
+        "import warp as wp\n\n\n"
+        "def make_pair(offset, module=\"unique\"):\n"
+        "    @wp.kernel(module=module)\n"
+        "    def shift(a: wp.array(dtype=float)):\n"
+        "        a[wp.tid()] = a[wp.tid()] + offset\n\n"
+        "    @wp.kernel(module=module)\n"
+        "    def clear(a: wp.array(dtype=float)):\n"
+        "        a[wp.tid()] = 0.0\n\n"
+        "    return shift, clear\n\n\n"
+        "PAIRS = [make_pair(1.0), make_pair(-1.0)]\n"
+    )
+    (finding,) = lint_example(source, "WC301")
+    lines = source.splitlines()
+    assert lines[finding.span.line - 1].startswith("def make_pair(")
+    assert [(lines[r.span.line - 1].strip(), r.message.split(" is made here")[0]) for r in finding.related] == [
+        ("def clear(a: wp.array(dtype=float)):", "`clear`")]

@@ -17,8 +17,9 @@ generator's intent:
 - ``preload`` (CS-13): a load call that built modules nothing launched, or a marked preload line that ran
   and built nothing;
 - ``fragmented`` (CS-4): three or more one-kernel modules (not unique) with the same options built;
-- ``unique-stable`` (CS-9): a kernel created before any load, with one content, alone in a ``unique``
-  module (a module Warp renamed after the kernel joined it), in a program that builds more than one module;
+- ``unique-stable`` (CS-9): a kernel with one content alone in a ``unique`` module (a module Warp renamed
+  after the kernel joined it), where a module shared with another module the process built would have built
+  once: each one's kernels existed before the other's first build (else sharing rebuilds: no build saved);
 - facts, not scored: per module whether backward code was built and whether anything differentiated.
 
 Where a label needs a line the recorder cannot give (a ``try: load_module(..) except`` that built nothing,
@@ -318,26 +319,53 @@ def derive(cold: RunData, warm: RunData | None, program: Program, root: str) -> 
             items.append({"mech": "CS-4", "kind": "fragmented", "lines": _uniq(lines), "related": [],
                           "count": len(loads), "modules": sorted(str(e.get("module")) for e in loads)})
 
-    # CS-9: a stable kernel created before any load, alone in a unique module (a unique module is named
-    # after its kernel and content hash only when built: the kernel event still has the temporary name)
-    first_load = min((e.get("seq", 0) for e in cold.loads), default=None)
-    user_modules = {e.get("module") for e in user_loads}
-    unique_by_def: dict[tuple, set] = {}
-    for e in user_loads:
+    # CS-9: a stable kernel alone in a unique module, whose build a module shared with another would have
+    # saved. Warp builds a module at its first load with every kernel it holds then, and again when a kernel
+    # joins it after that (CS-1). So two modules could have been one build when each one's kernels all
+    # existed before the other's first build; a kernel made after the other module built, or launched
+    # before the other module's kernels existed, would have rebuilt the shared module: its unique module
+    # then costs no extra build. Any module can be shared by name, so the other module is any user module
+    # built in the same process with the same options, device and block_dim.
+    first_builds: dict[tuple, dict] = {}
+    for e in sorted(user_loads, key=lambda e: e.get("seq", 0)):
+        first_builds.setdefault((e.get("pid"), e.get("mid")), e)
+    made_in: dict[tuple, list[int]] = {}
+    for k in cold.kernels:
+        made_in.setdefault((k.get("pid"), k.get("mid")), []).append(k.get("seq", 0))
+
+    def built_alike(a: dict, b: dict) -> bool:
+        return all(a.get(f) == b.get(f) for f in ("options", "device", "block_dim"))
+
+    def could_share(key: tuple, created: int) -> bool:
+        """Whether the kernel made at ``created``, alone in module ``key``, and some other module's kernels
+        all existed before the first build of either module (one shared module: one build, not two)."""
+        own = first_builds[key]
+        for other_key, other in first_builds.items():
+            if other_key == key or other_key[0] != key[0] or not built_alike(own, other):
+                continue
+            before_other = [s for s in made_in.get(other_key, ()) if s < other.get("seq", 0)]
+            if created < other.get("seq", 0) and all(s < own.get("seq", 0) for s in before_other):
+                return True
+        return False
+
+    unique_by_def: dict[tuple, dict[tuple, dict]] = {}  # (file, line) -> {(pid, mid): its first build}
+    for key, e in first_builds.items():
         if unique(e) and len(e.get("kernels") or ()) == 1:
             path, line = e["kernels"][0][:2]
             rel = P.rel(path)
             if rel:
-                unique_by_def.setdefault((rel, int(line)), set()).add(e.get("module"))
-    if len(user_modules) > 1:
-        for (rel, line), mods in unique_by_def.items():
-            if len(mods) != 1:
-                continue  # one definition, several contents: run-time specializations
-            made = [k for k in cold.kernels if (P.define(k) or [None, None])[:2] == [rel, line]]
-            if made and all(first_load is None or k.get("seq", 0) < first_load for k in made):
-                items.append({"mech": "CS-9", "kind": "unique-stable",
-                              "lines": _uniq([P.define(made[0]), *[P.site(k) for k in made]]),
-                              "related": [], "count": 1, "module": next(iter(mods))})
+                unique_by_def.setdefault((rel, int(line)), {})[key] = e
+    for (rel, line), builds in unique_by_def.items():
+        if len({e.get("module") for e in builds.values()}) != 1:
+            continue  # one definition, several contents: run-time specializations
+        made = [k for k in cold.kernels if (P.define(k) or [None, None])[:2] == [rel, line]]
+        first_made: dict[Any, int] = {}  # pid -> when the definition first made a kernel there
+        for k in made:
+            first_made[k.get("pid")] = min(first_made.get(k.get("pid"), k.get("seq", 0)), k.get("seq", 0))
+        if any(key[0] in first_made and could_share(key, first_made[key[0]]) for key in builds):
+            items.append({"mech": "CS-9", "kind": "unique-stable",
+                          "lines": _uniq([P.define(made[0]), *[P.site(k) for k in made]]),
+                          "related": [], "count": 1, "module": next(iter(builds.values())).get("module")})
 
     # facts: backward built / used per user module
     adjoint = {e.get("module") for e in cold.topology_events if e.get("adjoint")}

@@ -1202,14 +1202,15 @@ def test_warp_types_are_known_values_identified_as_warp_binds_them(tmp_path):
     # the spelling Warp gave the types module before 1.13 (deprecated forwarding), and `wp.vec` of 1.10
     old = tmp_path / "old"
     old.mkdir()
-    (old / "m.py").write_text("import warp as wp\na = wp.types.float32\nb = wp.vec(length=3, dtype=wp.float32)\n")
+    (old / "m.py").write_text("import warp as wp\na = wp.types.float32\nb = wp.vec(length=3, dtype=wp.float32)\n"
+                             "c = wp.vec(3, float)\n")
     session = Session(Config(root=str(old), select=("ALL",), warp_version="1.10"))
     session.configure_cache(False)
     session.lint_paths([str(old)])
     old_project = session.project()
     old_file = old_project.files[0]
     found = {a.target.text: old_project.values(old_file, a.value) for a in old_file.assignments}
-    assert found["a"] == ValueSet.of(only("a")) and found["b"] == ValueSet.of(only("e"))
+    assert found["a"] == ValueSet.of(only("a")) and found["b"] == found["c"] == ValueSet.of(only("e"))
 
 
 def test_a_python_scalar_type_as_a_dtype_is_the_warp_scalar_warp_maps_it_to(tmp_path):

@@ -106,6 +106,9 @@ def facts_of(path: str) -> dict:
     type_names = {*value_types.types, *value_types.constructors}
     public_names = {**extract.public_type_names("warp", package, type_names),
                     **extract.public_type_names("warp.types", public_types, type_names)}
+    python_scalars = extract.python_scalar_types(types)
+    if not set(python_scalars.values()) <= {k for k, v in value_types.types.items() if not v[1]}:
+        raise extract.ExtractError(f"{path}: type_to_warp maps a Python type to no Warp scalar: {python_scalars}")
     if options.constants.get("block_dim") is None:
         raise extract.ExtractError(f"{path}: Module.options has no constant block_dim")
     return {
@@ -134,6 +137,7 @@ def facts_of(path: str) -> dict:
         "value_types": {k: value_types.types[k] for k in sorted(value_types.types)},
         "value_type_constructors": {k: value_types.constructors[k] for k in sorted(value_types.constructors)},
         "public_type_names": {k: public_names[k] for k in sorted(public_names)},
+        "python_scalar_types": {k: python_scalars[k] for k in sorted(python_scalars)},
         "cpu_parallel_load_race_test": CPU_RACE_TEST in parallel_tests,
     }
 

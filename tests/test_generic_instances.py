@@ -115,18 +115,26 @@ def test_launched_before_in_scope_in_callers_and_in_runner_order(tmp_path):
 
 
 def test_signature_compares_literal_types_only(tmp_path):
+    # types keyed as Warp takes them: Python's `float` as a dtype is `wp.float32`, `wp.vec3` is `wp.vec3f`, and so
+    # is `wp.types.vector(3, float)`
     project = project_of(tmp_path, {"m.py": HEADER + KERNELS + (
         "wp.overload(gen, [wp.array(dtype=wp.float32)])\n"
         "def run(dtype):\n"
         "    wp.overload(gen, [wp.array(dtype=wp.float32)])\n"
         "    wp.overload(gen, [wp.array(dtype=wp.float64)])\n"
         "    wp.overload(gen, [wp.array(dtype=dtype)])\n"
+        "    wp.overload(gen, [wp.array(dtype=float)])\n"
+        "    wp.overload(gen, [wp.array(dtype=wp.vec3)])\n"
+        "    wp.overload(gen, [wp.array(dtype=wp.types.vector(3, float))])\n"
+        "    wp.overload(gen, [wp.array(dtype=wp.types.vector(3, wp.float64))])\n"
     )})
     f = _file(project, "m.py")
-    first, same, other, varies = project.overload_registrations(f, _kernel(f, "gen"))
-    assert first.signature is not None and first.signature == same.signature
+    first, same, other, varies, python, vec3, made, made64 = project.overload_registrations(f, _kernel(f, "gen"))
+    assert first.signature is not None and first.signature == same.signature == python.signature
     assert other.signature is not None and other.signature != first.signature
     assert varies.signature is None  # a parameter: not one known type
+    assert vec3.signature is not None and vec3.signature == made.signature != made64.signature
+    assert made64.signature is not None and vec3.signature != first.signature
 
 
 def test_getter_called_at_import_and_at_run_time_is_listed_for_both(tmp_path):

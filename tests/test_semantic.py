@@ -1194,7 +1194,7 @@ def test_warp_types_are_known_values_identified_as_warp_binds_them(tmp_path):
     assert only("m") == only("n") and only("m").name == "mat33d" and only("m") != only("k")
     assert only("q") == only("r") and only("q") != only("e")
     assert isinstance(only("o"), Unknown)  # warp.types has no float32 in 1.19 (it forwarded to it until 1.12)
-    assert isinstance(only("p"), Unknown)  # Python's float: Warp converts it, the evaluator does not
+    assert only("p") == only("e") and only("p").name == "vec3f"  # Warp makes Python's float its float32 there
     assert all(isinstance(v, Unknown) for v in value("s")) and all(isinstance(v, Unknown) for v in value("t"))
     # a dict keyed by types: the item of that one class (no other type, no string, is the same key)
     assert value("u").constants() == ["f"] and value("w").constants() == ["d", "f", "s"]
@@ -1202,14 +1202,72 @@ def test_warp_types_are_known_values_identified_as_warp_binds_them(tmp_path):
     # the spelling Warp gave the types module before 1.13 (deprecated forwarding), and `wp.vec` of 1.10
     old = tmp_path / "old"
     old.mkdir()
-    (old / "m.py").write_text("import warp as wp\na = wp.types.float32\nb = wp.vec(length=3, dtype=wp.float32)\n")
+    (old / "m.py").write_text("import warp as wp\na = wp.types.float32\nb = wp.vec(length=3, dtype=wp.float32)\n"
+                             "c = wp.vec(3, float)\n")
     session = Session(Config(root=str(old), select=("ALL",), warp_version="1.10"))
     session.configure_cache(False)
     session.lint_paths([str(old)])
     old_project = session.project()
     old_file = old_project.files[0]
     found = {a.target.text: old_project.values(old_file, a.value) for a in old_file.assignments}
-    assert found["a"] == ValueSet.of(only("a")) and found["b"] == ValueSet.of(only("e"))
+    assert found["a"] == ValueSet.of(only("a")) and found["b"] == found["c"] == ValueSet.of(only("e"))
+
+
+def test_a_python_scalar_type_as_a_dtype_is_the_warp_scalar_warp_maps_it_to(tmp_path):
+    # where Warp takes a dtype (its type constructors, an array's dtype) it makes `float` its `float32`, `int` its
+    # `int32` and `bool` its `bool` (types.py's type_to_warp, read into the version's tables), through names,
+    # parameters and `builtins.`; Python's `float` itself is no Warp type, and a module's own `float` is not Python's
+    source = (
+        "import builtins\nimport warp as wp\nfrom warp.types import matrix, vector\n"
+        "def vec_of(t):\n    return vector(3, t)\n"
+        "scalar = float\n"
+        "a = vector(3, float)\nb = wp.vec3f\nc = vector(length=3, dtype=scalar)\nd = vec_of(float)\n"
+        "e = vector(3, builtins.float)\nf = vector(3, wp.float64)\ng = matrix(shape=(3, 3), dtype=float)\n"
+        "h = wp.mat33\ni = vector(3, int)\nj = wp.vec3i\nk = vector(3, bool)\nm = wp.types.quaternion(float)\n"
+        "n = wp.quatf\no = float\np = vector(3, str)\n"
+    )
+    shadowing = "import warp as wp\nfrom warp.types import vector\nfloat = wp.float64\nq = vector(3, float)\n"
+    project = project_of(tmp_path, {"m.py": source, "s.py": shadowing})
+
+    def only(name, path="m.py"):
+        file = _file(project, path)
+        (bound,) = project.layer.bindings.name_assignments(file, "", name)
+        (found,) = project.values(file, bound.value)
+        return found
+
+    assert only("a") == only("b") == only("c") == only("d") == only("e") and only("a").name == "vec3f"
+    assert only("a") != only("f") and only("f").name == "vec3d"
+    assert only("g") == only("h") and only("i") == only("j") and only("m") == only("n")
+    assert only("k").scalar == "bool" and only("k") != only("a")
+    assert not isinstance(only("o"), WarpType)  # a Python type read as a value, not where Warp takes a dtype
+    assert isinstance(only("p"), Unknown)  # a Python type Warp does not map
+    assert only("q", "s.py") == only("f")  # the module's own `float` is wp.float64
+
+    # the argument types of a generic kernel's launch: one instance for `vector(3, float)` and `wp.vec3f`
+    from warplint.semantic import arg_types
+
+    arrays = (
+        "import builtins\nimport warp as wp\nfrom warp.types import vector\n"
+        "def run(n):\n"
+        "    a = wp.zeros(n, dtype=vector(3, float))\n    b = wp.zeros(n, dtype=wp.vec3f)\n"
+        "    c = wp.zeros(n, dtype=vector(3, wp.float64))\n    d = wp.zeros(n, dtype=int)\n"
+        "    e = wp.zeros(n, dtype=builtins.bool)\n    f = wp.zeros(n, dtype=vector(5, float))\n"
+        "    g = wp.zeros(n, dtype=vector(5, wp.float64))\n    h = wp.zeros(n, dtype=vector(n, float))\n"
+        "    i = 2.0\n    j = True\n    k = 'x'\n"
+    )
+    project = project_of(tmp_path / "arrays", {"a.py": arrays})
+    file = _file(project, "a.py")
+
+    def types(name):
+        (assignment,) = project.name_assignments(file, "run", name)
+        return arg_types.value_types(project.layer, file, assignment.value, "run")
+
+    assert types("a").one == types("b").one == "array[warp.vec3f]"
+    assert types("c").one == "array[warp.vec3d]" and types("d").one == "array[warp.int32]"
+    assert types("e").one == "array[warp.bool]"
+    assert types("f").one is not None and types("g").one is not None and types("f").one != types("g").one
+    assert not types("h").known  # a length known only at run time
+    assert types("i").one == "warp.float32" and types("j").one == "warp.bool" and not types("k").known
 
 
 def test_two_warp_types_passed_to_a_factory_make_several_contents(tmp_path):

@@ -1,5 +1,6 @@
 """Warp-version-aware facts: the extractor, the generated tables, version detection, and verdicts per version."""
 
+import builtins
 import importlib.util
 import json
 import os
@@ -204,6 +205,47 @@ def test_value_types_are_warps_scalars_and_built_in_composites_with_their_aliase
         extract.value_types(TYPES_VALUE_TYPES.replace("vector(2, float64)", "vector(2, float_base)"))
 
 
+TYPES_PYTHON_SCALARS = '''
+import builtins
+
+class float32: ...
+class int32: ...
+class bool: ...
+
+def vector(length, dtype):
+    if dtype is int:
+        dtype = int32
+    elif dtype is float:
+        dtype = float32
+    elif dtype is builtins.bool:
+        dtype = bool
+
+def type_to_warp(dtype):
+    if dtype == float:
+        return float32
+    elif dtype == int:
+        return int32
+    elif dtype == builtins.bool:
+        return bool
+    elif dtype == bool:
+        return int32
+    else:
+        return dtype
+'''
+
+
+def test_python_scalar_types_are_what_type_to_warp_makes_of_python_s_types():
+    # `bool` in types.py is Warp's own class (the module defines it): only `builtins.bool` is Python's
+    assert extract.python_scalar_types(TYPES_PYTHON_SCALARS) == {"float": "float32", "int": "int32", "bool": "bool"}
+    with pytest.raises(extract.ExtractError):  # a constructor that canonicalises another way than type_to_warp
+        extract.python_scalar_types(TYPES_PYTHON_SCALARS.replace("dtype = int32\n    elif dtype is float",
+                                                                 "dtype = float32\n    elif dtype is float"))
+    with pytest.raises(extract.ExtractError):
+        extract.python_scalar_types(TYPES_PYTHON_SCALARS.replace("def type_to_warp", "def to_warp"))
+    for version, table in TABLES.items():  # the same in every release read (1.10 compared with `==`)
+        assert table["python_scalar_types"] == {"bool": "bool", "float": "float32", "int": "int32"}, version
+
+
 def test_public_type_names_are_warps_re_exports_under_another_name_and_deprecated_forwarding():
     names = {"float32", "vec3", "vector", "matrix"}
     package = "from warp._src.types import float32 as float32\nfrom warp._src.types import vector as vec\n"
@@ -239,10 +281,16 @@ def test_the_1_19_table_holds_the_value_types_of_the_installed_warp():
     for spelling, name in table["public_type_names"].items():
         assert getattr(wp.types, spelling.rpartition(".")[2]) is getattr(warp_types, name)
     assert set(table["value_type_constructors"]) == set(table["public_type_names"].values())
+    for python, scalar in table["python_scalar_types"].items():
+        python_type = getattr(builtins, python)
+        assert warp_types.type_to_warp(python_type) is getattr(wp, scalar), python
+        assert wp.array(dtype=python_type).dtype is getattr(wp, scalar), python
+        assert wp.types.vector(3, python_type)._wp_scalar_type_ is getattr(wp, scalar), python
+        assert wp.types.matrix((2, 2), python_type)._wp_scalar_type_ is getattr(wp, scalar), python
 
 
 HASH_PROBE = '''
-import json, sys
+import builtins, json, sys
 import warp as wp
 import warp._src.types as warp_types
 
@@ -259,6 +307,7 @@ def module_hash(dtype, name):
     return k.module.hash_module().hex()
 
 
+python_types = {scalar: getattr(builtins, python) for python, scalar in json.loads(sys.argv[2]).items()}
 found = {}
 for name, (own, constructor, arguments, scalar) in table.items():
     found[name] = module_hash(getattr(wp, name), f"named_{name}")
@@ -266,6 +315,10 @@ for name, (own, constructor, arguments, scalar) in table.items():
         arguments = [tuple(a) if isinstance(a, list) else a for a in arguments]  # JSON made the shapes lists
         made = getattr(warp_types, constructor)(*arguments, dtype=getattr(wp, scalar))
         found[f"made_{name}"] = module_hash(made, f"made_{name}")
+    if scalar in python_types:  # the Python type Warp maps to the scalar, where the scalar would be
+        made = getattr(warp_types, constructor)(*arguments, dtype=python_types[scalar]) if constructor \
+            else python_types[scalar]
+        found[f"python_{name}"] = module_hash(made, f"python_{name}")
 print(json.dumps(found))
 '''
 
@@ -274,18 +327,23 @@ def test_a_value_type_s_identity_is_what_warp_hashes_into_a_kernel(tmp_path):
     """On the installed Warp 1.19 (CPU, hashing only, a private cache): a kernel reading a built-in type hashes
     like one reading the same constructor's type of the same shape (``vector(length=3, dtype=float32)``, another
     class object than ``vec3f``), and unlike one reading any type of another identity (``transformation`` is not
-    ``vector(7)``)."""
+    ``vector(7)``); a Python scalar type where the scalar would be hashes like the Warp scalar Warp maps it to
+    (``vector(3, float)`` like ``vec3f``)."""
     table = {k: v for k, v in TABLES["1.19.0"]["value_types"].items() if k in ("float32", "float64", "int32", "bool")
              or (v[1] in ("vector", "matrix", "quaternion", "transformation") and v[3] in ("float32", "float64"))}
     probe = tmp_path / "probe.py"  # Warp reads a kernel's source from its file
     probe.write_text(HASH_PROBE)
-    result = subprocess.run([sys.executable, str(probe), json.dumps(table)], capture_output=True, text=True,
+    python = TABLES["1.19.0"]["python_scalar_types"]
+    result = subprocess.run([sys.executable, str(probe), json.dumps(table), json.dumps(python)], capture_output=True,
+                            text=True,
                             env={**os.environ, "WARP_CACHE_PATH": str(tmp_path / "cache")}, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
     hashes = json.loads(result.stdout.strip().splitlines()[-1])
     for name, entry in table.items():
         if entry[1]:
             assert hashes[f"made_{name}"] == hashes[name], name
+        if entry[3] in python.values():  # `vector(3, float)` is `vec3f`, `float` is `float32` to a kernel
+            assert hashes[f"python_{name}"] == hashes[name], name
         for other, other_entry in table.items():
             assert (hashes[name] == hashes[other]) == (tuple(entry[1:]) == tuple(other_entry[1:])), (name, other)
 

@@ -106,6 +106,8 @@ class WarpFacts:
     value_type_constructors: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)  # -> params
     # public spellings other than warp.X of a name X of warp._src.types (warp.vec, warp.types.float32 before 1.13)
     public_type_names: Mapping[str, str] = field(default_factory=dict, hash=False)
+    # the Warp scalar a Python scalar type is where Warp takes a dtype (types.py's type_to_warp): float -> float32
+    python_scalar_types: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     @property
     def minor(self) -> str:
@@ -173,6 +175,7 @@ def facts_of(version: str, source: str, found: str | None) -> WarpFacts:
         value_types=dict(table["value_types"]),
         value_type_constructors=dict(table["value_type_constructors"]),
         public_type_names=dict(table["public_type_names"]),
+        python_scalar_types=dict(table["python_scalar_types"]),
     )
 
 

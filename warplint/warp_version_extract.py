@@ -520,6 +520,77 @@ def value_types(types_source: str) -> ValueTypes:
     return ValueTypes(types, constructors)
 
 
+def python_scalar_types(types_source: str) -> dict[str, str]:
+    """What Warp makes of a Python scalar type where it takes a ``dtype``: the branches of ``type_to_warp`` in
+    ``types.py`` (``if dtype is float: return float32``; ``==`` in 1.10), as {Python's name: Warp's scalar}
+    (``float`` -> ``float32``). A name the module binds itself is Warp's (its ``class bool``), not Python's
+    (``builtins.bool``). ``vector``, ``matrix`` and ``array`` canonicalise their ``dtype`` in place the same way
+    (``if dtype is float: dtype = float32``; ``quaternion`` and ``transformation`` pass it to ``vector``; an array
+    annotation of 1.19 goes through ``type_to_warp``): an ExtractError when one of them maps a type another way,
+    so a release where they part is seen when its table is built (1.10 to 1.19 map alike)."""
+    tree = ast.parse(types_source)
+    own = _module_names(tree)
+    converter = _function(tree, "type_to_warp")
+    if converter is None:
+        raise ExtractError("types.py has no type_to_warp")
+    found = _python_type_branches(converter, own)
+    if not found:
+        raise ExtractError("type_to_warp maps no Python type")
+    array = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "array"), None)
+    makers = {"vector": _function(tree, "vector"), "matrix": _function(tree, "matrix"),
+              "array": next((n for n in array.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"),
+                            None) if array is not None else None}
+    for name, maker in makers.items():
+        inline = _python_type_branches(maker, own) if maker is not None else {}
+        if inline and inline != found:
+            raise ExtractError(f"{name}() maps Python's types as {inline}, type_to_warp as {found}")
+    return found
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    """The names a module binds at its top level (classes, functions, assignments, imports)."""
+    names = {target for target, _ in _module_assignments(tree)}
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+def _python_type_branches(function: ast.FunctionDef, own: set[str]) -> dict[str, str]:
+    """``if <parameter> is <Python type>: return <name>`` (or ``<parameter> = <name>``), and its ``elif``s,
+    among the function's top-level statements: {the Python type's name: the name}."""
+    params = {a.arg for a in (*function.args.posonlyargs, *function.args.args)}
+    found: dict[str, str] = {}
+    branches = [node for node in function.body if isinstance(node, ast.If)]
+    while branches:
+        node = branches.pop(0)
+        if node.orelse and len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            branches.insert(0, node.orelse[0])
+        test = node.test
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.Eq))
+                and isinstance(test.left, ast.Name) and test.left.id in params and node.body):
+            continue
+        compared = test.comparators[0]
+        if isinstance(compared, ast.Attribute) and isinstance(compared.value, ast.Name) \
+                and compared.value.id == "builtins":
+            python = compared.attr
+        elif isinstance(compared, ast.Name) and compared.id not in own:
+            python = compared.id
+        else:
+            continue
+        first = node.body[0]
+        if not isinstance(first, (ast.Return, ast.Assign)):
+            continue
+        if isinstance(first, ast.Assign) and not (len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)
+                                                  and first.targets[0].id == test.left.id):
+            continue  # assigns another name than the parameter
+        if isinstance(first.value, ast.Name):
+            found[python] = first.value.id
+    return found
+
+
 def _names_of(assignments: dict[str, ast.expr | None], name: str, depth: int) -> tuple[str, ...]:
     """The names a module-level tuple of names holds: ``(a, b)``, ``x + y``, ``(*x, b)`` of other such tuples."""
     def expand(node: ast.expr | None) -> tuple[str, ...]:

@@ -168,6 +168,9 @@ TABLES: dict[str, dict] = {
             "warp.types.vec4ul": "vec4ul", "warp.types.vec4us": "vec4us", "warp.types.vector": "vector",
             "warp.vec": "vector",
         },
+        "python_scalar_types": {
+            "bool": "bool", "float": "float32", "int": "int32",
+        },
     },
     "1.11.1": {
         "sources": ("warp/config.py", "warp/_src/context.py", "warp/_src/builtins.py", "warp/_src/types.py"),
@@ -311,6 +314,9 @@ TABLES: dict[str, dict] = {
             "warp.types.vec4i": "vec4i", "warp.types.vec4l": "vec4l", "warp.types.vec4s": "vec4s",
             "warp.types.vec4ub": "vec4ub", "warp.types.vec4ui": "vec4ui", "warp.types.vec4ul": "vec4ul",
             "warp.types.vec4us": "vec4us", "warp.types.vector": "vector",
+        },
+        "python_scalar_types": {
+            "bool": "bool", "float": "float32", "int": "int32",
         },
     },
     "1.12.1": {
@@ -459,6 +465,9 @@ TABLES: dict[str, dict] = {
             "warp.types.vec4ub": "vec4ub", "warp.types.vec4ui": "vec4ui", "warp.types.vec4ul": "vec4ul",
             "warp.types.vec4us": "vec4us", "warp.types.vector": "vector",
         },
+        "python_scalar_types": {
+            "bool": "bool", "float": "float32", "int": "int32",
+        },
     },
     "1.13.0": {
         "sources": ("warp/config.py", "warp/_src/context.py", "warp/_src/builtins.py", "warp/_src/types.py"),
@@ -578,6 +587,9 @@ TABLES: dict[str, dict] = {
         "public_type_names": {
             "warp.types.matrix": "matrix", "warp.types.quaternion": "quaternion",
             "warp.types.transformation": "transformation", "warp.types.vector": "vector",
+        },
+        "python_scalar_types": {
+            "bool": "bool", "float": "float32", "int": "int32",
         },
     },
     "1.14.0": {
@@ -706,6 +718,9 @@ TABLES: dict[str, dict] = {
         "public_type_names": {
             "warp.types.matrix": "matrix", "warp.types.quaternion": "quaternion",
             "warp.types.transformation": "transformation", "warp.types.vector": "vector",
+        },
+        "python_scalar_types": {
+            "bool": "bool", "float": "float32", "int": "int32",
         },
     },
     "1.15.0": {
@@ -839,6 +854,9 @@ TABLES: dict[str, dict] = {
             "warp.types.matrix": "matrix", "warp.types.quaternion": "quaternion",
             "warp.types.transformation": "transformation", "warp.types.vector": "vector",
         },
+        "python_scalar_types": {
+            "bool": "bool", "float": "float32", "int": "int32",
+        },
     },
     "1.16.0": {
         "sources": ("warp/config.py", "warp/_src/context.py", "warp/_src/builtins.py", "warp/_src/types.py"),
@@ -970,6 +988,9 @@ TABLES: dict[str, dict] = {
         "public_type_names": {
             "warp.types.matrix": "matrix", "warp.types.quaternion": "quaternion",
             "warp.types.transformation": "transformation", "warp.types.vector": "vector",
+        },
+        "python_scalar_types": {
+            "bool": "bool", "float": "float32", "int": "int32",
         },
     },
     "1.17.0": {
@@ -1105,6 +1126,9 @@ TABLES: dict[str, dict] = {
             "warp.types.matrix": "matrix", "warp.types.quaternion": "quaternion",
             "warp.types.transformation": "transformation", "warp.types.vector": "vector",
         },
+        "python_scalar_types": {
+            "bool": "bool", "float": "float32", "int": "int32",
+        },
     },
     "1.18.0": {
         "sources": ("warp/config.py", "warp/_src/context.py", "warp/_src/builtins.py", "warp/_src/types.py"),
@@ -1237,6 +1261,9 @@ TABLES: dict[str, dict] = {
             "warp.types.matrix": "matrix", "warp.types.quaternion": "quaternion",
             "warp.types.transformation": "transformation", "warp.types.vector": "vector",
         },
+        "python_scalar_types": {
+            "bool": "bool", "float": "float32", "int": "int32",
+        },
     },
     "1.19.0": {
         "sources": ("warp/config.py", "warp/_src/context.py", "warp/_src/builtins.py", "warp/_src/types.py"),
@@ -1368,6 +1395,9 @@ TABLES: dict[str, dict] = {
         "public_type_names": {
             "warp.types.matrix": "matrix", "warp.types.quaternion": "quaternion",
             "warp.types.transformation": "transformation", "warp.types.vector": "vector",
+        },
+        "python_scalar_types": {
+            "bool": "bool", "float": "float32", "int": "int32",
         },
     },
 }

@@ -8,9 +8,11 @@ tells, and whether every such expression tells one:
 - ``wp.array/zeros/ones/empty/full/from_numpy/from_torch(..., dtype=D)`` is an array of ``D`` (and
   ``zeros_like(a)`` etc. one of ``a``'s type, or of their own ``dtype=``);
 - ``wp.float64(...)`` and the other Warp scalar, vector and matrix constructors are that type; Python
-  ``int``/``float``/``bool`` literals are ``int32``/``float32``/``bool``, as Warp maps them;
-- a ``dtype=`` is a Warp type or a Python scalar named directly or through names, parameters and helper
-  returns, or an item of a dict literal: with a key the evaluator knows, the item stored under it, else
+  ``int``/``float``/``bool`` literals are ``int32``/``float32``/``bool``, as Warp maps their types (the
+  version's tables: ``Evaluator.warp_scalar_of_python_type``);
+- a ``dtype=`` is a Warp type (also one Warp's constructors make: ``wp.types.vector(3, float)``) or a Python
+  scalar (the Warp scalar Warp maps it to) named directly or through names, parameters and helper returns, or an
+  item of a dict literal: with a key the evaluator knows, the item stored under it, else
   any of the dict's values (``_WARP_DTYPES[t.dtype]`` of ``{torch.float32: wp.float32, torch.float64:
   wp.float64}`` can be either: a dispatch table is there to give each of them). A table that code fills
   later (``TABLE[k] = ...``) has no type here; a ``**other`` inside the literal is not seen.
@@ -31,6 +33,7 @@ from warplint.model import FileModel, Value
 from warplint.names import is_warp
 
 from .evaluator import Site, Source
+from .values import WarpType
 
 if TYPE_CHECKING:
     from .events import Launch
@@ -39,8 +42,6 @@ if TYPE_CHECKING:
 # Warp calls that create an array whose dtype is their `dtype=` argument (or the given positional one).
 ARRAY_MAKERS = {"array": 1, "zeros": 1, "ones": 1, "empty": 1, "full": 2, "from_numpy": 1, "from_torch": 1}
 LIKE_MAKERS = ("zeros_like", "ones_like", "empty_like", "clone", "full_like")
-# Python builtins Warp maps to its own scalar types when they are used as dtypes or scalar arguments.
-PYTHON_SCALARS = {"float": "warp.float32", "int": "warp.int32", "bool": "warp.bool"}
 
 
 @dataclass(frozen=True)
@@ -122,14 +123,9 @@ def _source_types(layer: Layer, source: Source) -> Types:
     value = source.value
     if source.attrs or not source.complete:
         return UNKNOWN
-    if value.kind == "const":
-        if isinstance(value.const, bool):
-            return Types(frozenset({"warp.bool"}), True)
-        if isinstance(value.const, int):
-            return Types(frozenset({"warp.int32"}), True)
-        if isinstance(value.const, float):
-            return Types(frozenset({"warp.float32"}), True)
-        return UNKNOWN
+    if value.kind == "const":  # a Python scalar: Warp infers the Warp scalar of its type
+        scalar = layer.evaluator.warp_scalar_of_python_type(type(value.const).__name__)
+        return Types(frozenset({f"warp.{scalar.name}"}), True) if scalar is not None else UNKNOWN
     if value.kind != "call" or not value.ref or not is_warp(value.ref):
         return UNKNOWN
     own = _warp_type_name(layer, value.ref)
@@ -155,6 +151,14 @@ def _warp_type_name(layer: Layer, ref: str) -> str | None:
     return f"warp.{found.name}" if found is not None else None
 
 
+def _made_type_name(made: WarpType) -> str:
+    """A made type by Warp's name of its class when it has one (``vector(3, float32)`` is ``warp.vec3f``), else by
+    its identity (``warp.vector(5, float32)``)."""
+    if made.name:
+        return f"warp.{made.name}"
+    return f"warp.{made.constructor}({', '.join([*map(repr, made.arguments), made.scalar])})"
+
+
 def _arrays(dtype: Types) -> Types:
     return Types(frozenset(f"array[{d}]" for d in dtype.names), dtype.known and bool(dtype.names))
 
@@ -177,10 +181,16 @@ def _dtype_types(layer: Layer, where: Source, value: Value) -> Types:
         if v.kind == "subscript" and v.base is not None:
             parts.append(_table_item(layer, source))
             continue
+        if v.kind == "call" and v.ref and is_warp(v.ref):  # `wp.types.vector(3, float)`: the type it makes
+            made = layer.evaluator.values(source.file, v, source.scope, source.site)
+            if not made.items or not all(isinstance(t, WarpType) for t in made):
+                return UNKNOWN
+            parts.append(Types(frozenset(_made_type_name(t) for t in made if isinstance(t, WarpType)), True))
+            continue
         if v.kind not in ("name", "attr") or not v.ref or v.local:
             return UNKNOWN
-        if v.ref in PYTHON_SCALARS:
-            parts.append(Types(frozenset({PYTHON_SCALARS[v.ref]}), True))
+        if (scalar := layer.evaluator.python_scalar(source)) is not None:
+            parts.append(Types(frozenset({f"warp.{scalar.name}"}), True))
         elif (own := _warp_type_name(layer, v.ref)) is not None:
             parts.append(Types(frozenset({own}), True))
         else:

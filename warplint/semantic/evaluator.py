@@ -685,11 +685,57 @@ class Evaluator:
         own, constructor, arguments, scalar = entry
         return WarpType(constructor, tuple(arguments), scalar, own, f"the Warp type {own}")
 
+    def warp_scalar_of_python_type(self, name: str) -> WarpType | None:
+        """The Warp scalar Warp makes of the Python type ``name`` (``float``, ``int``, ``bool``) where it takes a
+        ``dtype`` or infers an argument's type, as its ``type_to_warp`` maps it (the version's tables: ``float`` is
+        ``float32``); None for another name."""
+        scalar = self.bindings.warp.python_scalar_types.get(name)
+        return self.warp_type(f"warp.{scalar}") if scalar is not None else None
+
+    def python_scalar(self, source: Source) -> WarpType | None:
+        """The Warp scalar of the Python scalar type ``source`` names (``float``, ``builtins.float``) where Warp
+        takes it as a ``dtype`` (``warp_scalar_of_python_type``); None for any other expression, or a name the code
+        binds itself (a module-level ``float = ...`` is not Python's)."""
+        value = source.value
+        if source.attrs or not source.complete or value.kind not in ("name", "attr") or value.local or not value.ref:
+            return None
+        ref = value.ref
+        if ref.startswith("builtins.") and ref.count(".") == 1:
+            name = ref.partition(".")[2]
+        elif "." not in ref and ref == value.text and not self.bindings.name_assignments(source.file, "", ref):
+            name = ref  # a name no scope binds: Python's builtin
+        else:
+            return None
+        return self.warp_scalar_of_python_type(name)
+
+    def dtype_values(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None
+                     ) -> ValueSet:
+        """The values a ``dtype`` Warp takes (a type constructor's, an array's) can be as Warp reads it: a Python
+        scalar type is the Warp scalar Warp canonicalises it to (``vector(3, float)`` is ``vec3f``,
+        ``python_scalar``), wherever the expression takes it from (``sources``: names, parameters at their call
+        sites, returns); every other source is its values."""
+        sources = self.sources(file, value, scope, site)
+        scalars = [self.python_scalar(s) for s in sources]
+        if all(scalar is None for scalar in scalars):
+            return self.values(file, value, scope, site)
+        parts: list[ValueSet] = []
+        for source, scalar in zip(sources, scalars, strict=True):
+            if scalar is not None:
+                parts.append(ValueSet.of(scalar))
+                continue
+            found = self.values(source.file, source.value, source.scope, source.site)
+            for attr in source.attrs:
+                found = self._attribute(found, attr)
+            if not source.complete:
+                found = ValueSet.union([found, ValueSet.of(Unknown("a dtype followed past the bounds"))])
+            parts.append(found)
+        return ValueSet.union(parts)
+
     def _warp_type_made(self, file: FileModel, value: Value, scope: str, site: Site | None) -> ValueSet | None:
         """``wp.types.vector(length=3, dtype=wp.float32)`` (and ``matrix``, ``quaternion``, ``transformation``):
         the type it makes, one per scalar its ``dtype`` can be, when every other argument is one literal and
-        ``dtype`` a known Warp scalar type. None when the call is no such constructor; unknown when an argument
-        is not known."""
+        ``dtype`` a known Warp scalar type or a Python one Warp maps to one (``dtype_values``). None when the call
+        is no such constructor; unknown when an argument is not known."""
         warp = self.bindings.warp
         constructor = self._warp_types_name(value.ref or "")
         params = warp.value_type_constructors.get(constructor or "")
@@ -709,7 +755,7 @@ class Evaluator:
             if not one:
                 return ValueSet.of(Unknown(f"{value.text}: `{param}` is not one literal"))
             arguments.append(literal)
-        scalars = self.values(file, bound["dtype"], scope, site)
+        scalars = self.dtype_values(file, bound["dtype"], scope, site)
         made: set[AbstractValue] = set()
         for scalar in scalars:
             if not (isinstance(scalar, WarpType) and not scalar.constructor):

@@ -33,10 +33,13 @@ from warplint.names import is_warp
 
 from .arg_types import launch_signature, value_types
 from .builds import preload_unused
+from .evaluator import Source
 from .events import place
+from .values import WarpType
 from .variants import made_unbound
 
 if TYPE_CHECKING:
+    from .evaluator import Evaluator
     from .events import Launch
     from .launches import IdentityFacts
 
@@ -69,35 +72,44 @@ class Registration:
     # the object it registers on is kept (False: `wp.overload(Model(c).kernel, ...)` makes a kernel object no
     # launch uses, so the instance it adds is no instance of the kernel the launches make)
     kept: bool = True
-
-    @property
-    def signature(self) -> tuple | None:
-        """The registered types when they are written out with Warp's types and Python's scalars only (a
-        key to compare two registrations by); None when they depend on anything else."""
-        value = self.call.bound("arg_types") if self.call is not None else None
-        return _literal_types(value) if value is not None else None
+    # the registered types when they are written out with Warp's types and Python's scalars only (a key to
+    # compare two registrations by, ``registered_types``); None when they depend on anything else
+    signature: tuple | None = None
 
 
-_PYTHON_TYPES = frozenset({"float", "int", "bool"})
+def registered_types(evaluator: Evaluator, file: FileModel, call: Call) -> tuple | None:
+    """A key of the types ``wp.overload`` ``call`` registers, when they are written out with Warp's types and
+    Python's scalars only (``[wp.array(dtype=wp.float32), float]``, ``{"x": wp.vec3}``); None otherwise. A type is
+    keyed as Warp takes it: by its class (``wp.vec3`` is ``wp.vec3f``), a Python scalar type by the Warp scalar
+    Warp makes of it (``wp.array(dtype=float)`` registers what ``wp.array(dtype=wp.float32)`` does)."""
+    value = call.bound("arg_types")
+    return _type_key(evaluator, file, value, call.ctx.scope) if value is not None else None
 
 
-def _literal_types(value: Value) -> tuple | None:
-    """A structural key of a type expression (``[wp.array(dtype=wp.float32), float]``, ``{"x": wp.vec3}``, ...)
-    that names only Warp's types and Python scalars; None otherwise."""
+def _type_key(evaluator: Evaluator, file: FileModel, value: Value, scope: str) -> tuple | None:
     if value.kind == "const":
         return ("const", repr(value.const))
     if value.kind in ("name", "attr"):
         ref = value.ref or ""
-        return ("name", ref) if not value.local and (is_warp(ref) or ref in _PYTHON_TYPES) else None
+        if value.local or not ref:
+            return None
+        scalar = evaluator.python_scalar(Source(file, value, scope))
+        own = scalar or evaluator.warp_type(ref)
+        if own is not None:
+            return ("type", own.constructor, own.arguments, own.scalar)
+        return ("name", ref) if is_warp(ref) else None
     if value.kind not in ("call", "subscript", "seq", "dict"):
         return None
-    parts: list[object] = [value.kind, value.ref if value.kind == "call" else None]
     if value.kind == "call" and not (value.ref and is_warp(value.ref)):
         return None
+    made = evaluator.values(file, value, scope) if value.kind == "call" else None
+    if made is not None and len(made.items) == 1 and isinstance(one := next(iter(made)), WarpType):
+        return ("type", one.constructor, one.arguments, one.scalar)  # `wp.types.vector(3, float)`: a Warp type
+    parts: list[object] = [value.kind, value.ref if value.kind == "call" else None]
     for part in (*value.args, *(v for _, v in sorted(value.kwargs.items())), value.base, value.key):
         if part is None:
             continue
-        key = _literal_types(part)
+        key = _type_key(evaluator, file, part, scope)
         if key is None:
             return None
         parts.append(key)
@@ -105,7 +117,7 @@ def _literal_types(value: Value) -> tuple | None:
     for item in value.items:
         subs = item if isinstance(item, tuple) else (item,)
         for sub in subs:
-            key = _literal_types(sub) if isinstance(sub, Value) else None
+            key = _type_key(evaluator, file, sub, scope) if isinstance(sub, Value) else None
             if key is None:
                 return None
             parts.append(key)
@@ -152,6 +164,7 @@ def _registrations(facts: IdentityFacts) -> dict[KernelKey, list[Registration]]:
             if call.ctx.expects_raise:
                 continue  # one the test expects to raise registers nothing (wp.overload checks, then adds)
             value = call.bound("kernel")
+            signature = registered_types(facts.evaluator, f, call)
             fn = f.functions.get(call.ctx.scope)
             sites = facts.bindings.call_sites(facts.bindings.fqname(f, call.ctx.scope)) if fn is not None else []
             if fn is not None and value is not None and sites and any(
@@ -163,16 +176,17 @@ def _registrations(facts: IdentityFacts) -> dict[KernelKey, list[Registration]]:
                     at_import = runs_at_import(facts, caller_file, caller.ctx.scope)
                     for kf, k in facts.find_kernels(f, call.ctx.scope, value, site):
                         table.setdefault(kernel_key(facts, kf, k), []).append(
-                            Registration(f, call.span, call, at_import))
+                            Registration(f, call.span, call, at_import, signature=signature))
                 continue
             at_import = runs_at_import(facts, f, call.ctx.scope)
             # a getter called at import and again at run time: both (the run-time calls may repeat a signature)
             both = at_import and bool(call.ctx.scope) and runs_at_run_time(facts, f, call.ctx.scope)
             for kf, k in facts.find_kernels(f, call.ctx.scope, value):
                 kept = not made_unbound(facts, kf, k, value)
-                table.setdefault(kernel_key(facts, kf, k), []).append(Registration(f, call.span, call, at_import, kept))
+                table.setdefault(kernel_key(facts, kf, k), []).append(
+                    Registration(f, call.span, call, at_import, kept, signature))
                 if both:
-                    table[kernel_key(facts, kf, k)].append(Registration(f, call.span, call, False, kept))
+                    table[kernel_key(facts, kf, k)].append(Registration(f, call.span, call, False, kept, signature))
         for fn in f.functions.values():
             if "warp.overload" in fn.decorators and not fn.ctx.expects_raise:
                 table.setdefault((f.path, fn.name), []).append(Registration(f, fn.span, None, not fn.ctx.scope))

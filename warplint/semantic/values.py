@@ -138,6 +138,8 @@ class WarpType:
     same shape (``vector(3, float32)`` is another class object than ``vec3f``, but a kernel reading either hashes
     the same: Warp hashes a type by its type code, warp-facts §4; measured on 1.19 by test_warp_versions), and any
     two different values make different kernel content (``transformation(float32)`` is not ``vector(7, float32)``).
+    A Python scalar type given as the ``dtype`` is the Warp scalar Warp makes of it (``vector(3, float)`` is
+    ``vec3f``: ``Evaluator.dtype_values``); Python's ``float`` read as a value is no ``WarpType``.
     ``name``: Warp's own name of the class (``vec3f``), for messages."""
 
     constructor: str

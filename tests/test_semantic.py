@@ -1356,3 +1356,28 @@ def test_a_recursive_chain_ends_and_answers_alike_whichever_is_asked_first(tmp_p
     assert answers[0]["g"] == (["r"], True) and answers[0]["main"] == (["r"], False)
     assert answers[0]["h"] == ([], False)
     assert answers[0]["size"] == [64]
+
+
+def test_a_decorated_def_defined_twice_in_its_scope_has_a_text_digest():
+    """Only a name its scope defines twice needs its text compared (an identical re-definition of a kernel);
+    the digest ignores where the def is nested, and differs with the text."""
+    from warplint.engine import analyze
+
+    model = analyze("twice.py", (
+        "import warp as wp\n"
+        "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+        "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+        "@wp.kernel\ndef once(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+        "def make(flag):\n"
+        "    if flag:\n"
+        "        @wp.kernel\n        def k(a: wp.array(dtype=float)):\n            a[0] = 1.0\n"
+        "    else:\n"
+        "        @wp.kernel\n        def k(a: wp.array(dtype=float)):\n            a[0] = 2.0\n"
+        "    return k\n"
+    ))
+    top = [k.source_digest for k in model.kernels if k.ctx.scope == "" and k.name == "k"]
+    nested = [k.source_digest for k in model.kernels if k.ctx.scope == "make"]
+    assert len(top) == 2 and top[0] and top[0] == top[1]
+    assert len(nested) == 2 and nested[0] == top[0] and nested[1] not in ("", top[0])
+    assert [k.source_digest for k in model.kernels if k.name == "once"] == [""]
+    assert model.functions["make.k"].source_digest == nested[1]

@@ -144,6 +144,8 @@ class Extractor(cst.CSTVisitor):
         self._deep_nodes_left = _DEEP_NODE_BUDGET  # what the expression being read may still keep below _MAX_DEPTH
         self._span_targets: list[tuple[Any, str, cst.CSTNode]] = []
         self._pending_kernels: list[tuple[Kernel, str, str]] = []  # kernel, enclosing scope, function name
+        # decorated defs, with the kernel their decorator makes: a text digest for those defined twice (``finish``)
+        self._decorated_defs: list[tuple[Function, Kernel | None, cst.FunctionDef]] = []
         self._not_variables: set[int] = set()  # ids of Name nodes that are attributes or keywords
         # the last statements of `with pytest.raises(...)` bodies: id -> the exceptions expected
         self._raising: dict[int, tuple[str, ...]] = {}
@@ -572,7 +574,6 @@ class Extractor(cst.CSTVisitor):
             is_warp=warp_body,
             generic=generic,
             decorator_values=decorator_values,
-            source_digest=_source_digest(node) if node.decorators else "",
         )
         self._span_of(fn, "span", node.name)
         earlier = self.model.functions.get(qualname)
@@ -585,10 +586,12 @@ class Extractor(cst.CSTVisitor):
         if kernel_options is not None:
             kernel = Kernel(
                 name=name, function=qualname, span=None, ctx=ctx, form="decorator",  # type: ignore[arg-type]
-                options=kernel_options, generic=generic, source_digest=fn.source_digest,
+                options=kernel_options, generic=generic,
             )
             self._span_of(kernel, "span", node.name)
             self.model.kernels.append(kernel)
+        if node.decorators:
+            self._decorated_defs.append((fn, kernel if kernel_options is not None else None, node))
         self._pending_frame = _Frame(qualname, function=fn, class_name=None, warp_body=warp_body)
 
     # The function's own frame covers only its body: decorators, defaults and
@@ -1221,7 +1224,21 @@ class Extractor(cst.CSTVisitor):
             last[1].assigned_to = names
 
     # ------------------------------------------------------------------ finish
+    def _digest_redefinitions(self) -> None:
+        """The text digest (``Function.source_digest``, and its kernel's) of each decorated def whose name the same
+        scope defines more than once: it is read only to tell an identical re-definition of a kernel from new
+        content, and generating a def's text again was a tenth of modelling a file when every decorated def had one."""
+        twins: dict[tuple[str, str], list[tuple[Function, Kernel | None, cst.FunctionDef]]] = {}
+        for entry in self._decorated_defs:
+            twins.setdefault((entry[0].ctx.scope, entry[0].name), []).append(entry)
+        for group in twins.values():
+            for fn, kernel, node in group if len(group) > 1 else ():
+                fn.source_digest = _source_digest(node)
+                if kernel is not None:
+                    kernel.source_digest = fn.source_digest
+
     def finish(self) -> None:
+        self._digest_redefinitions()
         functions = self.model.functions
         for kernel, scope, fname in self._pending_kernels:
             qual = f"{scope}.{fname}" if scope else fname

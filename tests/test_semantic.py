@@ -1381,3 +1381,30 @@ def test_a_decorated_def_defined_twice_in_its_scope_has_a_text_digest():
     assert len(nested) == 2 and nested[0] == top[0] and nested[1] not in ("", top[0])
     assert [k.source_digest for k in model.kernels if k.name == "once"] == [""]
     assert model.functions["make.k"].source_digest == nested[1]
+
+
+def test_whether_a_test_runs_before_another_agrees_with_the_listed_order(tmp_path):
+    """``test_runs_before`` answers, for a pair of tests, what looking the first up in ``tests_run_before`` of the
+    second answers: a test file's own tests in the runner's order, the test files before it in its folder by
+    name, not those after it, not another folder's, not a helper."""
+    test = ("import unittest\n\nimport warp as wp\n\n\ndef helper():\n    wp.synchronize()\n\n"
+            "def test_{0}_one():\n    pass\n\ndef test_{0}_two():\n    pass\n\n"
+            "class TestThing(unittest.TestCase):\n    def test_b(self):\n        pass\n\n"
+            "    def test_a(self):\n        pass\n")
+    project = project_of(tmp_path, {
+        "tests/test_alpha.py": test.format("alpha"), "tests/test_beta.py": test.format("beta"),
+        "tests/test_gamma.py": test.format("gamma"), "tests/other/test_delta.py": test.format("delta"),
+        "tests/helpers.py": "import warp as wp\n\n\ndef test_like():\n    wp.synchronize()\n",
+    })
+    facts = project.layer
+    pairs = [(f, qualname) for f in project.files for qualname in f.functions]
+    assert len(pairs) == 21
+    listed = {(id(o[0]), o[1]): {(id(f), s) for f, s in facts.tests_run_before(*o)} for o in pairs}
+    agreed = [(t, o) for t in pairs for o in pairs
+              if facts.test_runs_before(t, o) == ((id(t[0]), t[1]) in listed[(id(o[0]), o[1])])]
+    assert len(agreed) == len(pairs) ** 2
+    before_gamma_two = {(os.path.basename(f.path), s) for f, s in facts.tests_run_before(
+        next(f for f in project.files if f.path.endswith("test_gamma.py")), "test_gamma_two")}
+    assert ("test_beta.py", "TestThing.test_a") in before_gamma_two
+    assert ("test_gamma.py", "test_gamma_one") in before_gamma_two
+    assert not any(name in ("test_delta.py", "helpers.py") for name, _ in before_gamma_two)

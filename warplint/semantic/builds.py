@@ -313,7 +313,7 @@ def _function_repeats(facts: IdentityFacts, where: FileModel, scope: str) -> boo
 
 def _runs_first(facts: IdentityFacts, test: tuple[FileModel, str], other: tuple[FileModel, str]) -> bool:
     """The test runner runs the test ``test`` (file, scope) before the test ``other``, in one process."""
-    return any(f is test[0] and scope == test[1] for f, scope in facts.tests_run_before(*other))
+    return facts.test_runs_before(test, other)
 
 
 def _union(sets: Iterable[frozenset[Variant] | None]) -> frozenset[Variant] | None:

@@ -440,18 +440,45 @@ class IdentityFacts(Layer):
         pytest collects a folder's files sorted by name (``test_*.py``, ``*_test.py``) and runs their tests in
         that order. Empty when ``scope`` is not a test."""
         def compute() -> list[tuple[FileModel, str]]:
-            own = self.runner_predecessors(file, scope)
-            fn = file.functions.get(scope)
-            if fn is None or not (own or self._is_test(file, fn)):
+            if not self._is_a_test(file, scope):
                 return []
-            folder, name = os.path.split(os.path.abspath(file.path))  # a file named on the command line: relative
-            earlier = sorted((f for f in self.bindings.files if os.path.dirname(os.path.abspath(f.path)) == folder
-                              and _collected_by_pytest(f) and os.path.basename(f.path) < name),
-                             key=lambda f: os.path.basename(f.path), reverse=True)
-            return [(file, qualname) for qualname in own] + [
+            name = os.path.basename(file.path)
+            earlier = [f for f in reversed(self._test_files_beside(file)) if os.path.basename(f.path) < name]
+            return [(file, qualname) for qualname in self.runner_predecessors(file, scope)] + [
                 (f, test.qualname) for f in earlier for test in f.functions.values() if self._is_test(f, test)]
 
         return self.cached(("tests run before", id(file), scope), compute)
+
+    def test_runs_before(self, test: tuple[FileModel, str], other: tuple[FileModel, str]) -> bool:
+        """Whether ``test`` (file, scope) is among ``tests_run_before(*other)``, told without listing them: a
+        folder of test files lists every test of the files before, and this is asked per pair of tests."""
+        (file, scope), (other_file, other_scope) = test, other
+        if not self._is_a_test(other_file, other_scope):
+            return False
+        if file is other_file:
+            return scope in self.cached(("runner predecessors", id(file), other_scope),
+                                        lambda: frozenset(self.runner_predecessors(other_file, other_scope)))
+        fn = file.functions.get(scope)
+        return (fn is not None and fn.qualname == scope and self._is_test(file, fn)
+                and any(f is file for f in self._test_files_beside(other_file))
+                and os.path.basename(file.path) < os.path.basename(other_file.path))
+
+    def _is_a_test(self, file: FileModel, scope: str) -> bool:
+        """``scope`` is a test the runner runs (``tests_run_before`` lists the tests run before it)."""
+        fn = file.functions.get(scope)
+        return fn is not None and bool(self.runner_predecessors(file, scope) or self._is_test(file, fn))
+
+    def _test_files_beside(self, file: FileModel) -> list[FileModel]:
+        """The files pytest collects in ``file``'s folder, sorted by name (the order it runs them in)."""
+        def compute() -> dict[str, list[FileModel]]:
+            by_folder: dict[str, list[FileModel]] = {}
+            for f in self.bindings.files:
+                if _collected_by_pytest(f):  # a file named on the command line: relative
+                    by_folder.setdefault(os.path.dirname(os.path.abspath(f.path)), []).append(f)
+            return {folder: sorted(files, key=lambda f: os.path.basename(f.path))
+                    for folder, files in by_folder.items()}
+
+        return self.cached("test files by folder", compute).get(os.path.dirname(os.path.abspath(file.path)), [])
 
     def imported_first_by_runner(self, file: FileModel) -> list[FileModel]:
         """The ``conftest.py`` files pytest imports before ``file`` (a test file it collects, or a conftest):

@@ -65,6 +65,23 @@ def test_generator_is_deterministic_and_valid_python():
     assert generate(5, 0).digest != generate(6, 0).digest or generate(5, 1).digest != generate(6, 1).digest
 
 
+def test_generated_programs_name_only_what_they_define_or_import():
+    """Every name a generated file reads is defined or imported there (pyflakes): a module value delivered in the
+    kernel module and read where a later ``wp.kernel(module=...)(f)`` is written needs that module's prefix (seed
+    7's program 111 raised NameError before any Warp ran, and such a program labels nothing)."""
+    from pyflakes import checker, messages
+
+    undefined = []
+    for seed, count in ((5, 300), (7, 300)):
+        for i in range(count):
+            p = generate(seed, i)
+            for path, text in p.files.items():
+                if path.endswith(".py"):
+                    found = checker.Checker(ast.parse(text), filename=path).messages
+                    undefined += [(p.name, str(m)) for m in found if isinstance(m, messages.UndefinedName)]
+    assert undefined == []
+
+
 def test_ci_sample_is_the_generators_output(sample):
     programs, _, data = sample
     assert (data["seed"], data["count"], data["depth"]) == (CI_SEED, CI_COUNT, DEFAULT_DEPTH)

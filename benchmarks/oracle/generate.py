@@ -796,7 +796,12 @@ class Gen:
             module_expr = "module"
             self.used["delivery"] = True
         else:
-            module_expr = self._module_value('"unique"', delivery if delivery in MODULE_SCOPE_DELIVERY else "direct")
+            # wp.kernel(module=...) of a later call is written where the kernel is obtained (the driver); the
+            # specializations below make it in a factory of the kernel module instead
+            later = form in ("wp_kernel_later", "kernel_opts_call") and v == "stable_unique"
+            used_in = "D" if later else "K"
+            module_expr = self._module_value('"unique"', delivery if delivery in MODULE_SCOPE_DELIVERY else "direct",
+                                             used_in)
         if v == "stable_unique":
             crs = [self.key_creator({"module": module_expr} if param is None else None, param_module=param),
                    Creator(self.b, form, "K", {"module": module_expr} if param is None else None, param_module=param)]
@@ -812,7 +817,7 @@ class Gen:
                 stmts += [*pre, launch_text(expr)]
         self.b.phase(*stmts, *last)
 
-    def _module_value(self, value: str, form: str) -> str:
+    def _module_value(self, value: str, form: str, used_in: str = "K") -> str:
         """``value`` delivered at the kernel module's scope; returns the expression for module=."""
         if form == "direct":
             return value
@@ -821,44 +826,45 @@ class Gen:
         add = lambda code: self.b.add("K", "early", code)  # noqa: E731 - a local shorthand
         if form == "module_constant":
             add(f"MODULE_{n} = {value}")
-            return f"MODULE_{n}"
+            return f"K::MODULE_{n}"
         if form == "class_attr":
             add(f"class Defaults_{n}:\n    module = {value}\n")
-            return f"Defaults_{n}.module"
+            return f"K::Defaults_{n}.module"
         if form == "list_item":
             add(f"ITEMS_{n} = [{value}]")
-            return f"ITEMS_{n}[0]"
+            return f"K::ITEMS_{n}[0]"
         if form == "dict_literal":
             add(f"TABLE_{n} = {{\"module\": {value}}}")
-            return f"TABLE_{n}[\"module\"]"
+            return f"K::TABLE_{n}[\"module\"]"
         if form == "dict_filled_later":
             add(f"TABLE_{n} = {{}}\nTABLE_{n}[\"module\"] = {value}")
-            return f"TABLE_{n}[\"module\"]"
+            return f"K::TABLE_{n}[\"module\"]"
         if form == "runtime_key_table":
             self.b.need("K", "os")
             add(f"TABLE_{n} = {{\"default\": {value}, \"fast\": {value}}}")
-            return f"TABLE_{n}[os.environ.get(\"ORACLE_MODE\", \"default\")]"
+            self.b.need(used_in, "os")
+            return f"K::TABLE_{n}[os.environ.get(\"ORACLE_MODE\", \"default\")]"
         if form == "return_1":
             add(f"def get_{n}():\n    return {value}\n")
-            return f"get_{n}()"
+            return f"K::get_{n}()"
         if form == "return_2":
             add(f"def _get_{n}():\n    return {value}\n\n\ndef get_{n}():\n    return _get_{n}()\n")
-            return f"get_{n}()"
+            return f"K::get_{n}()"
         if form == "runtime_computed":
-            self.b.need("K", "os")
+            self.b.need(used_in, "os")
             return f"os.environ.get(\"ORACLE_UNSET\", {value})"
         if form == "tuple_unpack":
             add(f"_, MODULE_{n} = (0, {value})")
-            return f"MODULE_{n}"
+            return f"K::MODULE_{n}"
         if form == "attr_self":
             add(f"class Holder_{n}:\n    def __init__(self, module):\n        self.module = module\n\n\n"
                 f"HOLDER_{n} = Holder_{n}({value})")
-            return f"HOLDER_{n}.module"
+            return f"K::HOLDER_{n}.module"
         if form == "dataclass_field":
             self.b.need("K", "dataclasses")
             add(f"@dataclasses.dataclass\nclass Settings_{n}:\n    module: Any = None\n\n\n"
                 f"SETTINGS_{n} = Settings_{n}(module={value})")
-            return f"SETTINGS_{n}.module"
+            return f"K::SETTINGS_{n}.module"
         raise ValueError(form)  # pragma: no cover
 
     def m_CS_10(self) -> None:

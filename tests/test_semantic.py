@@ -1408,3 +1408,26 @@ def test_whether_a_test_runs_before_another_agrees_with_the_listed_order(tmp_pat
     assert ("test_beta.py", "TestThing.test_a") in before_gamma_two
     assert ("test_gamma.py", "test_gamma_one") in before_gamma_two
     assert not any(name in ("test_delta.py", "helpers.py") for name, _ in before_gamma_two)
+
+
+def test_a_modules_global_names_include_those_its_blocks_bind():
+    """A block opens no scope: names bound inside module-level ``if`` / ``for`` / ``with`` / ``try`` blocks (the
+    ``__main__`` block among them), by tuple targets and ``as`` clauses, are the module's; a function's and a
+    class body's are not."""
+    from warplint.engine import analyze
+
+    model = analyze("blocks.py", (
+        "import warp as wp\n"
+        "a, (b, *c) = 1, (2, 3)\n"
+        "if __name__ == '__main__':\n    cfg = 1\nelif wp:\n    other = 2\nelse:\n    last = 3\n"
+        "for i, item in enumerate(()):\n    looped = i\nelse:\n    after = 0\n"
+        "with open('x') as fh, open('y') as (one, two):\n    inside = fh\n"
+        "try:\n    tried = 1\nexcept ValueError as err:\n    handled = err\nfinally:\n    final = 0\n"
+        "while False: spun = 1\n"
+        "total = 0\ntotal += 1\n"
+        "def f():\n    local = 1\n"
+        "class C:\n    field = 1\n"
+    ))
+    assert {"a", "b", "c", "cfg", "other", "last", "i", "item", "looped", "after", "fh", "one", "two", "inside",
+            "tried", "err", "handled", "final", "spun", "total", "f", "C"} <= model.toplevel
+    assert not {"local", "field", "wp"} & model.toplevel

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -166,18 +167,66 @@ class Extractor(cst.CSTVisitor):
         self._span_targets.append((obj, attr, node))
 
     def _collect_toplevel(self, module_node: cst.Module) -> None:
+        """The module's global names: those bound by its statements outside function and class bodies, inside
+        ``if`` / ``for`` / ``while`` / ``with`` / ``try`` blocks too (a block opens no scope in Python: the
+        ``if __name__ == "__main__":`` block's names are the module's), by any assignment target, a ``for``
+        target, a ``with ... as`` name or an ``except ... as`` name."""
         top = self.model.toplevel
-        for stmt in module_node.body:
-            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-                top.add(stmt.name.value)
-            elif isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    if isinstance(small, (cst.Assign, cst.AnnAssign)):
-                        targets = small.targets if isinstance(small, cst.Assign) else [small]
-                        for t in targets:
-                            name = dotted_name(t.target)
-                            if name and "." not in name:
-                                top.add(name)
+
+        def bind(target: cst.BaseExpression) -> None:
+            if isinstance(target, cst.Name):
+                top.add(target.value)
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                for element in target.elements:
+                    bind(element.value)
+            elif isinstance(target, cst.StarredElement):
+                bind(target.value)
+
+        def block(suite: cst.BaseSuite | None) -> None:
+            if isinstance(suite, cst.IndentedBlock):
+                statements(suite.body)
+            elif isinstance(suite, cst.SimpleStatementSuite):
+                small(suite.body)
+
+        def small(items: Sequence[cst.BaseSmallStatement]) -> None:
+            for item in items:
+                if isinstance(item, cst.Assign):
+                    for t in item.targets:
+                        bind(t.target)
+                elif isinstance(item, (cst.AnnAssign, cst.AugAssign)):
+                    bind(item.target)
+
+        def statements(body: Sequence[cst.BaseStatement]) -> None:
+            for stmt in body:
+                if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                    top.add(stmt.name.value)
+                elif isinstance(stmt, cst.SimpleStatementLine):
+                    small(stmt.body)
+                elif isinstance(stmt, cst.If):
+                    branch: cst.If | cst.Else | None = stmt
+                    while branch is not None:
+                        block(branch.body)
+                        branch = branch.orelse if isinstance(branch, cst.If) else None
+                elif isinstance(stmt, (cst.For, cst.While)):
+                    if isinstance(stmt, cst.For):
+                        bind(stmt.target)
+                    block(stmt.body)
+                    block(stmt.orelse.body if stmt.orelse is not None else None)
+                elif isinstance(stmt, cst.With):
+                    for item in stmt.items:
+                        if item.asname is not None:
+                            bind(item.asname.name)
+                    block(stmt.body)
+                elif isinstance(stmt, (cst.Try, cst.TryStar)):
+                    block(stmt.body)
+                    for handler in stmt.handlers:
+                        if handler.name is not None:
+                            bind(handler.name.name)
+                        block(handler.body)
+                    block(stmt.orelse.body if stmt.orelse is not None else None)
+                    block(stmt.finalbody.body if stmt.finalbody is not None else None)
+
+        statements(module_node.body)
 
     # Shadows CSTVisitor's MetadataDependent.resolve(wrapper), which only MetadataWrapper.visit calls:
     # the extractor never runs through a MetadataWrapper (locate.Positions stands in for its metadata).

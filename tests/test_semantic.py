@@ -1227,7 +1227,10 @@ def test_a_python_scalar_type_as_a_dtype_is_the_warp_scalar_warp_maps_it_to(tmp_
         "n = wp.quatf\no = float\np = vector(3, str)\n"
     )
     shadowing = "import warp as wp\nfrom warp.types import vector\nfloat = wp.float64\nq = vector(3, float)\n"
-    project = project_of(tmp_path, {"m.py": source, "s.py": shadowing})
+    # a module that binds `float` by a def, in its `__main__` block: not Python's `float` either
+    defined = ("import warp as wp\nfrom warp.types import vector\nif __name__ == '__main__':\n"
+               "    def float():\n        pass\nr = vector(3, float)\n")
+    project = project_of(tmp_path, {"m.py": source, "s.py": shadowing, "d.py": defined})
 
     def only(name, path="m.py"):
         file = _file(project, path)
@@ -1242,6 +1245,7 @@ def test_a_python_scalar_type_as_a_dtype_is_the_warp_scalar_warp_maps_it_to(tmp_
     assert not isinstance(only("o"), WarpType)  # a Python type read as a value, not where Warp takes a dtype
     assert isinstance(only("p"), Unknown)  # a Python type Warp does not map
     assert only("q", "s.py") == only("f")  # the module's own `float` is wp.float64
+    assert not isinstance(only("r", "d.py"), WarpType)
 
     # the argument types of a generic kernel's launch: one instance for `vector(3, float)` and `wp.vec3f`
     from warplint.semantic import arg_types

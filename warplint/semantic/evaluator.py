@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from warplint.model import Assignment, Call, FileModel, Function, Kernel, Param, Value
 from warplint.names import is_warp
 
+from . import file_facts
 from .bindings import GETTER_DESCRIPTORS, is_getter, read_off_parameter
 from .budget import Budget
 from .context import asv_parameter, is_test_file
@@ -561,7 +562,7 @@ class Evaluator:
         ...; return X`` (``X`` an attribute or a module-level name)."""
         scope = fn.qualname
         params = {p.name for p in fn.params}
-        assignments = self.bindings.cached(("assignments by scope", id(file)), lambda: _by_scope(file)).get(scope, [])
+        assignments = self.bindings.file_facts.cached(file, file_facts.assignment_tables).by_scope.get(scope, [])
 
         def lasting(value: Value | None) -> bool:  # a container or name that outlives the call
             if value is None or value.kind not in ("attr", "name"):
@@ -694,16 +695,16 @@ class Evaluator:
 
     def python_scalar(self, source: Source) -> WarpType | None:
         """The Warp scalar of the Python scalar type ``source`` names (``float``, ``builtins.float``) where Warp
-        takes it as a ``dtype`` (``warp_scalar_of_python_type``); None for any other expression, or a name the code
-        binds itself (a module-level ``float = ...`` is not Python's)."""
+        takes it as a ``dtype`` (``warp_scalar_of_python_type``); None for any other expression, or a name the module
+        binds itself (a module-level ``float = ...``, ``def float``, a ``for`` target: not Python's)."""
         value = source.value
         if source.attrs or not source.complete or value.kind not in ("name", "attr") or value.local or not value.ref:
             return None
         ref = value.ref
         if ref.startswith("builtins.") and ref.count(".") == 1:
             name = ref.partition(".")[2]
-        elif "." not in ref and ref == value.text and not self.bindings.name_assignments(source.file, "", ref):
-            name = ref  # a name no scope binds: Python's builtin
+        elif "." not in ref and ref == value.text and ref not in source.file.toplevel:
+            name = ref  # a name the module does not bind (any statement of it): Python's builtin
         else:
             return None
         return self.warp_scalar_of_python_type(name)
@@ -1880,13 +1881,6 @@ def _parameters_read(fn: Function, values: list[Value]) -> set[str]:
     runs on (what it holds is read off the instance, not decided per call)."""
     params = {p.name for p in fn.params} - {fn.bound_parameter}
     return {head for v in values for n in v.names() if (head := n.partition(".")[0]) in params}
-
-
-def _by_scope(file: FileModel) -> dict[str, list[Assignment]]:
-    table: dict[str, list[Assignment]] = {}
-    for a in file.assignments:
-        table.setdefault(a.ctx.scope, []).append(a)
-    return table
 
 
 def _is_parameter(value: Value, fn: Function) -> bool:

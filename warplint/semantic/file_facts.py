@@ -81,6 +81,7 @@ def by_scope(calls: Iterable[Call]) -> dict[str, list[Call]]:
 class AssignmentTables:
     """A file's own assignments, grouped by what they assign, in one pass over them."""
 
+    by_scope: dict[str, list[Assignment]]  # the scope an assignment is written in -> its assignments, in order
     names: dict[tuple[str, str], list[Assignment]]  # (scope, name) -> ``name = ...`` written directly there
     subscripts: dict[tuple[str, str], list[Assignment]]  # (scope, name) -> ``name[key] = ...`` written there
     keyed: list[Assignment]  # ``x[key] = value`` (any ``x``), in source order
@@ -91,12 +92,14 @@ class AssignmentTables:
 
 
 def assignment_tables(file: FileModel) -> AssignmentTables:
+    scoped: dict[str, list[Assignment]] = {}
     names: dict[tuple[str, str], list[Assignment]] = {}
     subscripts: dict[tuple[str, str], list[Assignment]] = {}
     keyed: list[Assignment] = []
     attributes: dict[str, list[Assignment]] = {}
     items: list[tuple[str, Assignment]] = []
     for a in file.assignments:
+        scoped.setdefault(a.ctx.scope, []).append(a)
         target = a.target
         kind = target.kind
         if kind == "name":
@@ -111,7 +114,7 @@ def assignment_tables(file: FileModel) -> AssignmentTables:
                     items.append((base.ref, a))
         elif kind == "attr" and target.ref:
             attributes.setdefault(target.ref, []).append(a)
-    return AssignmentTables(names, subscripts, keyed, attributes, items, frozenset(name for _, name in names))
+    return AssignmentTables(scoped, names, subscripts, keyed, attributes, items, frozenset(name for _, name in names))
 
 
 def attribute_reads(file: FileModel) -> dict[str, list[tuple[Call | Assignment, Value]]]:

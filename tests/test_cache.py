@@ -249,6 +249,20 @@ def test_cached_calls_and_assignments_unpickle_their_values_on_first_read():
     assert pickle.loads(pickle.dumps(back)) == call  # and pickled again from the values
 
 
+def test_cached_functions_unpickle_their_name_sets_on_first_read():
+    from warplint.diagnostic import Span
+    from warplint.model import Context, Function, Value
+
+    fn = Function("run", "run", Span(1, 4, 1, 7), [], [], Context("", 1), locals={"a", "b"}, loaded={"wp", "a"},
+                  warp_calls={"warp.launch"}, returns=[Value("name", text="a")])
+    back = pickle.loads(pickle.dumps(fn))
+    assert isinstance(back, Function) and back.qualname == "run" and back.ctx == fn.ctx
+    assert "_packed" in back.__dict__ and "_unpacked" not in back.__dict__  # most functions are never asked
+    assert back.binds == "" and "_unpacked" not in back.__dict__  # what the binder asks of every one reads none
+    assert back.locals == {"a", "b"} and back.loaded == {"wp", "a"} and back.returns == fn.returns
+    assert back == fn and fn == back and pickle.loads(pickle.dumps(back)) == fn
+
+
 def test_read_back_values_share_their_strings_and_empty_keywords():
     from warplint.model import NO_KEYWORDS, Value
 

@@ -416,6 +416,9 @@ class Function:
     # precision= of each tile_matmul in the body: the literal, "default" when not given, "" when not literal
     matmul_precisions: list[str] = field(default_factory=list)
 
+    __reduce__ = _reduce_storing
+    Stored: ClassVar[type]  # set below: read back, the name sets and returns stay pickled until read
+
     @property
     def binds(self) -> str:
         """What Python passes for the first parameter of a function defined in a class body when the function is
@@ -431,6 +434,12 @@ class Function:
     def bound_parameter(self) -> str | None:
         """The named parameter Python fills with the instance or class the function is read off (``binds``)."""
         return self.params[0].name if self.binds and self.params and not self.params[0].star else None
+
+
+# Most functions of a project are never asked which names they bind or read (their sets were a tenth of a
+# cold newton run's memory), nor what they return.
+Function.Stored = _stored_variant(Function, ("locals", "loaded", "static_loaded", "warp_calls", "returns",
+                                             "param_dtypes", "tile_dtypes", "matmul_precisions"))
 
 
 # Python's builtin descriptors that decide what a function read off a class receives first (decorator names as

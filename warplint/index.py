@@ -116,7 +116,7 @@ class Project:
     def call_sites(self, fqname: str) -> list[tuple[FileModel, Call]]:
         return self._bindings.call_sites(fqname)
 
-    def name_assignments(self, file: FileModel, scope: str, name: str) -> list[Assignment]:
+    def name_assignments(self, file: FileModel, scope: str, name: str) -> tuple[Assignment, ...]:
         return self._bindings.name_assignments(file, scope, name)
 
     def subscript_assignments(self, file: FileModel, scope: str, name: str) -> list[Assignment]:

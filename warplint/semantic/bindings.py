@@ -13,7 +13,8 @@ package docstring gives the layer's order). Installed third-party packages are l
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from array import array
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value
@@ -68,6 +69,9 @@ class _ModuleTable(dict):
 
 
 
+_NO_NAMES: dict[str, tuple[Assignment, ...]] = {}  # the names bound in a scope that binds none (never written)
+
+
 class Bindings:
     """The per-file and project tables over the models of the linted files (files that failed to parse
     left out)."""
@@ -94,7 +98,7 @@ class Bindings:
         self._external: dict[str, FileModel | None] = {}
         self._callers: dict[str, list[tuple[FileModel, Call]]] = {}  # filled name by name (``callers``)
         # the last part of a callee's name -> (file, its calls of that name), until the name is asked (``callers``)
-        self._calls_by_last_name: dict[str, list[tuple[FileModel, list[Call]]]] | None = None
+        self._calls_by_last_name: dict[str, list[tuple[FileModel, Sequence[Call]]]] | None = None
         self._defines_cache: dict[str, str | None] = {}
         self.memo: dict = {}  # the tables, built on first use
 
@@ -341,17 +345,17 @@ class Bindings:
         """The calls in ``file`` of any of ``callees`` (dotted, as resolved: ``"warp.force_load"``), in source
         order. One table per file: most rules look for a few Warp calls, and sweeping every call of every
         file once per rule was a large part of a re-check."""
-        table = self._calls_by_callee(file)
+        table, calls = self._calls_by_callee(file), file.calls
         if len(callees) == 1:
-            return [call for _, call in table.get(callees[0], ())]
-        return [call for _, call in sorted((e for c in set(callees) for e in table.get(c, ())), key=lambda e: e[0])]
+            return [calls[i] for i in table.get(callees[0], ())]
+        return [calls[i] for i in sorted(i for c in set(callees) for i in table.get(c, ()))]
 
     def calls_where(self, file: FileModel, test: Callable[[str], bool]) -> list[Call]:
         """The calls in ``file`` whose callee ``test`` accepts, in source order (tested once per callee)."""
-        table = self._calls_by_callee(file)
-        return [call for _, call in sorted((e for c in table if test(c) for e in table[c]), key=lambda e: e[0])]
+        table, calls = self._calls_by_callee(file), file.calls
+        return [calls[i] for i in sorted(i for c in table if test(c) for i in table[c])]
 
-    def _calls_by_callee(self, file: FileModel) -> dict[str, list[tuple[int, Call]]]:
+    def _calls_by_callee(self, file: FileModel) -> dict[str, array[int]]:
         return self.file_facts.cached(file, file_facts.call_tables).by_callee
 
     def warp_calls(self, file: FileModel, *names: str) -> list[Call]:
@@ -421,7 +425,7 @@ class Bindings:
         found = self.by_module.get(owner)
         return (found.path, "", name) if found is not None else None
 
-    def _names_bound_to_functions(self) -> dict[tuple[str, str, str], list[Assignment]]:
+    def _names_bound_to_functions(self) -> dict[tuple[str, str, str], tuple[Assignment, ...]]:
         """(path, scope, name) -> its assignments, for the names some assignment binds to project functions in
         a way ``_dispatched`` reads: a ``for`` target, or ``functools.partial(...)``. Found once: most projects
         call through no such name, and every call of every file is asked about."""
@@ -438,17 +442,17 @@ class Bindings:
         names: set[tuple[str, str, str]] = set()
         for path, scope, name in called:
             file = self.by_path.get(path)
-            for a in self._names_by_scope(file).get((scope, name), ()) if file is not None else ():
+            for a in self.name_assignments(file, scope, name) if file is not None else ():
                 value = a.value
                 if value.kind == "element" or (value.kind == "call" and value.ref == "functools.partial"):
                     names.add((path, scope, name))
         return {(path, scope, name): self.name_assignments(self.by_path[path], scope, name)
                 for path, scope, name in names}
 
-    def _calls_by_last_name_of(self, file: FileModel) -> dict[str, list[Call]]:
+    def _calls_by_last_name_of(self, file: FileModel) -> dict[str, tuple[Call, ...]]:
         return self.file_facts.cached(file, file_facts.call_tables).by_last_name
 
-    def _dispatched(self, file: FileModel, call: Call, bindings: list[Assignment]) -> list[Call] | None:
+    def _dispatched(self, file: FileModel, call: Call, bindings: tuple[Assignment, ...]) -> list[Call] | None:
         """The calls of project functions that ``call`` (in ``file``) makes through a bound name (``calls_made``);
         None when the binding it calls through (the last one before it) is not a partial object of a function
         or a ``for`` over a literal sequence, or when no item of the sequence is a project function."""
@@ -507,12 +511,9 @@ class Bindings:
         return Call(fqname, call.span, (*args, *call.args), {**kwargs, **call.kwargs}, ctx,
                     call.assigned_to, call.has_star_args, read_off=read_off)
 
-    def name_assignments(self, file: FileModel, scope: str, name: str) -> list:
-        """Assignments ``name = ...`` written directly in ``scope``."""
-        return self._names_by_scope(file).get((scope, name), [])
-
-    def _names_by_scope(self, file: FileModel) -> dict[tuple[str, str], list[Assignment]]:
-        return self.file_facts.cached(file, file_facts.assignment_tables).names
+    def name_assignments(self, file: FileModel, scope: str, name: str) -> tuple[Assignment, ...]:
+        """Assignments ``name = ...`` written directly in ``scope``, in source order."""
+        return self.file_facts.cached(file, file_facts.assignment_tables).names.get(scope, _NO_NAMES).get(name, ())
 
     def subscript_assignments(self, file: FileModel, scope: str, name: str) -> list:
         """Assignments ``name[key] = ...`` written directly in ``scope``."""
@@ -546,9 +547,9 @@ class Bindings:
         # so calls are grouped by that part and a group is resolved the first time a name in it is asked
         # for: an edit re-checks the project asking about a few thousand names of 200 000 calls.
         if self._calls_by_last_name is None:
-            grouped: dict[str, list[tuple[FileModel, list[Call]]]] = {}
+            grouped: dict[str, list[tuple[FileModel, Sequence[Call]]]] = {}
             for f, call in self._calls_through_names():
-                grouped.setdefault(call.callee.rpartition(".")[2], []).append((f, [call]))
+                grouped.setdefault(call.callee.rpartition(".")[2], []).append((f, (call,)))
             for f in self.files:
                 by_last_name = self._calls_by_last_name_of(f)
                 # `make(c)()` is spelled `pkg.make()`: its last part ends in "()"
@@ -559,11 +560,11 @@ class Bindings:
                 for call in f.calls:
                     # `make(c)()` under the name of the function `make` returns (resolving it changes the name)
                     callee = self.returned_function(call.callee) or call.callee
-                    grouped.setdefault(callee.rpartition(".")[2], []).append((f, [call]))
+                    grouped.setdefault(callee.rpartition(".")[2], []).append((f, (call,)))
             self._calls_by_last_name = grouped
         pending = self._calls_by_last_name.pop(last_name, None)
-        for f, calls in pending or ():
-            for call in calls:
+        for f, group in pending or ():
+            for call in group:
                 if self.is_warp_api(call.callee):  # Warp's tests and examples are project code
                     continue
                 self._callers.setdefault(self.canonical_function(self.callee_of(f, call)), []).append((f, call))

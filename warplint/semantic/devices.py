@@ -268,7 +268,7 @@ def _narrowed_on_cuda(layer: Layer, file: FileModel, value: Value, at: Context
     return result if changed else None
 
 
-def _rebound_on_cuda(binding: Assignment, bindings: list[Assignment], at: Context) -> bool:
+def _rebound_on_cuda(binding: Assignment, bindings: tuple[Assignment, ...], at: Context) -> bool:
     """Whether on CUDA a later binding always replaces ``binding`` before ``at``: one whose tests are
     device tests that hold on CUDA or tests ``at`` is under too (``bs = 1``, then ``bs = 128`` under
     ``if d.is_cuda and blocks is None:``, and the launch under ``if blocks is None:``)."""

@@ -14,6 +14,7 @@ A table is shared by every layer built over the model: read it, never change it.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -52,21 +53,32 @@ class CallTables:
     """A file's own calls, grouped three ways in one pass over them (a project's tables ask all three of nearly
     every file, and a pass over every call of every file was a large part of an edit's re-check)."""
 
-    by_callee: dict[str, list[tuple[int, Call]]]  # callee as resolved by the extractor -> (position, call)
+    # callee as resolved by the extractor -> the positions of its calls in ``file.calls`` (an array of machine
+    # ints: a (position, call) pair per call was a tenth of the tables' memory on a cold run)
+    by_callee: dict[str, array[int]]
     by_scope: dict[str, list[Call]]  # the scope a call is written in -> its calls, in source order
-    by_last_name: dict[str, list[Call]]  # the last part of the callee (``self.solver.step``: ``step``) -> calls
+    by_last_name: dict[str, tuple[Call, ...]]  # the last part of the callee (``self.solver.step``: ``step``) -> calls
 
 
 def call_tables(file: FileModel) -> CallTables:
-    by_callee: dict[str, list[tuple[int, Call]]] = {}
+    by_callee: dict[str, array[int]] = {}
     scoped: dict[str, list[Call]] = {}
     by_last_name: dict[str, list[Call]] = {}
     for index, call in enumerate(file.calls):
         callee = call.callee
-        by_callee.setdefault(callee, []).append((index, call))
+        positions = by_callee.get(callee)
+        if positions is None:
+            positions = by_callee[callee] = array("l")
+        positions.append(index)
         scoped.setdefault(call.ctx.scope, []).append(call)
         by_last_name.setdefault(callee.rpartition(".")[2], []).append(call)
-    return CallTables(by_callee, scoped, by_last_name)
+    return CallTables(by_callee, scoped, _tuples(by_last_name))
+
+
+def _tuples(table: dict[str, list[T]]) -> dict[str, tuple[T, ...]]:
+    """A table's groups as tuples: a list keeps room to grow, and a project's tables hold hundreds of thousands
+    of groups, most of one item."""
+    return {key: tuple(group) for key, group in table.items()}
 
 
 def by_scope(calls: Iterable[Call]) -> dict[str, list[Call]]:
@@ -82,7 +94,9 @@ class AssignmentTables:
     """A file's own assignments, grouped by what they assign, in one pass over them."""
 
     by_scope: dict[str, list[Assignment]]  # the scope an assignment is written in -> its assignments, in order
-    names: dict[tuple[str, str], list[Assignment]]  # (scope, name) -> ``name = ...`` written directly there
+    # scope -> name -> ``name = ...`` written directly there (a tuple: most names are bound once, and a table
+    # keyed by (scope, name) pairs with a list each was a fifth of the tables' memory on a cold run)
+    names: dict[str, dict[str, tuple[Assignment, ...]]]
     subscripts: dict[tuple[str, str], list[Assignment]]  # (scope, name) -> ``name[key] = ...`` written there
     keyed: list[Assignment]  # ``x[key] = value`` (any ``x``), in source order
     attributes: dict[str, list[Assignment]]  # ``pkg.mod.Class.attr`` -> class body and ``self.attr = ...``
@@ -93,7 +107,7 @@ class AssignmentTables:
 
 def assignment_tables(file: FileModel) -> AssignmentTables:
     scoped: dict[str, list[Assignment]] = {}
-    names: dict[tuple[str, str], list[Assignment]] = {}
+    names: dict[str, dict[str, list[Assignment]]] = {}
     subscripts: dict[tuple[str, str], list[Assignment]] = {}
     keyed: list[Assignment] = []
     attributes: dict[str, list[Assignment]] = {}
@@ -103,7 +117,7 @@ def assignment_tables(file: FileModel) -> AssignmentTables:
         target = a.target
         kind = target.kind
         if kind == "name":
-            names.setdefault((a.ctx.scope, target.text), []).append(a)
+            names.setdefault(a.ctx.scope, {}).setdefault(target.text, []).append(a)
         elif kind == "subscript":
             if target.key is not None:
                 keyed.append(a)
@@ -114,7 +128,9 @@ def assignment_tables(file: FileModel) -> AssignmentTables:
                     items.append((base.ref, a))
         elif kind == "attr" and target.ref:
             attributes.setdefault(target.ref, []).append(a)
-    return AssignmentTables(scoped, names, subscripts, keyed, attributes, items, frozenset(name for _, name in names))
+    bound_names = {scope: _tuples(table) for scope, table in names.items()}
+    assigned = frozenset(name for table in names.values() for name in table)
+    return AssignmentTables(scoped, bound_names, subscripts, keyed, attributes, items, assigned)
 
 
 def attribute_reads(file: FileModel) -> dict[str, list[tuple[Call | Assignment, Value]]]:

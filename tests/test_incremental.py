@@ -29,6 +29,7 @@ import pytest
 
 from warplint.config import Config
 from warplint.engine import Session
+from warplint.semantic import file_facts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, ".cache", "corpora", "warp-nn")
@@ -301,7 +302,7 @@ def test_an_edit_rebuilds_the_index_over_the_other_files_own_tables(tmp_path):
         bindings = project.layer.bindings
         model = bindings.by_path[str(path)]
         return {"calls by callee": bindings._calls_by_callee(model), "calls by scope": bindings.calls_in(model, ""),
-                "names": bindings._names_by_scope(model)}
+                "names": bindings.file_facts.cached(model, file_facts.assignment_tables).names}
 
     session = Session(config, cache=False, jobs=1)
     text = pipeline.read_text()

@@ -263,6 +263,20 @@ def test_cached_functions_unpickle_their_name_sets_on_first_read():
     assert back == fn and fn == back and pickle.loads(pickle.dumps(back)) == fn
 
 
+def test_stored_fields_name_the_model_classes_by_code():
+    """A stored record's bytes name ``Value``, ``Span`` and the empty keywords by their one-byte extension codes,
+    not by module and name (a quarter of those bytes), and read back as they were."""
+    from warplint.diagnostic import Span
+    from warplint.model import Call, Context, Value
+
+    call = Call("app.f", Span(3, 4, 3, 30), (Value("name", text="x", ref="app.x", span=Span(3, 6, 3, 7)),), {},
+                Context("run", 2))
+    back = pickle.loads(pickle.dumps(call))
+    packed = back.__dict__["_packed"]
+    assert b"warplint" not in packed and b"Span" not in packed and b"_no_keywords" not in packed
+    assert back.args == call.args and back.span == call.span and back == call
+
+
 def test_read_back_values_share_their_strings_and_empty_keywords():
     from warplint.model import NO_KEYWORDS, Value
 

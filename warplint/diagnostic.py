@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copyreg
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -22,6 +23,12 @@ class Span:
     def __reduce__(self) -> tuple[type, tuple[int, int, int, int]]:
         # a tuple, not a field dict: models hold hundreds of thousands of spans
         return Span, (self.line, self.col, self.end_line, self.end_col)
+
+
+# Pickles name Span by a one-byte code (copyreg's private range; the model's classes take the next codes,
+# ``model._register_pickle_codes``), registered here so that whatever reads a pickled span has the code.
+SPAN_PICKLE_CODE = 240
+copyreg.add_extension(__name__, "Span", SPAN_PICKLE_CODE)
 
 
 class Applicability(Enum):

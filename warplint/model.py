@@ -8,6 +8,7 @@ imported from ``app.config`` -> ``"app.config.configure"``.
 
 from __future__ import annotations
 
+import copyreg
 import functools
 import operator
 import pickle
@@ -17,7 +18,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar
 
 from . import warp_api
-from .diagnostic import Span
+from .diagnostic import SPAN_PICKLE_CODE, Span
 from .warp_api import signature_of
 
 NO_SPAN = Span(0, 0, 0, 0)
@@ -556,3 +557,16 @@ class FileModel:
                     imp.alias != module.partition(".")[0] or imp.alias == module):
                 return imp.alias
         return None
+
+
+def _register_pickle_codes() -> None:
+    """Name the classes a model's pickles repeat by a one-byte code of copyreg's extension registry (the range
+    Python leaves to private use, 240-255) instead of by module and name. Each stored record's fields are a
+    pickle of their own (hundreds of thousands of small pickles per project, kept as bytes until read), and
+    naming ``Span``, ``Value`` and the empty keywords in each was about a quarter of their bytes."""
+    named: tuple[type | Callable[..., Any], ...] = (Value, _no_keywords, Context, Param, ExitBranch, WithBlock)
+    for code, obj in enumerate(named, start=SPAN_PICKLE_CODE + 1):  # Span's code: diagnostic.py
+        copyreg.add_extension(obj.__module__, obj.__qualname__, code)
+
+
+_register_pickle_codes()

@@ -229,7 +229,7 @@ class _PassedInKernels:
         if file.path in self._texts:
             return self._texts[file.path]
         records = _records(file)
-        packed = [r.__dict__.get("_packed") for r in records]
+        packed: list[bytes | None] = [r.__dict__.get("_packed") for r in records]
         text = self._texts[file.path] = _StoredText(records, packed) if None not in packed else None
         return text
 
@@ -484,10 +484,13 @@ class _StoredText:
     word is one search of the file, not a search of each record. A record's bytes are what its stored fields
     hold (the layer sets no stored field), so they answer for it after it is read too."""
 
-    def __init__(self, records: list[Assignment | Call], packed: list[bytes]) -> None:
+    def __init__(self, records: list[Assignment | Call], packed: list[bytes | None]) -> None:
+        """``packed``: each record's stored bytes (none missing)."""
         self.records = records
-        self.starts = list(itertools.accumulate((len(b) + 1 for b in packed[:-1]), initial=0))  # each record's
-        self.text = b"\0".join(packed)  # a word (a Python name) holds no NUL: no match spans two records
+        chunks = [b for b in packed if b is not None]
+        # where each record's bytes begin in the text
+        self.starts = list(itertools.accumulate((len(b) + 1 for b in chunks[:-1]), initial=0))
+        self.text = b"\0".join(chunks)  # a word (a Python name) holds no NUL: no match spans two records
 
     def naming(self, word: str) -> list[Assignment | Call]:
         """The records whose stored bytes contain ``word`` (a pickle keeps each string whole), in their order."""

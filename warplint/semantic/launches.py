@@ -422,6 +422,10 @@ class IdentityFacts(Layer):
         caller: the runner calls them. unittest (and pytest, for ``TestCase`` classes) runs the
         methods of a class sorted by name; pytest runs plain test functions and ``Test*`` class
         methods in source order. Empty when ``scope`` is not a test."""
+        return list(self.cached(("runner predecessors of", id(file), scope),
+                                lambda: self._runner_predecessors(file, scope)))
+
+    def _runner_predecessors(self, file: FileModel, scope: str) -> list[str]:
         fn = file.functions.get(scope)
         if fn is None:
             return []
@@ -430,8 +434,13 @@ class IdentityFacts(Layer):
             # `add_function_test(TestX, "test_name", impl, devices=...)`: a TestCase method named
             # "test_name_<device>", run in sorted order with the class's other methods
             owner = registered[scope][0]
-            ordered_names = sorted((name + "_cpu", qual) for qual, (cls, name) in registered.items() if cls == owner)
-            quals = [qual for _, qual in ordered_names]
+
+            def sorted_by_name() -> list[str]:  # once per class, not per test of it
+                ordered_names = sorted((name + "_cpu", qual) for qual, (cls, name) in registered.items()
+                                       if cls == owner)
+                return [qual for _, qual in ordered_names]
+
+            quals = self.cached(("registered tests in order", id(file), owner), sorted_by_name)
             return list(reversed(quals[:quals.index(scope)]))
         if not fn.name.startswith("test"):
             return []

@@ -778,6 +778,60 @@ def test_a_decorator_returning_a_kernel_passed_as_a_keyword_makes_one(tmp_path, 
     assert asked == ["step"] and derived == [("main.py", "step")]
 
 
+def _decorators_evaluated_read_back(tmp_path, monkeypatch, files):
+    """``_decorators_evaluated`` over the models as a worker or the cache hands them back (pickled): each
+    record's stored fields stay pickled, and where a kernel can flow is searched in their bytes by word."""
+    import pickle
+
+    import warplint.semantic.kernels as kernels
+
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    session = Session(Config(root=str(tmp_path), select=("ALL",)))
+    session.configure_cache(False)
+    session.lint_paths([str(tmp_path)])
+    session.models = {path: pickle.loads(pickle.dumps(model)) for path, model in session.models.items()}
+    assert any("_packed" in call.__dict__ for model in session.models.values() for call in model.calls)
+    session._project = session._file_facts = None
+    asked = []
+    evaluate = kernels._kernel_options
+    monkeypatch.setattr(kernels, "_kernel_options", lambda *a: asked.append(a[3].name) or evaluate(*a))
+    project = session.project()
+    return asked, [(f.path.rpartition("/")[2], k.name) for f in project.files for k in f.kernels if k.derived]
+
+
+@pytest.mark.parametrize("change, evaluated", [
+    (None, False),
+    (("pkg/register.py", "def add_test(cls, name, func, **kwargs):\n    return kwargs\n"), True),
+    (("test_tables.py", "LAST = lambda: kernel\n"), True),
+    # read from another file in an assignment's value or a call's argument (records kept pickled there)
+    (("pkg/later.py", "import test_tables\nHELD = [test_tables.KERNELS]\ndef get():\n    return HELD\n"), True),
+    (("pkg/later.py", "import test_tables\nfrom pkg.deco import keep\nkeep(test_tables.KERNELS)\n"), True),
+    (("pkg/later.py", "import test_tables\nHELD = [test_tables.OTHER]\ndef get():\n    return HELD\n"), False),
+    (("pkg/later.py", "import test_tables\nfrom pkg.deco import keep\nkeep(test_tables.check)\n"), False),
+])
+def test_where_a_passed_in_kernel_flows_is_the_same_in_models_read_back(tmp_path, change, evaluated):
+    # The search of read-back models by word (their stored bytes, one joined text per file) finds every flow
+    # the walk of the models made in this process finds: the same decorators are evaluated.
+    files = dict(_HELD_APART)
+    if change is not None:
+        path, text = change
+        if path not in files:
+            files[path] = text
+        elif path == "test_tables.py":
+            files[path] += text
+        else:
+            files[path] = files[path].replace(
+                "def add_test(cls, name, func, **kwargs):\n    setattr(cls, name, create(func, **kwargs))\n", text)
+    with pytest.MonkeyPatch.context() as patch:
+        fresh = _decorators_evaluated(tmp_path / "fresh", patch, files)
+    with pytest.MonkeyPatch.context() as patch:
+        read_back = _decorators_evaluated_read_back(tmp_path / "read_back", patch, files)
+    assert read_back == fresh
+    assert fresh[0] == (["step"] if evaluated else [])
+
+
 def test_a_kernel_made_again_of_the_same_function_is_the_same_content(tmp_path):
     project = project_of(tmp_path, {"m.py": (
         "import warp as wp\n"

@@ -101,6 +101,7 @@ class Bindings:
         self._calls_by_last_name: dict[str, list[tuple[FileModel, Sequence[Call]]]] | None = None
         self._defines_cache: dict[str, str | None] = {}
         self.memo: dict = {}  # the tables, built on first use
+        self._callees: dict[tuple[int, int], tuple[Call, str]] = {}  # (file, call) ids -> (call, callee_of)
 
     @property
     def warp(self) -> WarpFacts:
@@ -571,8 +572,14 @@ class Bindings:
 
     def callee_of(self, file: FileModel, call: Call) -> str:
         """The function a call calls, methods of locally constructed instances and functions returned by a
-        call (``make(c)()``) included."""
-        return self._method_of_instance(file, call) or self.returned_function(call.callee) or call.callee
+        call (``make(c)()``) included. Memoised per call: the timelines, the callers and the option changes ask
+        about the same calls again and again."""
+        key = (id(file), id(call))
+        found = self._callees.get(key)
+        if found is None:  # (the call is kept with its answer: the key holds its id)
+            found = self._callees[key] = (call, self._method_of_instance(file, call)
+                                          or self.returned_function(call.callee) or call.callee)
+        return found[1]
 
     def fills_first_parameter(self, file: FileModel, scope: str, call: Call | Value, function: str) -> bool:
         """Whether ``call`` (written in ``scope`` of ``file``) fills the first parameter of the function

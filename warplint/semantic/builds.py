@@ -207,15 +207,14 @@ def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, 
     holding: set[Variant] = set()
     made_earlier = _identical_made(facts, file, kernel, module)
     built: frozenset[Variant] | None = frozenset()  # by something that can run before the creation
-    for f in facts.bindings.files:
-        for call in facts.bindings.warp_calls(f, "load_module", "force_load"):
-            loaded = facts.modules_loaded_by(f, call)
-            if module in loaded or "*" in loaded:
-                preloaded = load_variants(facts, f, call)
-                built = _union((built, preloaded))
-                if preloaded is not None and any(_ordered(facts, f, call, ef, ek, lead, after=True)
-                                                 for ef, ek, lead in made_earlier):
-                    holding |= preloaded
+    for f, call in _project_loads(facts):
+        loaded = facts.modules_loaded_by(f, call)
+        if module in loaded or "*" in loaded:
+            preloaded = load_variants(facts, f, call)
+            built = _union((built, preloaded))
+            if preloaded is not None and any(_ordered(facts, f, call, ef, ek, lead, after=True)
+                                             for ef, ek, lead in made_earlier):
+                holding |= preloaded
     before: list[tuple[Launch, frozenset[Variant] | None]] = []
     after: list[tuple[Launch, frozenset[Variant] | None]] = []
     for launch in launches:
@@ -248,6 +247,13 @@ def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, 
     # a variant one launch loads before the creation and another launch loads again after it
     return any(a is not b and (va & vb) - holding
                for a, va in before for b, vb in after if va is not None and vb is not None)
+
+
+def _project_loads(facts: IdentityFacts) -> list[tuple[FileModel, Call]]:
+    """Every ``load_module``/``force_load`` call of the project, in file order: one list, not a sweep of every
+    file's calls for each kernel made late."""
+    return facts.cached("project loads", lambda: [
+        (f, call) for f in facts.bindings.files for call in facts.bindings.warp_calls(f, "load_module", "force_load")])
 
 
 def _one_instance(facts: IdentityFacts, launches: list[Launch]) -> tuple[str, ...] | None:

@@ -14,6 +14,8 @@ decorator is evaluated at all.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from typing import TYPE_CHECKING
 
 from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value, stored_without
@@ -180,9 +182,10 @@ class _PassedInKernels:
         self.holders: dict[tuple[str, str, str], bool] = {}
         self.pending: list[tuple[str, str, str]] = []
         self._found: dict[tuple[str, ...], list[tuple[str, tuple, tuple[Value, ...]]]] = {}
-        self._packed: dict[str, bool] = {}
         self._objects: set[str] = set()
         self._records: dict[tuple[str, str], list[Assignment | Call]] = {}
+        # path -> its records' stored bytes, searched once per word; None when some record has none
+        self._texts: dict[str, _StoredText | None] = {}
 
     # -- the model's expressions, each with where it sits
     def _stored_roots(self, file: FileModel, words: tuple[str, ...]):
@@ -192,11 +195,13 @@ class _PassedInKernels:
         return _roots_of([r for r in records if not any(stored_without(r, w) for w in words[1:])])
 
     def _naming(self, file: FileModel, word: str) -> list[Assignment | Call]:
-        """The assignments and calls of ``file`` whose stored fields can name ``word``."""
+        """The assignments and calls of ``file`` whose stored fields can name ``word``, in the file's order."""
         key = (file.path, word)
         found = self._records.get(key)
         if found is None:
-            found = self._records[key] = [r for r in _records(file) if not stored_without(r, word)]
+            text = self._text(file)
+            assert text is not None  # asked only of a searchable file
+            found = self._records[key] = text.naming(word)
         return found
 
     def _reads(self, file: FileModel, word: str, *also: str) -> list[tuple[str, tuple, tuple[Value, ...]]]:
@@ -217,10 +222,16 @@ class _PassedInKernels:
     def _searchable(self, file: FileModel) -> bool:
         """Whether ``file``'s records were read back from the cache, their stored fields searchable by word
         without unpickling them (``stored_without``); a file modelled in this process is read whole instead."""
-        found = self._packed.get(file.path)
-        if found is None:
-            found = self._packed[file.path] = all("_packed" in r.__dict__ for r in _records(file))
-        return found
+        return self._text(file) is not None
+
+    def _text(self, file: FileModel) -> _StoredText | None:
+        """The stored bytes of ``file``'s records, when every record has them (else None)."""
+        if file.path in self._texts:
+            return self._texts[file.path]
+        records = _records(file)
+        packed: list[bytes | None] = [r.__dict__.get("_packed") for r in records]
+        text = self._texts[file.path] = _StoredText(records, packed) if None not in packed else None
+        return text
 
     # -- the fixpoint
     def can_be_returned(self) -> bool:
@@ -468,6 +479,34 @@ class _PassedInKernels:
                         raise _Escapes
 
 
+class _StoredText:
+    """The stored bytes of a file's records (``stored_without``) joined into one text: which records can name a
+    word is one search of the file, not a search of each record. A record's bytes are what its stored fields
+    hold (the layer sets no stored field), so they answer for it after it is read too."""
+
+    def __init__(self, records: list[Assignment | Call], packed: list[bytes | None]) -> None:
+        """``packed``: each record's stored bytes (none missing)."""
+        self.records = records
+        chunks = [b for b in packed if b is not None]
+        # where each record's bytes begin in the text
+        self.starts = list(itertools.accumulate((len(b) + 1 for b in chunks[:-1]), initial=0))
+        self.text = b"\0".join(chunks)  # a word (a Python name) holds no NUL: no match spans two records
+
+    def naming(self, word: str) -> list[Assignment | Call]:
+        """The records whose stored bytes contain ``word`` (a pickle keeps each string whole), in their order."""
+        needle = word.encode()
+        if b"\0" in needle:
+            return [r for r in self.records if not stored_without(r, word)]
+        found: list[Assignment | Call] = []
+        text, starts = self.text, self.starts
+        at = text.find(needle)
+        while at != -1:
+            k = bisect.bisect_right(starts, at) - 1
+            found.append(self.records[k])
+            at = text.find(needle, starts[k + 1]) if k + 1 < len(starts) else -1  # on to the next record
+        return found
+
+
 def _makes_kernel(call: Value) -> bool:
     """``wp.kernel(f, ...)`` / ``wp.Kernel(f, ...)`` / ``wp.kernel(...)(f)``: where the evaluator makes a kernel's
     value (``Evaluator._kernel_made``)."""
@@ -543,10 +582,13 @@ def _by_word(roots) -> dict[str, list[tuple[str, tuple, tuple[Value, ...]]]]:
         while stack:
             node, above = stack.pop()
             path = (*above, node)
-            if node.kind in ("name", "attr"):
-                for part in set((node.text if node.local or node.base is not None else node.ref or "").split(".")):
+            kind = node.kind
+            if kind == "name" or kind == "attr":
+                text = node.text if node.local or node.base is not None else node.ref or ""
+                for part in set(text.split(".")) if "." in text else (text,):
                     found.setdefault(part, []).append((scope, position, path))
-            elif node.kind == "call" and _makes_kernel(node):
+            elif kind == "call" and _makes_kernel(node):
                 found.setdefault("", []).append((scope, position, path))
-            stack.extend((child, path) for child in node.parts())
+            if node.args or node.kwargs or node.items or node.base is not None or node.key is not None:
+                stack.extend([(child, path) for child in node.parts()])  # (most nodes are leaves: none)
     return found

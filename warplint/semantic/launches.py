@@ -269,7 +269,9 @@ class IdentityFacts(Layer):
             found = self.bindings.function(fqname)
             if found is None and self.bindings.is_class(fqname):
                 found = self.bindings.function(f"{fqname}.__init__")  # constructing an instance runs its __init__
-            return self._modules_reached(*found, self.launches(found[0])) if found is not None else {}
+            if found is None:
+                return {}
+            return self._modules_reached(*found, self._launches_by_scope(found[0]).get(found[1].qualname, []))
 
         return self.evaluator.budget.summary(self._launch_cache, fqname, compute, {})
 
@@ -288,7 +290,8 @@ class IdentityFacts(Layer):
             at_call = self.launches_at(site)
             # a launch whose kernel this call's arguments do not tell keeps every kernel it can launch
             told = {id(ln.call) for ln in at_call}
-            launches = at_call + [ln for ln in self.launches(f) if id(ln.call) not in told]
+            written = self._launches_by_scope(f).get(fn.qualname, ())
+            launches = at_call + [ln for ln in written if id(ln.call) not in told]
             return list(self._modules_reached(f, fn, launches, site))
 
         return self.cached(("modules launched at", id(call)), compute)
@@ -326,13 +329,18 @@ class IdentityFacts(Layer):
             if found is None:
                 return {}
             f, fn = found
-            loads = [c for c in self.bindings.calls_in(f, fn.qualname) if is_warp(c.callee, *LOAD_CALLS)]
+            loads = self._loads_in(f, fn.qualname)
             if not loads:
                 return {}
             site = self.evaluator.site(file, call.ctx.scope, call, callee, None)
             return {id(c): self.modules_loaded_by(f, c, site) for c in loads}
 
         return self.cached(("loads at", id(call)), compute)
+
+    def _loads_in(self, file: FileModel, scope: str) -> list[Call]:
+        """The load calls written in ``scope`` of ``file`` (``calls_in``): once per function, not per call of it."""
+        return self.cached(("loads in", id(file), scope),
+                           lambda: [c for c in self.bindings.calls_in(file, scope) if is_warp(c.callee, *LOAD_CALLS)])
 
     def modules_loaded_by(self, file: FileModel, call: Call, site: Site | None = None) -> list[str]:
         """The Warp modules a ``load_module``/``force_load`` call loads (``"*"``: every module), its parameters
@@ -381,8 +389,8 @@ class IdentityFacts(Layer):
 
     def _launch_timeline(self, file: FileModel, scope: str) -> list[tuple[int, str, Call]]:
         direct: dict[int, list[str]] = {}
-        for ln in self.launches(file):
-            if ln.call.ctx.scope == scope and ln.module not in direct.get(id(ln.call), ()):
+        for ln in self._launches_by_scope(file).get(scope, ()):
+            if ln.module not in direct.get(id(ln.call), ()):
                 direct.setdefault(id(ln.call), []).append(ln.module)
         events: list[tuple[int, str, Call]] = []
         for call in self.bindings.calls_in(file, scope):
@@ -395,6 +403,17 @@ class IdentityFacts(Layer):
         events.sort(key=lambda e: e[0])
         return events
 
+    def _launches_by_scope(self, file: FileModel) -> dict[str, list[Launch]]:
+        """The launches of ``file`` (``launches``) by the scope they are written in, in their order: a timeline is
+        asked for each scope of a file."""
+        def compute() -> dict[str, list[Launch]]:
+            table: dict[str, list[Launch]] = {}
+            for ln in self.launches(file):
+                table.setdefault(ln.call.ctx.scope, []).append(ln)
+            return table
+
+        return self.cached(("launches by scope", id(file)), compute)
+
     # ------------------------------------------------------------------ entry points
     def runner_predecessors(self, file: FileModel, scope: str) -> list[str]:
         """Test functions a test runner runs before ``scope`` in the same process, nearest first.
@@ -403,6 +422,10 @@ class IdentityFacts(Layer):
         caller: the runner calls them. unittest (and pytest, for ``TestCase`` classes) runs the
         methods of a class sorted by name; pytest runs plain test functions and ``Test*`` class
         methods in source order. Empty when ``scope`` is not a test."""
+        return list(self.cached(("runner predecessors of", id(file), scope),
+                                lambda: self._runner_predecessors(file, scope)))
+
+    def _runner_predecessors(self, file: FileModel, scope: str) -> list[str]:
         fn = file.functions.get(scope)
         if fn is None:
             return []
@@ -411,8 +434,13 @@ class IdentityFacts(Layer):
             # `add_function_test(TestX, "test_name", impl, devices=...)`: a TestCase method named
             # "test_name_<device>", run in sorted order with the class's other methods
             owner = registered[scope][0]
-            ordered_names = sorted((name + "_cpu", qual) for qual, (cls, name) in registered.items() if cls == owner)
-            quals = [qual for _, qual in ordered_names]
+
+            def sorted_by_name() -> list[str]:  # once per class, not per test of it
+                ordered_names = sorted((name + "_cpu", qual) for qual, (cls, name) in registered.items()
+                                       if cls == owner)
+                return [qual for _, qual in ordered_names]
+
+            quals = self.cached(("registered tests in order", id(file), owner), sorted_by_name)
             return list(reversed(quals[:quals.index(scope)]))
         if not fn.name.startswith("test"):
             return []
@@ -445,9 +473,15 @@ class IdentityFacts(Layer):
             name = os.path.basename(file.path)
             earlier = [f for f in reversed(self._test_files_beside(file)) if os.path.basename(f.path) < name]
             return [(file, qualname) for qualname in self.runner_predecessors(file, scope)] + [
-                (f, test.qualname) for f in earlier for test in f.functions.values() if self._is_test(f, test)]
+                (f, qualname) for f in earlier for qualname in self._tests_of(f)]
 
         return self.cached(("tests run before", id(file), scope), compute)
+
+    def _tests_of(self, file: FileModel) -> list[str]:
+        """The qualnames of the functions of ``file`` pytest runs as tests (``_is_test``), in the file's order:
+        found once per file, since each test of a folder lists those of every file before its own."""
+        return self.cached(("tests of", id(file)),
+                           lambda: [fn.qualname for fn in file.functions.values() if self._is_test(file, fn)])
 
     def test_runs_before(self, test: tuple[FileModel, str], other: tuple[FileModel, str]) -> bool:
         """Whether ``test`` (file, scope) is among ``tests_run_before(*other)``, told without listing them: a

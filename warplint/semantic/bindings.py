@@ -23,6 +23,7 @@ from warplint.warp_version import Found, WarpEnvironment, WarpFacts, own_interpr
 from . import file_facts
 from .context import CodeContext, context_of
 from .file_facts import FileFacts
+from .reads import ReadRecorder
 
 
 class _ModuleTable(dict):
@@ -97,6 +98,7 @@ class Bindings:
         self._calls_by_last_name: dict[str, list[tuple[FileModel, list[Call]]]] | None = None
         self._defines_cache: dict[str, str | None] = {}
         self.memo: dict = {}  # the tables, built on first use
+        self.reads = ReadRecorder()  # what the facts being recorded read (reads.py)
 
     @property
     def warp(self) -> WarpFacts:
@@ -337,6 +339,11 @@ class Bindings:
         return self.memo[key]
 
     # ------------------------------------------------------------------ per-file tables
+    @staticmethod
+    def kernels_in(file: FileModel) -> list[Kernel]:
+        """Every kernel of ``file``: its own and the ``derived`` ones the project adds (``add_decorated_kernels``)."""
+        return file.kernels
+
     def calls_to(self, file: FileModel, *callees: str) -> list[Call]:
         """The calls in ``file`` of any of ``callees`` (dotted, as resolved: ``"warp.force_load"``), in source
         order. One table per file: most rules look for a few Warp calls, and sweeping every call of every

@@ -23,7 +23,7 @@ from warplint.warp_version import Found, WarpEnvironment, WarpFacts, own_interpr
 from . import file_facts
 from .context import CodeContext, context_of
 from .file_facts import FileFacts
-from .reads import ReadRecorder
+from .reads import KeptFacts, ReadRecorder
 
 
 class _ModuleTable(dict):
@@ -80,10 +80,13 @@ class Bindings:
         warp_environment: WarpEnvironment | None = None,
         runs_as_main: Callable[[str, bool], bool] | None = None,
         file_facts: FileFacts | None = None,
+        kept_facts: KeptFacts | None = None,
     ) -> None:
         self.files = [f for f in files if f.error is None]
         # each file's own tables, kept by a session across the layers it builds (file_facts.py)
         self.file_facts = file_facts if file_facts is not None else FileFacts()
+        # facts of a file recorded with what they read, kept by the session likewise (reads.py, ``Layer.kept``)
+        self.kept_facts = kept_facts if kept_facts is not None else KeptFacts()
         self._runs_as_main = runs_as_main  # (path, has a __main__ block) -> runs as __main__ (module_names.py)
         self._warp_environment = warp_environment or WarpEnvironment(own_install=own_interpreter_version())
         self._warp: WarpFacts | None = None

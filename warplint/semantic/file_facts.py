@@ -20,8 +20,6 @@ from typing import Any, TypeVar
 
 from warplint.model import Assignment, Call, FileModel, Value
 
-from .reads import KeptFacts
-
 T = TypeVar("T")
 
 
@@ -31,8 +29,6 @@ class FileFacts:
 
     def __init__(self) -> None:
         self._by_model: dict[int, tuple[FileModel, dict[Callable, Any]]] = {}
-        # facts of a file that read more than its own model, with what they read (reads.py): kept as long
-        self.kept = KeptFacts()
 
     def cached(self, file: FileModel, table: Callable[[FileModel], T]) -> T:
         """``table(file)``, once per model object."""
@@ -46,11 +42,9 @@ class FileFacts:
 
     def keep_only(self, files: Iterable[FileModel]) -> None:
         """Forget the tables of the models not among ``files`` (replaced by an edit, or no longer indexed)."""
-        files = list(files)
         kept = {id(f) for f in files}
         for key in [k for k in self._by_model if k not in kept]:
             del self._by_model[key]
-        self.kept.keep_only(files)
 
 
 @dataclass(frozen=True)

@@ -46,8 +46,8 @@ class Layer:
         key = (family, id(file))
         found = self._kept.get(key)
         if found is None:
-            kept = self.bindings.file_facts.kept
-            found = kept.get(family, file, self.bindings)
+            kept = self.bindings.kept_facts
+            found = kept.get(family, file, self.bindings.by_path)
             if found is None:
                 recorder = self.bindings.reads
                 with recorder.recording() as reads:

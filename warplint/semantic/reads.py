@@ -19,14 +19,11 @@ counts as ``everything``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from warplint.model import FileModel
-
-if TYPE_CHECKING:
-    from .bindings import Bindings
 
 
 class Reads:
@@ -45,14 +42,14 @@ class Reads:
             self.models.update(other.models)
             self.kernel_lists |= other.kernel_lists
 
-    def hold_in(self, bindings: Bindings) -> bool:
-        """Whether a layer over ``bindings`` reads the same: the same model object at every path read, and no
-        derived kernel in a kernel list read (``add_decorated_kernels`` has run when a fact is asked)."""
+    def hold_in(self, by_path: Mapping[str, FileModel]) -> bool:
+        """Whether a layer over the models ``by_path`` reads the same: the same model object at every path read,
+        and no derived kernel in a kernel list read (``add_decorated_kernels`` has run when a fact is asked)."""
         if self.everything:
             return False
-        if any(bindings.by_path.get(path) is not model for path, model in self.models.items()):
+        if any(by_path.get(path) is not model for path, model in self.models.items()):
             return False
-        return not any(k.derived for path in self.kernel_lists for k in bindings.by_path[path].kernels)
+        return not any(k.derived for path in self.kernel_lists for k in by_path[path].kernels)
 
 
 class ReadRecorder:
@@ -100,16 +97,19 @@ class ReadRecorder:
 
 
 class KeptFacts:
-    """Facts of one file, with their reads, kept by a session across the layers it builds: a layer takes one
-    over when its file is the same model object and its reads hold (``Reads.hold_in``)."""
+    """Facts of one file, with their reads, kept by a session across the layers it builds (as ``FileFacts``,
+    handed to each): a layer takes one over when its file is the same model object and its reads hold
+    (``Reads.hold_in``)."""
 
     def __init__(self) -> None:
         self._facts: dict[tuple[str, str], tuple[FileModel, Any, Reads]] = {}  # (family, path) -> fact
         self.taken_over = 0  # how many facts layers took over (the tests and the benchmarks read it)
 
-    def get(self, family: str, file: FileModel, bindings: Bindings) -> tuple[Any, Reads] | None:
+    def get(self, family: str, file: FileModel, by_path: Mapping[str, FileModel]) -> tuple[Any, Reads] | None:
+        """The fact ``family`` of ``file`` kept from an earlier layer, if it still holds in the one over
+        ``by_path``."""
         entry = self._facts.get((family, file.path))
-        if entry is None or entry[0] is not file or not entry[2].hold_in(bindings):
+        if entry is None or entry[0] is not file or not entry[2].hold_in(by_path):
             return None
         self.taken_over += 1
         return entry[1], entry[2]

@@ -110,7 +110,7 @@ def _edited(tmp_path, name: str, old: str, new: str, asked: str):
     with open(os.path.join(root, name), "w", encoding="utf-8") as fh:
         fh.write(edited)
     fresh = Session(config, cache=False, jobs=1)
-    fresh.check_text(os.path.join(root, asked), FILES[asked])
+    fresh.check_text(os.path.join(root, asked), edited if asked == name else FILES[asked])
     return before, after, _changes(fresh, root, asked)
 
 
@@ -160,3 +160,35 @@ def test_a_decorator_that_stops_making_kernels_in_another_file(tmp_path):
     assert [c.form for c in before] == [OptionForm.SET_MODULE_OPTIONS, OptionForm.KERNEL]
     assert [c.form for c in after] == [OptionForm.SET_MODULE_OPTIONS]
     assert _described(after) == _described(fresh)
+
+
+def test_an_edit_of_the_file_itself(tmp_path):
+    before, after, fresh = _edited(tmp_path, "pkg/plain.py", '{"enable_backward": False}', '{"fast_math": True}',
+                                   "pkg/plain.py")
+    assert after is not before
+    assert [c.values for c in after] == [{"fast_math": True}]
+    assert _described(after) == _described(fresh)
+
+
+def test_a_recorded_fact_asked_inside_another_adds_its_reads(tmp_path):
+    """The recorder's nesting: an inner fact's reads belong to the outer one, whether the inner one is computed
+    there or found in the layer (a hit); an unattributed read inside makes the outer one read everything."""
+    root = _tree(tmp_path)
+    session = Session(Config(root=root), cache=False, jobs=1)
+    session.check_text(os.path.join(root, "pkg/plain.py"), FILES["pkg/plain.py"])
+    layer = session.project().layer
+    plain, user, other = (session.models[os.path.join(root, f"pkg/{name}.py")] for name in ("plain", "user", "other"))
+
+    def outer(reading) -> None:
+        reading.bindings.name_assignments(other, "", "COUNT")
+        reading.kept("option_changes", plain, lambda inner: None)
+
+    recorder = layer.bindings.reads
+    layer.kept("option_changes", plain, lambda reading: None)  # computed first: the outer fact's ask is a hit
+    with recorder.recording() as reads:
+        layer.kept("outer", user, outer)
+    assert not reads.everything
+    assert set(reads.models) == {user.path, other.path, plain.path}
+    with recorder.recording() as reads:
+        layer.kept("reads everything", other, lambda reading: reading.evaluator.module_names(other, None, ""))
+    assert reads.everything

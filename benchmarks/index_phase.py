@@ -42,7 +42,8 @@ def cold_run(corpus: str, jobs: int, save: str | None) -> None:
     largest: dict[str, Any] = {}
     build = index.Project.__init__
 
-    def timed(self, files, load_external=None, warp_environment=None, runs_as_main=None, file_facts=None):
+    def timed(self, files, load_external=None, warp_environment=None, runs_as_main=None, file_facts=None,
+              kept_facts=None):
         files = list(files)
         answers: dict[tuple, bool] = {}
 
@@ -51,7 +52,8 @@ def cold_run(corpus: str, jobs: int, save: str | None) -> None:
             return answers[question]
 
         start = time.process_time()
-        build(self, files, load_external, warp_environment, recorded if runs_as_main is not None else None, file_facts)
+        build(self, files, load_external, warp_environment, recorded if runs_as_main is not None else None, file_facts,
+              kept_facts)
         builds.append((len(files), time.process_time() - start))
         if len(files) >= largest.get("files", -1):
             external = getattr(getattr(load_external, "__self__", None), "_external", {})

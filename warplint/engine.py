@@ -34,7 +34,7 @@ from .warm import spelled as _spelled
 if TYPE_CHECKING:  # LibCST, the extractor and the index are imported when a file is parsed or checked:
     import libcst as cst  # a run answered from the result cache needs none of them
 
-    from .index import FileFacts, Project
+    from .index import FileFacts, KeptFacts, Project
 
 _NOQA_LINE = re.compile(r"^.*noqa.*$", re.M | re.I)  # every line a suppression (or WC001) could read
 # Changed files compared model by model with their cached models before the rules run again (each costs a
@@ -335,6 +335,7 @@ class Session:
         self.models: dict[str, FileModel] = {}  # absolute path -> model
         self._project: Project | None = None  # the index over self.models while they are unchanged
         self._file_facts: FileFacts | None = None  # each model's own tables, kept across the indexes built over it
+        self._kept_facts: KeptFacts | None = None  # facts with what they read, taken over while that holds
         self.retire_indexes = False  # keep an index replaced by an edit until ``free_retired`` (after the answer)
         self._retired: Project | None = None
         self.texts: dict[str, str] = {}
@@ -639,13 +640,16 @@ class Session:
         """The project index over the current models; built once until a model changes (flake8 and the
         editor check file after file against the same index, and its project-wide facts are not cheap)."""
         if self._project is None:
-            from .index import FileFacts, Project
+            from .index import FileFacts, KeptFacts, Project
 
             if self._file_facts is None:
                 self._file_facts = FileFacts()
+                self._kept_facts = KeptFacts()
             self._file_facts.keep_only(self.models.values())
+            assert self._kept_facts is not None
+            self._kept_facts.keep_only(self.models.values())
             self._project = Project(self.models.values(), self.load_external, self.warp_environment,
-                                    self.names.runs_as_main, self._file_facts)
+                                    self.names.runs_as_main, self._file_facts, self._kept_facts)
         return self._project
 
     # ------------------------------------------------------------------ checking

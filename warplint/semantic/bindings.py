@@ -24,6 +24,7 @@ from warplint.warp_version import Found, WarpEnvironment, WarpFacts, own_interpr
 from . import file_facts
 from .context import CodeContext, context_of
 from .file_facts import FileFacts
+from .reads import KeptFacts, ReadRecorder
 
 
 class _ModuleTable(dict):
@@ -83,10 +84,13 @@ class Bindings:
         warp_environment: WarpEnvironment | None = None,
         runs_as_main: Callable[[str, bool], bool] | None = None,
         file_facts: FileFacts | None = None,
+        kept_facts: KeptFacts | None = None,
     ) -> None:
         self.files = [f for f in files if f.error is None]
         # each file's own tables, kept by a session across the layers it builds (file_facts.py)
         self.file_facts = file_facts if file_facts is not None else FileFacts()
+        # facts of a file recorded with what they read, kept by the session likewise (reads.py, ``Layer.kept``)
+        self.kept_facts = kept_facts if kept_facts is not None else KeptFacts()
         self._runs_as_main = runs_as_main  # (path, has a __main__ block) -> runs as __main__ (module_names.py)
         self._warp_environment = warp_environment or WarpEnvironment(own_install=own_interpreter_version())
         self._warp: WarpFacts | None = None
@@ -102,6 +106,7 @@ class Bindings:
         self._defines_cache: dict[str, str | None] = {}
         self.memo: dict = {}  # the tables, built on first use
         self._callees: dict[tuple[int, int], tuple[Call, str]] = {}  # (file, call) ids -> (call, callee_of)
+        self.reads = ReadRecorder()  # what the facts being recorded read (reads.py)
 
     @property
     def warp(self) -> WarpFacts:
@@ -342,6 +347,11 @@ class Bindings:
         return self.memo[key]
 
     # ------------------------------------------------------------------ per-file tables
+    @staticmethod
+    def kernels_in(file: FileModel) -> list[Kernel]:
+        """Every kernel of ``file``: its own and the ``derived`` ones the project adds (``add_decorated_kernels``)."""
+        return file.kernels
+
     def calls_to(self, file: FileModel, *callees: str) -> list[Call]:
         """The calls in ``file`` of any of ``callees`` (dotted, as resolved: ``"warp.force_load"``), in source
         order. One table per file: most rules look for a few Warp calls, and sweeping every call of every

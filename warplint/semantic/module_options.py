@@ -37,8 +37,10 @@ def _literal_dict(value: Value | None) -> dict[str, Any] | None:
 
 def option_changes(file: FileModel, layer: Layer) -> list[OptionChange]:
     """Every module option change written in ``file``, in source order (memoised per project): the calls
-    and assignments that change a module's options, and the ``module_options=`` of its unique kernels."""
-    return layer.cached(("option_changes", id(file)), lambda: _option_changes(layer, file))
+    and assignments that change a module's options, and the ``module_options=`` of its unique kernels.
+    Recorded with what it reads (``Layer.kept``): after an edit of another file, the session's next layer takes
+    it over unless it read what the edit changed."""
+    return layer.kept("option_changes", file, lambda reading: _option_changes(reading, file))
 
 
 def shared_option_changes(file: FileModel, layer: Layer) -> list[OptionChange]:
@@ -78,7 +80,7 @@ def _option_changes(layer: Layer, file: FileModel) -> list[OptionChange]:
         values = {key: assignment.value.const} if key is not None and assignment.value.kind == "const" else None
         changes.append(OptionChange(found[0], values, assignment.span, assignment.ctx, OptionForm.ITEM, found[1],
                                     file.path, key=target.key))
-    for kernel in file.kernels:
+    for kernel in layer.bindings.kernels_in(file):
         options = kernel.options.get("module_options")
         if options is not None:
             changes.append(OptionChange(None, _literal_dict(options), kernel.span, kernel.ctx, OptionForm.KERNEL, True,

@@ -132,6 +132,17 @@ def _expected_errors(manager: Value) -> tuple[str, ...]:
     return tuple((t.ref or "?") if isinstance(t, Value) and t.kind in ("name", "attr") else "?" for t in types)
 
 
+def _assigned_targets(statements: Sequence[cst.BaseSmallStatement]) -> list[cst.BaseExpression]:
+    """The targets the assignments among ``statements`` bind (``a = b = 1``, ``a: int = 1``, ``a += 1``)."""
+    found: list[cst.BaseExpression] = []
+    for item in statements:
+        if isinstance(item, cst.Assign):
+            found.extend(t.target for t in item.targets)
+        elif isinstance(item, (cst.AnnAssign, cst.AugAssign)):
+            found.append(item.target)
+    return found
+
+
 class Extractor(cst.CSTVisitor):
     def __init__(self, module_node: cst.Module, model: FileModel, positions: Positions) -> None:
         self.tree = module_node
@@ -172,61 +183,48 @@ class Extractor(cst.CSTVisitor):
         ``if __name__ == "__main__":`` block's names are the module's), by any assignment target, a ``for``
         target, a ``with ... as`` name or an ``except ... as`` name."""
         top = self.model.toplevel
-
-        def bind(target: cst.BaseExpression) -> None:
-            if isinstance(target, cst.Name):
-                top.add(target.value)
-            elif isinstance(target, (cst.Tuple, cst.List)):
-                for element in target.elements:
-                    bind(element.value)
-            elif isinstance(target, cst.StarredElement):
-                bind(target.value)
-
-        def block(suite: cst.BaseSuite | None) -> None:
-            if isinstance(suite, cst.IndentedBlock):
-                statements(suite.body)
-            elif isinstance(suite, cst.SimpleStatementSuite):
-                small(suite.body)
-
-        def small(items: Sequence[cst.BaseSmallStatement]) -> None:
-            for item in items:
-                if isinstance(item, cst.Assign):
-                    for t in item.targets:
-                        bind(t.target)
-                elif isinstance(item, (cst.AnnAssign, cst.AugAssign)):
-                    bind(item.target)
-
-        def statements(body: Sequence[cst.BaseStatement]) -> None:
-            for stmt in body:
+        # a worklist, not helpers calling each other: recursive closures form a reference cycle per file
+        # (freed only by the cyclic collector, which a CLI run keeps off)
+        targets: list[cst.BaseExpression] = []
+        suites: list[cst.Module | cst.BaseSuite | None] = [module_node]
+        while suites:
+            suite = suites.pop()
+            if isinstance(suite, cst.SimpleStatementSuite):  # `if x: a = 1`
+                targets.extend(_assigned_targets(suite.body))
+                continue
+            for stmt in suite.body if isinstance(suite, (cst.Module, cst.IndentedBlock)) else ():
                 if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                     top.add(stmt.name.value)
                 elif isinstance(stmt, cst.SimpleStatementLine):
-                    small(stmt.body)
+                    targets.extend(_assigned_targets(stmt.body))
                 elif isinstance(stmt, cst.If):
                     branch: cst.If | cst.Else | None = stmt
                     while branch is not None:
-                        block(branch.body)
+                        suites.append(branch.body)
                         branch = branch.orelse if isinstance(branch, cst.If) else None
                 elif isinstance(stmt, (cst.For, cst.While)):
                     if isinstance(stmt, cst.For):
-                        bind(stmt.target)
-                    block(stmt.body)
-                    block(stmt.orelse.body if stmt.orelse is not None else None)
+                        targets.append(stmt.target)
+                    suites += [stmt.body, stmt.orelse.body if stmt.orelse is not None else None]
                 elif isinstance(stmt, cst.With):
-                    for item in stmt.items:
-                        if item.asname is not None:
-                            bind(item.asname.name)
-                    block(stmt.body)
+                    targets.extend(item.asname.name for item in stmt.items if item.asname is not None)
+                    suites.append(stmt.body)
                 elif isinstance(stmt, (cst.Try, cst.TryStar)):
-                    block(stmt.body)
+                    suites.append(stmt.body)
                     for handler in stmt.handlers:
                         if handler.name is not None:
-                            bind(handler.name.name)
-                        block(handler.body)
-                    block(stmt.orelse.body if stmt.orelse is not None else None)
-                    block(stmt.finalbody.body if stmt.finalbody is not None else None)
-
-        statements(module_node.body)
+                            targets.append(handler.name.name)
+                        suites.append(handler.body)
+                    suites += [stmt.orelse.body if stmt.orelse is not None else None,
+                               stmt.finalbody.body if stmt.finalbody is not None else None]
+        while targets:  # a name, or the names a tuple, list or starred target unpacks into
+            target = targets.pop()
+            if isinstance(target, cst.Name):
+                top.add(target.value)
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                targets.extend(element.value for element in target.elements)
+            elif isinstance(target, cst.StarredElement):
+                targets.append(target.value)
 
     # Shadows CSTVisitor's MetadataDependent.resolve(wrapper), which only MetadataWrapper.visit calls:
     # the extractor never runs through a MetadataWrapper (locate.Positions stands in for its metadata).

@@ -563,7 +563,8 @@ def _register_pickle_codes() -> None:
     """Name the classes a model's pickles repeat by a one-byte code of copyreg's extension registry (the range
     Python leaves to private use, 240-255) instead of by module and name. Each stored record's fields are a
     pickle of their own (hundreds of thousands of small pickles per project, kept as bytes until read), and
-    naming ``Span``, ``Value`` and the empty keywords in each was about a quarter of their bytes."""
+    naming ``Span``, ``Value`` and the empty keywords in each was about a fifth of their bytes (279 -> 221 bytes
+    a record on average, over 27,654 records of 150 newton files)."""
     named: tuple[type | Callable[..., Any], ...] = (Value, _no_keywords, Context, Param, ExitBranch, WithBlock)
     for code, obj in enumerate(named, start=SPAN_PICKLE_CODE + 1):  # Span's code: diagnostic.py
         copyreg.add_extension(obj.__module__, obj.__qualname__, code)

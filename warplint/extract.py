@@ -159,6 +159,8 @@ class Extractor(cst.CSTVisitor):
         # decorated defs, with the kernel their decorator makes: a text digest for those defined twice (``finish``)
         self._decorated_defs: list[tuple[Function, Kernel | None, cst.FunctionDef]] = []
         self._not_variables: set[int] = set()  # ids of Name nodes that are attributes or keywords
+        self._def_names: set[int] = set()  # ids of the Name nodes a `def` or `class` statement binds
+        self._named_outside_bodies: set[str] = set()  # names code outside any function body reads or binds
         # the last statements of `with pytest.raises(...)` bodies: id -> the exceptions expected
         self._raising: dict[int, tuple[str, ...]] = {}
         self._collect_toplevel(module_node)
@@ -569,6 +571,7 @@ class Extractor(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._tick()
+        self._def_names.add(id(node.name))
         self._note_local(node.name.value)
         parent = self.frame.qualname
         bases = tuple(self.resolve(d)[0] for arg in node.bases if (d := dotted_name(arg.value)))
@@ -581,6 +584,7 @@ class Extractor(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._tick()
+        self._def_names.add(id(node.name))
         outer = self.frame
         name = node.name.value
         qualname = f"{outer.qualname}.{name}" if outer.qualname else name
@@ -1068,6 +1072,8 @@ class Extractor(cst.CSTVisitor):
         fn = self.frame.function
         if fn is not None:
             fn.loaded.add(node.value)
+        elif id(node) not in self._def_names:
+            self._named_outside_bodies.add(node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
         dotted = dotted_name(node.func)
@@ -1287,6 +1293,9 @@ class Extractor(cst.CSTVisitor):
     def finish(self) -> None:
         self._digest_redefinitions()
         functions = self.model.functions
+        self.model.functions_named_outside_bodies = tuple(sorted(
+            name for name in self._named_outside_bodies
+            if (fn := functions.get(name)) is not None and fn.class_name is None))
         for kernel, scope, fname in self._pending_kernels:
             qual = f"{scope}.{fname}" if scope else fname
             if qual in functions:

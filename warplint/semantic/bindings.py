@@ -22,7 +22,7 @@ from warplint.names import is_warp_api
 from warplint.warp_version import Found, WarpEnvironment, WarpFacts, own_interpreter_version, version_in_config
 
 from . import file_facts
-from .context import CodeContext, context_of
+from .context import CodeContext, called_by_runner, context_of
 from .file_facts import FileFacts
 from .reads import KeptFacts, ReadRecorder
 
@@ -750,6 +750,42 @@ class Bindings:
                          if public(fn))
 
         return self.cached(("library api", id(file)), compute)
+
+    def may_run(self, file: FileModel, scope: str) -> bool:
+        """Code in ``scope`` (a function's qualname, "" for module level) of ``file`` can run at all. False only
+        for the body of a top-level function that nothing can call: defined in a test file or an application
+        script (code no user imports), not decorated (a decorator may register it: a fixture, a hook), not one
+        the test runner calls itself (``called_by_runner``), named nowhere else in its file (another
+        function's body, module level, a class body), and its module imported by no other file of the project.
+        A function nested in one such is as dead as it. Python can still reach a function by a name built at
+        run time (``globals()[name]``); that is left out, as by every static linter."""
+        fn = file.functions.get(scope) if scope else None
+        while fn is not None and fn.ctx.scope:
+            fn = file.functions.get(fn.ctx.scope)  # the function its def sits in runs it (or nothing does)
+        if fn is None or fn.class_name is not None or fn.decorators:
+            return True
+        if self.context_of(file) not in (CodeContext.TEST, CodeContext.APPLICATION):
+            return True
+        if called_by_runner(self, file, fn) or fn.name in file.functions_named_outside_bodies:
+            return True
+        if any(other is not fn and not other.qualname.startswith(f"{fn.qualname}.") and fn.name in other.loaded
+               for other in file.functions.values()):
+            return True
+        return self.canonical_module(file.module) in self._imported_modules()
+
+    def _imported_modules(self) -> frozenset[str]:
+        """Every module an import statement of the project names (``import a.b``, ``from a import b`` names ``a``
+        and ``a.b``, since ``b`` may be a submodule), canonical."""
+        def compute() -> frozenset[str]:
+            found: set[str] = set()
+            for f in self.files:
+                for imp in f.imports:
+                    found.add(imp.module)
+                    found.update(f"{imp.module}.{name}" for name, _ in imp.names)
+            return frozenset(self.canonical_module(m) for m in found)
+
+        return self.cached("imported modules", compute)
+
 
 
 

@@ -24,6 +24,10 @@ cache rules mark their findings there *deliberate* (reported only with ``report-
 - **application**: an entry point: ``__main__.py``, or a script outside any package that has an
   ``if __name__ == "__main__":`` block.
 - **library**: everything else.
+
+What a test runner calls without a caller in the project (``called_by_runner``): the functions pytest and
+unittest run by their conventions (tests, module-level setup and teardown, hooks), and those registered as test
+methods by a call.
 """
 
 from __future__ import annotations
@@ -177,3 +181,60 @@ def asv_processes(memo: Memo, file: FileModel, scope: str) -> frozenset[str] | N
         return frozenset(f.qualname for f in file.functions.values()
                          if f.class_name == cls and not f.ctx.scope and f.name.startswith(ASV_PREFIXES))
     return None
+
+
+# ------------------------------------------------------------------ what a test runner calls itself
+# Module-level functions a runner calls by name in a test module: pytest's xunit-style setup and teardown
+# (``setup``/``teardown`` are the nose-style pair pytest ran before 8.0), unittest's module fixtures and its
+# ``load_tests`` protocol. Hooks (``pytest_*``: ``pytest_generate_tests`` in a test module, any hook in a
+# conftest.py) are called by their prefix.
+RUNNER_MODULE_FUNCTIONS = frozenset({"setup_module", "teardown_module", "setup_function", "teardown_function",
+                                     "setup", "teardown", "setUpModule", "tearDownModule", "load_tests"})
+HOOK_PREFIX = "pytest_"
+
+
+def collected_by_pytest(file: FileModel) -> bool:
+    """A file pytest collects tests from by default (``python_files = test_*.py *_test.py``)."""
+    name = os.path.basename(file.path)
+    return name.startswith("test_") or name.endswith("_test.py")
+
+
+def is_test(file: FileModel, fn: Function) -> bool:
+    """A function pytest runs as a test: ``test*`` at module level of a test file, or a ``test*`` method of
+    a ``Test*`` class or a ``TestCase`` subclass."""
+    if not fn.name.startswith("test") or not collected_by_pytest(file):
+        return False
+    if fn.class_name is None:
+        return not fn.ctx.scope
+    bases = file.classes.get(fn.class_name, ())
+    return "." not in fn.class_name and fn.qualname == f"{fn.class_name}.{fn.name}" and (
+        fn.class_name.startswith("Test") or any(b.rpartition(".")[2].endswith("TestCase") for b in bases))
+
+
+def registered_tests(memo: Memo, file: FileModel) -> dict[str, tuple[str, str]]:
+    """Functions registered as test methods by a call that passes a class, a "test..." name and the
+    function (Warp's ``add_function_test`` and similar helpers): qualname -> (class, test name)."""
+    def compute() -> dict[str, tuple[str, str]]:
+        found: dict[str, tuple[str, str]] = {}
+        for call in file.calls:
+            if call.ctx.scope or len(call.args) < 3:
+                continue
+            cls, name, function = call.args[:3]
+            if (cls.kind in ("name", "attr") and name.kind == "const" and isinstance(name.const, str)
+                    and name.const.startswith("test") and function.kind == "name"
+                    and function.text in file.functions and not file.functions[function.text].ctx.scope):
+                found.setdefault(function.text, (cls.ref or cls.text, name.const))
+        return found
+
+    return memo.cached(("registered tests", id(file)), compute)
+
+
+def called_by_runner(memo: Memo, file: FileModel, fn: Function) -> bool:
+    """The runner calls ``fn`` itself: a test, a registered test, or a module-level function a runner calls by
+    its name in a test file or conftest.py (setup and teardown, ``load_tests``, a ``pytest_*`` hook)."""
+    if is_test(file, fn) or fn.qualname in registered_tests(memo, file):
+        return True
+    name = os.path.basename(file.path)
+    runner_module = collected_by_pytest(file) or name == "conftest.py"
+    return (runner_module and fn.class_name is None and not fn.ctx.scope
+            and (fn.name in RUNNER_MODULE_FUNCTIONS or fn.name.startswith(HOOK_PREFIX)))

@@ -18,7 +18,7 @@ from warplint.names import is_warp
 
 from . import devices
 from .bindings import Bindings
-from .context import is_test_file
+from .context import collected_by_pytest, is_test, is_test_file, registered_tests
 from .evaluator import Evaluator, Site
 from .events import LAUNCH_CALLS, LOAD_CALLS, Launch
 from .layer import Layer
@@ -507,7 +507,7 @@ class IdentityFacts(Layer):
         def compute() -> dict[str, list[FileModel]]:
             by_folder: dict[str, list[FileModel]] = {}
             for f in self.bindings.files:
-                if _collected_by_pytest(f):  # a file named on the command line: relative
+                if collected_by_pytest(f):  # a file named on the command line: relative
                     by_folder.setdefault(os.path.dirname(os.path.abspath(f.path)), []).append(f)
             return {folder: sorted(files, key=lambda f: os.path.basename(f.path))
                     for folder, files in by_folder.items()}
@@ -519,7 +519,7 @@ class IdentityFacts(Layer):
         those of the file's folder and of every folder above it in the project, outermost first. pytest loads
         them while collecting, before it imports the test modules below them, so what they import at module
         level exists before any statement of ``file`` runs."""
-        if not (_collected_by_pytest(file) or os.path.basename(file.path) == "conftest.py"):
+        if not (collected_by_pytest(file) or os.path.basename(file.path) == "conftest.py"):
             return []
 
         def compute() -> list[FileModel]:
@@ -542,15 +542,7 @@ class IdentityFacts(Layer):
 
     @staticmethod
     def _is_test(file: FileModel, fn: Function) -> bool:
-        """A function pytest runs as a test: ``test*`` at module level of a test file, or a ``test*`` method of
-        a ``Test*`` class or a ``TestCase`` subclass."""
-        if not fn.name.startswith("test") or not _collected_by_pytest(file):
-            return False
-        if fn.class_name is None:
-            return not fn.ctx.scope
-        bases = file.classes.get(fn.class_name, ())
-        return "." not in fn.class_name and fn.qualname == f"{fn.class_name}.{fn.name}" and (
-            fn.class_name.startswith("Test") or any(b.rpartition(".")[2].endswith("TestCase") for b in bases))
+        return is_test(file, fn)
 
     def library_peers(self, file: FileModel, scope: str) -> list[tuple[FileModel, str, str]]:
         """Functions a library's users can call before ``scope`` runs: (file, peer, entry) where ``entry`` is
@@ -589,21 +581,7 @@ class IdentityFacts(Layer):
         return self.cached(("library peers", file.path, scope), compute)
 
     def _registered_tests(self, file: FileModel) -> dict[str, tuple[str, str]]:
-        """Functions registered as test methods by a call that passes a class, a "test..." name and the
-        function (Warp's ``add_function_test`` and similar helpers): qualname -> (class, test name)."""
-        def compute() -> dict[str, tuple[str, str]]:
-            found: dict[str, tuple[str, str]] = {}
-            for call in file.calls:
-                if call.ctx.scope or len(call.args) < 3:
-                    continue
-                cls, name, function = call.args[:3]
-                if (cls.kind in ("name", "attr") and name.kind == "const" and isinstance(name.const, str)
-                        and name.const.startswith("test") and function.kind == "name"
-                        and function.text in file.functions and not file.functions[function.text].ctx.scope):
-                    found.setdefault(function.text, (cls.ref or cls.text, name.const))
-            return found
-
-        return self.cached(("registered tests", id(file)), compute)
+        return registered_tests(self, file)
 
     def caller_scopes(self, fqname: str, depth: int = 3) -> list[tuple[FileModel, Call, int]]:
         """Calls that (transitively, up to ``depth`` levels) lead to ``fqname``: (file, call, level). A
@@ -623,9 +601,3 @@ class IdentityFacts(Layer):
                         next_frontier.append(caller)
             frontier = next_frontier
         return found
-
-
-def _collected_by_pytest(file: FileModel) -> bool:
-    """A file pytest collects tests from by default (``python_files = test_*.py *_test.py``)."""
-    name = os.path.basename(file.path)
-    return name.startswith("test_") or name.endswith("_test.py")

@@ -175,11 +175,14 @@ def option_changes_through_calls(layer: Layer, file: FileModel, scope: str) -> l
 
 def changes_of_module(layer: Layer, module: str) -> list[OptionChange]:
     """The changes of shared modules' options written anywhere in the project that may change ``module``'s: those
-    naming it (by any of its names) and those whose module is not known."""
+    naming it (by any of its names) and those whose module is not known; not those in code that cannot run
+    (``Bindings.may_run``: a helper of a test file that nothing calls gives no module anything)."""
     def compute() -> dict[str | None, list[OptionChange]]:
         table: dict[str | None, list[OptionChange]] = {}
         for f in layer.bindings.files:
             for change in shared_option_changes(f, layer):
+                if not layer.bindings.may_run(f, change.ctx.scope):
+                    continue
                 named = None if change.module is None else layer.bindings.canonical_module(change.module)
                 table.setdefault(named, []).append(change)
         return table

@@ -787,8 +787,6 @@ class Bindings:
         return self.cached("imported modules", compute)
 
 
-
-
 # Python's descriptors whose read on an instance runs the function they wrap (the getter) and gives its result.
 GETTER_DESCRIPTORS = frozenset({"property", "functools.cached_property", "abc.abstractproperty"})
 

@@ -152,7 +152,8 @@ def test_each_added_value_draws_valid_programs(axis, value):
               "pytest_unittest_class": "def setUpClass(cls)", "pytest_fixture": "@pytest.fixture(scope=",
               "pytest_parametrize": "@pytest.mark.parametrize(", "argparse_main": "argparse.ArgumentParser()",
               "CS-4:fragmented_files": "pkg/", "CS-6:late_instance_untyped": "wp.array(ndim=1)",
-              "CS-6:one_dtype_untyped": "wp.array(ndim=1)", "CS-10:forward_entry_of_differentiated_library": "wp.Tape()"}
+              "CS-6:one_dtype_untyped": "wp.array(ndim=1)",
+              "CS-10:forward_entry_of_differentiated_library": "wp.Tape()"}
     p = _first_with(axis, value)
     text = "\n".join(f"# {path}\n{t}" for path, t in p.files.items())
     assert shapes[value] in text, (p.name, value)

@@ -643,7 +643,7 @@ class Gen:
         lines[0] += f"  #@{tag}"
         return "\n".join(lines)
 
-    def key_creator(self, kw: dict[str, str] | None = None, generic: bool = False,
+    def key_creator(self, kw: dict[str, str] | None = None, generic: bool | str = False,
                     param_module: tuple[str, str] | None = None) -> Creator:
         self.used["creation"] = True
         return Creator(self.b, self.axes["creation"], "K", kw, generic, param_module)
@@ -1003,8 +1003,8 @@ class Gen:
             add(f"CONFIG_{n} = types.SimpleNamespace(module={value})")
             return f"K::CONFIG_{n}.module"
         if form == "global_setter":
-            add(f"MODULE_{n} = None\n\n\ndef set_module_{n}(value):\n    global MODULE_{n}\n    MODULE_{n} = value\n\n\n"
-                f"set_module_{n}({value})")
+            add(f"MODULE_{n} = None\n\n\ndef set_module_{n}(value):\n    global MODULE_{n}\n"
+                f"    MODULE_{n} = value\n\n\nset_module_{n}({value})")
             return f"K::MODULE_{n}"
         if form == "dataclass_field":
             self.b.need("K", "dataclasses")
@@ -1120,8 +1120,7 @@ class Gen:
             scope = self.rng.choice(("function", "module", "session"))
             self.b.add("D", "phases", f"@pytest.fixture(scope=\"{scope}\")\ndef prepared():\n{body(phases[0])}\n"
                                       f"    yield\n")
-            rest = phases[1:] or [["pass"]]
-            for i, ph in enumerate(rest, 2):
+            for i, ph in enumerate(phases[1:] or [["pass"]], 2):
                 self.b.add("D", "phases", f"def test_{i}_step(prepared):\n{body(ph)}\n")
         elif t == "pytest_parametrize":  # one test, its parameters the phases (run in the order listed)
             self.b.need("D", "pytest")
@@ -1192,9 +1191,8 @@ def _draw_axes(rng: random.Random, depth: int, catalogue_axes: dict[str, tuple[s
     names = list(catalogue_axes)
     chosen = set(rng.sample(names, depth))
     axes = {n: (rng.choice(catalogue_axes[n][1:]) if n in chosen else catalogue_axes[n][0]) for n in names}
-    if axes["timing"] == "pytest_files_conftest" and axes["layout"] == "single":
-        axes["layout"] = rng.choice(LAYOUT[1:])
-    elif variant in PACKAGE_VARIANTS and axes["layout"] == "single":
+    needs_package = axes["timing"] == "pytest_files_conftest" or variant in PACKAGE_VARIANTS
+    if needs_package and axes["layout"] == "single":
         axes["layout"] = rng.choice(LAYOUT[1:])
     return axes
 

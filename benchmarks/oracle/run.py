@@ -6,8 +6,11 @@
     python -m benchmarks.oracle --rescore --docs              # the last run, docs/accuracy.md regenerated
     python -m benchmarks.oracle --ci-sample                   # rewrite benchmarks/oracle/data/ci_sample.json
 
-Truth is cached in ``.cache/oracle/truth/<warp version>/<digest>.json`` (the program is stored with it, so a
-run can be re-scored after the generator changed); each run's list of programs in ``.cache/oracle/runs/``.
+A run draws from the newest generator version (``axes.GENERATOR_VERSION``) and records it; ``--rescore`` draws
+with the version its run recorded (runs saved before versions were: version 1), and ``--generator N`` draws
+an older catalogue. Truth is cached in ``.cache/oracle/truth/<warp version>/<digest>.json`` (the program is
+stored with it, so a run can be re-scored after the generator changed); each run's list of programs in
+``.cache/oracle/runs/``.
 The programs behind every miss and every false finding are written to ``.cache/oracle/report/<run>/``.
 """
 

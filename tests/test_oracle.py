@@ -178,6 +178,16 @@ def test_added_values_run_on_warp(tmp_path):
         assert not truth["failed"] and truth["recorder_ok"], (p.name, truth.get("output_tail"))
     backward = truth["facts"]["backward"]
     assert backward and all(b["built"] and not b["used"] for b in backward.values()), (p.name, backward)
+    # and the other entry point, which the command does not run, differentiates the library's kernel
+    import subprocess
+
+    root = tmp_path / "training"
+    for path, text in p.files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    env = dict(os.environ, WARP_CACHE_PATH=str(tmp_path / "warp-cache"))
+    ran = subprocess.run([sys.executable, "train.py"], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-2000:]
 
 
 def test_ci_sample_scores_reproducibly(sample, sample_findings):

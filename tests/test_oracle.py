@@ -106,18 +106,20 @@ def test_old_runs_keep_drawing_their_catalogue(tmp_path, monkeypatch):
 
     assert [generate(3908049640, i, 4, version=1).digest for i in range(4)] == _SEED_3908049640_V1
     assert run.run_generator({}) == 1  # a run saved before versions were recorded drew version 1
-    newest = [generate(3908049640, i, 4).digest for i in range(20)]
-    assert newest != [generate(3908049640, i, 4, version=1).digest for i in range(20)]
+    drawn_newest = [generate(3908049640, i, 4).digest for i in range(20)]
+    assert drawn_newest != [generate(3908049640, i, 4, version=1).digest for i in range(20)]
     # a draw of an old seed with the newest catalogue is saved under its own name; a rescore by seed finds the
-    # newest version saved, else the old run
+    # run of the oldest version saved (the one rescored so far), or the version asked for
     monkeypatch.setattr(run, "CACHE", str(tmp_path))
     (tmp_path / "runs").mkdir()
+    newest = run.run_name(7, 5, 4, GENERATOR_VERSION)
+    assert newest != run.run_name(7, 5, 4, 1) == "seed-7-n5-d4"
+    assert run.find_run(7, 5, 4) == newest  # nothing saved: the name a new run gets
+    (tmp_path / "runs" / f"{newest}.json").write_text("{}")
+    assert run.find_run(7, 5, 4) == newest
     (tmp_path / "runs" / "seed-7-n5-d4.json").write_text("{}")
-    assert run.run_name(7, 5, 4, GENERATOR_VERSION) != run.run_name(7, 5, 4, 1) == "seed-7-n5-d4"
-    assert run.find_run(7, 5, 4, GENERATOR_VERSION) == "seed-7-n5-d4"
-    (tmp_path / "runs" / f"{run.run_name(7, 5, 4, GENERATOR_VERSION)}.json").write_text("{}")
-    assert run.find_run(7, 5, 4, GENERATOR_VERSION) == run.run_name(7, 5, 4, GENERATOR_VERSION)
-    assert run.find_run(7, 5, 4, 1) == "seed-7-n5-d4"
+    assert run.find_run(7, 5, 4) == "seed-7-n5-d4"
+    assert run.find_run(7, 5, 4, GENERATOR_VERSION) == newest
     with pytest.raises(ValueError, match="unknown oracle generator version"):
         generate(7, 0, 4, version=GENERATOR_VERSION + 1)
 

@@ -7,10 +7,10 @@
     python -m benchmarks.oracle --ci-sample                   # rewrite benchmarks/oracle/data/ci_sample.json
 
 A run draws from the newest generator version (``axes.GENERATOR_VERSION``) and records it; ``--rescore`` draws
-with the version its run recorded (runs saved before versions were: version 1), and ``--generator N`` draws
-an older catalogue. Truth is cached in ``.cache/oracle/truth/<warp version>/<digest>.json`` (the program is
-stored with it, so a run can be re-scored after the generator changed); each run's list of programs in
-``.cache/oracle/runs/``.
+with the version its run recorded (runs saved before versions were: version 1; by seed, the run of the oldest
+version saved), and ``--generator N`` draws an older catalogue. Truth is cached in
+``.cache/oracle/truth/<warp version>/<digest>.json`` (the program is stored with it, so a run can be re-scored
+after the generator changed); each run's list of programs in ``.cache/oracle/runs/``.
 The programs behind every miss and every false finding are written to ``.cache/oracle/report/<run>/``.
 """
 
@@ -161,13 +161,17 @@ def run_name(seed: int, count: int, depth: int, version: int = 1) -> str:
     return f"seed-{seed}-n{count}-d{depth}" + (f"-g{version}" if version > 1 else "")
 
 
-def find_run(seed: int, count: int, depth: int, version: int) -> str:
-    """The saved run of (seed, count, depth) drawn with ``version`` or, if there is none, the newest older one."""
-    for v in range(version, 0, -1):
+def find_run(seed: int, count: int, depth: int, version: int | None = None) -> str:
+    """The saved run of (seed, count, depth) drawn with ``version``; with no version, the one drawn with the
+    oldest version saved (a seed drawn again with a newer catalogue leaves the run its rescores read as the
+    one found)."""
+    if version is not None:
+        return run_name(seed, count, depth, version)
+    for v in range(1, GENERATOR_VERSION + 1):
         name = run_name(seed, count, depth, v)
         if os.path.exists(os.path.join(CACHE, "runs", f"{name}.json")):
             return name
-    return run_name(seed, count, depth, version)
+    return run_name(seed, count, depth, GENERATOR_VERSION)
 
 
 def save_manifest(name: str, meta: dict[str, Any]) -> None:
@@ -272,9 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--count", type=int, default=50)
     ap.add_argument("--depth", type=int, default=DEFAULT_DEPTH, help="at most this many non-trivial axes")
     ap.add_argument("--jobs", type=int, default=2, help="programs run on Warp at once")
-    ap.add_argument("--generator", type=int, default=GENERATOR_VERSION,
-                    help="draw from this generator version's catalogue (default: the newest; a --rescore uses "
-                         "the version its run recorded)")
+    ap.add_argument("--generator", type=int,
+                    help="draw from this generator version's catalogue (default: the newest); with --rescore "
+                         "--seed, the run drawn with it (default: the oldest version saved for the seed)")
     ap.add_argument("--rescore", action="store_true", help="score cached truth again; no Warp run")
     ap.add_argument("--run", help="with --rescore: the run to score (a name in .cache/oracle/runs/)")
     ap.add_argument("--refresh", action="store_true", help="run the programs again even if their truth is cached")
@@ -319,16 +323,17 @@ def main(argv: list[str] | None = None) -> int:
             seed = args.seed
         else:
             ap.error("give --seed S, --fresh-seed or --rescore")
-        programs = draw(seed, args.count, args.depth, args.generator)
+        generator = GENERATOR_VERSION if args.generator is None else args.generator
+        programs = draw(seed, args.count, args.depth, generator)
         t0 = time.monotonic()
         truths = run_truths(programs, version, args.jobs, refresh=args.refresh)
-        name = run_name(seed, args.count, args.depth, args.generator)
-        meta = {"name": name, "seed": seed, "count": args.count, "depth": args.depth, "generator": args.generator,
+        name = run_name(seed, args.count, args.depth, generator)
+        meta = {"name": name, "seed": seed, "count": args.count, "depth": args.depth, "generator": generator,
                 "warp_version": version.split("/")[0], "truth_key": version,
                 "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                 "fresh": bool(args.fresh_seed), "generator_commit": generator_commit(), "repository_at": git_head(),
                 "command": f"python -m benchmarks.oracle --seed {seed} --count {args.count} --depth {args.depth}"
-                           + (f" --generator {args.generator}" if args.generator != GENERATOR_VERSION else ""),
+                           + (f" --generator {generator}" if generator != GENERATOR_VERSION else ""),
                 "wall_s": round(time.monotonic() - t0, 1), "jobs": args.jobs,
                 "digests": [p.digest for p in programs]}
         save_manifest(name, meta)

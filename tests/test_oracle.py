@@ -19,10 +19,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:  # `pytest` (not `python -m pytest`) does not put the repository root on the path
     sys.path.insert(0, ROOT)
 
-from benchmarks.oracle.axes import AXES, MECHANISMS  # noqa: E402 - after the path set-up above
+from benchmarks.oracle.axes import AXES, GENERATOR_VERSION, MECHANISMS, catalogue  # noqa: E402 - after the path set-up above
 from benchmarks.oracle.generate import Program, generate  # noqa: E402
 from benchmarks.oracle.run import (  # noqa: E402
     CI_COUNT,
+    CI_GENERATOR,
     CI_SEED,
     DEFAULT_DEPTH,
     canonical_truth,
@@ -42,12 +43,14 @@ def sample_findings(sample):
     return {p.digest: lint_program(p) for p in programs}
 
 
-def test_generator_is_deterministic_and_valid_python():
-    seen_axes: dict[str, set[str]] = {a: set() for a in AXES}
+@pytest.mark.parametrize("version", range(1, GENERATOR_VERSION + 1))
+def test_generator_is_deterministic_and_valid_python(version):
+    mechanisms, axes = catalogue(version)
+    seen_axes: dict[str, set[str]] = {a: set() for a in axes}
     seen_variants = set()
     for i in range(1000):
-        p = generate(5, i)
-        again = generate(5, i)
+        p = generate(5, i, version=version)
+        again = generate(5, i, version=version)
         assert p.files == again.files and p.command == again.command and p.digest == again.digest
         for path, text in p.files.items():
             if path.endswith(".py"):
@@ -58,10 +61,11 @@ def test_generator_is_deterministic_and_valid_python():
         for tag, where in p.marks.items():
             for path, line in where:
                 assert path in p.files and 1 <= line <= p.files[path].count("\n") + 1, (p.name, tag)
-    # every value of every axis and every variant of every mechanism is drawn
-    for a, values in AXES.items():
+    # every value of every axis and every variant of every mechanism of this version is drawn, and no other
+    for a, values in axes.items():
         assert set(values) <= seen_axes[a] | {"-"}, (a, set(values) - seen_axes[a])
-    assert {(m, v) for m, vs in MECHANISMS.items() for v in vs} <= seen_variants
+        assert seen_axes[a] - {"-"} <= set(values), (a, seen_axes[a] - set(values))
+    assert {(m, v) for m, vs in mechanisms.items() for v in vs} == seen_variants
     assert generate(5, 0).digest != generate(6, 0).digest or generate(5, 1).digest != generate(6, 1).digest
 
 
@@ -72,9 +76,9 @@ def test_generated_programs_name_only_what_they_define_or_import():
     from pyflakes import checker, messages
 
     undefined = []
-    for seed, count in ((5, 300), (7, 300)):
+    for seed, count, version in ((5, 300, 1), (7, 300, 1), (5, 300, GENERATOR_VERSION), (7, 300, GENERATOR_VERSION)):
         for i in range(count):
-            p = generate(seed, i)
+            p = generate(seed, i, version=version)
             for path, text in p.files.items():
                 if path.endswith(".py"):
                     found = checker.Checker(ast.parse(text), filename=path).messages
@@ -85,10 +89,107 @@ def test_generated_programs_name_only_what_they_define_or_import():
 def test_ci_sample_is_the_generators_output(sample):
     programs, _, data = sample
     assert (data["seed"], data["count"], data["depth"]) == (CI_SEED, CI_COUNT, DEFAULT_DEPTH)
-    drawn = [generate(CI_SEED, i, DEFAULT_DEPTH).to_json() for i in range(CI_COUNT)]
+    assert data.get("generator", 1) == CI_GENERATOR
+    drawn = [generate(CI_SEED, i, DEFAULT_DEPTH, CI_GENERATOR).to_json() for i in range(CI_COUNT)]
     assert [p.to_json() for p in programs] == drawn, (
         "the generator changed: rewrite the sample with `python -m benchmarks.oracle --ci-sample`"
     )
+
+
+# the first programs of dev seed 3908049640 as drawn before the catalogues were versioned (its saved run's
+# digests): version 1 must keep drawing them, so an old run rescores from its cached truth without Warp
+_SEED_3908049640_V1 = ["662983258237b9a9610f", "6e8f741fce73b0b52a00", "2f0b7f350dcaf68f83ea", "c432e04b13850430fab3"]
+
+
+def test_old_runs_keep_drawing_their_catalogue(tmp_path, monkeypatch):
+    from benchmarks.oracle import run
+
+    assert [generate(3908049640, i, 4, version=1).digest for i in range(4)] == _SEED_3908049640_V1
+    assert run.run_generator({}) == 1  # a run saved before versions were recorded drew version 1
+    drawn_newest = [generate(3908049640, i, 4).digest for i in range(20)]
+    assert drawn_newest != [generate(3908049640, i, 4, version=1).digest for i in range(20)]
+    # a draw of an old seed with the newest catalogue is saved under its own name; a rescore by seed finds the
+    # run of the oldest version saved (the one rescored so far), or the version asked for
+    monkeypatch.setattr(run, "CACHE", str(tmp_path))
+    (tmp_path / "runs").mkdir()
+    newest = run.run_name(7, 5, 4, GENERATOR_VERSION)
+    assert newest != run.run_name(7, 5, 4, 1) == "seed-7-n5-d4"
+    assert run.find_run(7, 5, 4) == newest  # nothing saved: the name a new run gets
+    (tmp_path / "runs" / f"{newest}.json").write_text("{}")
+    assert run.find_run(7, 5, 4) == newest
+    (tmp_path / "runs" / "seed-7-n5-d4.json").write_text("{}")
+    assert run.find_run(7, 5, 4) == "seed-7-n5-d4"
+    assert run.find_run(7, 5, 4, GENERATOR_VERSION) == newest
+    with pytest.raises(ValueError, match="unknown oracle generator version"):
+        generate(7, 0, 4, version=GENERATOR_VERSION + 1)
+
+
+def _added_values() -> list[tuple[str, str]]:
+    """(axis or "variant", value) of every value the newest generator version added."""
+    old_mechanisms, old_axes = catalogue(GENERATOR_VERSION - 1)
+    added = [(a, v) for a, values in AXES.items() for v in values if v not in old_axes[a]]
+    added += [("variant", f"{m}:{v}") for m, vs in MECHANISMS.items() for v in vs if v not in old_mechanisms[m]]
+    return added
+
+
+def _first_with(axis: str, value: str, seed: int = 5) -> Program:
+    for i in range(3000):
+        p = generate(seed, i)
+        if (f"{p.mechanism}:{p.variant}" if axis == "variant" else p.axes[axis]) == value:
+            return p
+    raise AssertionError(f"no program with {axis}={value} in 3000 draws")
+
+
+@pytest.mark.parametrize("axis,value", _added_values())
+def test_each_added_value_draws_valid_programs(axis, value):
+    """Each value of the newest catalogue is drawn with its own text: the programs parse and name only what they
+    define or import, and the value shows in the text (not silently replaced by an older form)."""
+    from pyflakes import checker, messages
+
+    shapes = {"partial_decorator": "functools.partial(wp.kernel", "partial_call": "functools.partial(wp.kernel",
+              "comprehension": " for c in (", "getattr_lookup": "getattr(", "class_attr_kernel": "    kernel = k_",
+              "registry_decorator": "KERNEL_REGISTRY[name] = wp.kernel(f", "enum_member": "(enum.Enum)",
+              "namedtuple_field": "(typing.NamedTuple)", "frozen_dataclass": "dataclass(frozen=True)",
+              "simple_namespace": "types.SimpleNamespace(", "global_setter": "    global ", "kwargs_splat": "(**opts_",
+              "pytest_unittest_class": "def setUpClass(cls)", "pytest_fixture": "@pytest.fixture(scope=",
+              "pytest_parametrize": "@pytest.mark.parametrize(", "argparse_main": "argparse.ArgumentParser()",
+              "CS-4:fragmented_files": "pkg/", "CS-6:late_instance_untyped": "wp.array(ndim=1)",
+              "CS-6:one_dtype_untyped": "wp.array(ndim=1)",
+              "CS-10:forward_entry_of_differentiated_library": "wp.Tape()"}
+    p = _first_with(axis, value)
+    text = "\n".join(f"# {path}\n{t}" for path, t in p.files.items())
+    assert shapes[value] in text, (p.name, value)
+    for path, t in p.files.items():
+        if path.endswith(".py"):
+            found = checker.Checker(ast.parse(t, filename=path), filename=path).messages
+            assert not [m for m in found if isinstance(m, messages.UndefinedName)], (p.name, path)
+
+
+def test_added_values_run_on_warp(tmp_path):
+    """A few programs of the newest catalogue run on real Warp (private caches): a unittest class and a pytest
+    fixture run by pytest, a registry decorator's kernels, and a forward-only entry point of a library that
+    another entry point differentiates, whose run builds the library's module with backward code and never
+    differentiates it (the fact that variant is about; its label is not the generator's to give)."""
+    from benchmarks.oracle.truth import run_program
+
+    programs = [_first_with("timing", "pytest_unittest_class", 11), _first_with("timing", "pytest_fixture", 11),
+                _first_with("creation", "registry_decorator", 11),
+                _first_with("variant", "CS-10:forward_entry_of_differentiated_library", 11)]
+    for p in programs:
+        truth = run_program(p, pch_dir=str(tmp_path / "pch"), pycache=str(tmp_path / "pycache"))
+        assert not truth["failed"] and truth["recorder_ok"], (p.name, truth.get("output_tail"))
+    backward = truth["facts"]["backward"]
+    assert backward and all(b["built"] and not b["used"] for b in backward.values()), (p.name, backward)
+    # and the other entry point, which the command does not run, differentiates the library's kernel
+    import subprocess
+
+    root = tmp_path / "training"
+    for path, text in p.files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    env = dict(os.environ, WARP_CACHE_PATH=str(tmp_path / "warp-cache"))
+    ran = subprocess.run([sys.executable, "train.py"], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-2000:]
 
 
 def test_ci_sample_scores_reproducibly(sample, sample_findings):

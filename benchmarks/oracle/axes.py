@@ -2,13 +2,23 @@
 
 An axis value is a name the matrix in docs/accuracy.md reports; the first value of each axis is its trivial
 value (a program's *depth* is how many axes are not at their trivial value).
+
+The catalogues are versioned: a value added to a tuple changes what every seed draws (a draw picks by
+position), so each run records the generator version it drew with and old runs keep drawing their own
+catalogue (``catalogue(version)``), while a new run draws the newest (``GENERATOR_VERSION``). Version 1 is
+the catalogue every run before the version was recorded drew; version 2 adds idioms of code the team had not
+written (issue 26's breadth: unittest / fixtures / parametrize / argparse entry points, kernels made by a
+``functools.partial`` of ``wp.kernel``, a comprehension, a ``getattr`` lookup, a class attribute, a registry
+decorator, values carried by an enum, a NamedTuple, a frozen dataclass, a ``SimpleNamespace``, a ``global``
+setter, a ``**`` splat, and mechanism variants: untyped generic arrays, one-kernel modules over several files,
+a forward-only entry point of a library another entry point differentiates).
 """
 
 from __future__ import annotations
 
 # the mechanism injected (variant "bug") or its harmless look-alike (any other variant); the generator's
 # intent only: the label of a program comes from running it (truth.py)
-MECHANISMS: dict[str, dict[str, bool]] = {
+MECHANISMS_V1: dict[str, dict[str, bool]] = {
     # CS-1: a kernel created after its module loaded
     "CS-1": {"late_varying": True, "late_once": True, "before_load": False, "identical_redefined": False,
              "own_module": False},
@@ -37,14 +47,14 @@ MECHANISMS: dict[str, dict[str, bool]] = {
 }
 
 # how the key kernel is created
-CREATION = (
+CREATION_V1 = (
     "decorator", "wp_kernel_later", "kernel_opts_call", "project_decorator", "factory", "class_method",
     "closure", "property", "cached_property", "descriptor", "functools_cache", "lru_cache", "dict_cache",
     "self_none", "singleton",
 )
 
 # how the key value (kernel, module name, block_dim, dtype, option value) reaches its call
-DELIVERY = (
+DELIVERY_V1 = (
     "direct", "module_constant", "param_positional", "param_keyword", "param_default", "param_varargs",
     "param_kwargs", "partial", "attr_self", "dataclass_field", "class_attr", "tuple_unpack", "list_item",
     "dict_literal", "dict_filled_later", "runtime_key_table", "return_1", "return_2", "wrapper_func_1",
@@ -52,7 +62,7 @@ DELIVERY = (
 )
 
 # when the mechanism's steps run
-TIMING = (
+TIMING_V1 = (
     "same_function", "caller_callee", "loop_tuple", "init_then_method", "import_time", "main_guard",
     "pytest_one_file", "pytest_files_conftest", "second_entry_point",
 )
@@ -60,9 +70,39 @@ TIMING = (
 # single file or a package of 2-4 modules
 LAYOUT = ("single", "package_2", "package_3", "package_4")
 
-AXES: dict[str, tuple[str, ...]] = {
-    "creation": CREATION,
-    "delivery": DELIVERY,
-    "timing": TIMING,
-    "layout": LAYOUT,
+# version 2: values appended to version 1's (version 1's order stays: its draws are by position)
+MECHANISMS_ADDED_2: dict[str, dict[str, bool]] = {
+    # CS-4: one one-kernel module per file of a package (each file's kernel in its file's own module)
+    "CS-4": {"fragmented_files": True},
+    # CS-6: a generic kernel by an array annotation with no dtype (``wp.array(ndim=1)``: generic in Warp)
+    "CS-6": {"late_instance_untyped": True, "one_dtype_untyped": False},
+    # CS-10: backward built for a library's kernels by a forward-only entry point, while another entry point
+    # of the project differentiates them (the truth has no label for backward built and unused: facts only)
+    "CS-10": {"forward_entry_of_differentiated_library": True},
 }
+CREATION_ADDED_2 = ("partial_decorator", "partial_call", "comprehension", "getattr_lookup", "class_attr_kernel",
+                    "registry_decorator")
+DELIVERY_ADDED_2 = ("enum_member", "namedtuple_field", "frozen_dataclass", "simple_namespace", "global_setter",
+                    "kwargs_splat")
+TIMING_ADDED_2 = ("pytest_unittest_class", "pytest_fixture", "pytest_parametrize", "argparse_main")
+
+GENERATOR_VERSION = 2  # what a new run draws
+
+
+def catalogue(version: int) -> tuple[dict[str, dict[str, bool]], dict[str, tuple[str, ...]]]:
+    """(mechanisms with their variants, axes with their values) that generator ``version`` draws from."""
+    if version not in (1, 2):
+        raise ValueError(f"unknown oracle generator version {version} (1..{GENERATOR_VERSION})")
+    mechanisms = {m: dict(vs) for m, vs in MECHANISMS_V1.items()}
+    axes = {"creation": CREATION_V1, "delivery": DELIVERY_V1, "timing": TIMING_V1, "layout": LAYOUT}
+    if version >= 2:
+        for m, vs in MECHANISMS_ADDED_2.items():
+            mechanisms[m].update(vs)
+        axes = {"creation": CREATION_V1 + CREATION_ADDED_2, "delivery": DELIVERY_V1 + DELIVERY_ADDED_2,
+                "timing": TIMING_V1 + TIMING_ADDED_2, "layout": LAYOUT}
+    return mechanisms, axes
+
+
+# the newest catalogue: every value any version draws (the report's tables and the scorer read these)
+MECHANISMS, AXES = catalogue(GENERATOR_VERSION)
+CREATION, DELIVERY, TIMING = AXES["creation"], AXES["delivery"], AXES["timing"]

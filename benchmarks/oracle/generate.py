@@ -22,7 +22,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
-from .axes import AXES, CREATION, DELIVERY, LAYOUT, MECHANISMS, TIMING
+from .axes import AXES, CREATION, DELIVERY, GENERATOR_VERSION, LAYOUT, MECHANISMS, TIMING, catalogue
 
 SECTIONS = ("early", "imports", "kernels", "late", "helpers", "phases", "entry")
 ROLE_REF = re.compile(r"\b([KHUD])::(\w+)")
@@ -36,7 +36,13 @@ AT_USE = {"module_constant": "tuple_unpack", "list_item": "dict_filled_later", "
           "return_2": "param_keyword", "param_default": "param_keyword"}
 MODULE_SCOPE_DELIVERY = ("direct", "module_constant", "class_attr", "list_item", "dict_literal", "dict_filled_later",
                          "runtime_key_table", "return_1", "return_2", "runtime_computed", "tuple_unpack",
-                         "attr_self", "dataclass_field")
+                         "attr_self", "dataclass_field", "enum_member", "frozen_dataclass", "simple_namespace",
+                         "global_setter")
+AT_USE.update({"enum_member": "simple_namespace", "frozen_dataclass": "namedtuple_field"})  # version 2's
+# decorator forms: the kernel is made where its ``def`` runs (a late kernel's decorated def sits at the use)
+DECORATOR_FORMS = ("decorator", "project_decorator", "partial_decorator", "registry_decorator")
+# single-file pytest timings: the driver is tests/test_app.py, whose module is ``test_app``
+PYTEST_ONE_FILE = ("pytest_one_file", "pytest_unittest_class", "pytest_fixture", "pytest_parametrize")
 
 
 @dataclass
@@ -91,7 +97,7 @@ class Layout:
         self.timing = timing
         pkg = layout != "single"
         n = int(layout[-1]) if pkg else 1
-        if timing == "pytest_one_file":
+        if timing in PYTEST_ONE_FILE:
             driver = "tests/test_app.py"
         elif timing == "pytest_files_conftest":
             driver = "tests/test_1_setup.py"  # phase 1; later phases in tests/test_2_run.py (same sections)
@@ -117,6 +123,9 @@ class Builder:
         self.counter = 0
         self.phases: list[list[str]] = []
         self.extra_files: dict[str, str] = {}
+        # roles whose module the driver imports even where it names nothing of it (a registry is filled when
+        # the kernels' module is imported)
+        self.driver_imports: set[str] = set()
 
     def fresh(self, stem: str) -> str:
         self.counter += 1
@@ -147,6 +156,9 @@ class Builder:
     def render_file(self, path: str, secs: dict[str, list[str]], imports: set[str]) -> str:
         pkg_imports: set[str] = set()
         body = {s: [self.resolve(path, b, pkg_imports) for b in secs[s]] for s in SECTIONS}
+        if path in (self.lay.path["D"], "tests/test_2_run.py"):
+            pkg_imports.update(self.lay.alias[self.lay.path[r]] for r in self.driver_imports
+                               if self.lay.path[r] != self.lay.path["D"])
         head = ["import warp as wp"] + [f"import {m}" for m in sorted(imports)]
         if "dataclasses" in imports:
             head.append("from typing import Any")
@@ -167,13 +179,16 @@ class Builder:
 # kernel text
 
 
-def kernel_def(name: str, c: str = "1.0", deco: str = "@wp.kernel", generic: bool = False) -> str:
+def kernel_def(name: str, c: str = "1.0", deco: str = "@wp.kernel", generic: bool | str = False) -> str:
+    """``generic``: True for ``wp.array(dtype=Any)``, "untyped" for ``wp.array(ndim=1)`` (no dtype: generic too)."""
+    if generic == "untyped":
+        return (f"{deco}\ndef {name}(a: wp.array(ndim=1)):\n    i = wp.tid()\n    a[i] = a[i] + a[i]\n")
     if generic:
         return (f"{deco}\ndef {name}(a: wp.array(dtype=Any)):\n    i = wp.tid()\n    a[i] = a[i] + a[i]\n")
     return f"{deco}\ndef {name}(a: wp.array(dtype=float)):\n    i = wp.tid()\n    a[i] = a[i] + {c}\n"
 
 
-def plain_def(name: str, c: str = "1.0", generic: bool = False) -> str:
+def plain_def(name: str, c: str = "1.0", generic: bool | str = False) -> str:
     return kernel_def(name, c, deco="", generic=generic).lstrip("\n")
 
 
@@ -201,7 +216,7 @@ class Creator:
     """Makes a kernel with one creation form; ``obtain(c)`` is (pre-statements, expression) at the use."""
 
     def __init__(self, b: Builder, form: str, role: str = "K", kw: dict[str, str] | None = None,
-                 generic: bool = False, param_module: tuple[str, str] | None = None):
+                 generic: bool | str = False, param_module: tuple[str, str] | None = None):
         self.b = b
         self.form = form
         self.role = role
@@ -211,11 +226,16 @@ class Creator:
         self.name = b.fresh("k")
         self._defined = False
         self.inline = False  # decorator forms: the decorated def sits at the use (inside the run path)
+        # what a partial of wp.kernel binds: forward-only kernels, but backward for kernels the program
+        # differentiates (an adjoint launch of a kernel made without backward raises)
+        self.backward = "False"
 
     @property
     def varying(self) -> bool:
         """Does ``obtain(c)`` put ``c`` into the kernel's content?"""
-        return self.form not in ("decorator", "singleton", "wp_kernel_later", "kernel_opts_call", "project_decorator")
+        return self.form not in ("decorator", "singleton", "wp_kernel_later", "kernel_opts_call", "project_decorator",
+                                 "partial_decorator", "partial_call", "comprehension", "getattr_lookup",
+                                 "class_attr_kernel", "registry_decorator")
 
     def _k(self, c: str) -> str:
         return kernel_def("k", c, deco_of(self.kw), self.generic)
@@ -226,11 +246,25 @@ class Creator:
         self._defined = True
         b, n, r = self.b, self.name, self.role
         f = self.form
-        if self.inline and f in ("decorator", "project_decorator"):
-            if f == "project_decorator":
-                self._project_decorator()
+        if self.inline and f in DECORATOR_FORMS:
+            if f != "decorator":
+                self._shared_helper(f)
             return
-        if f == "decorator":
+        if f in ("partial_decorator", "registry_decorator"):
+            self._shared_helper(f)
+            b.add(r, "kernels", kernel_def(self._kernel_name(), c, self._decorator(), self.generic))
+        elif f in ("getattr_lookup", "class_attr_kernel"):
+            b.add(r, "kernels", kernel_def(n, c, deco_of(self.kw), self.generic))
+            if f == "class_attr_kernel":  # a kernel object is no descriptor: read through an instance, it is itself
+                b.add(r, "kernels", f"class Ops_{n}:\n    kernel = {n}\n\n    def __init__(self, c):\n"
+                                    f"        self.c = c\n")
+        elif f == "partial_call":
+            b.need("D", "functools")
+            b.add(r, "kernels", plain_def(f"{n}_py", c, self.generic))
+        elif f == "comprehension":
+            b.add(r, "kernels", f"def make_{n}(c):\n{indent(self._k('c'))}\n    return k\n\n\n"
+                                f"KERNELS_{n} = {{c: make_{n}(c) for c in (1.0, 2.0, 3.0, 4.0)}}\n")
+        elif f == "decorator":
             b.add(r, "kernels", kernel_def(n, c, deco_of(self.kw), self.generic))
         elif f in ("wp_kernel_later", "kernel_opts_call"):
             b.add(r, "kernels", plain_def(f"{n}_py", c, self.generic))
@@ -282,6 +316,35 @@ class Creator:
         else:  # pragma: no cover - catalogue and code agree
             raise ValueError(f)
 
+    def _kernel_name(self) -> str:
+        """The ``def``'s name: a registry decorator returns the function, so the name is the Python function's."""
+        return f"{self.name}_py" if self.form == "registry_decorator" else self.name
+
+    def _decorator(self) -> str:
+        """The decorator line of a version-2 decorator form (with the creator's options)."""
+        args = ", ".join(f"{k}={v}" for k, v in self.kw.items())
+        if self.form == "partial_decorator":
+            return f"@U::fwd_kernel({args})" if args else "@U::fwd_kernel"
+        return f"@U::register_kernel(\"{self.name}\"" + (f", {args})" if args else ")")
+
+    def _shared_helper(self, form: str) -> None:
+        """The project's helper a decorator form uses, written once in the utility module."""
+        if form == "project_decorator":
+            self._project_decorator()
+            return
+        key = f"_{form}_defined"
+        if getattr(self.b, key, False):
+            return
+        setattr(self.b, key, True)
+        section = "helpers" if self.b.lay.path["U"] != self.b.lay.path["K"] else "early"
+        if form == "partial_decorator":
+            self.b.need("U", "functools")
+            self.b.add("U", section, f"fwd_kernel = functools.partial(wp.kernel, enable_backward={self.backward})\n")
+        else:  # a registry: the decorator stores the kernel it makes and hands the function back
+            self.b.add("U", section, "KERNEL_REGISTRY = {}\n\n\ndef register_kernel(name, **options):\n"
+                                     "    def deco(f):\n        KERNEL_REGISTRY[name] = wp.kernel(f, **options)\n"
+                                     "        return f\n\n    return deco\n")
+
     def _project_decorator(self) -> None:
         key = "_project_kernel_defined"
         if getattr(self.b, key, False):
@@ -323,6 +386,9 @@ class Creator:
         n, f = self.name, self.form
         ref = f"K::{n}" if self.role == "K" else f"D::{n}"
         pre: list[str] = []
+        if self.inline and f in ("partial_decorator", "registry_decorator"):
+            made = [kernel_def(self._kernel_name(), c, self._decorator(), self.generic).rstrip("\n")]
+            return made, (n if f == "partial_decorator" else f"U::KERNEL_REGISTRY[\"{n}\"]")
         if self.inline and f in ("decorator", "project_decorator"):
             if f == "decorator":
                 deco = deco_of(self.kw)
@@ -330,8 +396,23 @@ class Creator:
                 args = ", ".join(f"{k}={v}" for k, v in self.kw.items())
                 deco = f"@U::project_kernel({args})" if args else "@U::project_kernel"
             return [kernel_def(n, c, deco, self.generic).rstrip("\n")], n
-        if f in ("decorator", "project_decorator"):
+        if f in ("decorator", "project_decorator", "partial_decorator"):
             return pre, ref
+        if f == "registry_decorator":
+            self.b.driver_imports.add(self.role)
+            return pre, f"U::KERNEL_REGISTRY[\"{n}\"]"
+        if f == "partial_call":
+            opts = {"enable_backward": self.backward, **self.kw}
+            var = self.b.fresh("kern")
+            args = ", ".join(f"{k}={v}" for k, v in opts.items())
+            return [f"{var} = functools.partial(wp.kernel, {args})({ref}_py)"], var
+        if f == "getattr_lookup":
+            k_path = self.b.lay.path[self.role]
+            if k_path == self.b.lay.path["D"]:
+                self.b.need("D", "sys")
+                return pre, f"getattr(sys.modules[__name__], \"{n}\")"
+            self.b.need("D", "importlib")
+            return pre, f"getattr(importlib.import_module(\"{self.b.lay.modname[k_path]}\"), \"{n}\")"
         if f == "wp_kernel_later":
             kw = "".join(f", {k}={v}" for k, v in self.kw.items())
             var = self.b.fresh("kern")
@@ -360,6 +441,10 @@ class Creator:
             return pre, f"{base}get_{n}({self._call_args(c)})"
         if f == "self_none":
             return pre, f"{base}Solver_{n}({c}).kernel()"
+        if f == "class_attr_kernel":
+            return pre, f"{base}Ops_{n}({c}).kernel"
+        if f == "comprehension":
+            return pre, f"{base}KERNELS_{n}[{c}]"
         if f == "singleton":
             return pre, f"{base}get_{n}()"
         raise ValueError(f)  # pragma: no cover
@@ -457,6 +542,33 @@ def deliver(b: Builder, form: str, key: Key, value: str, role: str = "D",
         return [key.template.format(v=f"random.choice([{value}])")]
     if form in WRAPPER_FORMS:
         return _wrapped(b, form, key, value)
+    if form == "enum_member":  # a member's ``.value`` (a module-scope class: literal values only)
+        b.need(role, "enum")
+        b.add(role, "late", f"class Choice_{n}(enum.Enum):\n    {slot.upper()} = {value}\n")
+        return [key.template.format(v=f"Choice_{n}.{slot.upper()}.value")]
+    if form == "namedtuple_field":  # a typing.NamedTuple config made at the use
+        b.need(role, "typing")
+        b.add(role, "helpers", f"class Config_{n}(typing.NamedTuple):\n    {slot}: Any = None\n")
+        return [f"cfg_{n} = Config_{n}({slot}={value})", key.template.format(v=f"cfg_{n}.{slot}")]
+    if form == "frozen_dataclass":  # a frozen dataclass's default, one module-scope instance
+        b.need(role, "dataclasses")
+        b.add(role, "late", f"@dataclasses.dataclass(frozen=True)\nclass Params_{n}:\n    {slot}: Any = {value}\n\n\n"
+                            f"PARAMS_{n} = Params_{n}()\n")
+        return [key.template.format(v=f"PARAMS_{n}.{slot}")]
+    if form == "simple_namespace":
+        b.need(role, "types")
+        return [f"ns_{n} = types.SimpleNamespace({slot}={value})", key.template.format(v=f"ns_{n}.{slot}")]
+    if form == "global_setter":  # a module global that a setter's ``global`` statement rebinds
+        const = f"{slot.upper()}_{n.upper()}"
+        b.add(role, "late", f"{const} = None")
+        b.add(role, "helpers", f"def set_{slot}_{n}(value):\n    global {const}\n    {const} = value\n")
+        return [f"set_{slot}_{n}({value})", key.template.format(v=const)]
+    if form == "kwargs_splat":  # a dict of keywords splatted into the call of a helper
+        fn = f"stage_{n}"
+        extra = sorted(set(re.findall(r"\bkern_\d+\b", key.template)))
+        lead = "".join(f"{x}, " for x in extra)
+        b.add(role, "helpers", f"def {fn}({lead}{slot}):\n    {key.template.format(v=slot)}\n")
+        return [f"opts_{n} = {{{slot!r}: {value}}}", f"{fn}({lead}**opts_{n})"]
     raise ValueError(form)  # pragma: no cover
 
 
@@ -531,7 +643,7 @@ class Gen:
         lines[0] += f"  #@{tag}"
         return "\n".join(lines)
 
-    def key_creator(self, kw: dict[str, str] | None = None, generic: bool = False,
+    def key_creator(self, kw: dict[str, str] | None = None, generic: bool | str = False,
                     param_module: tuple[str, str] | None = None) -> Creator:
         self.used["creation"] = True
         return Creator(self.b, self.axes["creation"], "K", kw, generic, param_module)
@@ -571,7 +683,7 @@ class Gen:
         if v == "own_module":
             kw = {"module": self.rng.choice(['"unique"', '"late_parts"'])}
         late = self.key_creator(kw)
-        if late.form in ("decorator", "project_decorator"):
+        if late.form in DECORATOR_FORMS:
             late.inline = True  # a kernel made late: the decorated def runs in the run path
             if not kw and not self.lay.same("D", "K"):
                 late.kw = {"module": f"\"{self._kernel_module_name()}\""}  # joins the kernels' module by name
@@ -707,7 +819,7 @@ class Gen:
         k = self.lay.path["K"]
         if k in self.lay.modname:
             return self.lay.modname[k]
-        if self.axes["timing"] == "pytest_one_file":
+        if self.axes["timing"] in PYTEST_ONE_FILE:
             return "test_app"
         return "main" if self.axes["timing"] == "second_entry_point" else "__main__"
 
@@ -725,6 +837,9 @@ class Gen:
 
     def m_CS_4(self) -> None:
         v = self.variant
+        if v == "fragmented_files":
+            self._fragmented_files()
+            return
         creators = []
         for i in range(4):
             kw = {} if v == "shared_module" else {"module": f"\"part_{i}\""}
@@ -736,6 +851,19 @@ class Gen:
         for i, cr in enumerate(creators):
             pre, expr = cr.obtain(f"{i + 1}.0")
             stmts += pre + ([self.mark(launch_text(expr), "part")] if i == 0 else [launch_text(expr)])
+        self.b.phase(*stmts)
+
+    def _fragmented_files(self) -> None:
+        """One kernel per file of the package, each in its file's own module (no module= anywhere)."""
+        n_files = self.rng.choice((2, 3, 4))
+        self.intent["defect"] = n_files >= 3  # the labeller's threshold (truth.FRAGMENTED_MIN)
+        stmts = []
+        for i in range(n_files):
+            name = self.b.fresh("op")
+            self.b.extra_files[f"pkg/{name}.py"] = "import warp as wp\n\n\n" + kernel_def(name, f"{i + 1}.0")
+            self.b.need("D", f"pkg.{name}")
+            launch = launch_text(f"pkg.{name}.{name}")
+            stmts.append(self.mark(launch, "part") if i == 0 else launch)
         self.b.phase(*stmts)
 
     def m_CS_5(self) -> None:
@@ -755,8 +883,9 @@ class Gen:
                                         tag="launch"))
 
     def m_CS_6(self) -> None:
-        v = self.variant
-        g = self.key_creator(generic=True)
+        untyped = self.variant.endswith("_untyped")
+        v = self.variant.removesuffix("_untyped")
+        g = self.key_creator(generic="untyped" if untyped else True)
         second = "wp.float32" if v == "one_dtype" else "wp.float64"
         if v == "registered_up_front":
             pre, expr = g.obtain("1.0")
@@ -860,6 +989,23 @@ class Gen:
             add(f"class Holder_{n}:\n    def __init__(self, module):\n        self.module = module\n\n\n"
                 f"HOLDER_{n} = Holder_{n}({value})")
             return f"K::HOLDER_{n}.module"
+        if form == "enum_member":
+            self.b.need("K", "enum")
+            add(f"class Choice_{n}(enum.Enum):\n    MODULE = {value}\n")
+            return f"K::Choice_{n}.MODULE.value"
+        if form == "frozen_dataclass":
+            self.b.need("K", "dataclasses")
+            add(f"@dataclasses.dataclass(frozen=True)\nclass Params_{n}:\n    module: Any = {value}\n\n\n"
+                f"PARAMS_{n} = Params_{n}()")
+            return f"K::PARAMS_{n}.module"
+        if form == "simple_namespace":
+            self.b.need("K", "types")
+            add(f"CONFIG_{n} = types.SimpleNamespace(module={value})")
+            return f"K::CONFIG_{n}.module"
+        if form == "global_setter":
+            add(f"MODULE_{n} = None\n\n\ndef set_module_{n}(value):\n    global MODULE_{n}\n"
+                f"    MODULE_{n} = value\n\n\nset_module_{n}({value})")
+            return f"K::MODULE_{n}"
         if form == "dataclass_field":
             self.b.need("K", "dataclasses")
             add(f"@dataclasses.dataclass\nclass Settings_{n}:\n    module: Any = None\n\n\n"
@@ -875,11 +1021,29 @@ class Gen:
                            first=base_launch(self.b, base))
             return
         base = self.key_creator()
+        if v in ("differentiated", "forward_entry_of_differentiated_library"):
+            base.backward = "True"
         pre, expr = base.obtain("1.0")
+        if v == "forward_entry_of_differentiated_library":
+            self._training_entry_point(base)
         if v == "differentiated":
             self.b.phase(*pre, launch_text(expr), self.mark(launch_text(expr, adjoint=True), "adjoint"))
         else:
             self.b.phase(*pre, launch_text(expr), launch_text(expr))
+
+    def _training_entry_point(self, base: Creator) -> None:
+        """``train.py``: another entry point of the project that differentiates the library's kernel (a Tape);
+        the program's command runs the forward-only one."""
+        pre, expr = base.obtain("1.0")
+        body = "\n".join([*pre, "a = wp.zeros(4, dtype=float, requires_grad=True)", "tape = wp.Tape()",
+                          "with tape:", f"    wp.launch({expr}, dim=4, inputs=[a])",
+                          "tape.backward(grads={a: wp.ones(4, dtype=float)})"])
+        pkg_imports = {self.lay.alias[self.lay.path["K"]]}  # the library's kernels (a registry fills on import)
+        text = self.b.resolve("train.py", f"def train():\n{indent(body)}\n", pkg_imports)
+        head = ["import warp as wp"] + [f"import {m}" for m in ("functools", "importlib", "sys") if f"{m}." in text]
+        head += [f"from pkg import {a}" for a in sorted(pkg_imports)]
+        self.b.extra_files["train.py"] = ("\n".join(head) + "\n\n\n" + text
+                                          + "\n\nif __name__ == \"__main__\":\n    train()\n")
 
     def m_CS_13(self) -> None:
         v = self.variant
@@ -944,6 +1108,36 @@ class Gen:
             self.b.add("D", "phases", f"def test_setup():\n{body(phases[0])}\n")
             rest = [s for ph in phases[1:] for s in ph] or ["pass"]
             self.second_test = f"def test_run():\n{body(rest)}\n"
+        elif t == "pytest_unittest_class":  # the first phase in setUpClass, the others as test methods (by name)
+            self.b.need("D", "unittest")
+            tests = "".join(f"\n    def test_{i}_step(self):\n{body(ph, 8)}\n" for i, ph in enumerate(phases[1:], 2))
+            if not tests:
+                tests = "\n    def test_2_step(self):\n        pass\n"
+            self.b.add("D", "phases", f"class TestApp(unittest.TestCase):\n    @classmethod\n"
+                                      f"    def setUpClass(cls):\n{body(phases[0], 8)}\n{tests}")
+        elif t == "pytest_fixture":  # the first phase in a fixture the tests request, at the scope drawn
+            self.b.need("D", "pytest")
+            scope = self.rng.choice(("function", "module", "session"))
+            self.b.add("D", "phases", f"@pytest.fixture(scope=\"{scope}\")\ndef prepared():\n{body(phases[0])}\n"
+                                      f"    yield\n")
+            for i, ph in enumerate(phases[1:] or [["pass"]], 2):
+                self.b.add("D", "phases", f"def test_{i}_step(prepared):\n{body(ph)}\n")
+        elif t == "pytest_parametrize":  # one test, its parameters the phases (run in the order listed)
+            self.b.need("D", "pytest")
+            for i, ph in enumerate(phases, 1):
+                self.b.add("D", "phases", f"def phase_{i}():\n{body(ph)}\n")
+            params = ", ".join(f"phase_{i}" for i in range(1, len(phases) + 1))
+            self.b.add("D", "phases", f"@pytest.mark.parametrize(\"phase\", [{params}])\ndef test_phase(phase):\n"
+                                      f"    phase()\n")
+        elif t == "argparse_main":  # the entry point parses its arguments and hands them to main
+            self.b.need("D", "argparse")
+            for i, ph in enumerate(phases, 1):
+                self.b.add("D", "phases", f"def phase_{i}():\n{body(ph)}\n")
+            calls = "\n".join(f"    phase_{i}()" for i in range(1, len(phases) + 1))
+            self.b.add("D", "phases", f"def main(args):\n{calls}\n    if args.verbose:\n        print(\"done\")\n")
+            self.b.add("D", "entry", "if __name__ == \"__main__\":\n    parser = argparse.ArgumentParser()\n"
+                                     "    parser.add_argument(\"--verbose\", action=\"store_true\")\n"
+                                     "    main(parser.parse_args())")
         else:  # pragma: no cover
             raise ValueError(t)
         if t.startswith("pytest"):
@@ -988,27 +1182,35 @@ class Gen:
 # drawing programs
 
 
-def _draw_axes(rng: random.Random, depth: int) -> dict[str, str]:
-    names = list(AXES)
+# variants whose program is a package (a library beside its entry points, or several kernel files)
+PACKAGE_VARIANTS = ("fragmented_files", "forward_entry_of_differentiated_library")
+
+
+def _draw_axes(rng: random.Random, depth: int, catalogue_axes: dict[str, tuple[str, ...]] = AXES,
+               variant: str = "") -> dict[str, str]:
+    names = list(catalogue_axes)
     chosen = set(rng.sample(names, depth))
-    axes = {n: (rng.choice(AXES[n][1:]) if n in chosen else AXES[n][0]) for n in names}
-    if axes["timing"] == "pytest_files_conftest" and axes["layout"] == "single":
+    axes = {n: (rng.choice(catalogue_axes[n][1:]) if n in chosen else catalogue_axes[n][0]) for n in names}
+    needs_package = axes["timing"] == "pytest_files_conftest" or variant in PACKAGE_VARIANTS
+    if needs_package and axes["layout"] == "single":
         axes["layout"] = rng.choice(LAYOUT[1:])
     return axes
 
 
-def generate(seed: int, index: int, max_depth: int = 4) -> Program:
-    """The program ``index`` of ``seed``: deterministic, whatever else was drawn."""
+def generate(seed: int, index: int, max_depth: int = 4, version: int = GENERATOR_VERSION) -> Program:
+    """The program ``index`` of ``seed`` drawn from generator ``version``'s catalogue (axes.catalogue):
+    deterministic, whatever else was drawn."""
+    mechanisms, catalogue_axes = catalogue(version)
     rng = random.Random(f"warplint-oracle:{seed}:{index}")
-    mech = rng.choice(sorted(MECHANISMS))
-    variant = rng.choice(sorted(MECHANISMS[mech]))
+    mech = rng.choice(sorted(mechanisms))
+    variant = rng.choice(sorted(mechanisms[mech]))
     depth = rng.randint(0, max_depth)
     for _attempt in range(6):
         # an axis drawn non-trivial that this mechanism's variant has no use for is drawn again
-        axes = _draw_axes(rng, depth)
+        axes = _draw_axes(rng, depth, catalogue_axes, variant)
         g = Gen(rng, mech, variant, axes)
         g.build()
-        unused = [a for a in ("creation", "delivery") if axes[a] != AXES[a][0] and not g.used[a]]
+        unused = [a for a in ("creation", "delivery") if axes[a] != catalogue_axes[a][0] and not g.used[a]]
         if not unused:
             break
     g.place()

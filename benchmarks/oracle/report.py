@@ -292,7 +292,8 @@ def accuracy_markdown(res: dict[str, Any]) -> str:
         f"- seed: **{meta.get('seed', '?')}**"
         f"{' (fresh: drawn from os.urandom for this run)' if meta.get('fresh') else ''}",
         f"- date: {meta.get('date', '?')} (truth); scored {meta.get('scored_on', '?')} with warplint "
-        f"{meta.get('warplint_commit', '?')}; generator last changed in {meta.get('generator_commit', '?')}; "
+        f"{meta.get('warplint_commit', '?')}; generator version {meta.get('generator', 1)}, last changed in "
+        f"{meta.get('generator_commit', '?')}; "
         f"warp-lang {meta.get('warp_version', '?')}",
         *(["- **a rescore** (`--rescore`) of truth drawn earlier: scored again after engine commits, so not a "
            "fresh measurement (CONTRIBUTING.md, *Evaluation discipline*); the lead of docs/precision.md keeps "

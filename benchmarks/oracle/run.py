@@ -6,8 +6,11 @@
     python -m benchmarks.oracle --rescore --docs              # the last run, docs/accuracy.md regenerated
     python -m benchmarks.oracle --ci-sample                   # rewrite benchmarks/oracle/data/ci_sample.json
 
-Truth is cached in ``.cache/oracle/truth/<warp version>/<digest>.json`` (the program is stored with it, so a
-run can be re-scored after the generator changed); each run's list of programs in ``.cache/oracle/runs/``.
+A run draws from the newest generator version (``axes.GENERATOR_VERSION``) and records it; ``--rescore`` draws
+with the version its run recorded (runs saved before versions were: version 1; by seed, the run of the oldest
+version saved), and ``--generator N`` draws an older catalogue. Truth is cached in
+``.cache/oracle/truth/<warp version>/<digest>.json`` (the program is stored with it, so a run can be re-scored
+after the generator changed); each run's list of programs in ``.cache/oracle/runs/``.
 The programs behind every miss and every false finding are written to ``.cache/oracle/report/<run>/``.
 """
 
@@ -24,6 +27,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
+from .axes import GENERATOR_VERSION
 from .generate import Program, generate
 from .report import REASONS, load_reasons, unexplained, weak_axis_values, write_docs, write_reading
 from .score import lint_program, score_all
@@ -34,6 +38,7 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 CI_SAMPLE = os.path.join(DATA, "ci_sample.json")
 CI_SEED = 20261203
 CI_COUNT = 36
+CI_GENERATOR = 1  # the committed sample's catalogue (axes.catalogue); rewriting it may move it to the newest
 DEFAULT_DEPTH = 3
 
 
@@ -141,12 +146,32 @@ def run_truths(programs: list[Program], version: str, jobs: int, echo: bool = Tr
 # -- runs ---------------------------------------------------------------------------------------------
 
 
-def draw(seed: int, count: int, depth: int) -> list[Program]:
-    return [generate(seed, i, depth) for i in range(count)]
+def draw(seed: int, count: int, depth: int, version: int = GENERATOR_VERSION) -> list[Program]:
+    return [generate(seed, i, depth, version) for i in range(count)]
 
 
-def run_name(seed: int, count: int, depth: int) -> str:
-    return f"seed-{seed}-n{count}-d{depth}"
+def run_generator(meta: dict[str, Any]) -> int:
+    """The generator version a run drew with: runs saved before versions were recorded drew version 1."""
+    return int(meta.get("generator", 1))
+
+
+def run_name(seed: int, count: int, depth: int, version: int = 1) -> str:
+    """A run's name; a draw from a later generator version than 1 carries it (``-g2``), so drawing an old seed
+    with a new catalogue never overwrites the run its rescores read."""
+    return f"seed-{seed}-n{count}-d{depth}" + (f"-g{version}" if version > 1 else "")
+
+
+def find_run(seed: int, count: int, depth: int, version: int | None = None) -> str:
+    """The saved run of (seed, count, depth) drawn with ``version``; with no version, the one drawn with the
+    oldest version saved (a seed drawn again with a newer catalogue leaves the run its rescores read as the
+    one found)."""
+    if version is not None:
+        return run_name(seed, count, depth, version)
+    for v in range(1, GENERATOR_VERSION + 1):
+        name = run_name(seed, count, depth, v)
+        if os.path.exists(os.path.join(CACHE, "runs", f"{name}.json")):
+            return name
+    return run_name(seed, count, depth, GENERATOR_VERSION)
 
 
 def save_manifest(name: str, meta: dict[str, Any]) -> None:
@@ -171,7 +196,7 @@ def program_of_run(meta: dict[str, Any], index: int, truth: dict[str, Any]) -> P
     """Program ``index`` of a run: the generator's own draw while it still gives the same text (its name,
     axes and intent are the run's), else the program stored with the truth (an identical text drawn by
     another seed keeps that draw's record), renamed to its place in this run."""
-    drawn = generate(meta["seed"], index, meta["depth"])
+    drawn = generate(meta["seed"], index, meta["depth"], run_generator(meta))
     if drawn.digest == meta["digests"][index]:
         return drawn
     p = Program.from_json(truth["program"])
@@ -206,7 +231,7 @@ def git_head() -> str:
 
 
 def ci_programs() -> list[Program]:
-    return draw(CI_SEED, CI_COUNT, DEFAULT_DEPTH)
+    return draw(CI_SEED, CI_COUNT, DEFAULT_DEPTH, CI_GENERATOR)
 
 
 def write_ci_sample(version: str, jobs: int) -> dict[str, Any]:
@@ -214,7 +239,8 @@ def write_ci_sample(version: str, jobs: int) -> dict[str, Any]:
     truths = run_truths(programs, version, jobs)
     data = {
         "about": "written by `python -m benchmarks.oracle --ci-sample`: programs and their runtime truth",
-        "seed": CI_SEED, "count": CI_COUNT, "depth": DEFAULT_DEPTH, "warp_version": version.split("/")[0],
+        "seed": CI_SEED, "count": CI_COUNT, "depth": DEFAULT_DEPTH, "generator": CI_GENERATOR,
+        "warp_version": version.split("/")[0],
         "programs": [{"program": p.to_json(), "truth": canonical_truth(truths[p.digest])} for p in programs],
     }
     os.makedirs(DATA, exist_ok=True)
@@ -250,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--count", type=int, default=50)
     ap.add_argument("--depth", type=int, default=DEFAULT_DEPTH, help="at most this many non-trivial axes")
     ap.add_argument("--jobs", type=int, default=2, help="programs run on Warp at once")
+    ap.add_argument("--generator", type=int,
+                    help="draw from this generator version's catalogue (default: the newest); with --rescore "
+                         "--seed, the run drawn with it (default: the oldest version saved for the seed)")
     ap.add_argument("--rescore", action="store_true", help="score cached truth again; no Warp run")
     ap.add_argument("--run", help="with --rescore: the run to score (a name in .cache/oracle/runs/)")
     ap.add_argument("--refresh", action="store_true", help="run the programs again even if their truth is cached")
@@ -272,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rescore:
         if args.seed is not None:
-            name = run_name(args.seed, args.count, args.depth)
+            name = find_run(args.seed, args.count, args.depth, args.generator)
             meta = load_manifest(name)
         else:
             meta = load_manifest(args.run)
@@ -294,15 +323,17 @@ def main(argv: list[str] | None = None) -> int:
             seed = args.seed
         else:
             ap.error("give --seed S, --fresh-seed or --rescore")
-        programs = draw(seed, args.count, args.depth)
+        generator = GENERATOR_VERSION if args.generator is None else args.generator
+        programs = draw(seed, args.count, args.depth, generator)
         t0 = time.monotonic()
         truths = run_truths(programs, version, args.jobs, refresh=args.refresh)
-        name = run_name(seed, args.count, args.depth)
-        meta = {"name": name, "seed": seed, "count": args.count, "depth": args.depth,
+        name = run_name(seed, args.count, args.depth, generator)
+        meta = {"name": name, "seed": seed, "count": args.count, "depth": args.depth, "generator": generator,
                 "warp_version": version.split("/")[0], "truth_key": version,
                 "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                 "fresh": bool(args.fresh_seed), "generator_commit": generator_commit(), "repository_at": git_head(),
-                "command": f"python -m benchmarks.oracle --seed {seed} --count {args.count} --depth {args.depth}",
+                "command": f"python -m benchmarks.oracle --seed {seed} --count {args.count} --depth {args.depth}"
+                           + (f" --generator {generator}" if generator != GENERATOR_VERSION else ""),
                 "wall_s": round(time.monotonic() - t0, 1), "jobs": args.jobs,
                 "digests": [p.digest for p in programs]}
         save_manifest(name, meta)

@@ -44,8 +44,9 @@ class ModuleOptionsAfterLoad(Rule):
     module of a test package, as in Warp's own option and AOT tests) between tests does so
     on purpose and is not reported, nor is a value another change of the module may have
     given it already (a change in code that cannot run, such as a helper of a test file that
-    no test, fixture, hook, other code or import reaches, gives the module nothing). Tests that make kernels of a library's functions (`wp.kernel(f)`)
-    do not own the library's module: Warp puts such a kernel where `f` is defined.
+    no test, fixture, hook, other code or import reaches, gives the module nothing). Tests
+    that make kernels of a library's functions (`wp.kernel(f)`) do not own the library's
+    module: Warp puts such a kernel where `f` is defined.
 
     ## Fix
     Set module options before the first launch or load of the module: at module

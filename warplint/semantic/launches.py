@@ -109,6 +109,8 @@ class IdentityFacts(Layer):
             table: dict[int, list[tuple[FileModel, Call]]] = {}
             for f in self.bindings.files:
                 for call in self.bindings.warp_calls(f, *LAUNCH_CALLS):
+                    if not self.bindings.may_run(f, call.ctx.scope):
+                        continue  # in code nothing runs: launches nothing
                     for _, k in self.find_kernels(f, call.ctx.scope, call.bound("kernel")):
                         table.setdefault(id(k), []).append((f, call))
             return table
@@ -167,6 +169,8 @@ class IdentityFacts(Layer):
         for call in self.bindings.warp_calls(file, *LAUNCH_CALLS):
             if (scope is not None and call.ctx.scope != scope) or call.ctx.expects_raise == RAISED_BEFORE_LOAD:
                 continue  # a launch the test expects to fail its checks loads nothing
+            if not self.bindings.may_run(file, call.ctx.scope):
+                continue  # in code nothing runs (a leftover helper of a test file): it builds nothing
             block_dims = devices.cuda_block_dims(self, file, call, site)
             for kf, kernel in self.find_kernels(file, call.ctx.scope, call.bound("kernel"), site):
                 module = self.module_identity(kf, kernel)

@@ -281,10 +281,15 @@ _SLOT = re.compile("\x00([^\x00]*)\x00")  # evaluator.PARAMETER_SLOT
 
 def module_shape(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> str | None:
     """How the kernel's module name is computed from its factory's parameters (``Evaluator.shape_of``), for a
-    kernel whose module is not one known name; None when that is not known."""
+    kernel whose module is not one known name; None when that is not known, and when the name reads none of the
+    parameters and the layer knows none of the names it can be: one value per process that may as well be
+    ``"unique"`` (a module of each kernel's own), which tells nothing about which kernels share a module."""
     if not kernel.ctx.scope or kernel.module_value is None or facts.kernel_module(file, kernel) is not None:
         return None
-    return facts.evaluator.shape_of(file, kernel.module_value, kernel.ctx.scope)
+    shape = facts.evaluator.shape_of(file, kernel.module_value, kernel.ctx.scope)
+    if shape is None or (not _SLOT.search(shape) and not facts.evaluator.kernel_modules(file, kernel)[0]):
+        return None
+    return shape
 
 
 def positional(shape: str) -> str:

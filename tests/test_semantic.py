@@ -57,6 +57,30 @@ def test_one_answer_for_a_module_name_in_a_variable(tmp_path):
     assert project.constant(file, kernel.module_value) == (True, "app.solver")
 
 
+def test_an_enum_member_is_an_object_whose_value_is_what_its_class_body_wrote(tmp_path):
+    # `Placement.SHARED` is a member object (no module name); `.value` is the string, `.name` the member's name;
+    # an IntEnum's or str-mixed enum's member is an int or str equal to its value
+    project = project_of(tmp_path, {
+        "app/__init__.py": "",
+        "app/config.py": (
+            "import enum\n\nclass Placement(enum.Enum):\n    SHARED = 'app.shared'\n    OWN = 'unique'\n\n"
+            "class Base(enum.Enum):\n    pass\n\nclass Derived(Base):\n    X = 'app.derived'\n\n"
+            "class Sizes(enum.IntEnum):\n    SMALL = 64\n\nclass Named(str, enum.Enum):\n    K = 'app.named'\n"
+        ),
+        "app/solver.py": (
+            "import warp as wp\nfrom app.config import Derived, Named, Placement, Sizes\n"
+            "a = Placement.SHARED.value\nb = Placement.OWN.name\nc = Placement.SHARED\nd = Derived.X.value\n"
+            "e = Sizes.SMALL\nf = Named.K\n"
+            "@wp.kernel(module=Placement.SHARED.value)\ndef k(x: wp.array(dtype=float)):\n    x[0] = 1.0\n"
+        ),
+    })
+    file = _file(project, "solver.py")
+    values = {a.target.text: project.constant(file, a.value) for a in file.assignments}
+    assert values == {"a": (True, "app.shared"), "b": (True, "OWN"), "c": (False, None), "d": (True, "app.derived"),
+                      "e": (True, 64), "f": (True, "app.named")}
+    assert project.kernel_module(file, file.kernels[0]) == "app.shared"
+
+
 def test_a_module_given_as_get_module_is_the_module_of_that_name(tmp_path):
     # wp.get_module(name) returns the Module registered under name, the one a kernel with module=name joins
     project = project_of(tmp_path, {

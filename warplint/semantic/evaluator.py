@@ -31,6 +31,7 @@ from .values import (
     AbstractValue,
     ClassRef,
     Const,
+    EnumMember,
     FunctionRef,
     Instance,
     KernelRef,
@@ -69,6 +70,10 @@ _BINOPS: dict[str, Callable[[object, object], object]] = {
     "RightShift": operator.rshift, "BitOr": operator.or_, "BitAnd": operator.and_, "BitXor": operator.xor,
 }
 _UNKNOWN = ValueSet.of(Unknown())
+# Python's enum classes whose members are objects of their own (``.value`` is what the class body wrote), and
+# those whose members are ints or strs equal to their values (their own ``int``/``str`` base)
+_PURE_ENUM_BASES = frozenset({"enum.Enum", "enum.Flag"})
+_MIXED_ENUM_BASES = frozenset({"enum.IntEnum", "enum.IntFlag", "enum.StrEnum", "int", "str", "float", "bytes"})
 PARAMETER_SLOT = "\x00%s\x00"  # a parameter in Evaluator.shape_of's texts
 
 
@@ -814,6 +819,10 @@ class Evaluator:
                 results.append(got)
             elif constructed is not None:
                 results.append(constructed)
+            elif isinstance(v, ClassRef) and self._enum_member(v.fqname, attr):
+                results.append(ValueSet.of(EnumMember(v.fqname, attr, f"member {attr} of enum {v.fqname}")))
+            elif isinstance(v, EnumMember):
+                results.append(self._enum_member_attribute(v, attr))
             elif isinstance(v, (Instance, ClassRef)):
                 results.append(self._class_attribute(v.cls if isinstance(v, Instance) else v.fqname, attr))
             elif isinstance(v, PythonModule) and attr == "__name__":
@@ -829,6 +838,40 @@ class Evaluator:
             else:
                 results.append(ValueSet.of(Unknown(f"attribute `{attr}` not followed")))
         return ValueSet.union(results) if results else ValueSet.of(Unknown(f"attribute `{attr}`"))
+
+    def _enum_member(self, cls: str, attr: str) -> bool:
+        """``cls.attr`` is a member of an ``enum.Enum`` class: a name its class body assigns, in a class whose bases
+        lead to ``enum.Enum`` or ``enum.Flag`` with no ``int``/``str`` mixed in (an ``IntEnum``'s or ``StrEnum``'s
+        member is an int or str equal to its value, as read now)."""
+        cls = self.bindings.canonical_ref(cls)
+        owner = self.bindings.owner_of(cls)
+        if owner is None or not self._pure_enum(cls):
+            return False
+        qual = cls[len(owner.module) + 1:]
+        scope = qual.rpartition(".")[0]  # the class body's statements sit in the scope around the class
+        return not attr.startswith("_") and f"{qual}.{attr}" not in owner.functions and any(
+            a.ctx.scope == scope and not a.augmented
+            for _, a in self.bindings.attribute_assignments(f"{owner.module}.{qual}.{attr}"))
+
+    def _pure_enum(self, cls: str, _seen: frozenset[str] = frozenset()) -> bool:
+        """``cls`` derives from ``enum.Enum`` (or ``enum.Flag``) through its bases, none of them ``int``, ``str``
+        or an enum of those."""
+        owner = self.bindings.owner_of(cls)
+        if owner is None or cls in _seen:
+            return False
+        bases = owner.classes.get(cls[len(owner.module) + 1:], ())
+        if any(b in _MIXED_ENUM_BASES for b in bases):
+            return False
+        return any(b in _PURE_ENUM_BASES or (self.bindings.is_class(b) and self._pure_enum(
+            self.bindings.canonical_ref(b), _seen | {cls})) for b in bases)
+
+    def _enum_member_attribute(self, member: EnumMember, attr: str) -> ValueSet:
+        """What ``member.attr`` reads: the value its class body gives it (``.value``), its name (``.name``)."""
+        if attr == "value":
+            return self._class_attribute(member.cls, member.name)
+        if attr == "name":
+            return ValueSet.of(Const(member.name, f"the name of member {member.name}"))
+        return ValueSet.of(Unknown(f"attribute `{attr}` of an enum member not followed"))
 
     def _descriptor_get(self, cls: str, attr: str, _seen: frozenset[str] = frozenset()) -> ValueSet | None:
         """``obj.attr`` read on an instance of ``cls`` when the class attribute is a descriptor: Python runs its

@@ -75,6 +75,16 @@ class ClassRef:
 
 
 @dataclass(frozen=True)
+class EnumMember:
+    """A member of a project ``enum.Enum`` class (``Color.RED``): an object of its own, not the value written
+    for it in the class body, which ``.value`` reads (and ``.name`` its name)."""
+
+    cls: str
+    name: str
+    reason: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
 class Instance:
     """An instance of a project class (constructed, or promised by an annotation)."""
 
@@ -178,8 +188,8 @@ class PerProcess:
     reason: str = field(default="one value per process", compare=False)
 
 
-AbstractValue = (Const | KernelRef | WarpModule | PythonModule | FunctionRef | ClassRef | Instance | Sequence
-                 | Mapping | Lambda | WarpType | Varies | Unknown | PerProcess)
+AbstractValue = (Const | KernelRef | WarpModule | PythonModule | FunctionRef | ClassRef | EnumMember | Instance
+                 | Sequence | Mapping | Lambda | WarpType | Varies | Unknown | PerProcess)
 
 
 @dataclass(frozen=True)

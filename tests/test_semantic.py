@@ -81,6 +81,22 @@ def test_an_enum_member_is_an_object_whose_value_is_what_its_class_body_wrote(tm
     assert project.kernel_module(file, file.kernels[0]) == "app.shared"
 
 
+def test_a_simple_namespace_attribute_is_the_keyword_it_was_made_with(tmp_path):
+    # an attribute the project also writes somewhere (`obj.block = ...`) may have changed since: unknown
+    project = project_of(tmp_path, {
+        "app/__init__.py": "",
+        "app/solver.py": (
+            "import types\nimport warp as wp\n"
+            "CONFIG = types.SimpleNamespace(module='unique', block=64, name='a')\n"
+            "a = CONFIG.module\nb = CONFIG.block\nc = CONFIG.missing\n"
+            "def retune(obj):\n    obj.block = 128\n"
+        ),
+    })
+    file = _file(project, "solver.py")
+    values = {a.target.text: project.constant(file, a.value) for a in file.assignments if a.target.text in "abc"}
+    assert values == {"a": (True, "unique"), "b": (False, None), "c": (False, None)}
+
+
 def test_a_module_given_as_get_module_is_the_module_of_that_name(tmp_path):
     # wp.get_module(name) returns the Module registered under name, the one a kernel with module=name joins
     project = project_of(tmp_path, {

@@ -208,14 +208,20 @@ class Bindings:
 
     def attribute_assignments(self, ref: str) -> list[tuple[FileModel, Assignment]]:
         """Assignments to the attribute ``ref`` (``pkg.mod.Class.attr``): class body and ``self.attr = ...``."""
-        def by_ref() -> dict[str, list[tuple[FileModel, Assignment]]]:
-            table: dict[str, list[tuple[FileModel, Assignment]]] = {}
-            for f in self.files:
-                for name, assignments in self.file_facts.cached(f, file_facts.assignment_tables).attributes.items():
-                    table.setdefault(name, []).extend((f, a) for a in assignments)
-            return table
+        return self.cached("attribute_assignments", self._attribute_assignments_by_ref).get(ref, [])
 
-        return self.cached("attribute_assignments", by_ref).get(ref, [])
+    def _attribute_assignments_by_ref(self) -> dict[str, list[tuple[FileModel, Assignment]]]:
+        table: dict[str, list[tuple[FileModel, Assignment]]] = {}
+        for f in self.files:
+            for name, assignments in self.file_facts.cached(f, file_facts.assignment_tables).attributes.items():
+                table.setdefault(name, []).extend((f, a) for a in assignments)
+        return table
+
+    def attribute_names_assigned(self) -> frozenset[str]:
+        """The last part of every attribute the project assigns (``obj.name = ...``, ``self.name = ...``, a class
+        body's ``name = ...``): an object's attribute by another name is never written after it is made."""
+        return self.cached("attribute names assigned", lambda: frozenset(
+            ref.rpartition(".")[2] for ref in self.cached("attribute_assignments", self._attribute_assignments_by_ref)))
 
     def constructions(self, cls: str) -> list[tuple[FileModel, Call]]:
         """Calls that construct the project class ``cls``."""

@@ -37,6 +37,7 @@ from .values import (
     KernelRef,
     Lambda,
     Mapping,
+    Namespace,
     PerProcess,
     PythonModule,
     Sequence,
@@ -823,6 +824,13 @@ class Evaluator:
                 results.append(ValueSet.of(EnumMember(v.fqname, attr, f"member {attr} of enum {v.fqname}")))
             elif isinstance(v, EnumMember):
                 results.append(self._enum_member_attribute(v, attr))
+            elif isinstance(v, Namespace):
+                given = dict(v.attrs).get(attr)
+                if given is None or attr in self.bindings.attribute_names_assigned():
+                    # not made with it, or the project writes an attribute of that name on some object
+                    results.append(ValueSet.of(Unknown(f"attribute `{attr}` of a namespace")))
+                else:
+                    results.append(given)
             elif isinstance(v, (Instance, ClassRef)):
                 results.append(self._class_attribute(v.cls if isinstance(v, Instance) else v.fqname, attr))
             elif isinstance(v, PythonModule) and attr == "__name__":
@@ -1172,6 +1180,9 @@ class Evaluator:
             return self._warp_call(file, value, scope, site)
         if ref == "functools.partial" and value.args:
             return self.values(file, value.args[0], scope, site)
+        if ref == "types.SimpleNamespace" and not value.args:
+            return ValueSet.of(Namespace(tuple((name, self.values(file, v, scope, site))
+                                               for name, v in value.kwargs.items() if name != "**")))
         applied = self._partial_applied(value)
         if applied is not None:
             return self.values(file, applied, scope, site)

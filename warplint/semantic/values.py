@@ -140,6 +140,15 @@ class Mapping:
 
 
 @dataclass(frozen=True)
+class Namespace:
+    """An object whose attributes are the keywords it was made with (``types.SimpleNamespace(module=...)``):
+    each attribute's value set."""
+
+    attrs: tuple[tuple[str, ValueSet], ...]
+    reason: str = field(default="a SimpleNamespace", compare=False)
+
+
+@dataclass(frozen=True)
 class WarpType:
     """One of Warp's value types: a scalar (``wp.float32``), a vector, matrix, quaternion or transformation type
     (``wp.vec3``, ``wp.types.vector(length=3, dtype=wp.float32)``). Identified as Warp hashes it into a kernel's
@@ -189,7 +198,7 @@ class PerProcess:
 
 
 AbstractValue = (Const | KernelRef | WarpModule | PythonModule | FunctionRef | ClassRef | EnumMember | Instance
-                 | Sequence | Mapping | Lambda | WarpType | Varies | Unknown | PerProcess)
+                 | Sequence | Mapping | Namespace | Lambda | WarpType | Varies | Unknown | PerProcess)
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ def add_decorated_kernels(bindings: Bindings, evaluator: Evaluator) -> None:
             file.kernels = [k for k in file.kernels if not k.derived]
     # a decorator makes a kernel only by returning one `wp.kernel` made of a function passed in: when no such
     # kernel can reach a return, none does, and no decorator needs evaluating (on Warp's tree, ~20 CPU s)
+    _add_kernels_of_bound_decorators(bindings, evaluator)
     if _PassedInKernels(bindings, evaluator).can_be_returned():
         _add_kernels_of_decorators(bindings, evaluator)
     for file in bindings.files:
@@ -45,6 +46,57 @@ def add_decorated_kernels(bindings: Bindings, evaluator: Evaluator) -> None:
             if kernel.target is not None and not kernel.function:
                 _complete(bindings, evaluator, file, kernel)
     evaluator.kernels_whole = True
+
+
+def _add_kernels_of_bound_decorators(bindings: Bindings, evaluator: Evaluator) -> None:
+    """A ``derived`` Kernel for every function decorated by a name bound to ``wp.kernel`` with options given
+    beforehand (``fwd = functools.partial(wp.kernel, enable_backward=False)``, ``fwd = wp.kernel(module="m")``):
+    applying it calls ``wp.kernel(f, **options)``."""
+    for file in bindings.files:
+        for fn in [*file.redefined, *file.functions.values()]:
+            if fn.is_warp:
+                continue
+            for decorator in fn.decorator_values:
+                if bindings.is_warp_api(decorator.ref):
+                    continue
+                if decorator.kind in ("name", "attr"):
+                    options = kernel_decorator_options(evaluator, file, decorator, fn.ctx.scope)
+                elif decorator.kind == "call" and decorator.ref and not decorator.args and "**" not in decorator.kwargs:
+                    # `@fwd_kernel(module="m")`: the bound options, with the call's keywords laid over them
+                    callee = Value("attr" if "." in decorator.text.partition("(")[0] else "name",
+                                   text=decorator.text.partition("(")[0], ref=decorator.ref,
+                                   local=bool(fn.ctx.scope) and "." not in decorator.ref)
+                    bound = kernel_decorator_options(evaluator, file, callee, fn.ctx.scope)
+                    options = None if bound is None else {**bound, **{
+                        key: option if option.is_const else Value("other", text=option.text)
+                        for key, option in decorator.kwargs.items()}}
+                else:
+                    continue
+                if options is not None:
+                    file.kernels.append(_decorated_kernel(file, fn, options))
+                    break
+
+
+def kernel_decorator_options(evaluator: Evaluator, file: FileModel, decorator: Value, scope: str
+                             ) -> dict[str, Value] | None:
+    """The ``wp.kernel`` options a decorator expression applies when it is ``wp.kernel`` with its keywords bound
+    beforehand: every expression it comes from (``Evaluator.sources``) is ``functools.partial(wp.kernel, **kw)``
+    or ``wp.kernel(**kw)`` (no function: the decorator factory's result), all with the same keywords. Options
+    that are not literals are left unknown. None for anything else."""
+    found: dict[str, Value] | None = None
+    for source in evaluator.sources(file, decorator, scope):
+        value = source.value
+        if source.attrs or value.kind != "call" or not source.complete:
+            return None
+        partial = value.ref == "functools.partial" and len(value.args) == 1 and is_warp(value.args[0].ref, "kernel")
+        if not (partial or (is_warp(value.ref, "kernel") and not value.args)) or "**" in value.kwargs:
+            return None
+        normal = {key: option if option.is_const else Value("other", text=option.text)
+                  for key, option in value.kwargs.items()}
+        if found is not None and found != normal:
+            return None
+        found = normal
+    return found
 
 
 def _add_kernels_of_decorators(bindings: Bindings, evaluator: Evaluator) -> None:
@@ -62,12 +114,25 @@ def _add_kernels_of_decorators(bindings: Bindings, evaluator: Evaluator) -> None
                     makers[key] = _kernel_options(bindings, evaluator, file, fn, decorator)
                 options = makers[key]
                 if options is not None:
-                    file.kernels.append(Kernel(
-                        name=fn.name, function=fn.qualname, span=fn.span, ctx=fn.ctx, form="decorator",
-                        options=options, generic=fn.generic, warp_calls=set(fn.warp_calls), derived=True,
-                        source_digest=fn.source_digest,
-                    ))
+                    file.kernels.append(_decorated_kernel(file, fn, options))
                     break
+
+
+def _decorated_kernel(file: FileModel, fn: Function, options: dict[str, Value]) -> Kernel:
+    """The ``derived`` kernel a decorator makes of ``fn``, with the names its body reads from the functions
+    around it (the values a kernel made in a factory captures, as the extractor finds them for ``@wp.kernel``)."""
+    enclosing: set[str] = set()
+    scope = fn.ctx.scope
+    while scope:
+        outer = file.functions.get(scope)
+        if outer is None:
+            break
+        enclosing |= outer.locals | {p.name for p in outer.params}
+        scope = outer.ctx.scope
+    own = fn.locals | {p.name for p in fn.params}
+    return Kernel(name=fn.name, function=fn.qualname, span=fn.span, ctx=fn.ctx, form="decorator", options=options,
+                  generic=fn.generic, warp_calls=set(fn.warp_calls), derived=True, source_digest=fn.source_digest,
+                  captured=(set(fn.loaded) & enclosing) - own, static_captured=(fn.static_loaded & enclosing) - own)
 
 
 def _complete(bindings: Bindings, evaluator: Evaluator, file: FileModel, kernel: Kernel) -> None:

@@ -97,6 +97,21 @@ def test_a_simple_namespace_attribute_is_the_keyword_it_was_made_with(tmp_path):
     assert values == {"a": (True, "unique"), "b": (False, None), "c": (False, None)}
 
 
+def test_a_name_a_setter_declares_global_holds_what_the_setter_assigns_too(tmp_path):
+    project = project_of(tmp_path, {
+        "app/__init__.py": "",
+        "app/solver.py": (
+            "import warp as wp\nMODULE = 'shared'\n\ndef set_module(m):\n    global MODULE\n    MODULE = m\n\n"
+            "def make(c):\n    @wp.kernel(module=MODULE)\n    def k(a: wp.array(dtype=float)):\n        a[0] = c\n"
+            "    return k\n\nset_module('unique')\n"
+        ),
+    })
+    file = _file(project, "solver.py")
+    kernel = file.kernels[0]
+    assert project.kernel_module_names(file, kernel) == ({"shared", "unique"}, True)
+    assert project.kernel_module(file, kernel) is None
+
+
 def test_a_module_given_as_get_module_is_the_module_of_that_name(tmp_path):
     # wp.get_module(name) returns the Module registered under name, the one a kernel with module=name joins
     project = project_of(tmp_path, {

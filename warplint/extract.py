@@ -1065,6 +1065,11 @@ class Extractor(cst.CSTVisitor):
         if node.keyword is not None:
             self._not_variables.add(id(node.keyword))
 
+    def visit_Global(self, node: cst.Global) -> None:
+        fn = self.frame.function
+        if fn is not None:
+            fn.declared_global = (*fn.declared_global, *(item.name.value for item in node.names))
+
     def visit_Name(self, node: cst.Name) -> None:
         # `a.attr` and `f(keyword=...)` contain Name nodes that are not variables.
         if id(node) in self._not_variables:

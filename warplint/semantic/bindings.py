@@ -532,6 +532,12 @@ class Bindings:
         """Assignments ``name = ...`` written directly in ``scope``, in source order."""
         return self.file_facts.cached(file, file_facts.assignment_tables).names.get(scope, _NO_NAMES).get(name, ())
 
+    def global_assignments(self, file: FileModel, name: str) -> list[tuple[str, Assignment]]:
+        """(scope, assignment) for each assignment of the module-level ``name`` of ``file`` made inside a function
+        that declares it ``global``: when that function runs, the module's name is bound to what it assigns."""
+        return [(fn.qualname, a) for fn in file.functions.values() if name in fn.declared_global
+                for a in self.name_assignments(file, fn.qualname, name)]
+
     def subscript_assignments(self, file: FileModel, scope: str, name: str) -> list:
         """Assignments ``name[key] = ...`` written directly in ``scope``."""
         return self.file_facts.cached(file, file_facts.assignment_tables).subscripts.get((scope, name), [])

@@ -250,7 +250,10 @@ def _narrowed_on_cuda(layer: Layer, file: FileModel, value: Value, at: Context
         found = layer.bindings.owner_of(ref)
         if found is None or "." in ref[len(found.module) + 1:]:
             return None
-        owner, scope, bindings = found, "", layer.bindings.name_assignments(found, "", ref[len(found.module) + 1:])
+        name = ref[len(found.module) + 1:]
+        if layer.bindings.global_assignments(found, name):
+            return None  # a setter's `global` rebinds it at run time: not followed
+        owner, scope, bindings = found, "", layer.bindings.name_assignments(found, "", name)
     else:
         return None
     if not bindings or any(a.augmented for a in bindings):

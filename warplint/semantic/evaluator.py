@@ -775,13 +775,16 @@ class Evaluator:
 
     def _module_level(self, owner: FileModel, name: str) -> ValueSet:
         results: list[ValueSet] = []
-        for assignment in self.bindings.name_assignments(owner, "", name):
+        # its module-level bindings, and those of functions that declare it `global` (a setter), which bind it
+        # whenever they run
+        bound = [("", a) for a in self.bindings.name_assignments(owner, "", name)]
+        for scope, assignment in bound + self.bindings.global_assignments(owner, name):
             if assignment.augmented:
                 results.append(ValueSet.of(Varies(f"`{name}` is updated in place")))
-            elif (made := self._kernel_made_by(owner, "", name, assignment)) is not None:
+            elif (made := self._kernel_made_by(owner, scope, name, assignment)) is not None:
                 results.append(made)
             else:
-                results.append(self.values(owner, assignment.value, "", None))
+                results.append(self.values(owner, assignment.value, scope, None))
         if results:
             return ValueSet.union(results)
         if name == "__name__":  # `pkg.kernels.__name__` read through an import: that module's name
@@ -1912,10 +1915,11 @@ class Evaluator:
             return False
         name, *rest = ref[len(owner.module) + 1:].split(".")
         more = (*rest, *attrs)
-        bindings = self.bindings.name_assignments(owner, "", name)
+        bindings = [("", a) for a in self.bindings.name_assignments(owner, "", name)]
+        bindings += self.bindings.global_assignments(owner, name)  # a setter's `global` binds it too
         if bindings:
-            for a in bindings:
-                self._sources(owner, a.value, "", None, more, found, seen)
+            for scope, a in bindings:
+                self._sources(owner, a.value, scope, None, more, found, seen)
             return True
         for imp in owner.imports:  # a re-export: `from .config import CACHE` in a package __init__
             if imp.ctx.scope:

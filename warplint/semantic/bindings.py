@@ -535,8 +535,15 @@ class Bindings:
     def global_assignments(self, file: FileModel, name: str) -> list[tuple[str, Assignment]]:
         """(scope, assignment) for each assignment of the module-level ``name`` of ``file`` made inside a function
         that declares it ``global``: when that function runs, the module's name is bound to what it assigns."""
-        return [(fn.qualname, a) for fn in file.functions.values() if name in fn.declared_global
-                for a in self.name_assignments(file, fn.qualname, name)]
+        def by_name() -> dict[str, list[tuple[str, Assignment]]]:
+            table: dict[str, list[tuple[str, Assignment]]] = {}
+            for fn in file.functions.values():
+                for declared in fn.declared_global:
+                    table.setdefault(declared, []).extend(
+                        (fn.qualname, a) for a in self.name_assignments(file, fn.qualname, declared))
+            return table
+
+        return self.cached(("global assignments", id(file)), by_name).get(name, [])
 
     def subscript_assignments(self, file: FileModel, scope: str, name: str) -> list:
         """Assignments ``name[key] = ...`` written directly in ``scope``."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from warplint.testing import project_of
 
 TEST_FILE = '''\
+"""Text that names `leftover` runs nothing (a docstring)."""
 import atexit
 
 import pytest
@@ -35,6 +36,15 @@ def named_in_a_class_body():
 
 class Holder:
     run = staticmethod(named_in_a_class_body)
+
+
+def run_by_name_in_a_subprocess():
+    pass
+
+
+def test_isolated():
+    code = "from tests.test_a import run_by_name_in_a_subprocess; run_by_name_in_a_subprocess()"
+    return code
 
 
 def recursive_only(n):

@@ -161,6 +161,8 @@ class Extractor(cst.CSTVisitor):
         self._not_variables: set[int] = set()  # ids of Name nodes that are attributes or keywords
         self._def_names: set[int] = set()  # ids of the Name nodes a `def` or `class` statement binds
         self._named_outside_bodies: set[str] = set()  # names code outside any function body reads or binds
+        self._string_texts: list[str] = []  # the text of every string literal (code run by name: `-c "..."`)
+        self._bare_strings: set[int] = set()  # string statements (docstrings): text that never runs
         # the last statements of `with pytest.raises(...)` bodies: id -> the exceptions expected
         self._raising: dict[int, tuple[str, ...]] = {}
         self._collect_toplevel(module_node)
@@ -1065,6 +1067,23 @@ class Extractor(cst.CSTVisitor):
         if node.keyword is not None:
             self._not_variables.add(id(node.keyword))
 
+    def visit_Expr(self, node: cst.Expr) -> None:
+        # a string statement (a docstring) is text nothing runs; its parts are not code that may name a function
+        pending: list[cst.BaseExpression] = [node.value]
+        while pending:
+            value = pending.pop()
+            if isinstance(value, cst.SimpleString):
+                self._bare_strings.add(id(value))
+            elif isinstance(value, cst.ConcatenatedString):
+                pending += [value.left, value.right]
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if id(node) not in self._bare_strings:
+            self._string_texts.append(node.value)
+
+    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+        self._string_texts.append(node.value)
+
     def visit_Global(self, node: cst.Global) -> None:
         fn = self.frame.function
         if fn is not None:
@@ -1298,9 +1317,10 @@ class Extractor(cst.CSTVisitor):
     def finish(self) -> None:
         self._digest_redefinitions()
         functions = self.model.functions
+        strings = "\0".join(self._string_texts)
         self.model.functions_named_outside_bodies = tuple(sorted(
-            name for name in self._named_outside_bodies
-            if (fn := functions.get(name)) is not None and fn.class_name is None))
+            name for name, fn in functions.items()
+            if "." not in name and fn.class_name is None and (name in self._named_outside_bodies or name in strings)))
         for kernel, scope, fname in self._pending_kernels:
             qual = f"{scope}.{fname}" if scope else fname
             if qual in functions:

@@ -541,7 +541,8 @@ class FileModel:
     toplevel: set[str] = field(default_factory=set)  # names bound at module level
     classes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class qualname -> resolved bases
     # the file's top-level functions whose names code outside every function body reads or binds (module level,
-    # class bodies, decorators, defaults): with the functions' own ``loaded``, every mention of one in the file
+    # class bodies, decorators, defaults) or a string literal contains (a test run by name in a subprocess: `-c
+    # "from m import f; f()"`): with the functions' own ``loaded``, every mention of one in the file
     functions_named_outside_bodies: tuple[str, ...] = ()
     rule_facts: dict[str, Any] = field(default_factory=dict)  # per-rule extras from Rule.collect()
     error: str | None = None  # why the file could not be read or parsed

@@ -790,20 +790,22 @@ class Bindings:
         if any(other is not fn and not other.qualname.startswith(f"{fn.qualname}.") and fn.name in other.loaded
                for other in file.functions.values()):
             return True
-        return self.canonical_module(file.module) in self._imported_modules()
+        return file.module.rpartition(".")[2] in self._imported_module_names()
 
-    def _imported_modules(self) -> frozenset[str]:
-        """Every module an import statement of the project names (``import a.b``, ``from a import b`` names ``a``
-        and ``a.b``, since ``b`` may be a submodule), canonical."""
+    def _imported_module_names(self) -> frozenset[str]:
+        """The last part of every module an import statement of the project may name (``import a.b`` names ``b``,
+        ``from a import b`` names ``a`` and ``b``, since ``b`` may be a submodule). By the last part only: a file
+        is imported under whatever name the program's path gives it (``pkg.tests.util`` or ``tests.util``),
+        and a name the layer does not resolve must still count."""
         def compute() -> frozenset[str]:
             found: set[str] = set()
             for f in self.files:
                 for imp in f.imports:
-                    found.add(imp.module)
-                    found.update(f"{imp.module}.{name}" for name, _ in imp.names)
-            return frozenset(self.canonical_module(m) for m in found)
+                    found.add(imp.module.rpartition(".")[2])
+                    found.update(name for name, _ in imp.names)
+            return frozenset(found)
 
-        return self.cached("imported modules", compute)
+        return self.cached("imported module names", compute)
 
 
 # Python's descriptors whose read on an instance runs the function they wrap (the getter) and gives its result.

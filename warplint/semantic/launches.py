@@ -12,6 +12,7 @@ calls that lead to a function. The fact modules above (``builds``, ``generics``,
 from __future__ import annotations
 
 import os
+from typing import cast
 
 from warplint.model import Call, FileModel, Function, Kernel, Value
 from warplint.names import is_warp
@@ -160,7 +161,9 @@ class IdentityFacts(Layer):
         return found[0] if len(found) == 1 else None
 
     def launches(self, file: FileModel) -> list[Launch]:
-        return list(self.cached(("launches", id(file)), lambda: self._launches(file)))
+        """The launches ``file`` makes (its own parameters unbound); kept across an edit that changes nothing
+        they read (``Layer.kept``)."""
+        return list(self.kept("launches", file, lambda facts: cast(IdentityFacts, facts)._launches(file)))
 
     def _launches(self, file: FileModel, site: Site | None = None, scope: str | None = None) -> list[Launch]:
         result = []

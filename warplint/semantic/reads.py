@@ -9,54 +9,77 @@ computed with its reads recorded can be taken over by the next layer when none o
 - ``kernel_lists``: the files whose kernel list it read. A project adds ``derived`` kernels to a model (a
   project decorator that makes kernels, found by data flow over every file), so a list is read the same only
   while it holds none, then and now;
-- ``everything``: a read that cannot be attributed to files (an evaluator question, whose memos are shared
-  across questions; a table over every file; a derived kernel): the fact is never kept.
+- ``asked``: what it asked the binder of the project's tables (``call_sites(fq)``, ``owner_of(ref)``,
+  ``function(fq)``, ...), by method, arguments and answer. The key of a table is the arguments; whether the
+  edited file contributes to that key is checked by asking the new layer's binder again: the read holds when
+  the answer is the same, every model object in it the same object (``_same``). The binder is below the
+  evaluator and asks nothing above it, so its answer is a function of its arguments and the models;
+- ``inner``: the reads of the memo entries (the evaluator's, the budget's summaries, the layer's) it computed
+  or hit, held as they are (a graph, shared: each entry is checked once per layer, ``ReadsCheck``);
+- ``everything``: a read that cannot be attributed (a table over every file, ``bindings.files``; a derived
+  kernel): the fact is never kept.
 
-The recorder is the layer's base: the layer hands a recorded computation a reading view of itself
-(``layer.ReadingLayer``), which records each read here; what is not read through a per-file method of the view
-counts as ``everything``.
+Every memo entry carries the reads of its own computation (recorded always in a session that records, since an
+entry filled by an unrecorded question is hit by a recorded one later), and a hit adds them to the computation
+that hit it. The binder's hand-outs are recorded by ``RecordedBindings``, the binder as the evaluator and the
+layer see it. Names that only the set of files decides (``fqname``, ``canonical_ref``, ``is_warp_api``: the
+module names are the paths') are not recorded: ``KeptFacts.keep_only`` forgets every fact when the set of files
+changes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 from warplint.model import FileModel
 
+_MODEL_MODULE = FileModel.__module__
+_PLAIN = (str, int, float, bool, bytes, type(None))
+
 
 class Reads:
-    """One computation's reads."""
+    """One computation's reads (the module's docstring says what each holds)."""
 
-    __slots__ = ("everything", "kernel_lists", "models")
+    __slots__ = ("asked", "everything", "inner", "kernel_lists", "models")
 
     def __init__(self) -> None:
         self.models: dict[str, FileModel] = {}  # path -> the model object whose own records were read
         self.kernel_lists: set[str] = set()  # paths whose kernel list (without derived kernels) was read
+        self.asked: list[tuple[str, tuple, Any]] = []  # (binder method, arguments, answer)
+        self.inner: list[Reads] = []  # the reads of memo entries computed or hit inside
         self.everything = False
 
-    def add(self, other: Reads) -> None:
-        self.everything = self.everything or other.everything
-        if not self.everything:
-            self.models.update(other.models)
-            self.kernel_lists |= other.kernel_lists
+    def graph(self) -> list[Reads]:
+        """These reads and every entry's inside, each once."""
+        seen: dict[int, Reads] = {}
+        stack = [self]
+        while stack:
+            current = stack.pop()
+            if id(current) not in seen:
+                seen[id(current)] = current
+                stack.extend(current.inner)
+        return list(seen.values())
 
-    def hold_in(self, by_path: Mapping[str, FileModel]) -> bool:
-        """Whether a layer over the models ``by_path`` reads the same: the same model object at every path read,
-        and no derived kernel in a kernel list read (``add_decorated_kernels`` has run when a fact is asked)."""
-        if self.everything:
-            return False
-        if any(by_path.get(path) is not model for path, model in self.models.items()):
-            return False
-        return not any(k.derived for path in self.kernel_lists for k in by_path[path].kernels)
+    def add(self, other: Reads) -> None:
+        if other is self or self.everything:
+            return
+        if other.everything:
+            self.everything = True
+            self.inner = []
+        elif other.models or other.kernel_lists or other.asked or other.inner:
+            self.inner.append(other)
 
 
 class ReadRecorder:
-    """The reads of the computations being recorded, innermost last (a recorded fact asked inside another
-    adds its reads to the outer one)."""
+    """The reads of the computations being recorded, innermost last (a recorded computation inside another
+    adds its reads to the outer one). ``enabled`` in a session that keeps facts across edits (an editor's); a
+    run that builds one layer records nothing (``open`` gives None)."""
 
-    def __init__(self) -> None:
+    def __init__(self, enabled: bool = False) -> None:
+        self.enabled = enabled
         self._open: list[Reads] = []
 
     @property
@@ -69,18 +92,47 @@ class ReadRecorder:
 
     def kernel_list(self, file: FileModel) -> None:
         if self._open:
+            reads = self._open[-1]
             if any(k.derived for k in file.kernels):
-                self._open[-1].everything = True
+                reads.everything = True
             else:
-                self._open[-1].models[file.path] = file
-                self._open[-1].kernel_lists.add(file.path)
+                reads.models[file.path] = file
+                reads.kernel_lists.add(file.path)
+
+    def asked(self, method: str, arguments: tuple, answer: Any) -> None:
+        if self._open:
+            self._open[-1].asked.append((method, arguments, _snapshot(answer)))
 
     def everything(self) -> None:
         if self._open:
             self._open[-1].everything = True
 
-    def add(self, reads: Reads) -> None:
+    def add(self, reads: Reads | None) -> None:
         """A memo hit inside a recorded computation: the entry's own reads are read again."""
+        if reads is not None and self._open:
+            self._open[-1].add(reads)
+
+    def hit(self, reads_of: Mapping[Any, Reads], key: Any) -> None:
+        """A hit on the memo entry ``key`` whose reads ``reads_of`` holds (none while it is being computed: a
+        cycle back to it, inside its own recording)."""
+        if self._open:
+            reads = reads_of.get(key)
+            if reads is not None:
+                self._open[-1].add(reads)
+
+    def open(self) -> Reads | None:
+        """Start recording a computation (a memo entry's); None when the session records nothing."""
+        if not self.enabled:
+            return None
+        reads = Reads()
+        self._open.append(reads)
+        return reads
+
+    def close(self, reads: Reads | None) -> None:
+        if reads is None:
+            return
+        popped = self._open.pop()
+        assert popped is reads
         if self._open:
             self._open[-1].add(reads)
 
@@ -96,34 +148,195 @@ class ReadRecorder:
                 self._open[-1].add(reads)
 
 
+def _snapshot(answer: Any) -> Any:
+    """An answer as it is now: a table's list may be the binder's own, filled further later."""
+    if isinstance(answer, list):
+        return tuple(answer)
+    if isinstance(answer, set):
+        return frozenset(answer)
+    if isinstance(answer, dict):
+        return dict(answer)
+    return answer
+
+
+def _same(a: Any, b: Any) -> bool:
+    """The same answer: equal plain values and containers, and every model object in it the same object (an
+    equal object of another model is not: a fact kept holds the objects it was computed from)."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b) and not (isinstance(a, tuple | list) and isinstance(b, tuple | list)):
+        return False
+    if isinstance(a, _PLAIN):
+        return bool(a == b)
+    if isinstance(a, tuple | list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, frozenset | set):
+        return bool(a == b)  # hashable elements: plain values or values of the layer (model objects are not)
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if kind.__module__ == _MODEL_MODULE or not dataclasses.is_dataclass(a):
+        return False  # a model object (or another object of the layer) is the same only if it is that object
+    return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+
+
+class ReadsCheck:
+    """Whether reads hold in one layer (over ``by_path``, its binder answering ``ask``): the same model object
+    at every path read, no derived kernel in a kernel list read, the binder's answer to each question the same.
+    Each entry of the graph is checked once per layer (the layer's memo entries are shared by many facts)."""
+
+    def __init__(self, by_path: Mapping[str, FileModel], ask: Callable[[str, tuple], Any]) -> None:
+        self._by_path = by_path
+        self._ask = ask
+        self._held: set[int] = set()  # ids of entries found to hold, with everything inside (kept alive by
+        self._failed: set[int] = set()  # the kept facts) and of entries whose own reads do not
+        self.asked = 0  # questions asked of the binder again (the benchmarks read it)
+
+    def holds(self, reads: Reads) -> bool:
+        if reads.everything:
+            return False
+        held, failed = self._held, self._failed
+        seen: list[Reads] = []
+        stack = [reads]
+        marked: set[int] = set()
+        while stack:
+            current = stack.pop()
+            key = id(current)
+            if key in held or key in marked:
+                continue
+            if key in failed or not self._own_reads_hold(current):
+                failed.add(key)
+                return False
+            marked.add(key)
+            seen.append(current)
+            stack.extend(current.inner)
+        held.update(id(r) for r in seen)
+        return True
+
+    def _own_reads_hold(self, reads: Reads) -> bool:
+        if reads.everything:
+            return False
+        by_path = self._by_path
+        if any(by_path.get(path) is not model for path, model in reads.models.items()):
+            return False
+        if any(k.derived for path in reads.kernel_lists for k in by_path[path].kernels):
+            return False
+        for method, arguments, answer in reads.asked:
+            self.asked += 1
+            if not _same(_snapshot(self._ask(method, arguments)), answer):
+                return False
+        return True
+
+
 class KeptFacts:
     """Facts of one file, with their reads, kept by a session across the layers it builds (as ``FileFacts``,
     handed to each): a layer takes one over when its file is the same model object and its reads hold
-    (``Reads.hold_in``)."""
+    (``ReadsCheck``)."""
 
     def __init__(self) -> None:
         self._facts: dict[tuple[str, str], tuple[FileModel, Any, Reads]] = {}  # (family, path) -> fact
+        self._paths: frozenset[str] = frozenset()  # the files indexed (their module names are their paths')
         self.taken_over = 0  # how many facts layers took over (the tests and the benchmarks read it)
+        self.taken_over_of: dict[str, int] = {}  # the same, by family
+        self.computed = 0  # how many recorded facts layers computed
 
-    def get(self, family: str, file: FileModel, by_path: Mapping[str, FileModel]) -> tuple[Any, Reads] | None:
-        """The fact ``family`` of ``file`` kept from an earlier layer, if it still holds in the one over
-        ``by_path``."""
-        entry = self._facts.get((family, file.path))
-        if entry is None or entry[0] is not file or not entry[2].hold_in(by_path):
+    def get(self, family: str, file: FileModel, check: ReadsCheck) -> tuple[Any, Reads] | None:
+        """The fact ``family`` of ``file`` kept from an earlier layer, if it still holds in the one ``check``
+        checks against."""
+        key = (family, file.path)
+        entry = self._facts.get(key)
+        if entry is None:
+            return None
+        if entry[0] is not file or not check.holds(entry[2]):
+            del self._facts[key]  # never to hold again: forgotten, it keeps no replaced model alive
             return None
         self.taken_over += 1
+        self.taken_over_of[family] = self.taken_over_of.get(family, 0) + 1
         return entry[1], entry[2]
 
     def put(self, family: str, file: FileModel, value: Any, reads: Reads) -> None:
+        self.computed += 1
         if reads.everything:
             self._facts.pop((family, file.path), None)
         else:
             self._facts[(family, file.path)] = (file, value, reads)
 
     def keep_only(self, files: Iterable[FileModel]) -> None:
-        """Forget the facts of models no longer indexed (replaced by an edit, or removed), and those that read
-        one (never to hold again; forgotten, they keep no replaced model alive)."""
-        current = {f.path: f for f in files}
-        for key in [k for k, (file, _, reads) in self._facts.items() if current.get(k[1]) is not file
-                    or any(current.get(path) is not model for path, model in reads.models.items())]:
+        """Forget the facts of models no longer indexed (replaced by an edit, or removed); every fact when the
+        set of files changed (a name's module, an import's target, may then be another file)."""
+        current = {f.path: f for f in files if f.error is None}
+        paths = frozenset(current)
+        if paths != self._paths:
+            self._facts.clear()
+            self._paths = paths
+        for key in [k for k, (file, _, _) in self._facts.items() if current.get(k[1]) is not file]:
             del self._facts[key]
+
+
+class RecordedBindings:
+    """The binder as the evaluator and the layer see it in a session that records: each hand-out is recorded
+    in the open computation's reads. A method that reads only the own records of the file it is given records
+    that model; a kernel list, as such; a name only the set of files decides, nothing; a table over every file
+    read whole (``files``, ``by_path``, ``cached``), everything; every other method, the question and its
+    answer (asked again of the next layer's binder)."""
+
+    OWN_RECORDS = frozenset({"calls_to", "calls_where", "warp_calls", "name_assignments", "subscript_assignments"})
+    KERNEL_LISTS = frozenset({"kernels_in", "kernel_index"})
+    # decided by the module names (the set of files: ``KeptFacts.keep_only``) and Warp's own facts
+    BY_FILE_SET = frozenset({"fqname", "canonical_ref", "canonical_module", "is_warp_api", "warp", "reads",
+                             "kept_facts"})
+    WHOLE = frozenset({"files", "by_path", "by_module", "memo", "cached"})
+
+    def __init__(self, bindings: Any, recorder: ReadRecorder) -> None:
+        self.unrecorded = bindings
+        self._recorder = recorder
+        self.file_facts = _RecordedFileFacts(bindings.file_facts, recorder)
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self.unrecorded, name)
+        recorder = self._recorder
+        if name in self.WHOLE or name.startswith("_"):
+            recorder.everything()
+            return found  # not kept here: each read records
+        if name in self.BY_FILE_SET:
+            wrapped = found
+        elif name in self.OWN_RECORDS:
+            def wrapped(file: FileModel, *arguments: Any) -> Any:
+                recorder.model(file)
+                return found(file, *arguments)
+        elif name in self.KERNEL_LISTS:
+            def wrapped(file: FileModel, *arguments: Any) -> Any:
+                recorder.kernel_list(file)
+                return found(file, *arguments)
+        elif callable(found):
+            def wrapped(*arguments: Any, **keywords: Any) -> Any:
+                answer = found(*arguments, **keywords)
+                if recorder._open:
+                    recorder.asked(name, (arguments, tuple(sorted(keywords.items()))), answer)
+                return answer
+        else:
+            recorder.everything()
+            return found
+        self.__dict__[name] = wrapped  # found directly from now on
+        return wrapped
+
+
+def ask_again(bindings: Any) -> Callable[[str, tuple], Any]:
+    """Ask ``bindings`` (a layer's binder, unrecorded) a question ``RecordedBindings`` recorded."""
+    def ask(method: str, question: tuple) -> Any:
+        arguments, keywords = question
+        return getattr(bindings, method)(*arguments, **dict(keywords))
+
+    return ask
+
+
+class _RecordedFileFacts:
+    """``FileFacts``: a table of one model is read from that model alone (file_facts.py)."""
+
+    def __init__(self, file_facts: Any, recorder: ReadRecorder) -> None:
+        self._file_facts = file_facts
+        self._recorder = recorder
+
+    def cached(self, file: FileModel, table: Callable[[FileModel], Any]) -> Any:
+        self._recorder.model(file)
+        return self._file_facts.cached(file, table)

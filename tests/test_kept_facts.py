@@ -220,9 +220,29 @@ LAUNCHING = {
         @wp.kernel
         def second(x: wp.array(dtype=float)):
             x[wp.tid()] = 2.0
+        """
+    ),
+    # a name bound to a kernel of another module
+    "pkg/choice.py": textwrap.dedent(
+        """\
+        import warp as wp
 
+        from pkg.kernels import first, second
 
         KERNEL = first
+        """
+    ),
+    # its launches are computed before user.py's (the files in order) and fill the evaluator's entry for
+    # `pkg.choice.KERNEL`, which user.py's launches then hit: they read what that entry read
+    "pkg/early.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+        from pkg.choice import KERNEL
+
+
+        def main(x):
+            wp.launch(KERNEL, dim=1, inputs=[x])
         """
     ),
     "pkg/sizes.py": textwrap.dedent(
@@ -243,7 +263,7 @@ LAUNCHING = {
             return fn
         """
     ),
-    # its launches read kernels.py (a name bound there), sizes.py (a default), decorators.py (whether `scale`
+    # its launches read choice.py (a name bound there), sizes.py (a default), decorators.py (whether `scale`
     # is a kernel) and the callers of its wrapper `run` (whose parameter decides the kernel)
     "pkg/user.py": textwrap.dedent(
         """\
@@ -251,7 +271,7 @@ LAUNCHING = {
 
         from pkg import kernels
         from pkg.decorators import fast
-        from pkg.kernels import KERNEL
+        from pkg.choice import KERNEL
         from pkg.sizes import block_size
 
 
@@ -331,7 +351,7 @@ def test_an_unrelated_edit_keeps_a_files_launches(tmp_path):
 
 
 def test_a_kernel_name_bound_in_another_module(tmp_path):
-    before, after, fresh = _launches_edited(tmp_path, "pkg/kernels.py", "KERNEL = first", "KERNEL = second",
+    before, after, fresh = _launches_edited(tmp_path, "pkg/choice.py", "KERNEL = first", "KERNEL = second",
                                             "pkg/user.py")
     assert not _taken_over(before, after)
     assert "second" not in {launch.kernel.name for launch in before}
@@ -367,7 +387,7 @@ def test_a_decorator_that_starts_making_launched_kernels(tmp_path):
 
 
 def test_an_edit_keeps_the_launches_of_a_file_that_read_nothing_of_it(tmp_path):
-    before, after, fresh = _launches_edited(tmp_path, "pkg/kernels.py", "KERNEL = first", "KERNEL = second",
+    before, after, fresh = _launches_edited(tmp_path, "pkg/choice.py", "KERNEL = first", "KERNEL = second",
                                             "pkg/plain.py")
     assert _taken_over(before, after)
     assert _launched(after) == _launched(fresh) == [(after[0].call.span, after[0].kernel_file.path, "fill",

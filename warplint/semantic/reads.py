@@ -1,21 +1,22 @@
 """What a fact read of the project while it was computed, so that a later layer may keep it (issue 28 item 1).
 
 A session that lives across edits builds the layer again after each one, though one file changed. A fact
-computed with its reads recorded can be taken over by the next layer when none of what it read changed:
+computed with its reads recorded can be taken over by the next layer when none of what it read changed. A
+computation's reads (``Reads.items``) are:
 
-- ``models``: the files whose own records (their calls, assignments, kernels as the extractor made them) it
-  read, by model object: still read the same when the new layer holds the same object at that path (a model
-  object is never changed by an edit: an edited file gets a new one);
-- ``kernel_lists``: the files whose kernel list it read. A project adds ``derived`` kernels to a model (a
-  project decorator that makes kernels, found by data flow over every file), so a list is read the same only
-  while it holds none, then and now;
-- ``asked``: what it asked the binder of the project's tables (``call_sites(fq)``, ``owner_of(ref)``,
-  ``function(fq)``, ...), by method, arguments and answer. The key of a table is the arguments; whether the
-  edited file contributes to that key is checked by asking the new layer's binder again: the read holds when
-  the answer is the same, every model object in it the same object (``_same``). The binder is below the
-  evaluator and asks nothing above it, so its answer is a function of its arguments and the models;
-- ``inner``: the reads of the memo entries (the evaluator's, the budget's summaries, the layer's) it computed
-  or hit, held as they are (a graph, shared: each entry is checked once per layer, ``ReadsCheck``);
+- a model: the file whose own records (its calls, assignments, functions as the extractor made them) it read,
+  or the file the binder handed out as the owner of a name or the file at a path. Still read the same when the
+  new layer holds the same object at that path (a model object is never changed by an edit: an edited file
+  gets a new one);
+- a kernel list: a project adds ``derived`` kernels to a model (a project decorator that makes kernels, found
+  by data flow over every file), so a list is read the same only while it holds none, then and now;
+- a question asked of the binder's tables (``call_sites(fq)``, ``function(fq)``, ``callee_of(file, call)``,
+  ...), with its arguments and answer. The key of a table is the arguments; whether the edit contributes to
+  that key is checked by asking the new layer's binder again: the read holds when the answer is the same,
+  every model object in it the same object (``_same``). The binder is below the evaluator and asks nothing
+  above it, so its answer is a function of its arguments and the models;
+- the reads of a memo entry (the evaluator's, a budget summary, the layer's) computed or hit inside, held as
+  they are (a graph, shared: each entry is checked once per layer, ``ReadsCheck``);
 - ``everything``: a read that cannot be attributed (a table over every file, ``bindings.files``; a derived
   kernel): the fact is never kept.
 
@@ -41,16 +42,37 @@ _PLAIN = (str, int, float, bool, bytes, type(None))
 
 
 class Reads:
-    """One computation's reads (the module's docstring says what each holds)."""
+    """One computation's reads, in one list made on the first read (most memo entries read little): a
+    ``FileModel`` (its own records read), a ``(KERNEL_LIST, model)`` pair (its kernel list read), a
+    ``(method, arguments, keywords, answer)`` question asked of the binder, or the ``Reads`` of a memo entry
+    computed or hit inside."""
 
-    __slots__ = ("asked", "everything", "inner", "kernel_lists", "models")
+    __slots__ = ("everything", "items")
 
     def __init__(self) -> None:
-        self.models: dict[str, FileModel] = {}  # path -> the model object whose own records were read
-        self.kernel_lists: set[str] = set()  # paths whose kernel list (without derived kernels) was read
-        self.asked: list[tuple[str, tuple, Any]] = []  # (binder method, arguments, answer)
-        self.inner: list[Reads] = []  # the reads of memo entries computed or hit inside
+        self.items: list[Any] | None = None
         self.everything = False
+
+    @property
+    def models(self) -> dict[str, FileModel]:
+        """path -> the model object whose own records (or kernel list) were read, in these reads alone."""
+        found: dict[str, FileModel] = {}
+        for item in self.items or ():
+            if isinstance(item, FileModel):
+                found[item.path] = item
+            elif isinstance(item, tuple) and len(item) == 2:
+                found[item[1].path] = item[1]
+        return found
+
+    @property
+    def asked(self) -> list[tuple[str, tuple, Any]]:
+        """The questions asked of the binder in these reads alone: (method, (arguments, keywords), answer)."""
+        return [(item[0], (item[1], item[2]), item[3]) for item in self.items or ()
+                if isinstance(item, tuple) and len(item) == 4]
+
+    @property
+    def inner(self) -> list[Reads]:
+        return [item for item in self.items or () if isinstance(item, Reads)]
 
     def graph(self) -> list[Reads]:
         """These reads and every entry's inside, each once."""
@@ -68,9 +90,21 @@ class Reads:
             return
         if other.everything:
             self.everything = True
-            self.inner = []
-        elif other.models or other.kernel_lists or other.asked or other.inner:
-            self.inner.append(other)
+            self.items = None
+        elif other.items:
+            if self.items is None:
+                self.items = [other]
+            else:
+                self.items.append(other)
+
+    def note(self, item: Any) -> None:
+        if self.items is None:
+            self.items = [item]
+        else:
+            self.items.append(item)
+
+
+KERNEL_LIST = "kernel list"
 
 
 class ReadRecorder:
@@ -80,72 +114,81 @@ class ReadRecorder:
 
     def __init__(self, enabled: bool = False) -> None:
         self.enabled = enabled
-        self._open: list[Reads] = []
+        self.stack: list[Reads] = []  # the computations being recorded (never another list: wrappers hold it)
+        self._derived: dict[int, tuple[list, int, bool]] = {}  # id(a kernel list) -> (it, its length, derived in it)
 
     @property
     def active(self) -> bool:
-        return bool(self._open)
+        return bool(self.stack)
 
     def model(self, file: FileModel) -> None:
-        if self._open:
-            self._open[-1].models[file.path] = file
+        if self.stack:
+            self.stack[-1].note(file)
 
     def kernel_list(self, file: FileModel) -> None:
-        if self._open:
-            reads = self._open[-1]
-            if any(k.derived for k in file.kernels):
+        if self.stack:
+            reads = self.stack[-1]
+            if self._has_derived(file.kernels):
                 reads.everything = True
             else:
-                reads.models[file.path] = file
-                reads.kernel_lists.add(file.path)
+                reads.note((KERNEL_LIST, file))
+
+    def _has_derived(self, kernels: list) -> bool:
+        # a list is read again and again (every kernel reference into it): answered once per list object and
+        # length (a project adds derived kernels by appending, and removes them by making a new list)
+        key = id(kernels)
+        found = self._derived.get(key)
+        if found is None or found[0] is not kernels or found[1] != len(kernels):
+            found = self._derived[key] = (kernels, len(kernels), any(k.derived for k in kernels))
+        return found[2]
 
     def asked(self, method: str, arguments: tuple, answer: Any) -> None:
-        if self._open:
-            self._open[-1].asked.append((method, arguments, _snapshot(answer)))
+        if self.stack:
+            self.stack[-1].note((method, arguments, (), _snapshot(answer)))
 
     def everything(self) -> None:
-        if self._open:
-            self._open[-1].everything = True
+        if self.stack:
+            self.stack[-1].everything = True
 
     def add(self, reads: Reads | None) -> None:
         """A memo hit inside a recorded computation: the entry's own reads are read again."""
-        if reads is not None and self._open:
-            self._open[-1].add(reads)
+        if reads is not None and self.stack:
+            self.stack[-1].add(reads)
 
     def hit(self, reads_of: Mapping[Any, Reads], key: Any) -> None:
         """A hit on the memo entry ``key`` whose reads ``reads_of`` holds (none while it is being computed: a
         cycle back to it, inside its own recording)."""
-        if self._open:
+        if self.stack:
             reads = reads_of.get(key)
             if reads is not None:
-                self._open[-1].add(reads)
+                self.stack[-1].add(reads)
 
     def open(self) -> Reads | None:
         """Start recording a computation (a memo entry's); None when the session records nothing."""
         if not self.enabled:
             return None
         reads = Reads()
-        self._open.append(reads)
+        self.stack.append(reads)
         return reads
 
     def close(self, reads: Reads | None) -> None:
         if reads is None:
             return
-        popped = self._open.pop()
-        assert popped is reads
-        if self._open:
-            self._open[-1].add(reads)
+        stack = self.stack
+        stack.pop()
+        if stack:
+            stack[-1].add(reads)
 
     @contextmanager
     def recording(self) -> Iterator[Reads]:
         reads = Reads()
-        self._open.append(reads)
+        self.stack.append(reads)
         try:
             yield reads
         finally:
-            self._open.pop()
-            if self._open:
-                self._open[-1].add(reads)
+            self.stack.pop()
+            if self.stack:
+                self.stack[-1].add(reads)
 
 
 def _snapshot(answer: Any) -> Any:
@@ -185,7 +228,7 @@ class ReadsCheck:
     at every path read, no derived kernel in a kernel list read, the binder's answer to each question the same.
     Each entry of the graph is checked once per layer (the layer's memo entries are shared by many facts)."""
 
-    def __init__(self, by_path: Mapping[str, FileModel], ask: Callable[[str, tuple], Any]) -> None:
+    def __init__(self, by_path: Mapping[str, FileModel], ask: Callable[[str, tuple, tuple], Any]) -> None:
         self._by_path = by_path
         self._ask = ask
         self._held: set[int] = set()  # ids of entries found to hold, with everything inside (kept alive by
@@ -204,27 +247,34 @@ class ReadsCheck:
             key = id(current)
             if key in held or key in marked:
                 continue
-            if key in failed or not self._own_reads_hold(current):
+            if key in failed or not self._own_reads_hold(current, stack):
                 failed.add(key)
                 return False
             marked.add(key)
             seen.append(current)
-            stack.extend(current.inner)
         held.update(id(r) for r in seen)
         return True
 
-    def _own_reads_hold(self, reads: Reads) -> bool:
+    def _own_reads_hold(self, reads: Reads, inner: list[Reads]) -> bool:
+        """Whether the reads of this entry alone hold (the entries inside go onto ``inner``)."""
         if reads.everything:
             return False
         by_path = self._by_path
-        if any(by_path.get(path) is not model for path, model in reads.models.items()):
-            return False
-        if any(k.derived for path in reads.kernel_lists for k in by_path[path].kernels):
-            return False
-        for method, arguments, answer in reads.asked:
-            self.asked += 1
-            if not _same(_snapshot(self._ask(method, arguments)), answer):
-                return False
+        for item in reads.items or ():
+            if isinstance(item, Reads):
+                inner.append(item)
+            elif isinstance(item, FileModel):
+                if by_path.get(item.path) is not item:
+                    return False
+            elif len(item) == 2:
+                listed: FileModel = item[1]
+                if by_path.get(listed.path) is not listed or any(k.derived for k in listed.kernels):
+                    return False
+            else:
+                method, arguments, keywords, answer = item
+                self.asked += 1
+                if not _same(_snapshot(self._ask(method, arguments, keywords)), answer):
+                    return False
         return True
 
 
@@ -285,6 +335,9 @@ class RecordedBindings:
     # decided by the module names (the set of files: ``KeptFacts.keep_only``) and Warp's own facts
     BY_FILE_SET = frozenset({"fqname", "canonical_ref", "canonical_module", "is_warp_api", "warp", "reads",
                              "kept_facts"})
+    # the model of the file at a path or owning a name: which file the set of files decides, and its model
+    # object whether it changed (an external model is in no layer's files: read so, it never holds)
+    MODEL_BY_FILE_SET = frozenset({"owner_of", "file_at"})
     WHOLE = frozenset({"files", "by_path", "by_module", "memo", "cached"})
 
     def __init__(self, bindings: Any, recorder: ReadRecorder) -> None:
@@ -295,6 +348,7 @@ class RecordedBindings:
     def __getattr__(self, name: str) -> Any:
         found = getattr(self.unrecorded, name)
         recorder = self._recorder
+        stack = recorder.stack
         if name in self.WHOLE or name.startswith("_"):
             recorder.everything()
             return found  # not kept here: each read records
@@ -302,8 +356,15 @@ class RecordedBindings:
             wrapped = found
         elif name in self.OWN_RECORDS:
             def wrapped(file: FileModel, *arguments: Any) -> Any:
-                recorder.model(file)
+                if stack:
+                    stack[-1].note(file)
                 return found(file, *arguments)
+        elif name in self.MODEL_BY_FILE_SET:
+            def wrapped(*arguments: Any) -> Any:
+                answer = found(*arguments)
+                if stack and answer is not None:
+                    stack[-1].note(answer)
+                return answer
         elif name in self.KERNEL_LISTS:
             def wrapped(file: FileModel, *arguments: Any) -> Any:
                 recorder.kernel_list(file)
@@ -311,8 +372,9 @@ class RecordedBindings:
         elif callable(found):
             def wrapped(*arguments: Any, **keywords: Any) -> Any:
                 answer = found(*arguments, **keywords)
-                if recorder._open:
-                    recorder.asked(name, (arguments, tuple(sorted(keywords.items()))), answer)
+                if stack:
+                    stack[-1].note((name, arguments, tuple(keywords.items()) if keywords else (),
+                                    _snapshot(answer)))
                 return answer
         else:
             recorder.everything()
@@ -321,10 +383,9 @@ class RecordedBindings:
         return wrapped
 
 
-def ask_again(bindings: Any) -> Callable[[str, tuple], Any]:
+def ask_again(bindings: Any) -> Callable[[str, tuple, tuple], Any]:
     """Ask ``bindings`` (a layer's binder, unrecorded) a question ``RecordedBindings`` recorded."""
-    def ask(method: str, question: tuple) -> Any:
-        arguments, keywords = question
+    def ask(method: str, arguments: tuple, keywords: tuple) -> Any:
         return getattr(bindings, method)(*arguments, **dict(keywords))
 
     return ask

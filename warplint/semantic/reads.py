@@ -231,8 +231,10 @@ class ReadsCheck:
     def __init__(self, by_path: Mapping[str, FileModel], ask: Callable[[str, tuple, tuple], Any]) -> None:
         self._by_path = by_path
         self._ask = ask
-        self._held: set[int] = set()  # ids of entries found to hold, with everything inside (kept alive by
-        self._failed: set[int] = set()  # the kept facts) and of entries whose own reads do not
+        # entries found to hold, with everything inside, and those whose own reads do not, by id (held here:
+        # an id is not reused by another entry while the layer checks)
+        self._held: dict[int, Reads] = {}
+        self._failed: dict[int, Reads] = {}
         self.asked = 0  # questions asked of the binder again (the benchmarks read it)
 
     def holds(self, reads: Reads) -> bool:
@@ -248,11 +250,11 @@ class ReadsCheck:
             if key in held or key in marked:
                 continue
             if key in failed or not self._own_reads_hold(current, stack):
-                failed.add(key)
+                failed[key] = current
                 return False
             marked.add(key)
             seen.append(current)
-        held.update(id(r) for r in seen)
+        held.update((id(r), r) for r in seen)
         return True
 
     def _own_reads_hold(self, reads: Reads, inner: list[Reads]) -> bool:

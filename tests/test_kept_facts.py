@@ -311,8 +311,13 @@ LAUNCHING = {
 }
 
 
-def _launches_edited(tmp_path, name: str, old: str, new: str, asked: str):
-    """The launches of ``asked`` before and after ``name``'s edit in a kept session, and a fresh session's."""
+def _own_launches(layer, model):
+    return layer.launches(model)
+
+
+def _launches_edited(tmp_path, name: str, old: str, new: str, asked: str, fact=_own_launches):
+    """The launches of ``asked`` (``fact``) before and after ``name``'s edit in a kept session, and a fresh
+    session's."""
     root = str(tmp_path / "tree")
     for path, text in {**LAUNCHING, "pyproject.toml": "[tool.warplint]\n"}.items():
         os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
@@ -321,7 +326,7 @@ def _launches_edited(tmp_path, name: str, old: str, new: str, asked: str):
     config = Config(root=root)
 
     def launches(session: Session) -> list:
-        return session.project().layer.launches(session.models[os.path.join(root, asked)])
+        return fact(session.project().layer, session.models[os.path.join(root, asked)])
 
     session = Session(config, cache=False, jobs=1)
     session.check_text(os.path.join(root, asked), LAUNCHING[asked])
@@ -395,3 +400,31 @@ def test_an_edit_keeps_the_launches_of_a_file_that_read_nothing_of_it(tmp_path):
     assert _taken_over(before, after)
     assert _launched(after) == _launched(fresh) == [(after[0].call.span, after[0].kernel_file.path, "fill",
                                                      "pkg.plain", ["32"])]
+
+
+def _through_callers(layer, model):
+    return layer.launches_through_callers(model)
+
+
+def test_an_unrelated_edit_keeps_a_files_launches_through_its_wrappers_callers(tmp_path):
+    before, after, fresh = _launches_edited(tmp_path, "pkg/other.py", "COUNT = 1", "COUNT = 2", "pkg/user.py",
+                                            _through_callers)
+    assert _taken_over(before, after)
+    assert _launched(after) == _launched(fresh)
+
+
+def test_a_new_caller_of_a_wrapper_adds_a_launch_through_it(tmp_path):
+    # `run`'s launch is expanded at each call of `run`: a new call in another file is one more launch
+    before, after, fresh = _launches_edited(
+        tmp_path, "pkg/other.py", "COUNT = 1", "COUNT = 1\n\n\ndef go(x):\n    from pkg.user import run\n\n"
+        "    run(kernels.second, x)\n", "pkg/user.py", _through_callers)
+    assert not _taken_over(before, after)
+
+    def sites(launches) -> list[tuple]:
+        return [(launch.kernel.name, os.path.basename(launch.origin[0].path), launch.origin[1].span)
+                for launch in launches]
+
+    assert ("second", "other.py") not in {found[:2] for found in sites(before)}
+    assert ("second", "other.py") in {found[:2] for found in sites(after)}
+    assert sites(after) == sites(fresh)
+    assert _launched(after) == _launched(fresh)

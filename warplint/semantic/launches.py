@@ -198,9 +198,17 @@ class IdentityFacts(Layer):
     def _all_launches(self) -> list[Launch]:
         result: list[Launch] = []
         for f in self.bindings.files:
-            for launch in self.launches(f):
-                result.extend(self._through_callers(launch))
+            result.extend(self.launches_through_callers(f))
         return result
+
+    def launches_through_callers(self, file: FileModel) -> list[Launch]:
+        """``file``'s part of ``all_launches``: each of its launches at every call that decides it; kept across
+        an edit that changes nothing it read (``Layer.kept``: the calls of its wrappers among them)."""
+        def compute(layer: Layer) -> list[Launch]:
+            facts = cast(IdentityFacts, layer)
+            return [found for launch in facts.launches(file) for found in facts._through_callers(launch)]
+
+        return self.kept("launches through callers", file, compute)
 
     def launches_of_module(self, module: str) -> list[Launch]:
         """``all_launches`` of the Warp module ``module`` (a ``module_identity``), in their order: grouped once,

@@ -2,7 +2,7 @@
 
 A session that lives across edits builds the layer again after each one, though one file changed. A fact
 computed with its reads recorded can be taken over by the next layer when none of what it read changed. A
-computation's reads (``Reads.items``) are:
+computation's reads (``Reads``, a list) are:
 
 - a model: the file whose own records (its calls, assignments, functions as the extractor made them) it read,
   or the file the binder handed out as the owner of a name or the file at a path. Still read the same when the
@@ -41,23 +41,31 @@ _MODEL_MODULE = FileModel.__module__
 _PLAIN = (str, int, float, bool, bytes, type(None))
 
 
-class Reads:
-    """One computation's reads, in one list made on the first read (most memo entries read little): a
+_EVERYTHING = object()  # first item of the reads of a computation that read what cannot be attributed
+
+
+class Reads(list):
+    """One computation's reads, as a list (made in C, appended to in C: recording runs on every memo entry): a
     ``FileModel`` (its own records read), a ``(KERNEL_LIST, model)`` pair (its kernel list read), a
     ``(method, arguments, keywords, answer)`` question asked of the binder, or the ``Reads`` of a memo entry
-    computed or hit inside."""
+    computed or hit inside. ``everything`` is a mark in first place."""
 
-    __slots__ = ("everything", "items")
+    __slots__ = ()
 
-    def __init__(self) -> None:
-        self.items: list[Any] | None = None
-        self.everything = False
+    @property
+    def everything(self) -> bool:
+        return bool(self) and self[0] is _EVERYTHING
+
+    def mark_everything(self) -> None:
+        if not (self and self[0] is _EVERYTHING):
+            self.clear()  # nothing else read matters: a fact that read everything is never kept
+            self.append(_EVERYTHING)
 
     @property
     def models(self) -> dict[str, FileModel]:
         """path -> the model object whose own records (or kernel list) were read, in these reads alone."""
         found: dict[str, FileModel] = {}
-        for item in self.items or ():
+        for item in self:
             if isinstance(item, FileModel):
                 found[item.path] = item
             elif isinstance(item, tuple) and len(item) == 2:
@@ -67,12 +75,12 @@ class Reads:
     @property
     def asked(self) -> list[tuple[str, tuple, Any]]:
         """The questions asked of the binder in these reads alone: (method, (arguments, keywords), answer)."""
-        return [(item[0], (item[1], item[2]), item[3]) for item in self.items or ()
+        return [(item[0], (item[1], item[2]), item[3]) for item in self
                 if isinstance(item, tuple) and len(item) == 4]
 
     @property
     def inner(self) -> list[Reads]:
-        return [item for item in self.items or () if isinstance(item, Reads)]
+        return [item for item in self if isinstance(item, Reads)]
 
     def graph(self) -> list[Reads]:
         """These reads and every entry's inside, each once."""
@@ -86,22 +94,15 @@ class Reads:
         return list(seen.values())
 
     def add(self, other: Reads) -> None:
-        if other is self or self.everything:
+        if other is self or not other:
             return
-        if other.everything:
-            self.everything = True
-            self.items = None
-        elif other.items:
-            if self.items is None:
-                self.items = [other]
-            else:
-                self.items.append(other)
-
-    def note(self, item: Any) -> None:
-        if self.items is None:
-            self.items = [item]
+        if other[0] is _EVERYTHING:
+            self.mark_everything()
         else:
-            self.items.append(item)
+            self.append(other)
+
+    def __eq__(self, other: object) -> bool:  # an entry is itself (lists compare by content)
+        return self is other
 
 
 KERNEL_LIST = "kernel list"
@@ -123,15 +124,15 @@ class ReadRecorder:
 
     def model(self, file: FileModel) -> None:
         if self.stack:
-            self.stack[-1].note(file)
+            self.stack[-1].append(file)
 
     def kernel_list(self, file: FileModel) -> None:
         if self.stack:
             reads = self.stack[-1]
             if self._has_derived(file.kernels):
-                reads.everything = True
+                reads.mark_everything()
             else:
-                reads.note((KERNEL_LIST, file))
+                reads.append((KERNEL_LIST, file))
 
     def _has_derived(self, kernels: list) -> bool:
         # a list is read again and again (every kernel reference into it): answered once per list object and
@@ -144,11 +145,11 @@ class ReadRecorder:
 
     def asked(self, method: str, arguments: tuple, answer: Any) -> None:
         if self.stack:
-            self.stack[-1].note((method, arguments, (), _snapshot(answer)))
+            self.stack[-1].append((method, arguments, (), _snapshot(answer)))
 
     def everything(self) -> None:
         if self.stack:
-            self.stack[-1].everything = True
+            self.stack[-1].mark_everything()
 
     def add(self, reads: Reads | None) -> None:
         """A memo hit inside a recorded computation: the entry's own reads are read again."""
@@ -158,10 +159,14 @@ class ReadRecorder:
     def hit(self, reads_of: Mapping[Any, Reads], key: Any) -> None:
         """A hit on the memo entry ``key`` whose reads ``reads_of`` holds (none while it is being computed: a
         cycle back to it, inside its own recording)."""
-        if self.stack:
+        stack = self.stack
+        if stack:
             reads = reads_of.get(key)
-            if reads is not None:
-                self.stack[-1].add(reads)
+            if reads:  # (an entry that read nothing adds nothing)
+                if reads[0] is _EVERYTHING:
+                    stack[-1].mark_everything()
+                else:
+                    stack[-1].append(reads)
 
     def open(self) -> Reads | None:
         """Start recording a computation (a memo entry's); None when the session records nothing."""
@@ -176,8 +181,11 @@ class ReadRecorder:
             return
         stack = self.stack
         stack.pop()
-        if stack:
-            stack[-1].add(reads)
+        if stack and reads:
+            if reads[0] is _EVERYTHING:
+                stack[-1].mark_everything()
+            else:
+                stack[-1].append(reads)
 
     @contextmanager
     def recording(self) -> Iterator[Reads]:
@@ -259,12 +267,12 @@ class ReadsCheck:
 
     def _own_reads_hold(self, reads: Reads, inner: list[Reads]) -> bool:
         """Whether the reads of this entry alone hold (the entries inside go onto ``inner``)."""
-        if reads.everything:
-            return False
         by_path = self._by_path
-        for item in reads.items or ():
+        for item in reads:
             if isinstance(item, Reads):
                 inner.append(item)
+            elif item is _EVERYTHING:
+                return False
             elif isinstance(item, FileModel):
                 if by_path.get(item.path) is not item:
                     return False
@@ -359,13 +367,13 @@ class RecordedBindings:
         elif name in self.OWN_RECORDS:
             def wrapped(file: FileModel, *arguments: Any) -> Any:
                 if stack:
-                    stack[-1].note(file)
+                    stack[-1].append(file)
                 return found(file, *arguments)
         elif name in self.MODEL_BY_FILE_SET:
             def wrapped(*arguments: Any) -> Any:
                 answer = found(*arguments)
                 if stack and answer is not None:
-                    stack[-1].note(answer)
+                    stack[-1].append(answer)
                 return answer
         elif name in self.KERNEL_LISTS:
             def wrapped(file: FileModel, *arguments: Any) -> Any:
@@ -375,8 +383,8 @@ class RecordedBindings:
             def wrapped(*arguments: Any, **keywords: Any) -> Any:
                 answer = found(*arguments, **keywords)
                 if stack:
-                    stack[-1].note((name, arguments, tuple(keywords.items()) if keywords else (),
-                                    _snapshot(answer)))
+                    stack[-1].append((name, arguments, tuple(keywords.items()) if keywords else (),
+                                      _snapshot(answer)))
                 return answer
         else:
             recorder.everything()

@@ -101,9 +101,6 @@ class Reads(list):
         else:
             self.append(other)
 
-    def __eq__(self, other: object) -> bool:  # an entry is itself (lists compare by content)
-        return self is other
-
 
 KERNEL_LIST = "kernel list"
 

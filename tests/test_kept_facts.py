@@ -172,23 +172,259 @@ def test_an_edit_of_the_file_itself(tmp_path):
 
 def test_a_recorded_fact_asked_inside_another_adds_its_reads(tmp_path):
     """The recorder's nesting: an inner fact's reads belong to the outer one, whether the inner one is computed
-    there or found in the layer (a hit); an unattributed read inside makes the outer one read everything."""
+    there or found in the layer (a hit); an evaluator question adds the reads of its memo entries (what it asked
+    the binder); an unattributed read inside (every file at once) makes the outer one read everything."""
     root = _tree(tmp_path)
     session = Session(Config(root=root), cache=False, jobs=1)
     session.check_text(os.path.join(root, "pkg/plain.py"), FILES["pkg/plain.py"])
     layer = session.project().layer
     plain, user, other = (session.models[os.path.join(root, f"pkg/{name}.py")] for name in ("plain", "user", "other"))
 
-    def outer(reading) -> None:
-        reading.bindings.name_assignments(other, "", "COUNT")
-        reading.kept("option_changes", plain, lambda inner: None)
+    def outer(recorded) -> None:
+        recorded.bindings.name_assignments(other, "", "COUNT")
+        recorded.kept("option_changes", plain, lambda inner: None)
 
-    recorder = layer.bindings.reads
-    layer.kept("option_changes", plain, lambda reading: None)  # computed first: the outer fact's ask is a hit
+    recorder = layer.evaluator.recorder
+    layer.kept("option_changes", plain, lambda recorded: None)  # computed first: the outer fact's ask is a hit
     with recorder.recording() as reads:
         layer.kept("outer", user, outer)
     assert not reads.everything
-    assert set(reads.models) == {user.path, other.path, plain.path}
+    assert {path for r in reads.graph() for path in r.models} == {user.path, other.path, plain.path}
+
+    def imported(recorded) -> None:  # names.py's `TARGET` and `target()`, read through the evaluator
+        for call in user.calls:
+            recorded.evaluator.module_names(user, call.kwargs.get("module"), "")
+
     with recorder.recording() as reads:
-        layer.kept("reads everything", other, lambda reading: reading.evaluator.module_names(other, None, ""))
+        layer.kept("imported", user, imported)
+    assert not reads.everything
+    graph = reads.graph()
+    assert os.path.join(root, "pkg/names.py") in {path for r in graph for path in r.models}  # the owner of TARGET
+    assert "function" in {method for r in graph for method, _, _ in r.asked}  # `target` looked up by name
+    with recorder.recording() as reads:
+        layer.kept("reads everything", other, lambda recorded: recorded.bindings.files)
     assert reads.everything
+
+
+# Each file's launches (``IdentityFacts.launches``): they ask the evaluator, whose memo entries carry what they
+# read (the binder's hand-outs, by key), so an edit of another file keeps them unless it changes what they read.
+LAUNCHING = {
+    "pkg/__init__.py": "",
+    "pkg/kernels.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+
+        @wp.kernel
+        def first(x: wp.array(dtype=float)):
+            x[wp.tid()] = 1.0
+
+
+        @wp.kernel
+        def second(x: wp.array(dtype=float)):
+            x[wp.tid()] = 2.0
+        """
+    ),
+    # a name bound to a kernel of another module
+    "pkg/choice.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+        from pkg.kernels import first, second
+
+        KERNEL = first
+        """
+    ),
+    # its launches are computed before user.py's (the files in order) and fill the evaluator's entry for
+    # `pkg.choice.KERNEL`, which user.py's launches then hit: they read what that entry read
+    "pkg/early.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+        from pkg.choice import KERNEL
+
+
+        def main(x):
+            wp.launch(KERNEL, dim=1, inputs=[x])
+        """
+    ),
+    "pkg/sizes.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+
+        def block_size(n=64):
+            return n
+        """
+    ),
+    "pkg/decorators.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+
+        def fast(fn):
+            return fn
+        """
+    ),
+    # its launches read choice.py (a name bound there), sizes.py (a default), decorators.py (whether `scale`
+    # is a kernel) and the callers of its wrapper `run` (whose parameter decides the kernel)
+    "pkg/user.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+        from pkg import kernels
+        from pkg.decorators import fast
+        from pkg.choice import KERNEL
+        from pkg.sizes import block_size
+
+
+        @fast
+        def scale(x: wp.array(dtype=float)):
+            x[wp.tid()] = x[wp.tid()] * 2.0
+
+
+        def run(kernel, x):
+            wp.launch(kernel, dim=1, inputs=[x])
+
+
+        def main(x):
+            wp.launch(KERNEL, dim=1, inputs=[x], block_dim=block_size())
+            wp.launch(scale, dim=1, inputs=[x])
+            run(kernels.first, x)
+        """
+    ),
+    "pkg/plain.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+
+        @wp.kernel
+        def fill(x: wp.array(dtype=float)):
+            x[wp.tid()] = 0.0
+
+
+        def main(x):
+            wp.launch(fill, dim=1, inputs=[x], block_dim=32)
+        """
+    ),
+    "pkg/other.py": "import warp as wp\n\nfrom pkg import kernels\n\nCOUNT = 1\n",
+}
+
+
+def _own_launches(layer, model):
+    return layer.launches(model)
+
+
+def _launches_edited(tmp_path, name: str, old: str, new: str, asked: str, fact=_own_launches):
+    """The launches of ``asked`` (``fact``) before and after ``name``'s edit in a kept session, and a fresh
+    session's."""
+    root = str(tmp_path / "tree")
+    for path, text in {**LAUNCHING, "pyproject.toml": "[tool.warplint]\n"}.items():
+        os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
+        with open(os.path.join(root, path), "w", encoding="utf-8") as fh:
+            fh.write(text)
+    config = Config(root=root)
+
+    def launches(session: Session) -> list:
+        return fact(session.project().layer, session.models[os.path.join(root, asked)])
+
+    session = Session(config, cache=False, jobs=1)
+    session.check_text(os.path.join(root, asked), LAUNCHING[asked])
+    before = launches(session)
+    edited = LAUNCHING[name].replace(old, new)
+    assert edited != LAUNCHING[name]
+    session.check_text(os.path.join(root, name), edited)
+    after = launches(session)
+    with open(os.path.join(root, name), "w", encoding="utf-8") as fh:
+        fh.write(edited)
+    fresh = Session(config, cache=False, jobs=1)
+    fresh.check_text(os.path.join(root, asked), LAUNCHING[asked])
+    return before, after, launches(fresh)
+
+
+def _launched(launches) -> list[tuple]:
+    return [(launch.call.span, launch.kernel_file.path, launch.kernel.name, launch.module,
+             sorted(repr(getattr(v, "value", v)) for v in launch.block_dims)) for launch in launches]
+
+
+def _taken_over(before, after) -> bool:
+    return len(before) == len(after) and all(a is b for a, b in zip(before, after, strict=True))
+
+
+def test_an_unrelated_edit_keeps_a_files_launches(tmp_path):
+    before, after, fresh = _launches_edited(tmp_path, "pkg/other.py", "COUNT = 1", "COUNT = 2", "pkg/user.py")
+    assert _taken_over(before, after)  # the same Launch objects: taken over, not computed again
+    assert _launched(after) == _launched(fresh)
+    assert {launch.kernel.name for launch in after} == {"first"}
+
+
+def test_a_kernel_name_bound_in_another_module(tmp_path):
+    before, after, fresh = _launches_edited(tmp_path, "pkg/choice.py", "KERNEL = first", "KERNEL = second",
+                                            "pkg/user.py")
+    assert not _taken_over(before, after)
+    assert "second" not in {launch.kernel.name for launch in before}
+    assert "second" in {launch.kernel.name for launch in after}
+    assert _launched(after) == _launched(fresh)
+
+
+def test_a_helpers_default_block_dim(tmp_path):
+    before, after, fresh = _launches_edited(tmp_path, "pkg/sizes.py", "n=64", "n=128", "pkg/user.py")
+    assert not _taken_over(before, after)
+    assert ["64"] in [sizes for *_, sizes in _launched(before)]
+    assert ["128"] in [sizes for *_, sizes in _launched(after)]
+    assert _launched(after) == _launched(fresh)
+
+
+def test_a_new_caller_of_a_wrapper_whose_parameter_the_launch_reads(tmp_path):
+    before, after, fresh = _launches_edited(
+        tmp_path, "pkg/other.py", "COUNT = 1", "COUNT = 1\n\n\ndef go(x):\n    from pkg.user import run\n\n"
+        "    run(kernels.second, x)\n", "pkg/user.py")
+    assert not _taken_over(before, after)
+    assert "second" not in {launch.kernel.name for launch in before}
+    assert "second" in {launch.kernel.name for launch in after}
+    assert _launched(after) == _launched(fresh)
+
+
+def test_a_decorator_that_starts_making_launched_kernels(tmp_path):
+    before, after, fresh = _launches_edited(tmp_path, "pkg/decorators.py", "return fn", "return wp.kernel(fn)",
+                                            "pkg/user.py")
+    assert not _taken_over(before, after)
+    assert "scale" not in {launch.kernel.name for launch in before}
+    assert "scale" in {launch.kernel.name for launch in after}
+    assert _launched(after) == _launched(fresh)
+
+
+def test_an_edit_keeps_the_launches_of_a_file_that_read_nothing_of_it(tmp_path):
+    before, after, fresh = _launches_edited(tmp_path, "pkg/choice.py", "KERNEL = first", "KERNEL = second",
+                                            "pkg/plain.py")
+    assert _taken_over(before, after)
+    assert _launched(after) == _launched(fresh) == [(after[0].call.span, after[0].kernel_file.path, "fill",
+                                                     "pkg.plain", ["32"])]
+
+
+def _through_callers(layer, model):
+    return layer.launches_through_callers(model)
+
+
+def test_an_unrelated_edit_keeps_a_files_launches_through_its_wrappers_callers(tmp_path):
+    before, after, fresh = _launches_edited(tmp_path, "pkg/other.py", "COUNT = 1", "COUNT = 2", "pkg/user.py",
+                                            _through_callers)
+    assert _taken_over(before, after)
+    assert _launched(after) == _launched(fresh)
+
+
+def test_a_new_caller_of_a_wrapper_adds_a_launch_through_it(tmp_path):
+    # `run`'s launch is expanded at each call of `run`: a new call in another file is one more launch
+    before, after, fresh = _launches_edited(
+        tmp_path, "pkg/other.py", "COUNT = 1", "COUNT = 1\n\n\ndef go(x):\n    from pkg.user import run\n\n"
+        "    run(kernels.second, x)\n", "pkg/user.py", _through_callers)
+    assert not _taken_over(before, after)
+
+    def sites(launches) -> list[tuple]:
+        return [(launch.kernel.name, os.path.basename(launch.origin[0].path), launch.origin[1].span)
+                for launch in launches]
+
+    assert ("second", "other.py") not in {found[:2] for found in sites(before)}
+    assert ("second", "other.py") in {found[:2] for found in sites(after)}
+    assert sites(after) == sites(fresh)
+    assert _launched(after) == _launched(fresh)

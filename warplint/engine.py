@@ -336,6 +336,9 @@ class Session:
         self._project: Project | None = None  # the index over self.models while they are unchanged
         self._file_facts: FileFacts | None = None  # each model's own tables, kept across the indexes built over it
         self._kept_facts: KeptFacts | None = None  # facts with what they read, taken over while that holds
+        # facts kept across edits, each with what it read (reads.py): an editor's session (``check_text``) records
+        # them; a run that builds one layer does not pay for the recording
+        self.records_reads = False
         self.retire_indexes = False  # keep an index replaced by an edit until ``free_retired`` (after the answer)
         self._retired: Project | None = None
         self.texts: dict[str, str] = {}
@@ -649,7 +652,8 @@ class Session:
             assert self._kept_facts is not None
             self._kept_facts.keep_only(self.models.values())
             self._project = Project(self.models.values(), self.load_external, self.warp_environment,
-                                    self.names.runs_as_main, self._file_facts, self._kept_facts)
+                                    self.names.runs_as_main, self._file_facts,
+                                    self._kept_facts if self.records_reads else None)
         return self._project
 
     # ------------------------------------------------------------------ checking
@@ -1054,6 +1058,7 @@ class Session:
             return self._check_text(path, text)
 
     def _check_text(self, path: str, text: str) -> list[Diagnostic]:
+        self.records_reads = True
         self.index_context(path)
         absolute = os.path.abspath(path)
         known = self.models.get(absolute)

@@ -89,7 +89,8 @@ class Bindings:
         self.files = [f for f in files if f.error is None]
         # each file's own tables, kept by a session across the layers it builds (file_facts.py)
         self.file_facts = file_facts if file_facts is not None else FileFacts()
-        # facts of a file recorded with what they read, kept by the session likewise (reads.py, ``Layer.kept``)
+        # facts of a file recorded with what they read, kept by the session likewise (reads.py, ``Layer.kept``):
+        # given one, the layer records what its facts read
         self.kept_facts = kept_facts if kept_facts is not None else KeptFacts()
         self._runs_as_main = runs_as_main  # (path, has a __main__ block) -> runs as __main__ (module_names.py)
         self._warp_environment = warp_environment or WarpEnvironment(own_install=own_interpreter_version())
@@ -106,7 +107,7 @@ class Bindings:
         self._defines_cache: dict[str, str | None] = {}
         self.memo: dict = {}  # the tables, built on first use
         self._callees: dict[tuple[int, int], tuple[Call, str]] = {}  # (file, call) ids -> (call, callee_of)
-        self.reads = ReadRecorder()  # what the facts being recorded read (reads.py)
+        self.reads = ReadRecorder(enabled=kept_facts is not None)  # what each fact and memo entry read (reads.py)
 
     @property
     def warp(self) -> WarpFacts:
@@ -341,6 +342,12 @@ class Bindings:
                 return (f, fn) if fn is not None else None
             module = module.rpartition(".")[0]
         return None
+
+    def file_of_function(self, fn: Function) -> FileModel | None:
+        """The file that defines ``fn`` (a Function object of one of the models)."""
+        table = self.cached("file of function", lambda: {
+            id(f_): file for file in self.files for f_ in file.functions.values()})
+        return table.get(id(fn))
 
     @staticmethod
     def fqname(file: FileModel, qualname: str) -> str:

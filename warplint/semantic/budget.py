@@ -19,9 +19,19 @@ This module is the bottom of the layer: it knows nothing of values, files or War
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
+
+
+class Recorder(Protocol):
+    """What a summary's reads are recorded by (reads.py's ``ReadRecorder``; this module knows no reads)."""
+
+    def hit(self, reads_of: dict[Any, Any], key: Any) -> None: ...
+
+    def open(self) -> Any: ...
+
+    def close(self, reads: Any) -> None: ...
 
 MAX_STEPS = 2000  # answers not yet memoised that one question may compute, over every walk it starts
 MAX_NESTING = 60  # nested answers within one question (name -> parameter -> call site -> ...): Python's stack
@@ -31,14 +41,17 @@ _NONE_OPEN = 1 << 62  # no cycle came back to an open summary
 class Budget:
     """The budget of the question being answered (none between questions), shared by every walk of a project."""
 
-    __slots__ = ("_low", "_open", "cuts", "left", "nesting")
+    __slots__ = ("_low", "_open", "_reads", "_recorder", "cuts", "left", "nesting")
 
-    def __init__(self) -> None:
+    def __init__(self, recorder: Recorder | None = None) -> None:
         self.left: int | None = None  # steps left to the open question; None when no question is open
         self.nesting = 0  # answers being computed, one inside the other, in the open question
         self.cuts = 0  # answers cut short so far (a walk compares it before and after to know it was cut)
         self._open: dict[tuple[int, Hashable], int] = {}  # summaries being computed -> their place in the stack
         self._low = _NONE_OPEN  # the lowest place of an open summary a cycle came back to, in the current one
+        # what each summary read (reads.py), where a session records it: a hit adds it to the computation that hit
+        self._recorder = recorder
+        self._reads: dict[tuple[int, Hashable], Any] = {}
 
     def enter(self) -> bool | None:
         """Take one step (an answer not yet memoised) of the open question, opening one when none is: True when
@@ -87,6 +100,8 @@ class Budget:
             place = self._open.get((id(memo), key))
             if place is not None and place < self._low:
                 self._low = place
+            if self._recorder is not None:
+                self._recorder.hit(self._reads, (id(memo), key))
             return memo[key]
         opened = self.enter()
         if opened is None:
@@ -96,19 +111,42 @@ class Budget:
         self._open[(id(memo), key)] = place
         cuts, outer_low = self.cuts, self._low
         self._low = _NONE_OPEN
+        reads = self._recorder.open() if self._recorder is not None else None
         try:
             result = compute()
         except BaseException:
             memo.pop(key, None)
             raise
         finally:
+            if reads is not None:
+                self._recorder.close(reads)  # type: ignore[union-attr]
             del self._open[(id(memo), key)]
             self.leave(opened)
             low, self._low = self._low, min(outer_low, self._low)
         if low >= place and (self.cuts == cuts or opened):
             memo[key] = result
+            if reads is not None:
+                self._reads[(id(memo), key)] = reads
         else:
             del memo[key]
+        return result
+
+    def cached(self, memo: dict[Any, Any], key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()`` once, memoised in ``memo`` under ``key``, apart from the open question (``apart``), with
+        its reads recorded as a summary's are."""
+        if key in memo:
+            if self._recorder is not None:
+                self._recorder.hit(self._reads, (id(memo), key))
+            return memo[key]
+        reads = self._recorder.open() if self._recorder is not None else None
+        try:
+            result = self.apart(compute)
+        finally:
+            if reads is not None:
+                self._recorder.close(reads)  # type: ignore[union-attr]
+        memo[key] = result
+        if reads is not None:
+            self._reads[(id(memo), key)] = reads
         return result
 
     def apart(self, compute: Callable[[], T]) -> T:

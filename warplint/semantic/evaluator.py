@@ -18,7 +18,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from warplint.model import Assignment, Call, FileModel, Function, Kernel, Param, Value
 from warplint.names import is_warp
@@ -27,6 +27,7 @@ from . import file_facts
 from .bindings import GETTER_DESCRIPTORS, is_getter, read_off_parameter
 from .budget import Budget
 from .context import asv_parameter, is_test_file
+from .reads import Reads, RecordedBindings
 from .values import (
     AbstractValue,
     ClassRef,
@@ -114,8 +115,15 @@ FILLING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "set
 
 class Evaluator:
     def __init__(self, bindings: Bindings) -> None:
-        self.bindings = bindings
+        # In a session that records reads (reads.py), each memo entry carries the reads of its computation and
+        # a hit adds them to the computation that hit it; the binder's hand-outs are recorded as they are made.
+        self.recorder = bindings.reads
+        self.bindings = cast("Bindings", RecordedBindings(bindings, self.recorder)) if self.recorder.enabled \
+            else bindings
         self._memo: dict[tuple, ValueSet] = {}
+        self._memo_reads: dict[tuple, Reads] = {}  # the reads of each entry of ``_memo``
+        self._sites_reads: dict[tuple, Reads] = {}
+        self._chosen_reads: dict[tuple, Reads] = {}
         self._active: set[tuple] = set()
         self._cycles = 0
         self._sites: dict[tuple, Site] = {}
@@ -126,7 +134,7 @@ class Evaluator:
         # may miss a kernel a project decorator makes: such answers are not memoised (``kernels_of``).
         self.kernels_whole = False
         self._partial_reads = 0
-        self.budget = Budget()  # of the question being answered: every walk of the layer draws on it
+        self.budget = Budget(self.recorder)  # of the question being answered: every walk of the layer draws on it
         self._applied: dict[tuple, Value] = {}  # `partial(f, ...)(...)` as the call of `f` it makes
         self._star_literals: dict[tuple, Value | None] = {}  # `*args` / `**kwargs` at a site (_star_literal)
         self._keyword_dicts: set[int] = set()  # ids of the `**kwargs` dicts _star_literal made (never mutated)
@@ -139,6 +147,7 @@ class Evaluator:
         key = (id(file), scope, id(value), id(site))
         found = self._memo.get(key)
         if found is not None:
+            self.recorder.hit(self._memo_reads, key)
             return found
         # One step of the question's budget (budget.py): each memoised answer, a function's return values at a
         # call site among them, is a summary every later question reuses for free.
@@ -152,9 +161,11 @@ class Evaluator:
             return ValueSet(frozenset())  # a cycle adds no value of its own
         self._active.add(key)
         cycles, partial, cuts = self._cycles, self._partial_reads, budget.cuts
+        reads = self.recorder.open()
         try:
             result = self._values(file, value, scope, site)
         finally:
+            self.recorder.close(reads)
             self._active.discard(key)
             budget.leave(opened)
         if len(result) > MAX_VALUES:
@@ -164,6 +175,8 @@ class Evaluator:
         # question itself (asked again, it would be cut again)
         if self._cycles == cycles and self._partial_reads == partial and (budget.cuts == cuts or opened):
             self._memo[key] = result
+            if reads is not None:
+                self._memo_reads[key] = reads
             self._keep.append(value)  # the key holds id(value): keep the value alive while the memo is
         return result
 
@@ -179,9 +192,17 @@ class Evaluator:
         found = self._sites.get(key)
         if found is None:
             star = call.has_star_args if isinstance(call, Call) else False
+            reads = self.recorder.open()
+            try:
+                fills = self.bindings.fills_first_parameter(file, scope, call, function)
+            finally:
+                self.recorder.close(reads)
             found = self._sites[key] = Site(file, scope, call.args, call.kwargs, star, function, parent,
-                                            call if isinstance(call, Call) else None, call,
-                                            self.bindings.fills_first_parameter(file, scope, call, function))
+                                            call if isinstance(call, Call) else None, call, fills)
+            if reads is not None:
+                self._sites_reads[key] = reads
+        else:
+            self.recorder.hit(self._sites_reads, key)
         return found
 
     def enter(self, file: FileModel, scope: str, call: Call | Value, function: str, parent: Site | None) -> Site:
@@ -250,6 +271,7 @@ class Evaluator:
         reading it provisional)."""
         if not self.kernels_whole:
             self._partial_reads += 1
+        self.recorder.kernel_list(file)
         return file.kernels
 
     def remade_kernel(self, file: FileModel, kernel: Kernel) -> Kernel | None:
@@ -264,6 +286,7 @@ class Evaluator:
             return self._redefined_identically(file, kernel)
         if self._made_of(file, kernel) is None:
             return None
+        self.recorder.kernel_list(file)
         for earlier in file.kernels:
             if earlier is kernel or earlier.derived or not self.made_alike(file, earlier, file, kernel):
                 continue
@@ -282,6 +305,7 @@ class Evaluator:
                 not self.values(file, Value("name", text=name, ref=name, local=True), scope).single_constant()[0]
                 for name in kernel.captured):
             return None
+        self.recorder.kernel_list(file)
         for earlier in file.kernels:
             if (earlier is not kernel and earlier.form == "decorator" and earlier.ctx.scope == scope
                     and earlier.name == kernel.name and earlier.source_digest == kernel.source_digest
@@ -335,6 +359,8 @@ class Evaluator:
 
     def kernel(self, ref: KernelRef) -> tuple[FileModel, Kernel] | None:
         file = self.bindings.file_at(ref.path)
+        if file is not None:
+            self.recorder.kernel_list(file)
         if file is None or ref.index >= len(file.kernels):
             return None
         return file, file.kernels[ref.index]
@@ -517,14 +543,21 @@ class Evaluator:
         A cache under a key that never repeats (``object()``, a counter) keeps nothing for a later call."""
         key = ("memoized", id(fn))
         if key in self._chosen:
+            self.recorder.hit(self._chosen_reads, key)
             return self._chosen[key]
         self._chosen[key] = False  # cycle guard
-        file = self._file_of(fn)
-        found = any(d in MEMOIZING_DECORATORS for d in fn.decorators)
-        if not found and file is not None:
-            found = self._stores_result(file, fn) or any(
-                self._memoizing_decorator(file, fn, d) for d in fn.decorator_values)
+        reads = self.recorder.open()
+        try:
+            file = self._file_of(fn)
+            found = any(d in MEMOIZING_DECORATORS for d in fn.decorators)
+            if not found and file is not None:
+                found = self._stores_result(file, fn) or any(
+                    self._memoizing_decorator(file, fn, d) for d in fn.decorator_values)
+        finally:
+            self.recorder.close(reads)
         self._chosen[key] = found
+        if reads is not None:
+            self._chosen_reads[key] = reads
         return found
 
     def memoized_per_instance(self, fn: Function) -> bool:
@@ -543,9 +576,7 @@ class Evaluator:
             a.ctx.scope == fn.qualname and a.target.text.startswith(f"{me}.") for a in file.assignments)
 
     def _file_of(self, fn: Function) -> FileModel | None:
-        table = self.bindings.cached("file of function", lambda: {
-            id(f_): file for file in self.bindings.files for f_ in file.functions.values()})
-        return table.get(id(fn))
+        return self.bindings.file_of_function(fn)
 
     def _memoizing_decorator(self, file: FileModel, fn: Function, decorator: Value) -> bool:
         """A project decorator returning a wrapper that memoises (``def memo(f): ... return wrapper``)."""
@@ -632,18 +663,23 @@ class Evaluator:
         key = ("global", ref)
         found = self._memo.get(key)
         if found is not None:
+            self.recorder.hit(self._memo_reads, key)
             return found
         if key in self._active:
             self._cycles += 1
             return ValueSet(frozenset())
         self._active.add(key)
         cycles, partial = self._cycles, self._partial_reads
+        reads = self.recorder.open()
         try:
             result = self._global_uncached(ref)
         finally:
+            self.recorder.close(reads)
             self._active.discard(key)
         if self._cycles == cycles and self._partial_reads == partial:
             self._memo[key] = result
+            if reads is not None:
+                self._memo_reads[key] = reads
         return result
 
     def _global_uncached(self, ref: str) -> ValueSet:
@@ -892,7 +928,16 @@ class Evaluator:
         method: then the read is the attribute itself)."""
         key = ("descriptor", cls, attr)
         if key in self._memo:
+            self.recorder.hit(self._memo_reads, key)
             return self._memo[key] if self._memo[key].items else None
+        reads = self.recorder.open()
+        try:
+            return self._descriptor_get_uncached(key, cls, attr, _seen, reads)
+        finally:
+            self.recorder.close(reads)
+
+    def _descriptor_get_uncached(self, key: tuple, cls: str, attr: str, _seen: frozenset[str], reads: Reads | None
+                                 ) -> ValueSet | None:
         cls = self.bindings.canonical_ref(cls)
         owner = self.bindings.owner_of(cls)
         if owner is None or cls in _seen:
@@ -935,6 +980,8 @@ class Evaluator:
                             break
         if (self._partial_reads, self._cycles, self.budget.cuts) == (partial, cycles, cut):
             self._memo[key] = found if found is not None else ValueSet(frozenset())
+            if reads is not None:
+                self._memo_reads[key] = reads
         return found
 
     def _method_of(self, cls: str, name: str, _seen: frozenset[str] = frozenset()) -> str | None:
@@ -957,7 +1004,16 @@ class Evaluator:
         key = ("class attribute", cls, attr)
         found = self._memo.get(key)
         if found is not None:
+            self.recorder.hit(self._memo_reads, key)
             return found
+        reads = self.recorder.open()
+        try:
+            return self._class_attribute_uncached(key, cls, attr, _seen, reads)
+        finally:
+            self.recorder.close(reads)
+
+    def _class_attribute_uncached(self, key: tuple, cls: str, attr: str, _seen: frozenset[str], reads: Reads | None
+                                  ) -> ValueSet:
         cls = self.bindings.canonical_ref(cls)
         owner = self.bindings.owner_of(cls)
         if owner is None or cls in _seen:
@@ -995,6 +1051,8 @@ class Evaluator:
             result = self._instance_of(annotation, f"`{attr}: {annotation.rpartition('.')[2]}`")
         if self._partial_reads == partial:
             self._memo[key] = result
+            if reads is not None:
+                self._memo_reads[key] = reads
         return result
 
     def _constructed_attribute(self, instance: Instance, attr: str) -> ValueSet | None:

@@ -12,6 +12,7 @@ calls that lead to a function. The fact modules above (``builds``, ``generics``,
 from __future__ import annotations
 
 import os
+from typing import cast
 
 from warplint.model import Call, FileModel, Function, Kernel, Value
 from warplint.names import is_warp
@@ -162,7 +163,9 @@ class IdentityFacts(Layer):
         return found[0] if len(found) == 1 else None
 
     def launches(self, file: FileModel) -> list[Launch]:
-        return list(self.cached(("launches", id(file)), lambda: self._launches(file)))
+        """The launches ``file`` makes (its own parameters unbound); kept across an edit that changes nothing
+        they read (``Layer.kept``)."""
+        return list(self.kept("launches", file, lambda facts: cast(IdentityFacts, facts)._launches(file)))
 
     def _launches(self, file: FileModel, site: Site | None = None, scope: str | None = None) -> list[Launch]:
         result = []
@@ -199,9 +202,17 @@ class IdentityFacts(Layer):
     def _all_launches(self) -> list[Launch]:
         result: list[Launch] = []
         for f in self.bindings.files:
-            for launch in self.launches(f):
-                result.extend(self._through_callers(launch))
+            result.extend(self.launches_through_callers(f))
         return result
+
+    def launches_through_callers(self, file: FileModel) -> list[Launch]:
+        """``file``'s part of ``all_launches``: each of its launches at every call that decides it; kept across
+        an edit that changes nothing it read (``Layer.kept``: the calls of its wrappers among them)."""
+        def compute(layer: Layer) -> list[Launch]:
+            facts = cast(IdentityFacts, layer)
+            return [found for launch in facts.launches(file) for found in facts._through_callers(launch)]
+
+        return self.kept("launches through callers", file, compute)
 
     def launches_of_module(self, module: str) -> list[Launch]:
         """``all_launches`` of the Warp module ``module`` (a ``module_identity``), in their order: grouped once,

@@ -40,7 +40,7 @@ def option_changes(file: FileModel, layer: Layer) -> list[OptionChange]:
     and assignments that change a module's options, and the ``module_options=`` of its unique kernels.
     Recorded with what it reads (``Layer.kept``): after an edit of another file, the session's next layer takes
     it over unless it read what the edit changed."""
-    return layer.kept("option_changes", file, lambda reading: _option_changes(reading, file))
+    return layer.kept("option_changes", file, lambda recorded: _option_changes(recorded, file))
 
 
 def shared_option_changes(file: FileModel, layer: Layer) -> list[OptionChange]:

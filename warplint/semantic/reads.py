@@ -1,129 +1,410 @@
 """What a fact read of the project while it was computed, so that a later layer may keep it (issue 28 item 1).
 
 A session that lives across edits builds the layer again after each one, though one file changed. A fact
-computed with its reads recorded can be taken over by the next layer when none of what it read changed:
+computed with its reads recorded can be taken over by the next layer when none of what it read changed. A
+computation's reads (``Reads``, a list) are:
 
-- ``models``: the files whose own records (their calls, assignments, kernels as the extractor made them) it
-  read, by model object: still read the same when the new layer holds the same object at that path (a model
-  object is never changed by an edit: an edited file gets a new one);
-- ``kernel_lists``: the files whose kernel list it read. A project adds ``derived`` kernels to a model (a
-  project decorator that makes kernels, found by data flow over every file), so a list is read the same only
-  while it holds none, then and now;
-- ``everything``: a read that cannot be attributed to files (an evaluator question, whose memos are shared
-  across questions; a table over every file; a derived kernel): the fact is never kept.
+- a model: the file whose own records (its calls, assignments, functions as the extractor made them) it read,
+  or the file the binder handed out as the owner of a name or the file at a path. Still read the same when the
+  new layer holds the same object at that path (a model object is never changed by an edit: an edited file
+  gets a new one);
+- a kernel list: a project adds ``derived`` kernels to a model (a project decorator that makes kernels, found
+  by data flow over every file), so a list is read the same only while it holds none, then and now;
+- a question asked of the binder's tables (``call_sites(fq)``, ``function(fq)``, ``callee_of(file, call)``,
+  ...), with its arguments and answer. The key of a table is the arguments; whether the edit contributes to
+  that key is checked by asking the new layer's binder again: the read holds when the answer is the same,
+  every model object in it the same object (``_same``). The binder is below the evaluator and asks nothing
+  above it, so its answer is a function of its arguments and the models;
+- the reads of a memo entry (the evaluator's, a budget summary, the layer's) computed or hit inside, held as
+  they are (a graph, shared: each entry is checked once per layer, ``ReadsCheck``);
+- ``everything``: a read that cannot be attributed (a table over every file, ``bindings.files``; a derived
+  kernel): the fact is never kept.
 
-The recorder is the layer's base: the layer hands a recorded computation a reading view of itself
-(``layer.ReadingLayer``), which records each read here; what is not read through a per-file method of the view
-counts as ``everything``.
+Every memo entry carries the reads of its own computation (recorded always in a session that records, since an
+entry filled by an unrecorded question is hit by a recorded one later), and a hit adds them to the computation
+that hit it. The binder's hand-outs are recorded by ``RecordedBindings``, the binder as the evaluator and the
+layer see it. Names that only the set of files decides (``fqname``, ``canonical_ref``, ``is_warp_api``: the
+module names are the paths') are not recorded: ``KeptFacts.keep_only`` forgets every fact when the set of files
+changes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 from warplint.model import FileModel
 
+_MODEL_MODULE = FileModel.__module__
+_PLAIN = (str, int, float, bool, bytes, type(None))
 
-class Reads:
-    """One computation's reads."""
 
-    __slots__ = ("everything", "kernel_lists", "models")
+_EVERYTHING = object()  # first item of the reads of a computation that read what cannot be attributed
 
-    def __init__(self) -> None:
-        self.models: dict[str, FileModel] = {}  # path -> the model object whose own records were read
-        self.kernel_lists: set[str] = set()  # paths whose kernel list (without derived kernels) was read
-        self.everything = False
+
+class Reads(list):
+    """One computation's reads, as a list (made in C, appended to in C: recording runs on every memo entry): a
+    ``FileModel`` (its own records read), a ``(KERNEL_LIST, model)`` pair (its kernel list read), a
+    ``(method, arguments, keywords, answer)`` question asked of the binder, or the ``Reads`` of a memo entry
+    computed or hit inside. ``everything`` is a mark in first place."""
+
+    __slots__ = ()
+
+    @property
+    def everything(self) -> bool:
+        return bool(self) and self[0] is _EVERYTHING
+
+    def mark_everything(self) -> None:
+        if not (self and self[0] is _EVERYTHING):
+            self.clear()  # nothing else read matters: a fact that read everything is never kept
+            self.append(_EVERYTHING)
+
+    @property
+    def models(self) -> dict[str, FileModel]:
+        """path -> the model object whose own records (or kernel list) were read, in these reads alone."""
+        found: dict[str, FileModel] = {}
+        for item in self:
+            if isinstance(item, FileModel):
+                found[item.path] = item
+            elif isinstance(item, tuple) and len(item) == 2:
+                found[item[1].path] = item[1]
+        return found
+
+    @property
+    def asked(self) -> list[tuple[str, tuple, Any]]:
+        """The questions asked of the binder in these reads alone: (method, (arguments, keywords), answer)."""
+        return [(item[0], (item[1], item[2]), item[3]) for item in self
+                if isinstance(item, tuple) and len(item) == 4]
+
+    @property
+    def inner(self) -> list[Reads]:
+        return [item for item in self if isinstance(item, Reads)]
+
+    def graph(self) -> list[Reads]:
+        """These reads and every entry's inside, each once."""
+        seen: dict[int, Reads] = {}
+        stack = [self]
+        while stack:
+            current = stack.pop()
+            if id(current) not in seen:
+                seen[id(current)] = current
+                stack.extend(current.inner)
+        return list(seen.values())
 
     def add(self, other: Reads) -> None:
-        self.everything = self.everything or other.everything
-        if not self.everything:
-            self.models.update(other.models)
-            self.kernel_lists |= other.kernel_lists
+        if other is self or not other:
+            return
+        if other[0] is _EVERYTHING:
+            self.mark_everything()
+        else:
+            self.append(other)
 
-    def hold_in(self, by_path: Mapping[str, FileModel]) -> bool:
-        """Whether a layer over the models ``by_path`` reads the same: the same model object at every path read,
-        and no derived kernel in a kernel list read (``add_decorated_kernels`` has run when a fact is asked)."""
-        if self.everything:
-            return False
-        if any(by_path.get(path) is not model for path, model in self.models.items()):
-            return False
-        return not any(k.derived for path in self.kernel_lists for k in by_path[path].kernels)
+
+KERNEL_LIST = "kernel list"
 
 
 class ReadRecorder:
-    """The reads of the computations being recorded, innermost last (a recorded fact asked inside another
-    adds its reads to the outer one)."""
+    """The reads of the computations being recorded, innermost last (a recorded computation inside another
+    adds its reads to the outer one). ``enabled`` in a session that keeps facts across edits (an editor's); a
+    run that builds one layer records nothing (``open`` gives None)."""
 
-    def __init__(self) -> None:
-        self._open: list[Reads] = []
+    def __init__(self, enabled: bool = False) -> None:
+        self.enabled = enabled
+        self.stack: list[Reads] = []  # the computations being recorded (never another list: wrappers hold it)
+        self._derived: dict[int, tuple[list, int, bool]] = {}  # id(a kernel list) -> (it, its length, derived in it)
 
     @property
     def active(self) -> bool:
-        return bool(self._open)
+        return bool(self.stack)
 
     def model(self, file: FileModel) -> None:
-        if self._open:
-            self._open[-1].models[file.path] = file
+        if self.stack:
+            self.stack[-1].append(file)
 
     def kernel_list(self, file: FileModel) -> None:
-        if self._open:
-            if any(k.derived for k in file.kernels):
-                self._open[-1].everything = True
+        if self.stack:
+            reads = self.stack[-1]
+            if self._has_derived(file.kernels):
+                reads.mark_everything()
             else:
-                self._open[-1].models[file.path] = file
-                self._open[-1].kernel_lists.add(file.path)
+                reads.append((KERNEL_LIST, file))
+
+    def _has_derived(self, kernels: list) -> bool:
+        # a list is read again and again (every kernel reference into it): answered once per list object and
+        # length (a project adds derived kernels by appending, and removes them by making a new list)
+        key = id(kernels)
+        found = self._derived.get(key)
+        if found is None or found[0] is not kernels or found[1] != len(kernels):
+            found = self._derived[key] = (kernels, len(kernels), any(k.derived for k in kernels))
+        return found[2]
+
+    def asked(self, method: str, arguments: tuple, answer: Any) -> None:
+        if self.stack:
+            self.stack[-1].append((method, arguments, (), _snapshot(answer)))
 
     def everything(self) -> None:
-        if self._open:
-            self._open[-1].everything = True
+        if self.stack:
+            self.stack[-1].mark_everything()
 
-    def add(self, reads: Reads) -> None:
+    def add(self, reads: Reads | None) -> None:
         """A memo hit inside a recorded computation: the entry's own reads are read again."""
-        if self._open:
-            self._open[-1].add(reads)
+        if reads is not None and self.stack:
+            self.stack[-1].add(reads)
+
+    def hit(self, reads_of: Mapping[Any, Reads], key: Any) -> None:
+        """A hit on the memo entry ``key`` whose reads ``reads_of`` holds (none while it is being computed: a
+        cycle back to it, inside its own recording)."""
+        stack = self.stack
+        if stack:
+            reads = reads_of.get(key)
+            if reads:  # (an entry that read nothing adds nothing)
+                if reads[0] is _EVERYTHING:
+                    stack[-1].mark_everything()
+                else:
+                    stack[-1].append(reads)
+
+    def open(self) -> Reads | None:
+        """Start recording a computation (a memo entry's); None when the session records nothing."""
+        if not self.enabled:
+            return None
+        reads = Reads()
+        self.stack.append(reads)
+        return reads
+
+    def close(self, reads: Reads | None) -> None:
+        if reads is None:
+            return
+        stack = self.stack
+        stack.pop()
+        if stack and reads:
+            if reads[0] is _EVERYTHING:
+                stack[-1].mark_everything()
+            else:
+                stack[-1].append(reads)
 
     @contextmanager
     def recording(self) -> Iterator[Reads]:
         reads = Reads()
-        self._open.append(reads)
+        self.stack.append(reads)
         try:
             yield reads
         finally:
-            self._open.pop()
-            if self._open:
-                self._open[-1].add(reads)
+            self.stack.pop()
+            if self.stack:
+                self.stack[-1].add(reads)
+
+
+def _snapshot(answer: Any) -> Any:
+    """An answer as it is now: a table's list may be the binder's own, filled further later."""
+    if isinstance(answer, list):
+        return tuple(answer)
+    if isinstance(answer, set):
+        return frozenset(answer)
+    if isinstance(answer, dict):
+        return dict(answer)
+    return answer
+
+
+def _same(a: Any, b: Any) -> bool:
+    """The same answer: equal plain values and containers, and every model object in it the same object (an
+    equal object of another model is not: a fact kept holds the objects it was computed from)."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b) and not (isinstance(a, tuple | list) and isinstance(b, tuple | list)):
+        return False
+    if isinstance(a, _PLAIN):
+        return bool(a == b)
+    if isinstance(a, tuple | list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, frozenset | set):
+        return bool(a == b)  # hashable elements: plain values or values of the layer (model objects are not)
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if kind.__module__ == _MODEL_MODULE or not dataclasses.is_dataclass(a):
+        return False  # a model object (or another object of the layer) is the same only if it is that object
+    return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+
+
+class ReadsCheck:
+    """Whether reads hold in one layer (over ``by_path``, its binder answering ``ask``): the same model object
+    at every path read, no derived kernel in a kernel list read, the binder's answer to each question the same.
+    Each entry of the graph is checked once per layer (the layer's memo entries are shared by many facts)."""
+
+    def __init__(self, by_path: Mapping[str, FileModel], ask: Callable[[str, tuple, tuple], Any]) -> None:
+        self._by_path = by_path
+        self._ask = ask
+        # entries found to hold, with everything inside, and those whose own reads do not, by id (held here:
+        # an id is not reused by another entry while the layer checks)
+        self._held: dict[int, Reads] = {}
+        self._failed: dict[int, Reads] = {}
+        self.asked = 0  # questions asked of the binder again (the benchmarks read it)
+
+    def holds(self, reads: Reads) -> bool:
+        if reads.everything:
+            return False
+        held, failed = self._held, self._failed
+        seen: list[Reads] = []
+        stack = [reads]
+        marked: set[int] = set()
+        while stack:
+            current = stack.pop()
+            key = id(current)
+            if key in held or key in marked:
+                continue
+            if key in failed or not self._own_reads_hold(current, stack):
+                failed[key] = current
+                return False
+            marked.add(key)
+            seen.append(current)
+        held.update((id(r), r) for r in seen)
+        return True
+
+    def _own_reads_hold(self, reads: Reads, inner: list[Reads]) -> bool:
+        """Whether the reads of this entry alone hold (the entries inside go onto ``inner``)."""
+        by_path = self._by_path
+        for item in reads:
+            if isinstance(item, Reads):
+                inner.append(item)
+            elif item is _EVERYTHING:
+                return False
+            elif isinstance(item, FileModel):
+                if by_path.get(item.path) is not item:
+                    return False
+            elif len(item) == 2:
+                listed: FileModel = item[1]
+                if by_path.get(listed.path) is not listed or any(k.derived for k in listed.kernels):
+                    return False
+            else:
+                method, arguments, keywords, answer = item
+                self.asked += 1
+                if not _same(_snapshot(self._ask(method, arguments, keywords)), answer):
+                    return False
+        return True
 
 
 class KeptFacts:
     """Facts of one file, with their reads, kept by a session across the layers it builds (as ``FileFacts``,
     handed to each): a layer takes one over when its file is the same model object and its reads hold
-    (``Reads.hold_in``)."""
+    (``ReadsCheck``)."""
 
     def __init__(self) -> None:
         self._facts: dict[tuple[str, str], tuple[FileModel, Any, Reads]] = {}  # (family, path) -> fact
+        self._paths: frozenset[str] = frozenset()  # the files indexed (their module names are their paths')
         self.taken_over = 0  # how many facts layers took over (the tests and the benchmarks read it)
+        self.taken_over_of: dict[str, int] = {}  # the same, by family
+        self.computed = 0  # how many recorded facts layers computed
 
-    def get(self, family: str, file: FileModel, by_path: Mapping[str, FileModel]) -> tuple[Any, Reads] | None:
-        """The fact ``family`` of ``file`` kept from an earlier layer, if it still holds in the one over
-        ``by_path``."""
-        entry = self._facts.get((family, file.path))
-        if entry is None or entry[0] is not file or not entry[2].hold_in(by_path):
+    def get(self, family: str, file: FileModel, check: ReadsCheck) -> tuple[Any, Reads] | None:
+        """The fact ``family`` of ``file`` kept from an earlier layer, if it still holds in the one ``check``
+        checks against."""
+        key = (family, file.path)
+        entry = self._facts.get(key)
+        if entry is None:
+            return None
+        if entry[0] is not file or not check.holds(entry[2]):
+            del self._facts[key]  # never to hold again: forgotten, it keeps no replaced model alive
             return None
         self.taken_over += 1
+        self.taken_over_of[family] = self.taken_over_of.get(family, 0) + 1
         return entry[1], entry[2]
 
     def put(self, family: str, file: FileModel, value: Any, reads: Reads) -> None:
+        self.computed += 1
         if reads.everything:
             self._facts.pop((family, file.path), None)
         else:
             self._facts[(family, file.path)] = (file, value, reads)
 
     def keep_only(self, files: Iterable[FileModel]) -> None:
-        """Forget the facts of models no longer indexed (replaced by an edit, or removed), and those that read
-        one (never to hold again; forgotten, they keep no replaced model alive)."""
-        current = {f.path: f for f in files}
-        for key in [k for k, (file, _, reads) in self._facts.items() if current.get(k[1]) is not file
-                    or any(current.get(path) is not model for path, model in reads.models.items())]:
+        """Forget the facts of models no longer indexed (replaced by an edit, or removed); every fact when the
+        set of files changed (a name's module, an import's target, may then be another file)."""
+        current = {f.path: f for f in files if f.error is None}
+        paths = frozenset(current)
+        if paths != self._paths:
+            self._facts.clear()
+            self._paths = paths
+        for key in [k for k, (file, _, _) in self._facts.items() if current.get(k[1]) is not file]:
             del self._facts[key]
+
+
+class RecordedBindings:
+    """The binder as the evaluator and the layer see it in a session that records: each hand-out is recorded
+    in the open computation's reads. A method that reads only the own records of the file it is given records
+    that model; a kernel list, as such; a name only the set of files decides, nothing; a table over every file
+    read whole (``files``, ``by_path``, ``cached``), everything; every other method, the question and its
+    answer (asked again of the next layer's binder)."""
+
+    OWN_RECORDS = frozenset({"calls_to", "calls_where", "warp_calls", "name_assignments", "subscript_assignments"})
+    KERNEL_LISTS = frozenset({"kernels_in", "kernel_index"})
+    # decided by the module names (the set of files: ``KeptFacts.keep_only``) and Warp's own facts
+    BY_FILE_SET = frozenset({"fqname", "canonical_ref", "canonical_module", "is_warp_api", "warp", "reads",
+                             "kept_facts"})
+    # the model of the file at a path or owning a name: which file the set of files decides, and its model
+    # object whether it changed (an external model is in no layer's files: read so, it never holds)
+    MODEL_BY_FILE_SET = frozenset({"owner_of", "file_at"})
+    WHOLE = frozenset({"files", "by_path", "by_module", "memo", "cached"})
+
+    def __init__(self, bindings: Any, recorder: ReadRecorder) -> None:
+        self.unrecorded = bindings
+        self._recorder = recorder
+        self.file_facts = _RecordedFileFacts(bindings.file_facts, recorder)
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self.unrecorded, name)
+        recorder = self._recorder
+        stack = recorder.stack
+        if name in self.WHOLE or name.startswith("_"):
+            recorder.everything()
+            return found  # not kept here: each read records
+        if name in self.BY_FILE_SET:
+            wrapped = found
+        elif name in self.OWN_RECORDS:
+            def wrapped(file: FileModel, *arguments: Any) -> Any:
+                if stack:
+                    stack[-1].append(file)
+                return found(file, *arguments)
+        elif name in self.MODEL_BY_FILE_SET:
+            def wrapped(*arguments: Any) -> Any:
+                answer = found(*arguments)
+                if stack and answer is not None:
+                    stack[-1].append(answer)
+                return answer
+        elif name in self.KERNEL_LISTS:
+            def wrapped(file: FileModel, *arguments: Any) -> Any:
+                recorder.kernel_list(file)
+                return found(file, *arguments)
+        elif callable(found):
+            def wrapped(*arguments: Any, **keywords: Any) -> Any:
+                answer = found(*arguments, **keywords)
+                if stack:
+                    stack[-1].append((name, arguments, tuple(keywords.items()) if keywords else (),
+                                      _snapshot(answer)))
+                return answer
+        else:
+            recorder.everything()
+            return found
+        self.__dict__[name] = wrapped  # found directly from now on
+        return wrapped
+
+
+def ask_again(bindings: Any) -> Callable[[str, tuple, tuple], Any]:
+    """Ask ``bindings`` (a layer's binder, unrecorded) a question ``RecordedBindings`` recorded."""
+    def ask(method: str, arguments: tuple, keywords: tuple) -> Any:
+        return getattr(bindings, method)(*arguments, **dict(keywords))
+
+    return ask
+
+
+class _RecordedFileFacts:
+    """``FileFacts``: a table of one model is read from that model alone (file_facts.py)."""
+
+    def __init__(self, file_facts: Any, recorder: ReadRecorder) -> None:
+        self._file_facts = file_facts
+        self._recorder = recorder
+
+    def cached(self, file: FileModel, table: Callable[[FileModel], Any]) -> Any:
+        self._recorder.model(file)
+        return self._file_facts.cached(file, table)

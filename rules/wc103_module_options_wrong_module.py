@@ -6,6 +6,7 @@ from warplint.diagnostic import Related
 from warplint.index import UNIQUE, Project
 from warplint.model import Call, FileModel, Kernel, Value
 from warplint.rule import Report, Rule
+from warplint.warp_api import MODULE_OPTIONS_KERNELS_OVERRIDE
 
 # The calls whose `module` argument defaults to the module the call is written in.
 _MODULE_OPTION_CALLS = ("set_module_options", "get_module_options")
@@ -18,9 +19,9 @@ def _defines_integrands(file: FileModel) -> bool:
 
 
 def _dict_keys(project: Project, file: FileModel, value: Value | None, scope: str) -> frozenset[str] | None:
-    """The keys of a dict an expression is (a literal, or a constant bound to one); None when not known."""
-    known, const = project.constant(file, value, scope)
-    return frozenset(str(k) for k in const) if known and isinstance(const, dict) else None
+    """The keys of a dict an expression is (a literal, or a constant bound to one, its values known or not);
+    None when not known."""
+    return project.values(file, value, scope).dict_keys() if value is not None else None
 
 
 def _covered_keys(project: Project, file: FileModel, kernels: list[Kernel]) -> frozenset[str]:
@@ -31,6 +32,7 @@ def _covered_keys(project: Project, file: FileModel, kernels: list[Kernel]) -> f
     for kernel in kernels:
         keys = _dict_keys(project, file, kernel.options.get("module_options"), kernel.ctx.scope) or frozenset()
         keys |= frozenset(k for k in kernel.options if k not in ("module", "module_options", "name"))
+        keys |= frozenset(option for option, own in MODULE_OPTIONS_KERNELS_OVERRIDE.items() if own in kernel.options)
         covered = keys if covered is None else covered & keys
     return covered or frozenset()
 
@@ -76,13 +78,16 @@ class ModuleOptionsWrongModule(Rule):
     integrands count as kernels of their file. A file whose kernels all land elsewhere
     (`module="unique"`, or a named module) does not define kernels for its own module:
     its calls are reported, module-scope ones too (they are meant for the kernels below
-    them), except a `set_module_options` whose literal keys every kernel of the file
+    them), except a `set_module_options` whose keys every kernel of the file
     sets for itself, through its own `module_options=` or a per-kernel option of the same
-    name (`enable_backward=False`), which Warp lays over the module's. Kernels created by means the layer does
-    not follow are not seen, which could make a correct call look wrong. Calls that pass
-    `**kwargs` are skipped. Module-scope calls in a file with no kernels at all are not
-    reported: they are copy-pasted boilerplate that configures nothing, but no caller
-    expects them to configure its kernels (newton has several, next to `wp.struct`s).
+    name (`enable_backward=False`), which Warp lays over the module's, or one that overrides
+    it (`grid_stride=` overrides `default_grid_stride`); the keys count when the dict's values
+    are not known (`WARP_DETERMINISM_OFF = {"deterministic": wp.DeterministicMode...}`).
+    Kernels created by means the layer does not follow are not seen, which could make a
+    correct call look wrong. Calls that pass `**kwargs` are skipped. Module-scope calls in a
+    file with no kernels at all are not reported: they are copy-pasted boilerplate that
+    configures nothing, but no caller expects them to configure its kernels (newton has
+    several, next to `wp.struct`s).
     """
 
     code = "WC103"

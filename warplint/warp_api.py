@@ -77,6 +77,11 @@ SIGNATURES: dict[str, Signature] = {
 }
 
 # Where Warp's public names live besides ``warp.`` (``from warp.context import launch``).
+# Module options a kernel option of another name overrides for that kernel: a kernel made with `grid_stride=`
+# ignores the module's `default_grid_stride` (Warp 1.19 context.py `hash_kernel`: `resolve_grid_stride(kernel.options,
+# default_grid_stride)`). Options of the same name need no entry: Warp builds with `module.options | kernel.options`.
+MODULE_OPTIONS_KERNELS_OVERRIDE = {"default_grid_stride": "grid_stride"}
+
 _HOMES = ("warp.", "warp.context.", "warp._src.context.", "warp.types.", "warp._src.types.")
 
 

@@ -259,6 +259,23 @@ class ValueSet:
             return True, constants.pop().value
         return False, None
 
+    def dict_keys(self) -> frozenset[str] | None:
+        """Every key the expression's dict can have, when each value it can be is a dict whose keys are known
+        strings (a literal, or a dict literal whose values need not be known); None otherwise."""
+        keys: set[str] = set()
+        for v in self.items:
+            if isinstance(v, Const) and isinstance(v.value, dict) and all(isinstance(k, str) for k in v.value):
+                keys.update(v.value)
+            elif isinstance(v, Mapping):
+                for key_set, _ in v.items:
+                    known, key = key_set.single_constant()
+                    if not (known and isinstance(key, str)):
+                        return None
+                    keys.add(key)
+            else:
+                return None
+        return frozenset(keys) if self.items else None
+
     def kernels(self) -> list[KernelRef]:
         return sorted((v for v in self.items if isinstance(v, KernelRef)), key=lambda k: (k.path, k.index))
 

@@ -295,9 +295,10 @@ def accuracy_markdown(res: dict[str, Any]) -> str:
         f"{meta.get('warplint_commit', '?')}; generator version {meta.get('generator', 1)}, last changed in "
         f"{meta.get('generator_commit', '?')}; "
         f"warp-lang {meta.get('warp_version', '?')}",
-        *(["- **a rescore** (`--rescore`) of truth drawn earlier: scored again after engine commits, so not a "
-           "fresh measurement (CONTRIBUTING.md, *Evaluation discipline*); the lead of docs/precision.md keeps "
-           "the seed's first score"] if meta.get("rescored") else []),
+        *(["- **a rescore** (`--rescore`) of truth drawn earlier: scored again from the cached truth (after engine "
+           "commits, or to show reasons written after the draw); after engine commits it is not a fresh measurement "
+           "(CONTRIBUTING.md, *Evaluation discipline*); the lead of docs/precision.md keeps the seed's first score"]
+          if meta.get("rescored") else []),
         f"- programs: {res['programs']} drawn, {res['scored']} scored, {len(res['failed'])} failed to run, "
         f"{len(res['disagreements'])} where the runtime disagreed with the generator's intent",
         f"- overall: recall **{pct(t['recall'])}** ({t['found']}/{t['truth']} runtime labels found), precision "

@@ -779,8 +779,8 @@ class Bindings:
 
     def may_run(self, file: FileModel, scope: str) -> bool:
         """Code in ``scope`` (a function's qualname, "" for module level) of ``file`` can run at all. False only
-        for the body of a top-level function that nothing can call: defined in a test file or an application
-        script (code no user imports), not decorated (a decorator may register it: a fixture, a hook), not one
+        for the body of a top-level function that nothing can call: defined in a test file (code the runner
+        imports and no user does), not decorated (a decorator may register it: a fixture, a hook), not one
         the test runner calls itself (``called_by_runner``), named nowhere else in its file (another
         function's body, module level, a class body), and its module imported by no other file of the project.
         A function nested in one such is as dead as it. Python can still reach a function by a name built at
@@ -790,8 +790,8 @@ class Bindings:
             fn = file.functions.get(fn.ctx.scope)  # the function its def sits in runs it (or nothing does)
         if fn is None or fn.class_name is not None or fn.decorators:
             return True
-        if self.context_of(file) not in (CodeContext.TEST, CodeContext.APPLICATION):
-            return True
+        if self.context_of(file) is not CodeContext.TEST:
+            return True  # a script's or library's function may be imported and called by code outside the project
         if called_by_runner(self, file, fn) or fn.name in file.functions_named_outside_bodies:
             return True
         if any(other is not fn and not other.qualname.startswith(f"{fn.qualname}.") and fn.name in other.loaded

@@ -31,6 +31,7 @@ from .model import (
     Try,
     Value,
     WithBlock,
+    enclosing_names,
 )
 from .names import canonical, dotted_name, is_warp, is_warp_api, resolve_relative
 from .warp_version import ARRAY_TYPES, ARRAY_TYPES_DTYPE_ANY, GENERIC_TYPES
@@ -1333,14 +1334,7 @@ class Extractor(cst.CSTVisitor):
                 continue
             kernel.warp_calls = set(fn.warp_calls)
             kernel.generic = kernel.generic or fn.generic
-            enclosing: set[str] = set()
-            scope = fn.ctx.scope if kernel.form == "decorator" else kernel.ctx.scope
-            while scope:
-                outer = functions.get(scope)
-                if outer is None:
-                    break
-                enclosing |= outer.locals | {p.name for p in outer.params}
-                scope = outer.ctx.scope
+            enclosing = enclosing_names(functions, fn.ctx.scope if kernel.form == "decorator" else kernel.ctx.scope)
             own = fn.locals | {p.name for p in fn.params}
             annotations = vars(self).get("_annotation_names", {})
             read = set(fn.loaded).union(*(annotations.get(id(p), ()) for p in fn.params))

@@ -519,6 +519,19 @@ class WithBlock(Compact):
         return ctx.scope == self.ctx.scope and self.ctx.order < ctx.order <= self.end
 
 
+def enclosing_names(functions: dict[str, Function], scope: str) -> set[str]:
+    """The names the functions around ``scope`` bind (their locals and parameters, outwards): what a function
+    defined in ``scope`` reads from them is a closure capture."""
+    names: set[str] = set()
+    while scope:
+        outer = functions.get(scope)
+        if outer is None:
+            break
+        names |= outer.locals | {p.name for p in outer.params}
+        scope = outer.ctx.scope
+    return names
+
+
 @dataclass
 class FileModel:
     path: str

@@ -18,7 +18,7 @@ import bisect
 import itertools
 from typing import TYPE_CHECKING
 
-from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value, stored_without
+from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value, enclosing_names, stored_without
 from warplint.names import is_warp
 from warplint.semantic.evaluator import FILLING_METHODS
 from warplint.semantic.values import ClassRef, FunctionRef, KernelRef
@@ -67,9 +67,7 @@ def _add_kernels_of_bound_decorators(bindings: Bindings, evaluator: Evaluator) -
                                    text=decorator.text.partition("(")[0], ref=decorator.ref,
                                    local=bool(fn.ctx.scope) and "." not in decorator.ref)
                     bound = kernel_decorator_options(evaluator, file, callee, fn.ctx.scope)
-                    options = None if bound is None else {**bound, **{
-                        key: option if option.is_const else Value("other", text=option.text)
-                        for key, option in decorator.kwargs.items()}}
+                    options = None if bound is None else {**bound, **_literal_options(decorator.kwargs)}
                 else:
                     continue
                 if options is not None:
@@ -91,8 +89,7 @@ def kernel_decorator_options(evaluator: Evaluator, file: FileModel, decorator: V
         partial = value.ref == "functools.partial" and len(value.args) == 1 and is_warp(value.args[0].ref, "kernel")
         if not (partial or (is_warp(value.ref, "kernel") and not value.args)) or "**" in value.kwargs:
             return None
-        normal = {key: option if option.is_const else Value("other", text=option.text)
-                  for key, option in value.kwargs.items()}
+        normal = _literal_options(value.kwargs)
         if found is not None and found != normal:
             return None
         found = normal
@@ -118,17 +115,15 @@ def _add_kernels_of_decorators(bindings: Bindings, evaluator: Evaluator) -> None
                     break
 
 
+def _literal_options(options: dict[str, Value]) -> dict[str, Value]:
+    """A kernel's options as the layer keeps them: each literal as written, any other expression unknown."""
+    return {key: option if option.is_const else Value("other", text=option.text) for key, option in options.items()}
+
+
 def _decorated_kernel(file: FileModel, fn: Function, options: dict[str, Value]) -> Kernel:
     """The ``derived`` kernel a decorator makes of ``fn``, with the names its body reads from the functions
     around it (the values a kernel made in a factory captures, as the extractor finds them for ``@wp.kernel``)."""
-    enclosing: set[str] = set()
-    scope = fn.ctx.scope
-    while scope:
-        outer = file.functions.get(scope)
-        if outer is None:
-            break
-        enclosing |= outer.locals | {p.name for p in outer.params}
-        scope = outer.ctx.scope
+    enclosing = enclosing_names(file.functions, fn.ctx.scope)
     own = fn.locals | {p.name for p in fn.params}
     return Kernel(name=fn.name, function=fn.qualname, span=fn.span, ctx=fn.ctx, form="decorator", options=options,
                   generic=fn.generic, warp_calls=set(fn.warp_calls), derived=True, source_digest=fn.source_digest,
@@ -181,8 +176,7 @@ def _kernel_options(bindings: Bindings, evaluator: Evaluator, file: FileModel, f
             # parameters (`@project_kernel(module="sim")`) are the kernel's options
             named = _parameters(bindings, evaluator, file, fn, decorator)
             options.update({k: v for k, v in decorator.kwargs.items() if k not in named and k not in options})
-        return {key: option if option.is_const else Value("other", text=option.text)
-                for key, option in options.items()}
+        return _literal_options(options)
     return None
 
 

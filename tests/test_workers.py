@@ -426,3 +426,46 @@ def test_a_large_file_handed_ahead_while_a_large_answer_is_sent():
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert run.stdout.strip() == str(list(range(6))), run.stderr
+
+
+def test_every_groups_files_are_modelled_in_one_pool_before_any_group_is_linted(tmp_path, monkeypatch):
+    """A run over several projects (a nested config: each group linted with its own index) models every
+    group's files in one worker pool first, so a small group is not modelled serially after the group before
+    it (issue 28 item 3: Warp's tree is its package and a dozen loose example folders). Each group still
+    gets its own index: the findings are those of a serial run."""
+    from warplint import engine
+    from warplint.cli import nearest_configs
+    from warplint.config import load_config
+    from warplint.engine import Session
+    from warplint.registry import all_rules
+
+    _one_pool_project(tmp_path)
+    other = tmp_path / "examples"
+    other.mkdir()
+    (other / "pyproject.toml").write_text("[tool.warplint]\n")
+    (other / "demo.py").write_text("import warp as wp\n\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n"
+                                   "    a[wp.tid()] = 1.0\n\nwp.launch(k, dim=4, inputs=[wp.zeros(4)])\n")
+    (other / "settings.py").write_text("import warp as wp\n\nwp.config.cache_kernels = False\n")
+
+    def lint(jobs: int) -> tuple[list[list[str]], list[tuple[str, int, str]]]:
+        batches: list[list[str]] = []
+        real_run = workers.run
+
+        def recording(items, *args, **kwargs):
+            batches.append(sorted(os.path.relpath(item[0], tmp_path) for item in items))
+            return real_run(items, *args, **kwargs)
+
+        monkeypatch.setattr(workers, "run", recording)
+        config = load_config(str(tmp_path), set(all_rules()))
+        session = Session(config, cache=False, jobs=jobs)
+        session.configs = nearest_configs(config, set(all_rules()), lambda found: found)
+        found = session.lint_paths([str(tmp_path)], project_context=True).diagnostics
+        return batches, sorted((os.path.relpath(d.path, tmp_path), d.span.line, d.code) for d in found)
+
+    monkeypatch.setattr(engine, "PARALLEL_MIN_CHARS", 0)
+    batches, parallel = lint(jobs=2)
+    assert batches == [["app/broken.py", "app/driver.py", "app/settings.py", "app/sim.py", "app/uses_broken.py",
+                        "examples/demo.py", "examples/settings.py"]]
+    _, serial = lint(jobs=1)
+    assert parallel == serial
+    assert ("examples/settings.py", 3, "WC202") in parallel

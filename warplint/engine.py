@@ -12,6 +12,7 @@ import os
 import pickle
 import re
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -218,6 +219,31 @@ def _failed_model(item: tuple[str, str, str, bool], reason: str) -> FileModel:
     return model
 
 
+class ModelledTogether:
+    """Models made in one pool for several indexes (a grouped run, ``Session._model_groups_together``). A
+    file may be modelled by more than one index (one group's file, another's context): each gets a model of
+    its own, as if it had modelled the file itself (an index's models are its own to change)."""
+
+    def __init__(self, answers: Iterable[tuple[tuple[str, str, str, bool],
+                                               tuple[FileModel, bytes | None, bool]]] = (),
+                 wanted: Counter[tuple[str, str, str, bool]] | None = None) -> None:
+        self._answers = dict(answers)
+        self._left = wanted if wanted is not None else Counter()
+
+    def take(self, item: tuple[str, str, str, bool]) -> tuple[FileModel, bytes | None, bool] | None:
+        """The answer for ``item`` (path, text, module, is_package), or None when none was made for it."""
+        answer = self._answers.get(item)
+        if answer is None:
+            return None
+        self._left[item] -= 1
+        if self._left[item] <= 0:
+            del self._answers[item]
+            return answer
+        model, blob, failed = answer
+        copy = pickle.dumps(model) if blob is None else blob
+        return pickle.loads(copy), blob, failed
+
+
 def analyze_many(items: list[tuple[str, str, str, bool]], jobs: int, budget: workers.Budget,
                  progress: Callable[[int, int], None] | None = None, keep_pickled: bool = True,
                  ) -> list[tuple[FileModel, bytes | None, bool]]:
@@ -353,6 +379,9 @@ class Session:
         # Files without a mention of warp that add_files parsed ahead for _parse_importers: absolute path ->
         # (the text, its model); only those it chooses join the index.
         self._ahead: dict[str, tuple[str, FileModel]] = {}
+        # Models a grouped run made for every group in one pool before linting them (``_model_groups_together``);
+        # ``_analyze_all`` takes each from here.
+        self._modelled_together = ModelledTogether()
         # A front end that reads a config per file (the CLI) sets ``configs``: path -> the Config governing it.
         self.configs: Callable[[str], Config] | None = None
         self._children: dict[int, Session] = {}  # id(config) -> the session of the files it governs (_child)
@@ -427,7 +456,7 @@ class Session:
         shown = self.progress
         progress = (lambda done, total: shown(done, total, phase)) if shown is not None else None
         if cache is None:
-            fresh = analyze_many(items, self.jobs, self.budget, progress, keep_pickled=False)
+            fresh = self._analyze_many(items, progress, keep_pickled=False)
             for (path, _, _, _), (_, _, failed) in zip(items, fresh, strict=True):
                 self._settle(os.path.abspath(path), failed)
             return [model for model, _, _ in fresh]
@@ -438,13 +467,24 @@ class Session:
         ]
         missing = [i for i, m in enumerate(models) if m is None]
         if missing:
-            fresh = analyze_many([items[i] for i in missing], self.jobs, self.budget, progress)
+            fresh = self._analyze_many([items[i] for i in missing], progress)
             for i, (model, blob, failed) in zip(missing, fresh, strict=True):
                 models[i] = model
                 self._settle(keys[i][0], failed)
                 if not failed:
                     cache.put(keys[i][0], keys[i][1], model, blob, noqa_signature(items[i][1]))
         return [m for m in models if m is not None]  # all of them: every miss was analysed above
+
+    def _analyze_many(self, items: list[tuple[str, str, str, bool]], progress: Callable[[int, int], None] | None,
+                      keep_pickled: bool = True) -> list[tuple[FileModel, bytes | None, bool]]:
+        """``analyze_many``, taking the models modelled together with other groups' files first."""
+        answers = [self._modelled_together.take(item) for item in items]
+        missing = [i for i, answer in enumerate(answers) if answer is None]
+        if missing:
+            fresh = analyze_many([items[i] for i in missing], self.jobs, self.budget, progress, keep_pickled)
+            for i, answer in zip(missing, fresh, strict=True):
+                answers[i] = answer
+        return [a for a in answers if a is not None]  # all of them: each None was modelled above
 
     def _settle(self, absolute: str, failed: bool) -> None:
         if failed:
@@ -846,7 +886,7 @@ class Session:
         index = copy.copy(self)
         index.models, index._project, index._external, index._unsettled, index._owners = {}, None, {}, set(), {}
         index.texts = {}  # its own: whether a model is current is judged by the text it was made from
-        index._ahead = {}
+        index._ahead, index._modelled_together = {}, ModelledTogether()
         index._project_context = True
         return index
 
@@ -857,15 +897,20 @@ class Session:
     def _lint_groups(self, groups: dict, result: LintResult, check_context: bool) -> LintResult:
         """Each group linted with its own index; one result, as if one run."""
         cached = True
+        planned = []
         for (_, scope), (config, files) in groups.items():
             index = self._child(config)._fork()
             if self._environment_elsewhere(config, scope):
                 index.warp_environment = warp_version.environment(scope[0], config.warp_version,
                                                                   config.warp_version_source)
             index.progress = self.progress
+            planned.append((index, files, files + index._context_of(files)))
+        if len(planned) > 1:
+            self._model_groups_together([(index, every) for index, _, every in planned])
+        for index, files, every in planned:
             targets = [os.path.abspath(path) for path, _, _ in files]
-            part = index._lint_files(files + index._context_of(files), targets, LintResult([]),
-                                     check_context=check_context)
+            part = index._lint_files(every, targets, LintResult([]), check_context=check_context)
+            index._modelled_together = ModelledTogether()  # what it did not take is not kept
             self._owners.update((absolute, index) for absolute in targets)
             self.texts.update(index.texts)
             if not self.keep_indexes:
@@ -879,6 +924,37 @@ class Session:
         result.cached = cached
         result.diagnostics.sort(key=Diagnostic.sort_key)
         return result
+
+    def _model_groups_together(self, planned: list[tuple[Session, list[tuple[str, str | None, str | None]]]]
+                               ) -> None:
+        """Model the files every group's index will model, in one pool, before any group is linted: a group
+        under ``PARALLEL_MIN_CHARS`` would otherwise be modelled serially after the one before it (Warp's tree
+        is its package and a dozen loose example folders: about 6 s of a cold run's tail). Each index gets the
+        items it will ask for, named as it names them; a file its cache already knows is left to the cache."""
+        items: list[tuple[str, str, str, bool]] = []  # with repeats: a file one group lints is another's context
+        for index, files in planned:
+            warp_items: list[tuple[str, str, str, bool]] = []
+            unparsed: list[tuple[str, str, str, bool]] = []
+            for path, text, _ in files:
+                if text is None:
+                    continue
+                absolute = os.path.abspath(path)
+                if index._cache is not None and index._cache.knows(absolute, index._digest(absolute, text)):
+                    continue
+                module, is_package = index.names.name_of(absolute)
+                (warp_items if "warp" in text else unparsed).append((path, text, module, is_package))
+            items += warp_items + index._importer_candidates(warp_items, unparsed)
+        wanted = Counter(items)
+        if len(wanted) < 2:
+            return
+        shown = self.progress
+        progress = (lambda done, total: shown(done, total, "modelling files")) if shown is not None else None
+        keep_pickled = any(index._cache is not None for index, _ in planned)
+        distinct = list(wanted)
+        together = ModelledTogether(zip(distinct, analyze_many(distinct, self.jobs, self.budget, progress,
+                                                               keep_pickled), strict=True), wanted)
+        for index, _ in planned:
+            index._modelled_together = together  # shared: each index takes its own copy of a model
 
     def _lint_files(self, files: list[tuple[str, str | None, str | None]], targets: list[str], result: LintResult,
                     check_context: bool) -> LintResult:

@@ -67,10 +67,10 @@ def wait_for(predicate, timeout: float = 30.0) -> bool:
 
 
 def test_a_dying_worker_costs_its_file_only():
-    big = busy_source(10_000)  # ~2 MB: needs far more than 32 MiB to model
+    big = busy_source(10_000)  # ~2 MB: needs far more than 96 MiB to model (a small file, under 40 MiB)
     items = [("big.py", big, "big", False), ("good.py", GOOD, "good", False)]
     answers: dict[int, object] = {}
-    workers.run(items, 1, workers.Budget(600, 32), answers.__setitem__, analyze)  # one worker: good.py comes after
+    workers.run(items, 1, workers.Budget(600, 96), answers.__setitem__, analyze)  # one worker: good.py comes after
     failure = answers[0]
     assert isinstance(failure, workers.Failure)
     assert "memory" in failure.reason, failure.reason

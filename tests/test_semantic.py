@@ -272,6 +272,24 @@ def test_an_item_of_star_args_is_what_each_call_passes_there(tmp_path):
     assert sorted(s.value.text for s in project.sources(file, path, "stage")) == ["'/x'", "kwargs[...]"]
 
 
+def test_sources_that_must_all_pass_a_test_stop_at_the_first_that_fails(tmp_path):
+    # a question that needs every source to be of one shape (a decorator bound to `wp.kernel`) stops at the
+    # first source of another shape, the last in the list: a parameter with many callers has many sources
+    project = project_of(tmp_path, {"m.py": (
+        "import functools\nimport warp as wp\n"
+        "def use(deco):\n    return deco\n"
+        + "".join(f"use(functools.partial(wp.kernel, module='m{i}'))\n" for i in range(5))
+        + "use(print)\n" + "".join(f"use(functools.partial(wp.kernel, module='n{i}'))\n" for i in range(5))
+    )})
+    file = _file(project, "m.py")
+    deco = file.functions["use"].returns[0]
+    every = project.sources(file, deco, "use")
+    assert len(every) == 11
+    stopped = project.sources(file, deco, "use", accept=lambda s: s.value.ref == "functools.partial")
+    assert [s.value.ref for s in stopped] == ["functools.partial"] * 5 + ["print"]
+    assert len(project.sources(file, deco, "use", accept=lambda s: True)) == 11
+
+
 def test_an_unpacked_item_comes_from_the_item_of_the_tuple_made(tmp_path):
     # `a, b = rhs` binds b to rhs[1]: its source is the second item of each tuple `rhs` can be
     project = project_of(tmp_path, {

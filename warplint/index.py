@@ -139,9 +139,9 @@ class Project:
                      ) -> tuple[set[str], bool]:
         return self._evaluator.module_names(file, value, scope, site)
 
-    def sources(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None
-                ) -> list[Source]:
-        return self._evaluator.sources(file, value, scope, site)
+    def sources(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
+                accept: Callable[[Source], bool] | None = None) -> list[Source]:
+        return self._evaluator.sources(file, value, scope, site, accept)
 
     def shape_of(self, file: FileModel, value: Value, scope: str) -> str | None:
         return self._evaluator.shape_of(file, value, scope)

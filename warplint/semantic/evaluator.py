@@ -1768,8 +1768,8 @@ class Evaluator:
         return False
 
     # ------------------------------------------------------------------ where a value comes from
-    def sources(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None
-                ) -> list[Source]:
+    def sources(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None,
+                accept: Callable[[Source], bool] | None = None) -> list[Source]:
         """The expressions ``value`` takes its value from, for questions about an expression's *shape*
         that no abstract value carries (which call made an array and with which ``dtype=``; that a path
         is ``wp.config.kernel_cache_dir``; that it was made by ``tempfile.mkdtemp()``).
@@ -1785,11 +1785,15 @@ class Evaluator:
         API (also when Warp itself is the project: ``wp.zeros(...)`` and ``wp.float32`` are the shapes
         asked about), an f-string, arithmetic. A name that cannot be followed is its own source too;
         ``Source.attrs`` are the attributes read off a source (``d.name`` of ``d = TemporaryDirectory()``).
-        Bounded like ``values``."""
-        found: list[Source] = []
+        Bounded like ``values``. ``accept``: a question that needs every source to pass a test stops at the
+        first that fails it (the last in the list): a name passed through many callers has many."""
+        found: list[Source] = [] if accept is None else _AcceptedSources(accept)
         if value is not None:
-            self._sources(file, value, scope, site, (), found, set())
-        return found
+            try:
+                self._sources(file, value, scope, site, (), found, set())
+            except _SourceRejected:
+                pass
+        return list(found)
 
     def _item_sources(self, file: FileModel, sequence: Value, scope: str, site: Site | None, attrs: tuple[str, ...],
                       found: list[Source], seen: set[tuple]) -> bool:
@@ -2083,6 +2087,23 @@ def _product(sets: list[ValueSet]) -> list[tuple[object, ...]]:
     for s in sets:
         combos = [(*c, v.value) for c in combos for v in s if isinstance(v, Const)][:MAX_VALUES + 1]
     return combos
+
+
+class _SourceRejected(Exception):
+    """A source ``Evaluator.sources``' ``accept`` rejected: the rest need not be found."""
+
+
+class _AcceptedSources(list):
+    """The sources found so far, each tested by ``accept`` as it is added (``Evaluator.sources``)."""
+
+    def __init__(self, accept: Callable[[Source], bool]) -> None:
+        super().__init__()
+        self._accept = accept
+
+    def append(self, source: Source) -> None:
+        super().append(source)
+        if not self._accept(source):
+            raise _SourceRejected
 
 
 @dataclass(frozen=True, eq=False)

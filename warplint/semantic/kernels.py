@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value, enclosing_names, stored_without
 from warplint.names import is_warp
-from warplint.semantic.evaluator import FILLING_METHODS
+from warplint.semantic.evaluator import FILLING_METHODS, Source
 from warplint.semantic.values import ClassRef, FunctionRef, KernelRef
 
 if TYPE_CHECKING:
@@ -82,18 +82,24 @@ def kernel_decorator_options(evaluator: Evaluator, file: FileModel, decorator: V
     or ``wp.kernel(**kw)`` (no function: the decorator factory's result), all with the same keywords. Options
     that are not literals are left unknown. None for anything else."""
     found: dict[str, Value] | None = None
-    for source in evaluator.sources(file, decorator, scope):
-        value = source.value
-        if source.attrs or value.kind != "call" or not source.complete:
-            return None
-        partial = value.ref == "functools.partial" and len(value.args) == 1 and is_warp(value.args[0].ref, "kernel")
-        if not (partial or (is_warp(value.ref, "kernel") and not value.args)) or "**" in value.kwargs:
-            return None
-        normal = _literal_options(value.kwargs)
+    sources = evaluator.sources(file, decorator, scope, accept=_binds_kernel_options)
+    if not all(_binds_kernel_options(source) for source in sources):
+        return None
+    for source in sources:
+        normal = _literal_options(source.value.kwargs)
         if found is not None and found != normal:
             return None
         found = normal
     return found
+
+
+def _binds_kernel_options(source: Source) -> bool:
+    """``source`` is ``functools.partial(wp.kernel, **kw)`` or ``wp.kernel(**kw)`` (no function), followed whole."""
+    value = source.value
+    if source.attrs or value.kind != "call" or not source.complete or "**" in value.kwargs:
+        return False
+    return (value.ref == "functools.partial" and len(value.args) == 1 and is_warp(value.args[0].ref, "kernel")) or (
+        is_warp(value.ref, "kernel") and not value.args)
 
 
 def _add_kernels_of_decorators(bindings: Bindings, evaluator: Evaluator) -> None:

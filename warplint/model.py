@@ -270,6 +270,15 @@ class ExitBranch:
     end: int = 0
 
 
+@dataclass(slots=True, eq=False)
+class LoopExtent:
+    """A loop (``for``, ``while``, a comprehension's clauses) that encloses statements of a function: what it
+    repeats. ``end`` is the source order of its last statement (a comprehension's is the statement holding it):
+    a statement after it runs once the loop is done, never between two of its turns."""
+
+    end: int = 0
+
+
 @dataclass(slots=True)
 class Context(Compact):
     """Where a statement sits inside its function: the control flow around it."""
@@ -291,6 +300,7 @@ class Context(Compact):
     # a call the statement makes once per item of a `for` over a literal sequence of functions (`for step in
     # (setup, run): step()`, ``Bindings.calls_in``): the item's place in the sequence, from 1; those run in turn
     item: int = 0
+    loop: LoopExtent | None = None  # the outermost loop around the statement within its function
 
     def runs_before(self, order: int, item: int = 0) -> bool:
         """Whether this statement can run before the statement at ``order`` of the same scope (before its call of

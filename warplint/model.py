@@ -482,6 +482,11 @@ class Kernel:
     # its decorated function's ``source_digest``: Warp hashes a kernel by its key and source, so two definitions
     # of one text reading nothing that varies are identical content
     source_digest: str = ""
+    # a kernel a decorator's function stores into a module-level container when the decorated ``def`` runs
+    # (``REGISTRY[name] = wp.kernel(f)``): the container's canonical name and the key it is stored under
+    # (a literal, or ``other`` when the key is not known); the decorated name stays the function
+    stored_in: str = ""
+    stored_key: Value | None = None
 
     @property
     def module_value(self) -> Value | None:

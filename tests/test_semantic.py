@@ -1595,3 +1595,20 @@ def test_a_dict_comprehension_made_at_import_holds_what_its_value_expression_ret
     assert [(f, k.name) for f, k in known] == [(kernels, "k")]
     assert missing == []
     assert project.created_before_loads(kernels, kernels.kernels[0])
+
+
+def test_a_dict_made_by_keywords_holds_its_items(tmp_path):
+    # `dict(a=x, b=y)` is `{"a": x, "b": y}`, read by key in its file or through its module; a literal dict too
+    project = project_of(tmp_path, {
+        "app/__init__.py": "",
+        "app/k.py": (
+            "import warp as wp\n\n@wp.kernel\ndef ka(a: wp.array(dtype=float)):\n    a[0] = 1.0\n\n"
+            "@wp.kernel\ndef kb(a: wp.array(dtype=float)):\n    a[0] = 2.0\n\n"
+            "LITERAL = {'a': ka, 'b': kb}\nCALLED = dict(a=ka, b=kb)\n"
+        ),
+        "app/main.py": ("from app import k\nfrom app.k import CALLED\n"
+                        "a = CALLED['a']\nb = k.CALLED['b']\nc = k.LITERAL['b']\n"),
+    })
+    main = _file(project, "main.py")
+    found = {a.target.text: [k.name for _, k in project.find_kernels(main, "", a.value)] for a in main.assignments}
+    assert found == {"a": ["ka"], "b": ["kb"], "c": ["kb"]}

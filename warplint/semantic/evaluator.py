@@ -1246,6 +1246,11 @@ class Evaluator:
             return self._warp_call(file, value, scope, site)
         if ref == "functools.partial" and value.args:
             return self.values(file, value.args[0], scope, site)
+        if ref == "dict" and not value.args and value.kwargs:
+            # `dict(a=x, b=y)` is `{"a": x, "b": y}` (a key the binder does not keep, from a `**` splat, is an
+            # item not known: a read of it gives no value, never another's)
+            return ValueSet.of(Mapping(tuple((ValueSet.of(Const(name)), self.values(file, v, scope, site))
+                                             for name, v in value.kwargs.items())))
         if ref == "types.SimpleNamespace" and not value.args:
             return ValueSet.of(Namespace(tuple((name, self.values(file, v, scope, site))
                                                for name, v in value.kwargs.items() if name != "**")))

@@ -1562,3 +1562,71 @@ def test_a_modules_global_names_include_those_its_blocks_bind():
     assert {"a", "b", "c", "cfg", "other", "last", "i", "item", "looped", "after", "fh", "one", "two", "inside",
             "tried", "err", "handled", "final", "spun", "total", "f", "C"} <= model.toplevel
     assert not {"local", "field", "wp"} & model.toplevel
+
+
+def test_a_decorator_that_stores_a_kernel_into_a_dict_makes_that_item_a_kernel_of_the_decorated_function(tmp_path):
+    # `register(name)`'s inner function stores `wp.kernel(f, **options)` and returns `f`: when each `def` runs, the
+    # item under its call's key is a kernel of that function's module, with the options its call passed; the
+    # decorated name stays the function
+    project = project_of(tmp_path, {
+        "app/__init__.py": "",
+        "app/registry.py": (
+            "import warp as wp\nKERNELS = {}\n\ndef register(name, **options):\n    def store(f):\n"
+            "        KERNELS[name] = wp.kernel(f, **options)\n        return f\n    return store\n"
+        ),
+        "app/ops.py": (
+            "import warp as wp\nfrom app.registry import register\n\n@register('one')\n"
+            "def one(a: wp.array(dtype=float)):\n    a[0] = 1.0\n\n@register('two', module='unique')\n"
+            "def two(a: wp.array(dtype=float)):\n    a[0] = 2.0\n"
+        ),
+        "app/main.py": (
+            "from app import ops, registry\nfrom app.registry import KERNELS\n"
+            "a = KERNELS['one']\nb = registry.KERNELS['two']\nc = KERNELS['three']\nd = ops.one\n"
+        ),
+    })
+    ops, main = _file(project, "ops.py"), _file(project, "main.py")
+    found = {a.target.text: project.find_kernels(main, "", a.value) for a in main.assignments}
+    (one,), (two,) = found["a"], found["b"]
+    assert one[0] is ops and one[1].name == "one" and project.kernel_module(*one) == "app.ops"
+    assert two[0] is ops and two[1].name == "two" and project.kernel_module(*two) == "unique"
+    assert found["c"] == [] and found["d"] == []
+
+
+def test_a_dict_comprehension_made_at_import_holds_what_its_value_expression_returns(tmp_path):
+    # `KERNELS = {c: make(c) for c in (...)}`: a known key that can match selects the factory's kernel, read
+    # through the module too; every variant is made by the import-time loop before the launches after it
+    project = project_of(tmp_path, {
+        "app/__init__.py": "",
+        "app/kernels.py": (
+            "import warp as wp\n\ndef make(c):\n    @wp.kernel\n    def k(a: wp.array(dtype=float)):\n"
+            "        a[0] = c\n    return k\n\nKERNELS = {c: make(c) for c in (1.0, 2.0)}\n"
+        ),
+        "app/main.py": (
+            "import warp as wp\nfrom app import kernels\n\ndef main():\n"
+            "    wp.launch(kernels.KERNELS[2.0], dim=1, inputs=[wp.zeros(1, dtype=float)])\n"
+            "    wp.launch(kernels.KERNELS[5.0], dim=1, inputs=[wp.zeros(1, dtype=float)])\n\nmain()\n"
+        ),
+    })
+    main, kernels = _file(project, "main.py"), _file(project, "kernels.py")
+    known, missing = (project.find_kernels(main, call.ctx.scope, call.bound("kernel")) for call in main.calls
+                      if call.callee == "warp.launch")
+    assert [(f, k.name) for f, k in known] == [(kernels, "k")]
+    assert missing == []
+    assert project.created_before_loads(kernels, kernels.kernels[0])
+
+
+def test_a_dict_made_by_keywords_holds_its_items(tmp_path):
+    # `dict(a=x, b=y)` is `{"a": x, "b": y}`, read by key in its file or through its module; a literal dict too
+    project = project_of(tmp_path, {
+        "app/__init__.py": "",
+        "app/k.py": (
+            "import warp as wp\n\n@wp.kernel\ndef ka(a: wp.array(dtype=float)):\n    a[0] = 1.0\n\n"
+            "@wp.kernel\ndef kb(a: wp.array(dtype=float)):\n    a[0] = 2.0\n\n"
+            "LITERAL = {'a': ka, 'b': kb}\nCALLED = dict(a=ka, b=kb)\n"
+        ),
+        "app/main.py": ("from app import k\nfrom app.k import CALLED\n"
+                        "a = CALLED['a']\nb = k.CALLED['b']\nc = k.LITERAL['b']\n"),
+    })
+    main = _file(project, "main.py")
+    found = {a.target.text: [k.name for _, k in project.find_kernels(main, "", a.value)] for a in main.assignments}
+    assert found == {"a": ["ka"], "b": ["kb"], "c": ["kb"]}

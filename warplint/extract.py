@@ -27,6 +27,7 @@ from .model import (
     Handler,
     Import,
     Kernel,
+    LoopExtent,
     Param,
     Try,
     Value,
@@ -75,6 +76,7 @@ class _Frame:
     handlers: int = 0
     finals: int = 0
     exits: list[ExitBranch | None] = field(default_factory=list)  # None: a branch that falls through
+    loop_extents: list[LoopExtent] = field(default_factory=list)  # the loops open around the statement
 
 
 # Builtins never resolve to a project function or to Warp: their calls are not recorded as
@@ -280,6 +282,7 @@ class Extractor(cst.CSTVisitor):
         handlers = 0
         finals = 0
         exits: list[ExitBranch] = []
+        loop: LoopExtent | None = None
         # Control flow counts within the enclosing function only (frames of classes add theirs).
         for frame in self.frames[self.frames.index(ff):]:
             exits.extend(branch for branch in frame.exits if branch is not None)
@@ -288,6 +291,8 @@ class Extractor(cst.CSTVisitor):
                 names.extend(cond_names)
                 tests.append(test)
             loops += frame.loops
+            if loop is None and frame.loop_extents:
+                loop = frame.loop_extents[0]
             raises = frame.raises[-1] if frame.raises else raises
             tries.extend(frame.tries)
             handlers += frame.handlers
@@ -305,6 +310,7 @@ class Extractor(cst.CSTVisitor):
             exit_branch=exits[-1] if exits else None,
             tests=tuple(tests),
             expects_raise=raises,
+            loop=loop,
         )
         # The calls and assignments of one statement share its context: a third fewer objects to pickle and
         # read back. Sharing needs the very exit branch (its end is set when the branch closes), not an equal one.
@@ -804,11 +810,13 @@ class Extractor(cst.CSTVisitor):
         if not self.frame.warp_body:
             self.frame.conditions.append(self._condition(node.test))
             self.frame.loops += 1
+            self.frame.loop_extents.append(LoopExtent())
 
     def leave_While_body(self, node: cst.While) -> None:
         if not self.frame.warp_body:
             self.frame.conditions.pop()
             self.frame.loops -= 1
+            self.frame.loop_extents.pop().end = self.order
 
     def visit_For(self, node: cst.For) -> None:
         self._tick()
@@ -821,15 +829,18 @@ class Extractor(cst.CSTVisitor):
 
     def visit_For_body(self, node: cst.For) -> None:
         self.frame.loops += 1
+        self.frame.loop_extents.append(LoopExtent())
 
     def leave_For_body(self, node: cst.For) -> None:
         self.frame.loops -= 1
+        self.frame.loop_extents.pop().end = self.order
 
     # A comprehension runs its element once per item, as a ``for`` loop would: each ``for x in it`` clause binds
     # its target to an element of ``it`` (the binder's bindings are per scope, not per statement, so the
     # element's reads see it), and what the element calls is called in a loop. Bound before the element is
-    # visited: LibCST visits the element first.
+    # visited: LibCST visits the element first. Its loop is within the statement that holds it.
     def _enter_comprehension(self, node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp) -> None:
+        self.frame.loop_extents.append(LoopExtent(end=self.order))
         clause: cst.CompFor | None = node.for_in
         while clause is not None:
             self._bind_target(clause.target)
@@ -841,6 +852,7 @@ class Extractor(cst.CSTVisitor):
             clause = clause.inner_for_in
 
     def _leave_comprehension(self, node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp) -> None:
+        self.frame.loop_extents.pop()
         clause: cst.CompFor | None = node.for_in
         while clause is not None:
             self.frame.loops -= 1
@@ -981,12 +993,13 @@ class Extractor(cst.CSTVisitor):
         for t in node.targets:
             self._record_assignment(t.target, value, node)
             if type(node.value) in (cst.DictComp, cst.ListComp) and type(t.target) is cst.Name:
-                # `K = {n: make(n) for n in ns}` fills K as a loop would: also record `K[?] = make(n)` (the key
-                # is not followed), so a read `K[n]` gives what was stored
+                # `K = {n: make(n) for n in ns}` fills K as a loop would: also record `K[n] = make(n)` (a list's
+                # index is not followed), so a read `K[n]` gives what was stored under a key that can match
                 comp = node.value
                 element = comp.value if isinstance(comp, cst.DictComp) else cast(cst.ListComp, comp).elt
+                key = self.value(comp.key) if isinstance(comp, cst.DictComp) else Value("other")
                 target = self.value(t.target)
-                self._record_item(Value("subscript", text=f"{target.text}[...]", base=target, key=Value("other"),
+                self._record_item(Value("subscript", text=f"{target.text}[...]", base=target, key=key,
                                         ref=target.ref), self.value(element), t.target)
 
     def _record_item(self, target: Value, value: Value, node: cst.CSTNode) -> None:

@@ -270,6 +270,15 @@ class ExitBranch:
     end: int = 0
 
 
+@dataclass(slots=True, eq=False)
+class LoopExtent:
+    """A loop (``for``, ``while``, a comprehension's clauses) that encloses statements of a function: what it
+    repeats. ``end`` is the source order of its last statement (a comprehension's is the statement holding it):
+    a statement after it runs once the loop is done, never between two of its turns."""
+
+    end: int = 0
+
+
 @dataclass(slots=True)
 class Context(Compact):
     """Where a statement sits inside its function: the control flow around it."""
@@ -291,6 +300,7 @@ class Context(Compact):
     # a call the statement makes once per item of a `for` over a literal sequence of functions (`for step in
     # (setup, run): step()`, ``Bindings.calls_in``): the item's place in the sequence, from 1; those run in turn
     item: int = 0
+    loop: LoopExtent | None = None  # the outermost loop around the statement within its function
 
     def runs_before(self, order: int, item: int = 0) -> bool:
         """Whether this statement can run before the statement at ``order`` of the same scope (before its call of
@@ -472,6 +482,11 @@ class Kernel:
     # its decorated function's ``source_digest``: Warp hashes a kernel by its key and source, so two definitions
     # of one text reading nothing that varies are identical content
     source_digest: str = ""
+    # a kernel a decorator's function stores into a module-level container when the decorated ``def`` runs
+    # (``REGISTRY[name] = wp.kernel(f)``): the container's canonical name and the key it is stored under
+    # (a literal, or ``other`` when the key is not known); the decorated name stays the function
+    stored_in: str = ""
+    stored_key: Value | None = None
 
     @property
     def module_value(self) -> Value | None:

@@ -180,6 +180,11 @@ class Evaluator:
             self._keep.append(value)  # the key holds id(value): keep the value alive while the memo is
         return result
 
+    def keep(self, value: Value) -> None:
+        """Keep ``value`` alive as long as the answers: a value made to ask a question (a call the layer
+        composes) is keyed by its id in the memo and the sites."""
+        self._keep.append(value)
+
     def constant(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None
                  ) -> tuple[bool, object]:
         """(True, literal) when ``value`` can only be one literal, else (False, None)."""
@@ -1241,6 +1246,11 @@ class Evaluator:
             return self._warp_call(file, value, scope, site)
         if ref == "functools.partial" and value.args:
             return self.values(file, value.args[0], scope, site)
+        if ref == "dict" and not value.args and value.kwargs:
+            # `dict(a=x, b=y)` is `{"a": x, "b": y}` (a key the binder does not keep, from a `**` splat, is an
+            # item not known: a read of it gives no value, never another's)
+            return ValueSet.of(Mapping(tuple((ValueSet.of(Const(name)), self.values(file, v, scope, site))
+                                             for name, v in value.kwargs.items())))
         if ref == "types.SimpleNamespace" and not value.args:
             return ValueSet.of(Namespace(tuple((name, self.values(file, v, scope, site))
                                                for name, v in value.kwargs.items() if name != "**")))
@@ -1504,10 +1514,13 @@ class Evaluator:
 
     def item_writes(self, file: FileModel, base: Value, scope: str) -> list[tuple[FileModel, Assignment]]:
         """The ``base[key] = value`` statements that write into the container ``base`` names: in its scope for a
-        local, anywhere in the project for a module-level name; none for any other expression."""
-        if base.kind != "name" or not base.ref:
+        local, anywhere in the project for a module-level name (read as ``NAME`` or through its module,
+        ``mod.NAME``); none for any other expression."""
+        if base.kind not in ("name", "attr") or not base.ref or base.base is not None:
             return []
         if base.local:
+            if base.kind != "name":
+                return []
             return [(file, a) for a in self.bindings.subscript_assignments(file, scope, base.text)]
         return list(self.bindings.item_assignments(self.bindings.canonical_ref(base.ref)))
 
@@ -1534,9 +1547,38 @@ class Evaluator:
         if keys.known:
             here = [(f, a, at) for f, a, at in here if a.target.key is None or _may_match(
                 keys, self.values(f, a.target.key, a.ctx.scope, at))]
-        if not here:
+        found: list[ValueSet] = []
+        applied = {id(a) for f, a in writes if stored_parameter_kernel(f, a) is not None}
+        if applied:
+            # `REGISTRY[name] = wp.kernel(f)` in a function a decorator applies: each decorated `def` put its own
+            # kernel there (kernels.py); the store's own value stands for the calls the project makes of it
+            found.append(self._decorated_items(base, keys))
+            here = [(f, a, at) for f, a, at in here
+                    if id(a) not in applied or self.bindings.call_sites(self.bindings.fqname(f, a.ctx.scope))]
+        if not here and not found:
             return None
-        return ValueSet.union(self.values(f, a.value, a.ctx.scope, at) for f, a, at in here)
+        return ValueSet.union([*found, *(self.values(f, a.value, a.ctx.scope, at) for f, a, at in here)])
+
+    def _decorated_items(self, base: Value, keys: ValueSet) -> ValueSet:
+        """The kernels decorated ``def``s stored into the module-level container ``base`` names (``Kernel.
+        stored_in``) under a key that can equal one of ``keys``. A kernel stored under a key not known is not
+        taken for a known key (it may be stored under another): the item is then unknown."""
+        container = self.bindings.canonical_ref(base.ref or "")
+        results: set[AbstractValue] = set()
+        for f in self.bindings.files:
+            for index, kernel in enumerate(self.kernels_of(f)):
+                if kernel.stored_in != container:
+                    continue
+                stored = kernel.stored_key
+                if stored is not None and stored.kind == "const":
+                    if keys.known and not _may_match(keys, ValueSet.of(Const(stored.const))):
+                        continue
+                elif keys.known and all(isinstance(k, Const) for k in keys):
+                    results.add(Unknown(f"an item of {base.text} stored under a key not known"))
+                    continue
+                results.add(KernelRef(f.path, index, f"kernel `{kernel.name}` stored into {base.text}"))
+        return ValueSet(frozenset(results)) if results else ValueSet.of(Unknown(f"no item of {base.text} "
+                                                                                "stored under this key"))
 
     def _elements(self, iterable: ValueSet, file: FileModel, source: Value, scope: str, site: Site | None) -> ValueSet:
         """The values one item of ``iterable`` can have (a ``for`` target)."""
@@ -1994,6 +2036,23 @@ class Evaluator:
 
     def _source_reexport(self, ref: str, attrs: tuple[str, ...], found: list[Source], seen: set[tuple]) -> bool:
         return self.budget.step(lambda: self._source_global(ref, attrs, found, seen), False)
+
+
+def stored_parameter_kernel(file: FileModel, assignment: Assignment) -> str | None:
+    """The parameter ``f`` when ``assignment`` is ``CONTAINER[key] = wp.kernel(f, ...)`` (or ``wp.kernel(...)(f)``)
+    written in a function of ``file`` whose parameter ``f`` is: a kernel of whatever function each call passes,
+    stored under the call's key. None for any other assignment."""
+    fn = file.functions.get(assignment.ctx.scope)
+    value = assignment.value
+    if fn is None or fn.class_name is not None or value.kind != "call" or len(value.args) != 1:
+        return None
+    made = is_warp(value.ref, "kernel", "Kernel") or (
+        value.ref is None and value.base is not None and value.base.kind == "call" and is_warp(value.base.ref, "kernel")
+        and not value.base.args)
+    target = value.args[0]
+    if not made or target.kind != "name" or not target.local:
+        return None
+    return target.text if any(p.name == target.text and not p.star for p in fn.params) else None
 
 
 def _parameters_read(fn: Function, values: list[Value]) -> set[str]:

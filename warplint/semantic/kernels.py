@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING
 
 from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value, enclosing_names, stored_without
 from warplint.names import is_warp
-from warplint.semantic.evaluator import FILLING_METHODS, Source
-from warplint.semantic.values import ClassRef, FunctionRef, KernelRef
+from warplint.semantic import file_facts
+from warplint.semantic.evaluator import FILLING_METHODS, Source, stored_parameter_kernel
+from warplint.semantic.values import ClassRef, FunctionRef, KernelRef, ValueSet
 
 if TYPE_CHECKING:
     from .bindings import Bindings
-    from .evaluator import Evaluator
+    from .evaluator import Evaluator, Site
 
 
 def add_decorated_kernels(bindings: Bindings, evaluator: Evaluator) -> None:
@@ -39,6 +40,7 @@ def add_decorated_kernels(bindings: Bindings, evaluator: Evaluator) -> None:
     # a decorator makes a kernel only by returning one `wp.kernel` made of a function passed in: when no such
     # kernel can reach a return, none does, and no decorator needs evaluating (on Warp's tree, ~20 CPU s)
     _add_kernels_of_bound_decorators(bindings, evaluator)
+    _add_kernels_stored_by_decorators(bindings, evaluator)
     if _PassedInKernels(bindings, evaluator).can_be_returned():
         _add_kernels_of_decorators(bindings, evaluator)
     for file in bindings.files:
@@ -73,6 +75,143 @@ def _add_kernels_of_bound_decorators(bindings: Bindings, evaluator: Evaluator) -
                 if options is not None:
                     file.kernels.append(_decorated_kernel(file, fn, options))
                     break
+
+
+def _add_kernels_stored_by_decorators(bindings: Bindings, evaluator: Evaluator) -> None:
+    """A ``derived`` Kernel for every function a decorator stores a kernel of into a module-level container
+    (``KERNELS[name] = wp.kernel(f, **options)`` in the function a decorator factory returns, which returns ``f``
+    itself): Python applies a decorator when the ``def`` runs (at import for a module-level one), so from then
+    on the container's item under that call's key is a kernel of the decorated function, in its module, with the
+    options the call passed. The decorated name stays the function."""
+    stores: dict[str, list[tuple[FileModel, Function, Assignment, str]]] = {}
+    for file in bindings.files:
+        for written, assignment in bindings.file_facts.cached(file, file_facts.assignment_tables).items:
+            if stored_parameter_kernel(file, assignment) is not None:
+                maker = bindings.fqname(file, assignment.ctx.scope)
+                stores.setdefault(maker, []).append((file, file.functions[assignment.ctx.scope], assignment,
+                                                     bindings.canonical_ref(written)))
+    if not stores:
+        return
+    for file in bindings.files:
+        for fn in [*file.redefined, *file.functions.values()]:
+            if fn.is_warp or not fn.decorator_values:
+                continue
+            for decorator in fn.decorator_values:
+                if decorator.kind not in ("name", "attr", "call") or bindings.is_warp_api(decorator.ref):
+                    continue
+                for maker, site, closure in _applications(bindings, evaluator, file, fn, decorator, stores):
+                    for store in stores[maker]:
+                        kernel = _stored_kernel(bindings, evaluator, file, fn, store, site, closure)
+                        if kernel is not None:
+                            file.kernels.append(kernel)
+
+
+def _applications(bindings: Bindings, evaluator: Evaluator, file: FileModel, fn: Function, decorator: Value,
+                  stores: dict[str, list[tuple[FileModel, Function, Assignment, str]]]
+                  ) -> list[tuple[str, Site, Site | None]]:
+    """The functions in ``stores`` that applying ``decorator`` to ``fn`` calls, each with the site of that call
+    (its parameter bound to ``fn``) and, when the decorator is a call of the function that defines it (a
+    decorator factory's inner function), the site of that call: the inner function reads its parameters."""
+    function = Value("name", text=fn.name, ref=fn.name if not fn.ctx.scope else None, local=bool(fn.ctx.scope))
+    applied = (Value("call", text=f"{decorator.text}({fn.name})", ref=decorator.ref, args=(function,))
+               if decorator.kind in ("name", "attr") else
+               Value("call", text=f"{decorator.text}({fn.name})", base=decorator, args=(function,)))
+    evaluator.keep(applied)
+    found: list[tuple[str, Site, Site | None]] = []
+    for callee in evaluator.values(file, decorator, fn.ctx.scope):
+        maker = bindings.canonical_function(callee.fqname) if isinstance(callee, FunctionRef) else ""
+        if maker not in stores:
+            continue
+        site = evaluator.site(file, fn.ctx.scope, applied, maker, None)
+        if evaluator.bind(stores[maker][0][1], _first_parameter(stores[maker][0][1]), site) is not function:
+            continue  # the decorated function is not what the call passes first
+        closure = None
+        factory = _factory_called(decorator)
+        if factory is not None:
+            for outer in evaluator.values(file, factory, fn.ctx.scope):
+                outer_fq = bindings.canonical_function(outer.fqname) if isinstance(outer, FunctionRef) else ""
+                if outer_fq and maker.startswith(outer_fq + ".") and "." not in maker[len(outer_fq) + 1:]:
+                    closure = evaluator.site(file, fn.ctx.scope, decorator, outer_fq, None)
+        found.append((maker, site, closure))
+    return found
+
+
+def _first_parameter(fn: Function) -> str:
+    return next((p.name for p in fn.params if not p.star), "")
+
+
+def _factory_called(decorator: Value) -> Value | None:
+    """``make`` of a decorator written as the call ``@make(...)``: what Python calls first, whose result it
+    applies."""
+    if decorator.kind != "call":
+        return None
+    if decorator.ref:
+        return Value("attr" if "." in decorator.ref else "name", text=decorator.text.partition("(")[0],
+                     ref=decorator.ref)
+    return decorator.base
+
+
+def _stored_kernel(bindings: Bindings, evaluator: Evaluator, file: FileModel, fn: Function,
+                   store: tuple[FileModel, Function, Assignment, str], site: Site, closure: Site | None
+                   ) -> Kernel | None:
+    """The kernel one decorated ``def`` stores through ``store``: of ``fn`` when the parameter the store makes
+    the kernel of is the one the decorator's call binds to ``fn``; its key and options as that call (and the
+    decorator factory's call around it) gives them."""
+    maker_file, maker, assignment, container = store
+    parameter = stored_parameter_kernel(maker_file, assignment)
+    if parameter != _first_parameter(maker):
+        return None
+    key = _closure_value(evaluator, maker_file, maker, assignment.target.key, site, closure)
+    known, literal = key.single_constant() if key is not None else (False, None)
+    made = assignment.value if assignment.value.ref else assignment.value.base
+    assert made is not None
+    options = _literal_options(made.kwargs)
+    if any(call.has_star_args for call in bindings.calls_in(maker_file, maker.qualname)
+           if call.ctx.order == assignment.ctx.order and is_warp(call.callee, "kernel", "Kernel")):
+        forwarded = _forwarded_keywords(evaluator, maker_file, maker, closure)
+        if forwarded is None:
+            options.setdefault("module", Value("other", text="**"))  # options not known: nor the module
+        else:
+            options.update({k: v for k, v in _literal_options(forwarded).items() if k not in options})
+    kernel = _decorated_kernel(file, fn, options)
+    kernel.form = "call"  # `wp.kernel(f)` of the function: its name stays the function
+    kernel.stored_in = container
+    kernel.stored_key = (Value("const", text=repr(literal), const=literal) if known
+                         else Value("other", text=assignment.target.key.text if assignment.target.key else "?"))
+    return kernel
+
+
+def _forwarded_keywords(evaluator: Evaluator, file: FileModel, maker: Function, closure: Site | None
+                        ) -> dict[str, Value] | None:
+    """The keywords ``wp.kernel(f, *args, **kwargs)`` in ``maker`` passes on: those the decorator factory's call
+    (``closure``) gives its ``**`` parameter (``@register("k", module="m")``); none when neither function has
+    one and it is applied with the function alone; None when that cannot be told."""
+    outer = file.functions.get(maker.ctx.scope)
+    star = next((p for p in outer.params if p.star == "**"), None) if outer is not None else None
+    if star is not None and outer is not None:
+        passed = evaluator.star_arguments(outer, star, closure) if closure is not None else None
+        return None if passed is None else {str(k): v for k, v in passed}
+    if any(p.star == "**" for p in maker.params):
+        return {}  # the decorator is applied with the function alone
+    return None  # `**CONFIG` of something else
+
+
+def _closure_value(evaluator: Evaluator, file: FileModel, maker: Function, value: Value | None, site: Site,
+                   closure: Site | None) -> ValueSet | None:
+    """``value`` written in ``maker`` as the call at ``site`` computes it: from its own parameters there, or,
+    when it reads only the parameters of the function around ``maker`` (a decorator factory's), from the call
+    of that function that made ``maker`` (``closure``). None when neither tells."""
+    if value is None:
+        return None
+    params, complete = evaluator.parameters_reaching(file, value, maker.qualname)
+    if not complete:
+        return None
+    if all(owner == maker.qualname for owner, _ in params):
+        return evaluator.values(file, value, maker.qualname, site)
+    own = maker.locals | {p.name for p in maker.params}
+    if closure is not None and all(owner == maker.ctx.scope for owner, _ in params) and not (value.names() & own):
+        return evaluator.values(file, value, maker.ctx.scope, closure)
+    return None
 
 
 def kernel_decorator_options(evaluator: Evaluator, file: FileModel, decorator: Value, scope: str

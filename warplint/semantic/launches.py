@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import cast
 
-from warplint.model import Call, FileModel, Function, Kernel, Value
+from warplint.model import Call, Context, FileModel, Function, Kernel, Value
 from warplint.names import is_warp
 
 from . import devices
@@ -119,10 +119,11 @@ class IdentityFacts(Layer):
         return list(self.cached("launches_by_kernel", by_kernel).get(id(kernel), ()))
 
     def runs_before_launches(self, fqname: str) -> bool:
-        """Every call of ``fqname`` runs before any launch or load: each is made outside loops (an import-time loop
-        that launches nothing aside), at import time or in a function itself only called so (however many calls
-        out), with nothing launched before it there. False when nothing in the project calls it (an entry point:
-        its callers are not known) or through a recursive call. One summary per function."""
+        """Every call of ``fqname`` runs before any launch or load: each is made outside loops (a loop that
+        launches nothing in it: `K = {c: make(c) for c in cs}`, then the launches), at import time or in a function
+        itself only called so (however many calls out), with nothing launched before it there. False when nothing
+        in the project calls it (an entry point: its callers are not known) or through a recursive call. One
+        summary per function."""
         return self.evaluator.budget.summary(self._before_launches, fqname,
                                              lambda: self._runs_before_launches(fqname), False)
 
@@ -132,9 +133,9 @@ class IdentityFacts(Layer):
             return False
         for f, call in sites:
             timeline = self.launch_timeline(f, call.ctx.scope)
-            # a loop repeats the call after a launch of its scope; an import-time one that launches nothing
-            # (`for n in ns: K[n] = make(n)`) runs whole before them
-            if (call.ctx.in_loop and (call.ctx.scope or timeline)) or any(
+            # a loop repeats the call after a launch of its scope made in the loop; one that launches nothing
+            # (`for n in ns: K[n] = make(n)`) runs whole before the launches after it
+            if (call.ctx.in_loop and _repeats_after_launch(call.ctx, timeline)) or any(
                     launch.ctx.precedes(call.ctx) for _, _, launch in timeline):
                 return False
             receiver = call.receiver  # `App().run()`: the instance is made, its __init__ run, before the method
@@ -616,3 +617,13 @@ class IdentityFacts(Layer):
                         next_frontier.append(caller)
             frontier = next_frontier
         return found
+
+
+def _repeats_after_launch(ctx: Context, timeline: list[tuple[int, str, Call]]) -> bool:
+    """A statement in a loop (``ctx``) can run again after a launch or load of its scope: one made inside the
+    loop (a later turn follows it). One after the loop's last statement runs once the loop is done; when the loop's
+    extent is not known, any launch of the scope in a function (called again), or of module-level code, counts."""
+    loop = ctx.loop
+    if loop is None:
+        return bool(ctx.scope or timeline)
+    return any(order <= loop.end for order, _, _ in timeline)

@@ -143,10 +143,13 @@ def made_again(facts: IdentityFacts, launch: Launch) -> bool:
     """Evaluating the launch's kernel expression makes a new kernel object (registered into its module anew):
     its factory keeps nothing, or keeps it on the instance and the expression reads it from an instance it
     constructs itself (``Solver(c).kernel()``, ``Model(c).kernel`` of a memoising property)."""
+    value = launch.call.bound("kernel")
+    if value is not None and value.kind == "subscript" and (value.base is None or not _computes(value.base)):
+        return False  # an item read from a container: made when it was stored there, not by this launch
     variants = kernel_variants(facts, launch.kernel_file, launch.kernel)
     if variants is None:
         return False
-    return not variants.kept or (variants.per_instance and _fresh_receiver(facts, launch.call.bound("kernel")))
+    return not variants.kept or (variants.per_instance and _fresh_receiver(facts, value))
 
 
 def made_unbound(facts: IdentityFacts, kernel_file: FileModel, kernel: Kernel, value: Value | None) -> bool:

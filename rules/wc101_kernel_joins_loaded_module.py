@@ -414,13 +414,15 @@ class KernelJoinsLoadedModule(Rule):
             if (call.ctx.precedes(kernel.ctx) and launched in (module, "*")
                     and not project.preload_unused(file, call, module)):
                 return _maker(file, kernel), call, file, ()
-        # A test the runner runs earlier in the same process (tests have no static caller).
-        for earlier_file, earlier in project.tests_run_before(file, scope):
-            for _order, launched, call in project.launch_timeline(earlier_file, earlier):
-                if launched in (module, "*") and not project.preload_unused(earlier_file, call, module):
-                    name = earlier.rpartition(".")[2]
+        # What the test runner runs earlier in the same process (tests have no static caller): an earlier test,
+        # a fixture or setup run first.
+        for step in project.runner_steps_before(file, scope):
+            for _order, launched, call in project.launch_timeline(step.file, step.scope):
+                if (step.runs_first(call.ctx) and launched in (module, "*")
+                        and not project.preload_unused(step.file, call, module)):
+                    name = step.scope.rpartition(".")[2]
                     return (f"`{scope.rpartition('.')[2]}()` (the test runner runs `{name}()` first)", call,
-                            earlier_file, ())
+                            step.file, ())
         # In a caller: a launch before the call that leads to the definition.
         factory = project.fqname(file, scope)
         for caller_file, call, level in project.caller_scopes(factory):

@@ -150,7 +150,7 @@ class Project:
         return self._evaluator.is_memoized(fn)
 
     def remade_kernel(self, file: FileModel, kernel: Kernel) -> Kernel | None:
-        return self._evaluator.remade_kernel(file, kernel)
+        return self._facts.remade_kernel(file, kernel)
 
     def site(self, file: FileModel, scope: str, call: Call | Value, function: str, parent: Site | None) -> Site:
         return self._evaluator.site(file, scope, call, function, parent)

@@ -610,6 +610,23 @@ class IdentityFacts(Layer):
 
         return self.cached(("fixtures of", id(file)), compute)
 
+    def remade_kernel(self, file: FileModel, kernel: Kernel) -> Kernel | None:
+        """An earlier kernel made of the same function with the same options that runs whenever ``kernel`` is
+        made, before it (``Evaluator.remade_kernel``: earlier in its scope, or at import), or, for a kernel a
+        test makes, made unconditionally in code the test runner runs first (``runner_steps_before``: a
+        fixture's setup, ``setUpClass``, an earlier test): ``kernel`` is identical content again, which Warp's
+        module hash absorbs. None otherwise."""
+        found = self.evaluator.remade_kernel(file, kernel)
+        if found is not None or kernel.form != "call" or not kernel.ctx.scope:
+            return found
+        for step in self.runner_steps_before(file, kernel.ctx.scope):
+            for earlier in self.evaluator.kernels_of(step.file):
+                if (earlier.ctx.scope == step.scope and step.runs_first(earlier.ctx) and not earlier.derived
+                        and not (earlier.ctx.conditions or earlier.ctx.in_loop or earlier.ctx.try_index is not None)
+                        and self.evaluator.made_alike(step.file, earlier, file, kernel)):
+                    return earlier
+        return None
+
     def _tests_of(self, file: FileModel) -> list[str]:
         """The qualnames of the functions of ``file`` pytest runs as tests (``_is_test``), in the file's order:
         found once per file, since each test of a folder lists those of every file before its own."""

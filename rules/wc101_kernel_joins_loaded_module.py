@@ -59,8 +59,13 @@ class KernelJoinsLoadedModule(Rule):
     Test methods have no static caller: they run in the test runner's order (a unittest
     `TestCase`'s methods sorted by name, pytest's functions in source order, after those
     of the test files before theirs in their folder, which pytest runs sorted by name in
-    one process), so a kernel defined in a test after an earlier test launched the
-    shared module counts as created after the launch. A generic kernel launched on a new
+    one process), and before a test's body the runner runs its setup (the pytest
+    fixtures it requests and the `autouse` ones, each up to its `yield`; `setUpClass`,
+    `setUp`, xunit `setup_*`), so a kernel defined in a test after an earlier test or its
+    setup launched the shared module counts as created after the launch; a
+    `@pytest.mark.parametrize`d test runs once per listed value, in order, so a test that
+    calls its parameter calls the listed functions in turn. `wp.kernel(f)` made again alike
+    after code the runner ran first made it is identical content. A generic kernel launched on a new
     object (one the launch expression makes, also through wrappers: a property without a
     memo, a memo on an instance the expression constructs, a factory call; or one of several
     `wp.kernel(f)` of one function) with other argument types after a launch of the same

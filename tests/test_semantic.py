@@ -1565,7 +1565,10 @@ def test_what_the_runner_runs_before_a_tests_body(tmp_path):
             "@pytest.mark.parametrize('dtype', [1, 2])\n"
             "def test_plain(model, dtype, tmp_path):\n    pass\n\n\n"
             "class TestCase_(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n        pass\n\n"
-            "    def setUp(self):\n        pass\n\n    def test_method(self):\n        pass\n"),
+            "    def setUp(self):\n        pass\n\n    def test_method(self):\n        pass\n\n\n"
+            "class TestRegistered(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n        pass\n\n\n"
+            "def registered(test, device):\n    pass\n\n\n"
+            "add_function_test(TestRegistered, 'test_registered', registered, devices=None)\n"),
     })
     facts = project.layer
     test_file = next(f for f in project.files if f.path.endswith("test_order.py"))
@@ -1582,6 +1585,9 @@ def test_what_the_runner_runs_before_a_tests_body(tmp_path):
     before_plain = [s.scope for s in facts.runner_steps_before(test_file, "test_plain")]
     assert before_plain == ["make_model", "device", "device", "always", "setup_module"]
     assert facts.runner_steps_before(test_file, "device") == []  # a fixture is no test
+    # a function registered as a TestCase's method: its class's setup; its parameters are the wrapper's, no fixtures
+    assert [s.scope for s in facts.runner_setup(test_file, "registered")] == ["setup_module",
+                                                                              "TestRegistered.setUpClass", "always"]
 
 
 def test_a_call_through_a_parametrized_parameter_calls_each_listed_function_in_turn(tmp_path):

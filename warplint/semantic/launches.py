@@ -543,13 +543,18 @@ class IdentityFacts(Layer):
         def compute() -> list[RunnerStep]:
             steps = [RunnerStep(file, name) for name in MODULE_SETUP
                      if name in file.functions and file.functions[name].class_name is None]
-            if fn.class_name is not None:
-                once, per_test = class_setup(file, fn.class_name)
+            # a function a call registers as a method of a TestCase class (``add_function_test``) runs as that
+            # class's method; its parameters are what the registering wrapper passes, not fixtures
+            registered = self._registered_tests(file).get(scope)
+            owner = fn.class_name if registered is None else registered[0].removeprefix(f"{file.module}.")
+            requests = requested_fixtures(fn) if registered is None else []
+            if owner is not None:
+                once, per_test = class_setup(file, owner) if owner in file.classes else ([], [])
                 steps.extend(RunnerStep(file, q) for q in once)
             else:
                 per_test = [name for name in FUNCTION_SETUP
                             if name in file.functions and file.functions[name].class_name is None]
-            visible = self._fixtures_visible(file, fn.class_name)
+            visible = self._fixtures_visible(file, owner if owner in file.classes else None)
             ordered: list[tuple[FileModel, Function, Fixture]] = []
             placed: set[tuple[int, str]] = set()
 
@@ -573,7 +578,7 @@ class IdentityFacts(Layer):
             for name, found in visible.items():
                 if found and found[0][2].autouse:
                     place(name, None)
-            for name in requested_fixtures(fn):
+            for name in requests:
                 place(name, None)
             steps.extend(RunnerStep(f, fixture_fn.qualname, fixture_fn.first_yield) for f, fixture_fn, _ in ordered)
             steps.extend(RunnerStep(file, q) for q in per_test)

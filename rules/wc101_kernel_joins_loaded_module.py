@@ -59,8 +59,13 @@ class KernelJoinsLoadedModule(Rule):
     Test methods have no static caller: they run in the test runner's order (a unittest
     `TestCase`'s methods sorted by name, pytest's functions in source order, after those
     of the test files before theirs in their folder, which pytest runs sorted by name in
-    one process), so a kernel defined in a test after an earlier test launched the
-    shared module counts as created after the launch. A generic kernel launched on a new
+    one process), and before a test's body the runner runs its setup (the pytest
+    fixtures it requests and the `autouse` ones, each up to its `yield`; `setUpClass`,
+    `setUp`, xunit `setup_*`), so a kernel defined in a test after an earlier test or its
+    setup launched the shared module counts as created after the launch; a
+    `@pytest.mark.parametrize`d test runs once per listed value, in order, so a test that
+    calls its parameter calls the listed functions in turn. `wp.kernel(f)` made again alike
+    after code the runner ran first made it is identical content. A generic kernel launched on a new
     object (one the launch expression makes, also through wrappers: a property without a
     memo, a memo on an instance the expression constructs, a factory call; or one of several
     `wp.kernel(f)` of one function) with other argument types after a launch of the same
@@ -414,13 +419,15 @@ class KernelJoinsLoadedModule(Rule):
             if (call.ctx.precedes(kernel.ctx) and launched in (module, "*")
                     and not project.preload_unused(file, call, module)):
                 return _maker(file, kernel), call, file, ()
-        # A test the runner runs earlier in the same process (tests have no static caller).
-        for earlier_file, earlier in project.tests_run_before(file, scope):
-            for _order, launched, call in project.launch_timeline(earlier_file, earlier):
-                if launched in (module, "*") and not project.preload_unused(earlier_file, call, module):
-                    name = earlier.rpartition(".")[2]
+        # What the test runner runs earlier in the same process (tests have no static caller): an earlier test,
+        # a fixture or setup run first.
+        for step in project.runner_steps_before(file, scope):
+            for _order, launched, call in project.launch_timeline(step.file, step.scope):
+                if (step.runs_first(call.ctx) and launched in (module, "*")
+                        and not project.preload_unused(step.file, call, module)):
+                    name = step.scope.rpartition(".")[2]
                     return (f"`{scope.rpartition('.')[2]}()` (the test runner runs `{name}()` first)", call,
-                            earlier_file, ())
+                            step.file, ())
         # In a caller: a launch before the call that leads to the definition.
         factory = project.fqname(file, scope)
         for caller_file, call, level in project.caller_scopes(factory):

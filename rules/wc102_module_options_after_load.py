@@ -39,7 +39,10 @@ class ModuleOptionsAfterLoad(Rule):
     order, and a `functools.partial(configure, 4)` object calls `configure`. So does the
     test runner's: pytest runs a file's tests in order and a folder's test files sorted
     by name, in one process, so a test that changes the options of a module an earlier
-    test launched builds it again. A test that sets the options of a module the tests
+    test launched builds it again; so does one whose setup launched it first (a pytest
+    fixture it requests or an `autouse` one, up to the fixture's `yield`: what follows is
+    teardown, run after the test; `setUpClass`, `setUp`, xunit `setup_*`), and a
+    `@pytest.mark.parametrize`d test runs its listed values in order. A test that sets the options of a module the tests
     own (every kernel of it has its code in test code: its file's kernels, or a helper
     module of a test package, as in Warp's own option and AOT tests) between tests does so
     on purpose and is not reported, nor is a value another change of the module may have

@@ -1630,3 +1630,68 @@ def test_a_dict_made_by_keywords_holds_its_items(tmp_path):
     main = _file(project, "main.py")
     found = {a.target.text: [k.name for _, k in project.find_kernels(main, "", a.value)] for a in main.assignments}
     assert found == {"a": ["ka"], "b": ["kb"], "c": ["kb"]}
+
+
+def test_what_the_runner_runs_before_a_tests_body(tmp_path):
+    """``runner_setup`` lists, in pytest's order, what runs before a test's body: the module's and the class's
+    setup, the fixtures visible where the test is (its class, its module, the conftest.py files above it, nearest
+    first) that it requests by parameter or ``usefixtures``, each after the fixtures it requests in turn (a fixture
+    requesting its own name gets the one it overrides), the ``autouse`` ones, ``setUp``; a fixture up to its first
+    ``yield``. Parameters ``parametrize`` passes, plugin fixtures and fixtures nobody requests add nothing."""
+    project = project_of(tmp_path, {
+        "tests/conftest.py": ("import pytest\nimport warp as wp\n\n\n"
+                              "@pytest.fixture\ndef device():\n    return 'cpu'\n\n\n"
+                              "@pytest.fixture(name='model')\ndef make_model(device):\n    return device\n"),
+        "tests/test_order.py": (
+            "import unittest\n\nimport pytest\nimport warp as wp\n\n\ndef setup_module():\n    pass\n\n\n"
+            "@pytest.fixture\ndef device(device):\n    yield device\n    print('teardown')\n\n\n"
+            "@pytest.fixture(autouse=True)\ndef always():\n    pass\n\n\n"
+            "@pytest.fixture\ndef unused():\n    pass\n\n\n"
+            "@pytest.mark.usefixtures('unused_by_name')\n"
+            "@pytest.mark.parametrize('dtype', [1, 2])\n"
+            "def test_plain(model, dtype, tmp_path):\n    pass\n\n\n"
+            "class TestCase_(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n        pass\n\n"
+            "    def setUp(self):\n        pass\n\n    def test_method(self):\n        pass\n\n\n"
+            "class TestRegistered(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n        pass\n\n\n"
+            "def registered(test, device):\n    pass\n\n\n"
+            "add_function_test(TestRegistered, 'test_registered', registered, devices=None)\n"),
+    })
+    facts = project.layer
+    test_file = next(f for f in project.files if f.path.endswith("test_order.py"))
+    steps = [(os.path.basename(s.file.path), s.scope, s.until) for s in facts.runner_setup(test_file, "test_plain")]
+    yield_order = test_file.functions["device"].first_yield
+    assert yield_order > 0
+    assert steps == [("test_order.py", "setup_module", 0), ("test_order.py", "always", 0),
+                     ("conftest.py", "device", 0), ("test_order.py", "device", yield_order),
+                     ("conftest.py", "make_model", 0)]
+    method = [(s.scope, s.until) for s in facts.runner_setup(test_file, "TestCase_.test_method")]
+    assert method == [("setup_module", 0), ("TestCase_.setUpClass", 0), ("always", 0), ("TestCase_.setUp", 0)]
+    before_method = [s.scope for s in facts.runner_steps_before(test_file, "TestCase_.test_method")]
+    assert before_method == ["TestCase_.setUp", "always", "TestCase_.setUpClass", "setup_module"]
+    before_plain = [s.scope for s in facts.runner_steps_before(test_file, "test_plain")]
+    assert before_plain == ["make_model", "device", "device", "always", "setup_module"]
+    assert facts.runner_steps_before(test_file, "device") == []  # a fixture is no test
+    # a function registered as a TestCase's method: its class's setup; its parameters are the wrapper's, no fixtures
+    assert [s.scope for s in facts.runner_setup(test_file, "registered")] == ["setup_module",
+                                                                              "TestRegistered.setUpClass", "always"]
+
+
+def test_a_call_through_a_parametrized_parameter_calls_each_listed_function_in_turn(tmp_path):
+    """pytest runs a test once per value ``parametrize`` lists, in order: a call of the parameter calls each
+    listed project function, as a ``for`` over the list would (``ctx.item`` their place); a second parametrize
+    mark repeats them (``in_loop``); a parameter the body binds again, or values not listed, call nothing known."""
+    project = project_of(tmp_path, {"tests/test_phases.py": (
+        "import pytest\nimport warp as wp\n\n\ndef first():\n    pass\n\n\ndef second():\n    pass\n\n\n"
+        "@pytest.mark.parametrize('phase', [first, pytest.param(second, id='2')])\n"
+        "def test_once(phase):\n    phase()\n\n\n"
+        "@pytest.mark.parametrize('n', [1, 2])\n@pytest.mark.parametrize('phase, m', [(first, 1), (second, 2)])\n"
+        "def test_twice(phase, m, n):\n    phase()\n\n\n"
+        "@pytest.mark.parametrize('phase', [first, second])\n"
+        "def test_rebound(phase):\n    phase = first\n    phase()\n")})
+    bindings = project.layer.bindings
+    file = project.files[0]
+    once = [(c.callee.rpartition(".")[2], c.ctx.item, c.ctx.in_loop) for c in bindings.calls_in(file, "test_once")]
+    assert once == [("first", 1, False), ("second", 2, False)]
+    twice = [(c.callee.rpartition(".")[2], c.ctx.item, c.ctx.in_loop) for c in bindings.calls_in(file, "test_twice")]
+    assert twice == [("first", 1, True), ("second", 2, True)]
+    assert [c.ctx.item for c in bindings.calls_in(file, "test_rebound")] == [0]

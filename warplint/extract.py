@@ -757,6 +757,11 @@ class Extractor(cst.CSTVisitor):
     def _annotation_text(self, node: cst.CSTNode) -> str:
         return " ".join(self._names_in(node))
 
+    def visit_Yield(self, node: cst.Yield) -> None:
+        fn = self.frame.function
+        if fn is not None and not self.frame.warp_body and not fn.first_yield:
+            fn.first_yield = self.order  # the statement it is in (a nested def's yields are that function's)
+
     def visit_Return(self, node: cst.Return) -> None:
         fn = self.frame.function
         if fn is not None and not self.frame.warp_body and node.value is not None:

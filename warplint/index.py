@@ -28,7 +28,7 @@ from .semantic import (
 from .semantic.bindings import Bindings
 from .semantic.context import CodeContext, is_test_file
 from .semantic.evaluator import Evaluator, Site, Source
-from .semantic.events import LAUNCH_CALLS, ConfigAssignment, FileEvents, Launch, OptionChange, place
+from .semantic.events import LAUNCH_CALLS, ConfigAssignment, FileEvents, Launch, OptionChange, RunnerStep, place
 from .semantic.file_facts import FileFacts
 from .semantic.kernels import add_decorated_kernels
 from .semantic.launches import UNIQUE, IdentityFacts
@@ -150,7 +150,7 @@ class Project:
         return self._evaluator.is_memoized(fn)
 
     def remade_kernel(self, file: FileModel, kernel: Kernel) -> Kernel | None:
-        return self._evaluator.remade_kernel(file, kernel)
+        return self._facts.remade_kernel(file, kernel)
 
     def site(self, file: FileModel, scope: str, call: Call | Value, function: str, parent: Site | None) -> Site:
         return self._evaluator.site(file, scope, call, function, parent)
@@ -229,6 +229,9 @@ class Project:
 
     def tests_run_before(self, file: FileModel, scope: str) -> list[tuple[FileModel, str]]:
         return self._facts.tests_run_before(file, scope)
+
+    def runner_steps_before(self, file: FileModel, scope: str) -> list[RunnerStep]:
+        return self._facts.runner_steps_before(file, scope)
 
     def run_by_test_runner(self, file: FileModel, scope: str) -> bool:
         return self._facts.run_by_test_runner(file, scope)

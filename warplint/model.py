@@ -418,6 +418,9 @@ class Function:
     generic: bool = False  # a parameter's annotation is a generic Warp type (Param.generic)
     decorator_values: list[Value] = field(default_factory=list)  # each decorator expression (`@make(k=1)`)
     declared_global: tuple[str, ...] = ()  # names its `global` statements declare: its assignments bind the module's
+    # source order of the statement holding the body's first `yield` (0: none, not a generator): a pytest fixture's
+    # code up to there runs before the test that requests it, the rest after (its teardown)
+    first_yield: int = 0
     source_digest: str = ""  # of a decorated def's text (decorators, signature, body; indentation kept relative)
     # Warp bodies only (filled by the extractor's Warp-body call visit):
     # parameter -> ("array" | "tile", resolved dtype name) from its annotation ("" dtype: not a plain name)

@@ -22,7 +22,15 @@ from warplint.names import is_warp_api
 from warplint.warp_version import Found, WarpEnvironment, WarpFacts, own_interpreter_version, version_in_config
 
 from . import file_facts
-from .context import CodeContext, called_by_runner, context_of
+from .context import (
+    PARAMETRIZE_MARK,
+    CodeContext,
+    called_by_runner,
+    collected_by_pytest,
+    context_of,
+    is_test,
+    parametrized,
+)
 from .file_facts import FileFacts
 from .reads import KeptFacts, ReadRecorder
 
@@ -418,15 +426,15 @@ class Bindings:
         (``calls_made``). A call's name is looked up only when some bound name has its last part: nearly every
         call of a project calls no such name."""
         def compute() -> dict[int, list[Call]]:
+            found = self._parametrized_dispatches(file)
             bound = self.cached("names bound to functions", self._names_bound_to_functions)
             if not bound:
-                return {}
+                return found
             last_names = self.cached("last parts of names bound to functions", lambda: {key[2] for key in bound})
             by_last_name = self._calls_by_last_name_of(file)
             named = {id(call) for name in last_names.intersection(by_last_name) for call in by_last_name[name]}
-            found: dict[int, list[Call]] = {}
             for call in file.calls if named else ():
-                if id(call) not in named:
+                if id(call) not in named or id(call) in found:
                     continue
                 key = self._bound_name_of(file, call)
                 dispatched = self._dispatched(file, call, bound[key]) if key in bound else None
@@ -435,6 +443,31 @@ class Bindings:
             return found
 
         return self.cached(("dispatched calls", id(file)), compute)
+
+    def _parametrized_dispatches(self, file: FileModel) -> dict[int, list[Call]]:
+        """The calls of project functions a test makes through a parameter ``@pytest.mark.parametrize`` binds to
+        a literal list of them (``calls_made``): pytest runs the test once per value, in the listed order, so
+        ``phase()`` calls the first function, then the next (``ctx.item``: the value's place, from 1), as a
+        ``for`` over the list would; more than one parametrize mark repeats each (``ctx.in_loop``)."""
+        found: dict[int, list[Call]] = {}
+        if not collected_by_pytest(file):
+            return found
+        for fn in file.functions.values():
+            if PARAMETRIZE_MARK not in fn.decorators or not is_test(file, fn):
+                continue
+            marks = sum(1 for d in fn.decorator_values if d.kind == "call" and d.ref == PARAMETRIZE_MARK)
+            for name, values in parametrized(fn).items():
+                if values is None or self.name_assignments(file, fn.qualname, name):
+                    continue  # values not listed here, or the body binds the name again
+                targets = [self._function_of(file, fn.ctx.scope, value) for value in values]
+                for call in self.file_facts.cached(file, file_facts.call_tables).by_scope.get(fn.qualname, ()):
+                    if call.callee != name or id(call) in found:
+                        continue
+                    made = [self._call_of(call, target, position, repeated=marks > 1)
+                            for position, target in enumerate(targets, 1) if target is not None]
+                    if made:
+                        found[id(call)] = made
+        return found
 
     def _calls_through_names(self) -> list[tuple[FileModel, Call]]:
         """The calls of functions that calls through bound names make (``calls_made``), beside the files' own."""
@@ -528,10 +561,14 @@ class Bindings:
                                            read_off_parameter(file, scope, value.text))
 
     @staticmethod
-    def _call_of(call: Call, target: tuple[str, tuple[Value, ...], dict[str, Value], str], item: int) -> Call:
-        """``call`` as the call of the function ``target`` names, its arguments after those ``target`` binds."""
+    def _call_of(call: Call, target: tuple[str, tuple[Value, ...], dict[str, Value], str], item: int,
+                 repeated: bool = False) -> Call:
+        """``call`` as the call of the function ``target`` names, its arguments after those ``target`` binds
+        (``repeated``: made again after the sequence's other items, as in a loop)."""
         fqname, args, kwargs, read_off = target
         ctx = call.ctx if item == call.ctx.item else replace(call.ctx, item=item)
+        if repeated and not ctx.in_loop:
+            ctx = replace(ctx, in_loop=True)
         return Call(fqname, call.span, (*args, *call.args), {**kwargs, **call.kwargs}, ctx,
                     call.assigned_to, call.has_star_args, read_off=read_off)
 

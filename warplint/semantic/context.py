@@ -35,9 +35,10 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from warplint.model import Assignment, FileModel, Function
+from warplint.model import Assignment, FileModel, Function, Value
 from warplint.names import module_name_for_path
 
 T = TypeVar("T")
@@ -238,3 +239,144 @@ def called_by_runner(memo: Memo, file: FileModel, fn: Function) -> bool:
     runner_module = collected_by_pytest(file) or name == "conftest.py"
     return (runner_module and fn.class_name is None and not fn.ctx.scope
             and (fn.name in RUNNER_MODULE_FUNCTIONS or fn.name.startswith(HOOK_PREFIX)))
+
+
+# ------------------------------------------------------------------ what a test runner runs before a test's body
+# pytest's fixture protocol and its marks, as the binder resolves their names (``from pytest import fixture`` too).
+FIXTURE_DECORATOR = "pytest.fixture"
+PARAMETRIZE_MARK = "pytest.mark.parametrize"
+USEFIXTURES_MARK = "pytest.mark.usefixtures"
+# pytest's `param(...)` wrapper of one parameter set (its values are its positional arguments)
+PARAM_WRAPPER = "pytest.param"
+# Class-level setup the runners call before each test method (once per class for the class methods): unittest
+# runs `setUpClass` once, then `setUp` before each method; pytest runs a `Test*` class's xunit pair
+# `setup_class` / `setup_method` the same way, and a TestCase's `setup_method` too.
+UNITTEST_CLASS_SETUP = (("setUpClass",), ("setup_method", "setUp"))
+PYTEST_CLASS_SETUP = (("setup_class",), ("setup_method",))
+# Module-level setup pytest and unittest call in a test module: before its first test, and (pytest) before each
+# module-level test function.
+MODULE_SETUP = ("setup_module", "setUpModule")
+FUNCTION_SETUP = ("setup_function",)
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """A pytest fixture: a function decorated ``@pytest.fixture``. Tests request it by ``name`` (its ``name=``,
+    else the function's name); pytest runs its body up to its first ``yield`` (all of it when it returns) before
+    the test's body, once per ``scope`` ("function" unless a literal says otherwise; "" when not literal);
+    ``autouse`` ones run before every test that can see them without being requested."""
+
+    name: str
+    qualname: str
+    scope: str
+    autouse: bool
+
+
+def fixture_of(fn: Function) -> Fixture | None:
+    """The fixture ``fn`` defines, or None when it is no ``@pytest.fixture``."""
+    if FIXTURE_DECORATOR not in fn.decorators:
+        return None
+    decorator = next((d for d in fn.decorator_values if d.ref == FIXTURE_DECORATOR), None)
+    options = decorator.kwargs if decorator is not None and decorator.kind == "call" else {}
+
+    def literal(key: str, default: object) -> object:
+        value = options.get(key)
+        if value is None:
+            return default
+        return value.const if value.kind == "const" else None
+
+    name, scope, autouse = literal("name", fn.name), literal("scope", "function"), literal("autouse", False)
+    return Fixture(name if isinstance(name, str) else fn.name, fn.qualname,
+                   scope if isinstance(scope, str) else "", autouse is True)
+
+
+def _mark_calls(fn: Function, mark: str) -> list[Value]:
+    return [d for d in fn.decorator_values if d.kind == "call" and d.ref == mark]
+
+
+def parametrized(fn: Function) -> dict[str, tuple[Value, ...] | None]:
+    """The parameters ``@pytest.mark.parametrize`` passes ``fn`` directly (not through a fixture: ``indirect``),
+    each with the values it takes, in the listed order (pytest runs the test once per value); None for a
+    parameter whose values are not a literal list here (a name, a generator, ``indirect`` given a list)."""
+    found: dict[str, tuple[Value, ...] | None] = {}
+    for mark in _mark_calls(fn, PARAMETRIZE_MARK):
+        names_value = mark.args[0] if mark.args else mark.kwargs.get("argnames")
+        values_value = mark.args[1] if len(mark.args) > 1 else mark.kwargs.get("argvalues")
+        if names_value is None:
+            continue
+        names: list[str]
+        if names_value.kind == "const" and isinstance(names_value.const, str):
+            names = [n.strip() for n in names_value.const.split(",") if n.strip()]
+        elif names_value.kind == "seq" and all(isinstance(i, Value) and i.kind == "const"
+                                               and isinstance(i.const, str) for i in names_value.items):
+            names = [i.const for i in names_value.items]
+        else:
+            continue
+        indirect = mark.kwargs.get("indirect")
+        if indirect is not None and not (indirect.kind == "const" and indirect.const is False):
+            continue  # the values go to fixtures of those names (`request.param`), which still run
+        rows = _parameter_sets(values_value, len(names))
+        for position, name in enumerate(names):
+            found[name] = None if rows is None else tuple(row[position] for row in rows)
+    return found
+
+
+def _parameter_sets(value: Value | None, width: int) -> list[tuple[Value, ...]] | None:
+    """The parameter sets of a literal ``argvalues`` list, each as ``width`` values (a set is a tuple when the
+    mark names several parameters; ``pytest.param(*values, ...)`` wraps one)."""
+    if value is None or value.kind != "seq":
+        return None
+    rows: list[tuple[Value, ...]] = []
+    for item in value.items:
+        if not isinstance(item, Value):
+            return None
+        if item.kind == "call" and item.ref == PARAM_WRAPPER:
+            parts: tuple[Value, ...] = item.args
+        elif width == 1:
+            parts = (item,)
+        elif item.kind == "seq":
+            parts = tuple(i for i in item.items if isinstance(i, Value))
+        else:
+            return None
+        if len(parts) != width:
+            return None
+        rows.append(parts)
+    return rows
+
+
+def requested_fixtures(fn: Function) -> list[str]:
+    """The fixture names ``fn`` (a test or a fixture) requests, in its order: ``@pytest.mark.usefixtures``
+    names, then its parameters without a default, less the instance or class Python binds and those
+    ``parametrize`` passes directly."""
+    found: list[str] = []
+    for mark in _mark_calls(fn, USEFIXTURES_MARK):
+        found.extend(a.const for a in mark.args if a.kind == "const" and isinstance(a.const, str))
+    direct = parametrized(fn)
+    bound = fn.bound_parameter
+    found.extend(p.name for p in fn.params
+                 if not p.star and p.default is None and p.name != bound and p.name not in direct)
+    return found
+
+
+def class_setup(file: FileModel, class_name: str) -> tuple[list[str], list[str]]:
+    """The qualnames of the setup methods a runner calls for the test methods of the class ``class_name``: (those
+    it calls once, before the first: ``setUpClass``/``setup_class``; those it calls before each:
+    ``setup_method``/``setUp``), each in the order it calls them; looked up in the class, then in the classes of
+    the file it derives from, as Python looks a method up."""
+    bases = file.classes.get(class_name, ())
+    unittest_style = any(b.rpartition(".")[2].endswith("TestCase") for b in bases)
+    once, each = (UNITTEST_CLASS_SETUP if unittest_style else PYTEST_CLASS_SETUP)
+
+    def lookup(name: str) -> str | None:
+        owner: str | None = class_name
+        seen: set[str] = set()
+        while owner is not None and owner not in seen:
+            seen.add(owner)
+            if f"{owner}.{name}" in file.functions:
+                return f"{owner}.{name}"
+            owner = next((b.rpartition(".")[2] for b in file.classes.get(owner, ())
+                          if b.startswith(f"{file.module}.") and b.rpartition(".")[2] in file.classes), None)
+        return None
+
+    return ([q for name in once if (q := lookup(name)) is not None],
+            [q for name in each if (q := lookup(name)) is not None])

@@ -34,6 +34,22 @@ def place(file: FileModel, span: Span) -> tuple[str, int, int]:
     return os.path.abspath(file.path), span.line, span.col
 
 
+@dataclass(frozen=True, eq=False)
+class RunnerStep:
+    """Code a test runner runs before a test's body (``IdentityFacts.runner_steps_before``): an earlier test,
+    or a setup it runs first for this test or an earlier one (a pytest fixture, ``setUpClass``, ``setUp``, an
+    xunit ``setup_*``). ``scope`` is the function's qualname in ``file``; ``until`` the source order of the
+    last statement of it that runs first (a fixture's ``yield``: what follows is its teardown), 0 for all."""
+
+    file: FileModel
+    scope: str
+    until: int = 0
+
+    def runs_first(self, ctx: Context) -> bool:
+        """The statement of ``scope`` at ``ctx`` is in the part that runs first."""
+        return not self.until or ctx.order <= self.until
+
+
 @dataclass(frozen=True)
 class Launch:
     """A ``wp.launch``/``launch_tiled`` of one kernel. ``site`` is set when the launch is written

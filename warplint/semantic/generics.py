@@ -345,10 +345,10 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
             return Earlier(file, event.call, event.module, event.kernel)
     if not scope:
         return None
-    for earlier_file, earlier in facts.tests_run_before(file, scope):
-        for event in kernel_timeline(facts, earlier_file, earlier):
-            if matches(earlier_file, event):
-                return Earlier(earlier_file, event.call, event.module, event.kernel, runner=earlier)
+    for step in facts.runner_steps_before(file, scope):
+        for event in kernel_timeline(facts, step.file, step.scope):
+            if step.runs_first(event.call.ctx) and matches(step.file, event):
+                return Earlier(step.file, event.call, event.module, event.kernel, runner=step.scope)
     constructor = _constructor_before(file, scope)
     if constructor is not None:  # `App().run()`: the instance's __init__ ran before any method is called on it
         for event in kernel_timeline(facts, file, constructor):
@@ -360,11 +360,11 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
                     and not exclusive_branches(event.call.ctx, caller.ctx) and matches(caller_file, event)):
                 return Earlier(caller_file, event.call, event.module, event.kernel, through=((caller_file, caller),))
         if caller.ctx.scope:  # a helper called by a test: the tests the runner runs before that one
-            for earlier_file, earlier in facts.tests_run_before(caller_file, caller.ctx.scope):
-                for event in kernel_timeline(facts, earlier_file, earlier):
-                    if matches(earlier_file, event):
-                        return Earlier(earlier_file, event.call, event.module, event.kernel,
-                                       through=((caller_file, caller),), runner=earlier)
+            for step in facts.runner_steps_before(caller_file, caller.ctx.scope):
+                for event in kernel_timeline(facts, step.file, step.scope):
+                    if step.runs_first(event.call.ctx) and matches(step.file, event):
+                        return Earlier(step.file, event.call, event.module, event.kernel,
+                                       through=((caller_file, caller),), runner=step.scope)
     if runs_at_import(facts, file, scope):
         return None  # its first run is at import, before any public function can be called
     for peer_file, peer, entry in facts.library_peers(file, scope):

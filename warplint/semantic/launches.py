@@ -19,9 +19,20 @@ from warplint.names import is_warp
 
 from . import devices
 from .bindings import Bindings
-from .context import collected_by_pytest, is_test, is_test_file, registered_tests
+from .context import (
+    FUNCTION_SETUP,
+    MODULE_SETUP,
+    Fixture,
+    class_setup,
+    collected_by_pytest,
+    fixture_of,
+    is_test,
+    is_test_file,
+    registered_tests,
+    requested_fixtures,
+)
 from .evaluator import Evaluator, Site
-from .events import LAUNCH_CALLS, LOAD_CALLS, Launch
+from .events import LAUNCH_CALLS, LOAD_CALLS, Launch, RunnerStep
 from .layer import Layer
 from .values import FunctionRef
 
@@ -492,6 +503,135 @@ class IdentityFacts(Layer):
                 (f, qualname) for f in earlier for qualname in self._tests_of(f)]
 
         return self.cached(("tests run before", id(file), scope), compute)
+
+    def runner_steps_before(self, file: FileModel, scope: str) -> list[RunnerStep]:
+        """The code a test runner runs before the body of the test ``scope``, in one process, nearest first: the
+        setup it runs for this test (``runner_setup``), then each test of ``tests_run_before`` with the setup run
+        for it. Each fixture only up to its first ``yield`` (what follows is teardown, run after its test or at
+        the end of its scope); teardowns are left out. Empty when ``scope`` is not a test."""
+        def compute() -> list[RunnerStep]:
+            if not self._is_a_test(file, scope):
+                return []
+            found: list[RunnerStep] = []
+            seen: set[tuple[int, str]] = set()
+
+            def add(steps: list[RunnerStep]) -> None:
+                for step in steps:
+                    if (id(step.file), step.scope) not in seen:
+                        seen.add((id(step.file), step.scope))
+                        found.append(step)
+
+            add(list(reversed(self.runner_setup(file, scope))))
+            for earlier_file, earlier in self.tests_run_before(file, scope):
+                add([RunnerStep(earlier_file, earlier)])
+                add(list(reversed(self.runner_setup(earlier_file, earlier))))
+            return found
+
+        return self.cached(("runner steps before", id(file), scope), compute)
+
+    def runner_setup(self, file: FileModel, scope: str) -> list[RunnerStep]:
+        """The setup a test runner runs before the body of the test ``scope``, in its order: the test module's
+        ``setup_module``/``setUpModule``; its class's ``setUpClass``/``setup_class``; the pytest fixtures it
+        requests (by parameter or ``usefixtures``) and those ``autouse`` where it is, each after the fixtures it
+        requests in turn; then ``setup_method``/``setUp`` or ``setup_function``. A fixture runs up to its first
+        ``yield``. Fixtures are looked up as pytest does: in the test's class, its module, then the
+        ``conftest.py`` files of its folder and the folders above, nearest first; a name none defines (a
+        plugin's, such as ``tmp_path``) adds nothing."""
+        fn = file.functions.get(scope)
+        if fn is None:
+            return []
+
+        def compute() -> list[RunnerStep]:
+            steps = [RunnerStep(file, name) for name in MODULE_SETUP
+                     if name in file.functions and file.functions[name].class_name is None]
+            # a function a call registers as a method of a TestCase class (``add_function_test``) runs as that
+            # class's method; its parameters are what the registering wrapper passes, not fixtures
+            registered = self._registered_tests(file).get(scope)
+            owner = fn.class_name if registered is None else registered[0].removeprefix(f"{file.module}.")
+            requests = requested_fixtures(fn) if registered is None else []
+            if owner is not None:
+                once, per_test = class_setup(file, owner) if owner in file.classes else ([], [])
+                steps.extend(RunnerStep(file, q) for q in once)
+            else:
+                per_test = [name for name in FUNCTION_SETUP
+                            if name in file.functions and file.functions[name].class_name is None]
+            visible = self._fixtures_visible(file, owner if owner in file.classes else None)
+            ordered: list[tuple[FileModel, Function, Fixture]] = []
+            placed: set[tuple[int, str]] = set()
+
+            def place(name: str, after: tuple[int, str] | None) -> None:
+                candidates = visible.get(name, [])
+                if after is not None:  # a fixture requesting its own name gets the one it overrides
+                    index = next((i for i, (f, _, fx) in enumerate(candidates)
+                                  if (id(f), fx.qualname) == after), len(candidates))
+                    candidates = candidates[index + 1:]
+                if not candidates:
+                    return
+                f, fixture_fn, fixture = candidates[0]
+                key = (id(f), fixture.qualname)
+                if key in placed:
+                    return
+                placed.add(key)
+                for requested in requested_fixtures(fixture_fn):
+                    place(requested, key if requested == fixture.name else None)
+                ordered.append((f, fixture_fn, fixture))
+
+            for name, found in visible.items():
+                if found and found[0][2].autouse:
+                    place(name, None)
+            for name in requests:
+                place(name, None)
+            steps.extend(RunnerStep(f, fixture_fn.qualname, fixture_fn.first_yield) for f, fixture_fn, _ in ordered)
+            steps.extend(RunnerStep(file, q) for q in per_test)
+            return steps
+
+        return self.cached(("runner setup", id(file), scope), compute)
+
+    def _fixtures_visible(self, file: FileModel, class_name: str | None
+                          ) -> dict[str, list[tuple[FileModel, Function, Fixture]]]:
+        """The fixtures a test of ``file`` (in the class ``class_name``) can request, by name, nearest first."""
+        def compute() -> dict[str, list[tuple[FileModel, Function, Fixture]]]:
+            table: dict[str, list[tuple[FileModel, Function, Fixture]]] = {}
+            places: list[tuple[FileModel, str | None]] = [(file, class_name)] if class_name is not None else []
+            places.append((file, None))
+            places.extend((f, None) for f in reversed(self.imported_first_by_runner(file)))
+            for f, owner in places:
+                for candidate in self._fixtures_of(f):
+                    if candidate[1].class_name == owner:
+                        table.setdefault(candidate[2].name, []).append(candidate)
+            return table
+
+        return self.cached(("fixtures visible", id(file), class_name), compute)
+
+    def _fixtures_of(self, file: FileModel) -> list[tuple[FileModel, Function, Fixture]]:
+        """The fixtures ``file`` defines at module level or in a class body, in its order."""
+        def compute() -> list[tuple[FileModel, Function, Fixture]]:
+            found = []
+            for fn in file.functions.values():
+                fixture = fixture_of(fn) if fn.decorators else None
+                if fixture is not None and fn.qualname == (f"{fn.class_name}.{fn.name}" if fn.class_name
+                                                           else fn.name):
+                    found.append((file, fn, fixture))
+            return found
+
+        return self.cached(("fixtures of", id(file)), compute)
+
+    def remade_kernel(self, file: FileModel, kernel: Kernel) -> Kernel | None:
+        """An earlier kernel made of the same function with the same options that runs whenever ``kernel`` is
+        made, before it (``Evaluator.remade_kernel``: earlier in its scope, or at import), or, for a kernel a
+        test makes, made unconditionally in code the test runner runs first (``runner_steps_before``: a
+        fixture's setup, ``setUpClass``, an earlier test): ``kernel`` is identical content again, which Warp's
+        module hash absorbs. None otherwise."""
+        found = self.evaluator.remade_kernel(file, kernel)
+        if found is not None or kernel.form != "call" or not kernel.ctx.scope:
+            return found
+        for step in self.runner_steps_before(file, kernel.ctx.scope):
+            for earlier in self.evaluator.kernels_of(step.file):
+                if (earlier.ctx.scope == step.scope and step.runs_first(earlier.ctx) and not earlier.derived
+                        and not (earlier.ctx.conditions or earlier.ctx.in_loop or earlier.ctx.try_index is not None)
+                        and self.evaluator.made_alike(step.file, earlier, file, kernel)):
+                    return earlier
+        return None
 
     def _tests_of(self, file: FileModel) -> list[str]:
         """The qualnames of the functions of ``file`` pytest runs as tests (``_is_test``), in the file's order:

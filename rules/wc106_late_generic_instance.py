@@ -316,8 +316,11 @@ class LateGenericInstance(Rule):
             overload = True
         else:
             overload = False
+            repeats = self._repeated_instances(project, file, kernel)
             for origin in project.launch_origins(file, kernel):  # none: never launched, no instance
                 f, call, inner = origin.file, origin.call, origin.inner
+                if id(call) in repeats:
+                    continue
                 earlier = project.launched_before(f, call, module, lambda k: k != key)
                 if earlier is not None:
                     triggers.append((earlier, Related(f.path, call.span,
@@ -337,6 +340,31 @@ class LateGenericInstance(Rule):
         message = _Message("run-time overload" if overload else "first launch")
         late_sites = [late for _, late in triggers if not any(late is inner for inner in inside_wrappers)]
         return _Late(message, tuple(related), declared, tuple(late_sites))
+
+    def _repeated_instances(self, project: Project, file: FileModel, kernel: Kernel) -> set[int]:
+        """The launch calls (ids of their origins) whose instance an earlier launch of the kernel already made:
+        the kernel has one content (a factory's results are one kernel to Warp's module hash: identical instances
+        collapse), and an earlier launch in run order passed the same type at every generic parameter. Such a
+        launch adds nothing, late or not. A function defined twice is left out (`def k` in both branches of an `if`,
+        or redefined at module level): the layer takes the launches of either for both, and they differ in content."""
+        if not project.one_content(file, kernel) or sum(k.function == kernel.function for k in file.kernels) > 1:
+            return set()
+        fn = file.functions.get(kernel.function)
+        if fn is None:
+            return set()
+        positions = [i for i, p in enumerate(fn.params) if p.generic]
+        launches = project.generic_launches(file, kernel)
+        if len(launches) < 2 or not positions:
+            return set()
+        repeats: set[int] = set()
+        seen: list[dict[int, str]] = []
+        for launch in project.generic_launches_in_run_order(file, kernel):
+            signature = self._signature(project, launch, positions)
+            if len(signature) == len(positions) and signature in seen:
+                repeats.add(id(launch.origin[1]))
+            elif len(signature) == len(positions):
+                seen.append(signature)
+        return repeats
 
     @staticmethod
     def _loaded_first(earlier: Earlier, module: str) -> list[Related]:

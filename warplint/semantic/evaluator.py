@@ -1184,6 +1184,8 @@ class Evaluator:
         results: list[ValueSet] = []
         # a parameter after `*args` takes keywords only, and `self` is the instance (never an argument)
         unfilled = any(p.star for p in fn.params[:index]) or position < 0
+        # a `*x` of a length not known: which argument the position gets, if any, is not known (nor the default)
+        unplaced = False
         if not unfilled:
             for items, open_ended in self._positional_expansions(site):
                 if position < len(items):
@@ -1191,14 +1193,15 @@ class Evaluator:
                     results.append(self.values(site.file, item, site.scope, site.parent) if isinstance(item, Value)
                                    else item)
                 elif open_ended:
-                    results.append(ValueSet.of(Unknown(f"`{name}` may be filled by an unpacked sequence")))
-                    unfilled = True
+                    unplaced = True
                 else:
                     unfilled = True
-        if unfilled:
+        if unplaced:
+            results.append(ValueSet.of(Unknown(f"`{name}` may be filled by an unpacked sequence")))
+        if unfilled or unplaced:
             found, missing = self._unpacked_keyword(name, site)
             results += found
-            if missing:
+            if missing and not unplaced:
                 param = fn.params[index]
                 results.append(self.values(file, param.default, fn.ctx.scope, None) if param.default is not None
                                else ValueSet.of(Unknown(f"`{name}` is not passed")))
@@ -2117,6 +2120,7 @@ class Evaluator:
         it was made, or where a ``*x`` may fill the parameter by position."""
         index = fn.params.index(param)
         position = index - site.fills_first
+        unplaced = False  # a `*x` of a length not known may fill it or not: the default is not known to hold
         if not any(p.star for p in fn.params[:index]) and position >= 0 and any(u.text == "*" for u in site.unpacked):
             unfilled = False
             for items, open_ended in self._positional_sources(site, seen):
@@ -2124,13 +2128,15 @@ class Evaluator:
                     item = items[position]
                     self._sources(item.file, item.value, item.scope, item.site, attrs, found, seen)
                 elif open_ended:
-                    found.append(Source(site.file, Value("other", text=f"*{param.name}"), site.scope, site.parent,
-                                        attrs, complete=False))
+                    unplaced = True
                 else:
                     unfilled = True
-            if not unfilled:
+            if unplaced:
+                found.append(Source(site.file, Value("other", text=f"*{param.name}"), site.scope, site.parent,
+                                    attrs, complete=False))
+            if not (unfilled or unplaced):
                 return
-        missing = True
+        missing = not unplaced
         for unpack in (u for u in site.unpacked if u.text == "**" and u.base is not None):
             assert unpack.base is not None
             dicts: list[Source] = []

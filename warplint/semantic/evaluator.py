@@ -251,6 +251,8 @@ class Evaluator:
                 passed += [v for _, v in self.star_arguments(fn, param, site) or ()]
             elif isinstance(argument := self.bind(fn, param.name, site), Value):
                 passed.append(argument)
+        # what the call unpacks (`f(**options)`) can bind any of them
+        passed += [u.base for u in site.unpacked if u.base is not None]
         read = _parameters_read(caller, passed)
         fq = self.bindings.fqname(site.file, caller.qualname)
         sites = self.bindings.call_sites(fq) if read else []

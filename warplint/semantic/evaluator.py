@@ -1233,8 +1233,9 @@ class Evaluator:
 
     def _unpacked_sequences(self, site: Site, unpack: Value) -> list[list[ValueSet]] | None:
         """The items of each sequence a ``*x`` argument can unpack (a tuple or list literal, or a name bound to
-        one); None when one of them is not such a sequence."""
-        if unpack.base is None:
+        one); None when one of them is not such a sequence, or is written into after it was made (``append``)."""
+        if unpack.base is None or any(self._written_after(source) for source in self.sources(
+                site.file, unpack.base, site.scope, site.parent)):
             return None
         sequences: list[list[ValueSet]] = []
         for v in self.values(site.file, unpack.base, site.scope, site.parent):
@@ -2169,7 +2170,8 @@ class Evaluator:
                 if unpack.base is not None:
                     self._sources(site.file, unpack.base, site.scope, site.parent, (), displays, seen)
                 known = bool(displays) and all(d.complete and not d.attrs and d.value.kind == "seq"
-                                               and not d.value.unpacked for d in displays)
+                                               and not d.value.unpacked and not self._written_after(d)
+                                               for d in displays)
                 grown: list[tuple[list[Source], bool]] = []
                 for items, open_ended in expansions:
                     if open_ended or not known:
@@ -2208,8 +2210,9 @@ class Evaluator:
         return pairs
 
     def _written_after(self, source: Source) -> bool:
-        """Whether the dict ``source`` may be written into after it was made: it is bound to a name that
-        ``name[k] = v`` writes, or that a method filling a container is called on (``name.update(...)``)."""
+        """Whether the container ``source`` may be written into after it was made: it is bound to a name that
+        ``name[k] = v`` writes, or that a method filling a container is called on (``name.update(...)``,
+        ``name.append(...)``)."""
         file, scope = source.file, source.scope
         tables = self.bindings.file_facts.cached(file, file_facts.assignment_tables)
         for a in tables.by_scope.get(scope, []):

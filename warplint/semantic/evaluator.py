@@ -1983,7 +1983,10 @@ class Evaluator:
                     return
             elif value.ref and not self.bindings.is_warp_api(value.ref):
                 ref = f"{file.module}.{value.ref}" if "." not in value.ref and value.ref == value.text else value.ref
-                if self._source_global(ref, attrs, found, seen):
+                # `self.x` / `cls.x` read off what a method runs on: an instance or class of a subclass, maybe,
+                # whose own `x` Python finds first; a class named in the read is that class
+                named_class = not read_off_parameter(file, scope, value.text)
+                if self._source_global(ref, attrs, found, seen, named_class):
                     return
         elif kind == "attr" and value.base is not None and value.base.kind == "call" and value.base.ref \
                 and not self.bindings.is_warp_api(value.base.ref):
@@ -2230,7 +2233,7 @@ class Evaluator:
         return False
 
     def _source_global(self, ref: str, attrs: tuple[str, ...], found: list[Source],
-                       seen: set[tuple]) -> bool:
+                       seen: set[tuple], named_class: bool = True) -> bool:
         """Follow a module-level name (``pkg.mod.NAME.attr``) to its bindings; False when not in the project."""
         ref = self.bindings.canonical_ref(ref)
         owner = self.bindings.owner_of(ref)
@@ -2244,7 +2247,7 @@ class Evaluator:
             for scope, a in bindings:
                 self._sources(owner, a.value, scope, None, more, found, seen)
             return True
-        if rest and name in owner.classes:
+        if rest and name in owner.classes and named_class:
             return self._source_class_attribute(owner, name, more, found, seen)
         for imp in owner.imports:  # a re-export: `from .config import CACHE` in a package __init__
             if imp.ctx.scope:

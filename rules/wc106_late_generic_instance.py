@@ -316,13 +316,15 @@ class LateGenericInstance(Rule):
             overload = True
         else:
             overload = False
-            repeats = self._repeated_instances(project, file, kernel)
+            repeats: set[int] | None = None  # asked only once a late launch is found: run order is costly
             for origin in project.launch_origins(file, kernel):  # none: never launched, no instance
                 f, call, inner = origin.file, origin.call, origin.inner
-                if id(call) in repeats:
-                    continue
                 earlier = project.launched_before(f, call, module, lambda k: k != key)
                 if earlier is not None:
+                    if repeats is None:
+                        repeats = self._repeated_instances(project, file, kernel)
+                    if id(call) in repeats:
+                        continue
                     triggers.append((earlier, Related(f.path, call.span,
                                                       f"`{kernel.name}` launched here, after the load")))
                     if inner is not None:  # through a wrapper: the wp.launch it makes, too

@@ -198,6 +198,34 @@ def test_star_parameters_are_the_extra_arguments_of_each_call(tmp_path):
     assert sizes == [32, 64, 128]
 
 
+def test_unpacked_arguments_bind_parameters_as_python_does(tmp_path):
+    # `*x` and `**x` at a call fill the callee's parameters from what they hold: by position in place of the `*x`,
+    # by keyword for a dict's known keys, the default where every dict is known and lacks it; what is not known to
+    # its last item leaves the parameter unknown (never its default, nor a plain argument written after a `*x`)
+    project = project_of(tmp_path, {
+        "m.py": (
+            "import sys\nimport warp as wp\n"
+            "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+            "def run(a, threads=256):\n    wp.launch(k, dim=1, inputs=[a], block_dim=threads)\n"
+            "def passed_on(*args, **kwargs):\n    run(*args, **kwargs)\n"
+            "def main(a):\n"
+            "    run(**{'a': a, 'threads': 64})\n"
+            "    sizes = dict(threads=32)\n    run(a, **sizes)\n"
+            "    run(*(a, 16))\n"
+            "    run(a, **{'other': 1})\n"
+            "    passed_on(a, threads=8)\n"
+            "    run(*sys.argv[1:], 128)\n"
+            "    run(a, **{**sizes})\n"
+        ),
+    })
+    # the launch through `passed_on` is one per call of it (16) and, `passed_on` being public, one its users make (9)
+    sizes = {launch.origin[1].span.line: launch.block_dims for launch in project.all_launches()}
+    assert {line: found.single_constant()[1] for line, found in sizes.items() if found.known} == {
+        9: 8, 11: 64, 13: 32, 14: 16, 15: 256, 16: 8}
+    assert not sizes[17].known and not sizes[17].constants()
+    assert not sizes[18].known and not sizes[18].constants()
+
+
 def test_parameters_are_bound_per_call_site(tmp_path):
     project = project_of(tmp_path, {
         "w.py": (

@@ -375,11 +375,11 @@ class Extractor(cst.CSTVisitor):
             ref = self.resolve(dotted)[0] if dotted else None
             args: tuple[Value, ...]
             kwargs: dict[str, Value]
-            args, kwargs = self._args(call.args, depth + 1)
+            args, kwargs, unpacked = self._args(call.args, depth + 1)
             base = None if dotted else self._value(call.func, depth + 1)
             # base is None exactly when dotted is a (non-empty) name
             text = f"{dotted if base is None else base.text}(...)"
-            return Value("call", text=text, ref=ref, args=args, kwargs=kwargs, base=base)
+            return Value("call", text=text, ref=ref, args=args, kwargs=kwargs, base=base, unpacked=unpacked)
         if kind is cst.List or kind is cst.Tuple or kind is cst.Set:
             elements = cast("cst.List | cst.Tuple | cst.Set", node).elements
             items = tuple(
@@ -388,7 +388,10 @@ class Extractor(cst.CSTVisitor):
             const = None
             if len(items) == len(elements) and all(i.kind == "const" for i in items):
                 const = tuple(i.const for i in items)
-            return Value("seq", text="[...]", items=items, const=const)
+            # `(*a, b)`: what `a` holds is part of the sequence (``Value.unpacked``; its items are not in ``items``)
+            unpacked = tuple(Value("unpack", text="*", base=self._value(el.value, depth + 1))
+                             for el in elements[:_MAX_ITEMS] if isinstance(el, cst.StarredElement))
+            return Value("seq", text="[...]", items=items, const=const, unpacked=unpacked)
         if kind is cst.Dict:
             dict_elements = cast(cst.Dict, node).elements
             pairs = []
@@ -401,7 +404,10 @@ class Extractor(cst.CSTVisitor):
             const = None
             if len(pairs) == len(dict_elements) and all(k.kind == "const" and v.is_const for k, v in pairs):
                 const = {k.const: v.const for k, v in pairs}
-            return Value("dict", text="{...}", items=tuple(pairs), const=const)
+            # `{**base, "k": v}`: the items of `base` are the dict's too (``Value.unpacked``)
+            unpacked = tuple(Value("unpack", text="**", base=self._value(el.value, depth + 1))
+                             for el in dict_elements[:_MAX_ITEMS] if isinstance(el, cst.StarredDictElement))
+            return Value("dict", text="{...}", items=tuple(pairs), const=const, unpacked=unpacked)
         if kind is cst.Subscript:
             subscript = cast(cst.Subscript, node)
             base = self._value(subscript.value, depth + 1)
@@ -477,23 +483,27 @@ class Extractor(cst.CSTVisitor):
         self._deep_nodes_left -= 1
         return True
 
-    def call_args(self, args) -> tuple[tuple[Value, ...], dict[str, Value]]:
+    def call_args(self, args) -> tuple[tuple[Value, ...], dict[str, Value], tuple[Value, ...]]:
         """The values of a recorded call's arguments (a top-level expression: a fresh budget)."""
         self._deep_nodes_left = _DEEP_NODE_BUDGET
         return self._args(args, 1)
 
-    def _args(self, args, depth: int) -> tuple[tuple[Value, ...], dict[str, Value]]:
+    def _args(self, args, depth: int) -> tuple[tuple[Value, ...], dict[str, Value], tuple[Value, ...]]:
+        """The plain positional arguments, the keywords, and the ``*x`` / ``**x`` arguments (``unpack`` values,
+        ``Value.unpacked``) of a call."""
         positional: list[Value] = []
         keywords: dict[str, Value] = {}
+        unpacked: list[Value] = []
         for arg in args:
-            if arg.star:
-                continue
             v = self._value(arg.value, depth)
-            if arg.keyword is not None:
+            if arg.star:
+                unpacked.append(Value("unpack", text=arg.star, base=v,
+                                      const=len(positional) if arg.star == "*" else None))
+            elif arg.keyword is not None:
                 keywords[arg.keyword.value] = v
             else:
                 positional.append(v)
-        return tuple(positional), keywords
+        return tuple(positional), keywords, tuple(unpacked)
 
     def _condition(self, test: cst.BaseExpression) -> tuple[str, tuple[str, ...], Value]:
         names: list[str] = []
@@ -616,7 +626,7 @@ class Extractor(cst.CSTVisitor):
             if is_warp(resolved, "kernel"):
                 kernel_options = {}
                 if call is not None:
-                    _, kernel_options = self.call_args(call.args)
+                    _, kernel_options, _ = self.call_args(call.args)
                     for arg in call.args:
                         if arg.keyword is not None:
                             self._span_of(kernel_options[arg.keyword.value], "span", arg.value)
@@ -1240,7 +1250,7 @@ class Extractor(cst.CSTVisitor):
 
     def _record_call(self, node: cst.Call, callee: str, arguments: list[cst.Arg], receiver: Value | None,
                      inner_kernel_call: cst.Call | None = None, read_off: str = "") -> None:
-        args, kwargs = self.call_args(arguments)
+        args, kwargs, unpacked = self.call_args(arguments)
         in_order = iter(args)
         for arg in arguments:
             if arg.keyword is not None and arg.keyword.value in kwargs:
@@ -1248,15 +1258,15 @@ class Extractor(cst.CSTVisitor):
             elif arg.keyword is None and not arg.star:  # every argument's place: fixes insert after the last
                 self._span_of(next(in_order), "span", arg.value)
         if inner_kernel_call is not None:
-            _, inner_kwargs = self.call_args(inner_kernel_call.args)
+            _, inner_kwargs, _ = self.call_args(inner_kernel_call.args)
             for arg in inner_kernel_call.args:  # where an option is written (a rule reports at it, a fix edits it)
                 if arg.keyword is not None and arg.keyword.value in inner_kwargs:
                     self._span_of(inner_kwargs[arg.keyword.value], "span", arg.value)
             kwargs = {**inner_kwargs, **kwargs}
         call = Call(
             callee=callee, span=None, args=args, kwargs=kwargs, ctx=self.ctx(),  # type: ignore[arg-type]
-            has_star_args=any(a.star for a in arguments), receiver=receiver, read_off=read_off,
-            on_call_result=receiver is not None,
+            has_star_args=bool(unpacked), receiver=receiver, read_off=read_off,
+            on_call_result=receiver is not None, unpacked=unpacked,
         )
         self._span_of(call, "span", node)
         self.model.calls.append(call)

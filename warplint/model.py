@@ -205,7 +205,9 @@ class Value(Compact):
     ``text`` the operators: ``"in"``, ``"== !="``), ``not`` (``base``), ``boolop`` (``text`` ``and``/``or``,
     ``items`` the operands of the whole chain), ``element`` (one item of the
     iterable ``base``: a ``for`` target), ``lambda`` (``base`` is the body), ``unset`` (a
-    class field declared without a value), ``other``.
+    class field declared without a value), ``unpack`` (one ``*x`` / ``**x`` argument of a call, in the
+    call's ``unpacked``: ``text`` is ``*`` or ``**``, ``base`` the unpacked expression, ``const`` for ``*x``
+    the number of plain positional arguments written before it), ``other``.
     """
 
     kind: str
@@ -219,6 +221,10 @@ class Value(Compact):
     base: Value | None = None
     key: Value | None = None
     span: Span = NO_SPAN
+    # a call's ``*x`` / ``**x`` arguments in the order written (``unpack`` values; ``args`` and ``kwargs`` hold
+    # the others): Python binds the callee's parameters from what they hold; a display's ``*x`` / ``**x``
+    # elements (``items`` holds the others)
+    unpacked: tuple[Value, ...] = ()
 
     def __post_init__(self) -> None:
         # One string object per distinct kind, text and name across the project: each value's strings came from
@@ -241,6 +247,9 @@ class Value(Compact):
         """The expressions directly inside this one: arguments, items (both sides of a dict's pairs), base, key."""
         yield from self.args
         yield from self.kwargs.values()
+        for unpack in self.unpacked:
+            if unpack.base is not None:
+                yield unpack.base
         for item in self.items:
             if isinstance(item, Value):
                 yield item
@@ -345,6 +354,8 @@ class Call(Compact):
     # the callee is read off what another call returns (``make(c).run()``, ``Solver(c)()``): set with ``receiver``
     # and kept beside it, so that asking whether there is one reads no stored field
     on_call_result: bool = False
+    # its ``*x`` / ``**x`` arguments (``Value.unpacked``); ``has_star_args`` says whether there are any
+    unpacked: tuple[Value, ...] = ()
 
     __reduce__ = _reduce_storing
     Stored: ClassVar[type]  # set below: read back from the cache, the arguments and span stay pickled until read
@@ -386,7 +397,7 @@ class Assignment(Compact):
 
 
 # Spans too: only the few records a rule reports or relates read theirs.
-Call.Stored = _stored_variant(Call, ("args", "kwargs", "receiver", "span"))
+Call.Stored = _stored_variant(Call, ("args", "kwargs", "receiver", "span", "unpacked"))
 Assignment.Stored = _stored_variant(Assignment, ("value", "span"))
 
 

@@ -78,6 +78,9 @@ class _ModuleTable(dict):
 
 
 
+# a function a call reaches with the arguments bound before it (``functools.partial``): its fqname, positional
+# arguments, keywords, what it is read off (``Call.read_off``) and its ``*x`` / ``**x`` (``Value.unpacked``)
+_Bound = tuple[str, tuple[Value, ...], dict[str, Value], str, tuple[Value, ...]]
 _NO_NAMES: dict[str, tuple[Assignment, ...]] = {}  # the names bound in a scope that binds none (never written)
 
 
@@ -545,32 +548,37 @@ class Bindings:
             return None
         return tuple(item for item in value.items if isinstance(item, Value))
 
-    def _function_of(self, file: FileModel, scope: str, value: Value
-                     ) -> tuple[str, tuple[Value, ...], dict[str, Value], str] | None:
+    def _function_of(self, file: FileModel, scope: str, value: Value) -> _Bound | None:
         """The project function calling ``value`` (written in ``scope``) calls, with the arguments it passes
         first and what it is read off (``Call.read_off``): a name of the function, or ``functools.partial(f, *a,
-        **k)`` of one (its ``a`` and ``k``)."""
+        **k)`` of one (its ``a`` and ``k``, its ``*x`` and ``**x``)."""
         if value.kind == "call" and value.ref == "functools.partial" and value.args:
             bound = self._function_of(file, scope, value.args[0])
-            return None if bound is None else (bound[0], (*bound[1], *value.args[1:]), {**bound[2], **value.kwargs},
-                                               bound[3])
+            if bound is None:
+                return None
+            fqname, args, kwargs, read_off, unpacked = bound
+            # the partial's own `*x` come after its function: one position earlier, after the arguments bound before
+            return (fqname, (*args, *value.args[1:]), {**kwargs, **value.kwargs}, read_off,
+                    (*unpacked, *(replace(u, const=u.const - 1 + len(args)) if u.text == "*" else u
+                                  for u in value.unpacked)))
         if value.kind not in ("name", "attr") or not value.ref or self.is_warp_api(value.ref):
             return None
         found = self.function(value.ref)
         return None if found is None else (self.fqname(found[0], found[1].qualname), (), {},
-                                           read_off_parameter(file, scope, value.text))
+                                           read_off_parameter(file, scope, value.text), ())
 
     @staticmethod
-    def _call_of(call: Call, target: tuple[str, tuple[Value, ...], dict[str, Value], str], item: int,
-                 repeated: bool = False) -> Call:
+    def _call_of(call: Call, target: _Bound, item: int, repeated: bool = False) -> Call:
         """``call`` as the call of the function ``target`` names, its arguments after those ``target`` binds
         (``repeated``: made again after the sequence's other items, as in a loop)."""
-        fqname, args, kwargs, read_off = target
+        fqname, args, kwargs, read_off, unpacked = target
         ctx = call.ctx if item == call.ctx.item else replace(call.ctx, item=item)
         if repeated and not ctx.in_loop:
             ctx = replace(ctx, in_loop=True)
+        own = call.unpacked if call.has_star_args else ()
+        unpacked = (*unpacked, *(replace(u, const=u.const + len(args)) if u.text == "*" else u for u in own))
         return Call(fqname, call.span, (*args, *call.args), {**kwargs, **call.kwargs}, ctx,
-                    call.assigned_to, call.has_star_args, read_off=read_off)
+                    call.assigned_to, bool(unpacked), read_off=read_off, unpacked=unpacked)
 
     def name_assignments(self, file: FileModel, scope: str, name: str) -> tuple[Assignment, ...]:
         """Assignments ``name = ...`` written directly in ``scope``, in source order."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from warplint.model import Assignment, Call, FileModel, Function, Kernel, Param, Value
@@ -96,6 +96,7 @@ class Site:
     call: Call | None = None  # the recorded call, when the site is a statement-level call
     origin: Call | Value | None = None  # the call expression itself (to re-intern the site under another parent)
     fills_first: bool = False  # the call fills the function's first parameter itself (a method read off an instance)
+    unpacked: tuple[Value, ...] = ()  # the call's `*x` / `**x` arguments (``Value.unpacked``)
 
     @property
     def depth(self) -> int:
@@ -196,14 +197,15 @@ class Evaluator:
         key = (id(call), function, id(parent))
         found = self._sites.get(key)
         if found is None:
-            star = call.has_star_args if isinstance(call, Call) else False
+            # a recorded call's arguments stay stored until read (model.Call.Stored): read them only when it has some
+            unpacked = (call.unpacked if call.has_star_args else ()) if isinstance(call, Call) else call.unpacked
             reads = self.recorder.open()
             try:
                 fills = self.bindings.fills_first_parameter(file, scope, call, function)
             finally:
                 self.recorder.close(reads)
-            found = self._sites[key] = Site(file, scope, call.args, call.kwargs, star, function, parent,
-                                            call if isinstance(call, Call) else None, call, fills)
+            found = self._sites[key] = Site(file, scope, call.args, call.kwargs, bool(unpacked), function, parent,
+                                            call if isinstance(call, Call) else None, call, fills, unpacked)
             if reads is not None:
                 self._sites_reads[key] = reads
         else:
@@ -254,6 +256,8 @@ class Evaluator:
                 passed += [v for _, v in self.star_arguments(fn, param, site) or ()]
             elif isinstance(argument := self.bind(fn, param.name, site), Value):
                 passed.append(argument)
+        # what the call unpacks (`f(**options)`) can bind any of them
+        passed += [u.base for u in site.unpacked if u.base is not None]
         read = _parameters_read(caller, passed)
         fq = self.bindings.fqname(site.file, caller.qualname)
         sites = self.bindings.call_sites(fq) if read else []
@@ -421,6 +425,8 @@ class Evaluator:
         if kind == "const":
             return ValueSet.of(Const(value.const))
         if kind == "seq":
+            if value.unpacked:  # `(*a, b)`: items of `a` before `b`, as many as `a` holds
+                return ValueSet.of(Unknown("a sequence display that unpacks another"))
             if value.const is not None:
                 return ValueSet.of(Const(value.const))
             items = tuple(self.values(file, item, scope, site) for item in value.items
@@ -431,6 +437,8 @@ class Evaluator:
                 return ValueSet.of(Const(value.const))
             pairs = tuple((self.values(file, k, scope, site), self.values(file, v, scope, site))
                           for k, v in value.items)
+            if value.unpacked:  # `{**base, "k": v}`: the items of `base`, not known here, are the dict's too
+                pairs += ((_UNKNOWN, _UNKNOWN),)
             return ValueSet.of(Mapping(pairs)) if pairs else ValueSet.of(Unknown("a dict"))
         if kind == "unset":
             return ValueSet(frozenset())
@@ -1165,14 +1173,117 @@ class Evaluator:
             param = next(p for p in fn.params if p.name == name)
             assert param.default is not None
             return self.values(file, param.default, fn.ctx.scope, None)
+        if argument is None and site.unpacked:
+            return self._unpacked_bound(file, fn, name, site)
         if argument is None:
             return ValueSet.of(Unknown(f"`{name}` is passed through *args/**kwargs or not at all"))
         assert isinstance(argument, Value)
         return self.values(site.file, argument, site.scope, site.parent)
 
+    def _unpacked_bound(self, file: FileModel, fn: Function, name: str, site: Site) -> ValueSet:
+        """Parameter ``name`` of ``fn``, passed by no plain argument at ``site``, a call that unpacks ``*x`` /
+        ``**x``: as Python binds it, the item of a ``*x`` at its position (``f(*(a, b))``), else the item a
+        ``**x`` dict holds under its name (``f(**{"k": v})``, ``f(**opts)``), else its default. Unknown, and never
+        the default, where what is unpacked is not known to the last item (a sequence of a length not known, a
+        dict whose keys are not all known or that is filled after it was made)."""
+        index = next(i for i, p in enumerate(fn.params) if p.name == name)
+        position = index - 1 if site.fills_first else index
+        results: list[ValueSet] = []
+        # a parameter after `*args` takes keywords only, and `self` is the instance (never an argument)
+        unfilled = any(p.star for p in fn.params[:index]) or position < 0
+        # a `*x` of a length not known: which argument the position gets, if any, is not known (nor the default)
+        unplaced = False
+        if not unfilled:
+            for items, open_ended in self._positional_expansions(site):
+                if position < len(items):
+                    item = items[position]
+                    results.append(self.values(site.file, item, site.scope, site.parent) if isinstance(item, Value)
+                                   else item)
+                elif open_ended:
+                    unplaced = True
+                else:
+                    unfilled = True
+        if unplaced:
+            results.append(ValueSet.of(Unknown(f"`{name}` may be filled by an unpacked sequence")))
+        if unfilled or unplaced:
+            found, missing = self._unpacked_keyword(name, site)
+            results += found
+            if missing and not unplaced:
+                param = fn.params[index]
+                results.append(self.values(file, param.default, fn.ctx.scope, None) if param.default is not None
+                               else ValueSet.of(Unknown(f"`{name}` is not passed")))
+        return ValueSet.union(results) if results else ValueSet.of(Unknown(f"`{name}` is not passed"))
+
+    def _positional_expansions(self, site: Site) -> list[tuple[list[Value | ValueSet], bool]]:
+        """The positional arguments ``site`` passes, its ``*x`` unpacked in place: one list per combination of
+        the sequences each ``*x`` can be (a plain argument as written, an unpacked item as its value set), and
+        whether the list may go on with items not known (a ``*x`` that is not a sequence of known length, and
+        everything after it)."""
+        stars = [u for u in site.unpacked if u.text == "*"]
+        expansions: list[tuple[list[Value | ValueSet], bool]] = [([], False)]
+        for position in range(len(site.args) + 1):
+            for unpack in (u for u in stars if u.const == position):
+                sequences = self._unpacked_sequences(site, unpack)
+                grown: list[tuple[list[Value | ValueSet], bool]] = []
+                for items, open_ended in expansions:
+                    if open_ended or sequences is None:
+                        grown.append((items, True))
+                    else:
+                        grown += [([*items, *sequence], False) for sequence in sequences]
+                expansions = grown if len(grown) <= MAX_VALUES else [([], True)]
+            if position < len(site.args):
+                expansions = [(items if open_ended else [*items, site.args[position]], open_ended)
+                              for items, open_ended in expansions]
+        return expansions
+
+    def _unpacked_sequences(self, site: Site, unpack: Value) -> list[list[ValueSet]] | None:
+        """The items of each sequence a ``*x`` argument can unpack (a tuple or list literal, or a name bound to
+        one); None when one of them is not such a sequence, or is written into after it was made (``append``)."""
+        if unpack.base is None or any(self._written_after(source) for source in self.sources(
+                site.file, unpack.base, site.scope, site.parent)):
+            return None
+        sequences: list[list[ValueSet]] = []
+        for v in self.values(site.file, unpack.base, site.scope, site.parent):
+            if isinstance(v, Const) and isinstance(v.value, (tuple, list)):
+                sequences.append([ValueSet.of(Const(item)) for item in v.value])
+            elif isinstance(v, Sequence):
+                sequences.append(list(v.items))
+            else:
+                return None
+        return sequences or None
+
+    def _unpacked_keyword(self, name: str, site: Site) -> tuple[list[ValueSet], bool]:
+        """What the ``**x`` arguments of ``site`` pass for the keyword ``name``: the items any of them can hold
+        under it (``Unknown`` where a dict is not known to its last key), and whether every one of them is known
+        and can lack it (then the parameter takes its default)."""
+        found: list[ValueSet] = []
+        missing = True
+        for unpack in (u for u in site.unpacked if u.text == "**"):
+            dicts = self.values(site.file, unpack.base, site.scope, site.parent) if unpack.base is not None \
+                else _UNKNOWN
+            # a dict written into after it was made holds more than its literal: what it lacks is not known
+            filled = any(isinstance(d, Mapping) and d.filled for d in dicts) or (
+                unpack.base is not None and any(self._written_after(source) for source in self.sources(
+                    site.file, unpack.base, site.scope, site.parent)))
+            lacks = False
+            for d in dicts:
+                items = _keyword_items(d)
+                if items is None or filled:
+                    found.append(ValueSet.of(Unknown(f"`{name}` may be an item of an unpacked dict not known")))
+                    missing = False
+                if items is not None:
+                    held = [v for k, v in items if k == name]
+                    found += held
+                    lacks = lacks or not held
+            missing = missing and lacks
+        return found, missing
+
     def _star_bound_at(self, fn: Function, param: Param, site: Site) -> ValueSet:
         """``*args`` is the tuple of the positional arguments no named parameter takes, ``**kwargs`` the dict of
-        the keywords none takes (Python's binding); unknown when the call itself unpacks ``*x`` / ``**x``."""
+        the keywords none takes (Python's binding), with what the call's own ``*x`` / ``**x`` unpack; unknown
+        when that is not known to the last item."""
+        if site.unpacked:
+            return self._star_unpacked(fn, param, site)
         extra = self.star_arguments(fn, param, site)
         if extra is None:
             return ValueSet.of(Unknown(f"`{param.star}{param.name}` of a call that unpacks its arguments"))
@@ -1182,6 +1293,31 @@ class Evaluator:
                                              for k, v in extra)))
         return ValueSet.of(Sequence(tuple(self.values(site.file, a, site.scope, site.parent)
                                           for _, a in extra)))
+
+    def _star_unpacked(self, fn: Function, param: Param, site: Site) -> ValueSet:
+        """``*args`` / ``**kwargs`` of ``fn`` at ``site``, a call that unpacks ``*x`` / ``**x``: the items no named
+        parameter takes, when every unpacked value is one sequence or dict known to its last item."""
+        named = [p for p in fn.params if not p.star]
+        unknown = ValueSet.of(Unknown(f"`{param.star}{param.name}` of a call that unpacks what is not known"))
+        if param.star == "*":
+            expansions = self._positional_expansions(site)
+            if len(expansions) != 1 or expansions[0][1]:
+                return unknown
+            taken = len([p for p in fn.params[:fn.params.index(param)] if not p.star]) - site.fills_first
+            return ValueSet.of(Sequence(tuple(
+                self.values(site.file, item, site.scope, site.parent) if isinstance(item, Value) else item
+                for item in expansions[0][0][max(taken, 0):])))
+        names = {p.name for p in named}
+        pairs = [(ValueSet.of(Const(k)), self.values(site.file, v, site.scope, site.parent))
+                 for k, v in site.kwargs.items() if k not in names]
+        for unpack in (u for u in site.unpacked if u.text == "**"):
+            dicts = self.values(site.file, unpack.base, site.scope, site.parent) if unpack.base is not None \
+                else _UNKNOWN
+            items = _keyword_items(next(iter(dicts))) if len(dicts) == 1 else None
+            if items is None or any(isinstance(d, Mapping) and d.filled for d in dicts):
+                return unknown
+            pairs += [(ValueSet.of(Const(k)), v) for k, v in items if k not in names]
+        return ValueSet.of(Mapping(tuple(pairs), f"`**{param.name}`"))
 
     @staticmethod
     def star_arguments(fn: Function, param: Param, site: Site) -> list[tuple[int | str, Value]] | None:
@@ -1224,7 +1360,9 @@ class Evaluator:
         position = index - 1 if site.fills_first else index
         if position < 0:
             return None  # `self` itself
-        if position < len(site.args):
+        # the plain positional arguments written before a `*x` are at their own positions; those after it are not
+        before = next((u.const for u in site.unpacked if u.text == "*"), len(site.args))
+        if position < min(before, len(site.args)):
             return site.args[position]
         if site.star:
             return None
@@ -1246,14 +1384,15 @@ class Evaluator:
             return self._warp_call(file, value, scope, site)
         if ref == "functools.partial" and value.args:
             return self.values(file, value.args[0], scope, site)
-        if ref == "dict" and not value.args and value.kwargs:
-            # `dict(a=x, b=y)` is `{"a": x, "b": y}` (a key the binder does not keep, from a `**` splat, is an
-            # item not known: a read of it gives no value, never another's)
-            return ValueSet.of(Mapping(tuple((ValueSet.of(Const(name)), self.values(file, v, scope, site))
-                                             for name, v in value.kwargs.items())))
-        if ref == "types.SimpleNamespace" and not value.args:
+        if ref == "types.SimpleNamespace" and not value.args and not value.unpacked:
             return ValueSet.of(Namespace(tuple((name, self.values(file, v, scope, site))
-                                               for name, v in value.kwargs.items() if name != "**")))
+                                               for name, v in value.kwargs.items())))
+        if ref == "dict" and not value.args and not value.unpacked and not self._is_local_name(file, ref, scope):
+            # `dict(k=v)`: the dict of its keywords
+            if not value.kwargs:
+                return ValueSet.of(Const({}))
+            return ValueSet.of(Mapping(tuple((ValueSet.of(Const(name)), self.values(file, v, scope, site))
+                                             for name, v in value.kwargs.items()), "dict(...) of keywords"))
         applied = self._partial_applied(value)
         if applied is not None:
             return self.values(file, applied, scope, site)
@@ -1311,9 +1450,12 @@ class Evaluator:
         found = self._applied.get(key)
         if found is None:
             function, *bound = inner.args
+            # the partial's own `*x` come after its function (one position earlier), the call's after its arguments
+            unpacked = (*(replace(u, const=u.const - 1) if u.text == "*" else u for u in inner.unpacked),
+                        *(replace(u, const=u.const + len(bound)) if u.text == "*" else u for u in value.unpacked))
             found = Value("call", text=value.text, ref=function.ref, local=function.local,
                           args=(*bound, *value.args), kwargs={**inner.kwargs, **value.kwargs},
-                          base=None if function.ref else function, span=value.span)
+                          base=None if function.ref else function, span=value.span, unpacked=unpacked)
             self._applied[key] = found
             self._keep.append(value)  # the key holds id(value)
         return found
@@ -1536,7 +1678,7 @@ class Evaluator:
             return None
         return ValueSet.of(Mapping(tuple(
             (self.values(file, a.target.key, scope, site) if a.target.key is not None else _UNKNOWN,
-             self.values(file, a.value, scope, site)) for a in writes), f"`{name}` filled item by item"))
+             self.values(file, a.value, scope, site)) for a in writes), f"`{name}` filled item by item", filled=True))
 
     def _stored_items(self, file: FileModel, base: Value, scope: str, site: Site | None,
                       keys: ValueSet = _UNKNOWN) -> ValueSet | None:
@@ -1843,7 +1985,8 @@ class Evaluator:
         sources, added to ``found``); False, adding nothing, for any other sequence."""
         sequences: list[Source] = []
         self._sources(file, sequence, scope, site, (), sequences, seen)
-        if not sequences or not all(s.complete and not s.attrs and s.value.kind == "seq" for s in sequences):
+        if not sequences or not all(s.complete and not s.attrs and s.value.kind == "seq" and not s.value.unpacked
+                                    for s in sequences):
             return False
         for s in sequences:
             for item in s.value.items:
@@ -1881,7 +2024,10 @@ class Evaluator:
                     return
             elif value.ref and not self.bindings.is_warp_api(value.ref):
                 ref = f"{file.module}.{value.ref}" if "." not in value.ref and value.ref == value.text else value.ref
-                if self._source_global(ref, attrs, found, seen):
+                # `self.x` / `cls.x` read off what a method runs on: an instance or class of a subclass, maybe,
+                # whose own `x` Python finds first; a class named in the read is that class
+                named_class = not read_off_parameter(file, scope, value.text)
+                if self._source_global(ref, attrs, found, seen, named_class):
                     return
         elif kind == "attr" and value.base is not None and value.base.kind == "call" and value.base.ref \
                 and not self.bindings.is_warp_api(value.base.ref):
@@ -1934,7 +2080,7 @@ class Evaluator:
     def _literal_item(self, container: Source, key: object) -> Value | None:
         """The item a constant key picks from what ``container`` is: a position of a tuple or list literal, a name
         of the dict Python makes of a call's extra keywords (``_star_literal``); None for anything else."""
-        if not container.complete or container.attrs:
+        if not container.complete or container.attrs or container.value.unpacked:
             return None
         items = container.value.items
         if type(key) is int:
@@ -2009,9 +2155,126 @@ class Evaluator:
                 self._sources(file, param.default, fn.ctx.scope, None, attrs, found, seen)
             elif isinstance(argument, Value):
                 self._sources(at.file, argument, at.scope, at.parent, attrs, found, seen)
+            elif at.unpacked:
+                self._unpacked_sources(file, fn, param, at, attrs, found, seen)
+
+    def _unpacked_sources(self, file: FileModel, fn: Function, param: Param, site: Site, attrs: tuple[str, ...],
+                          found: list[Source], seen: set[tuple]) -> None:
+        """The sources of parameter ``param`` of ``fn`` passed by no plain argument at ``site``, a call that unpacks
+        ``**x``: the item each dict display ``x`` comes from holds under its name (``f(**{"k": v})``, ``opts =
+        dict(k=v); f(**opts)``, a ``**kwargs`` passed on), else its default when every dict is such a display
+        and can lack it. A source not complete where a dict is not known to its last key, is written into after
+        it was made, or where a ``*x`` may fill the parameter by position."""
+        index = fn.params.index(param)
+        position = index - site.fills_first
+        unplaced = False  # a `*x` of a length not known may fill it or not: the default is not known to hold
+        if not any(p.star for p in fn.params[:index]) and position >= 0 and any(u.text == "*" for u in site.unpacked):
+            unfilled = False
+            for items, open_ended in self._positional_sources(site, seen):
+                if position < len(items):
+                    item = items[position]
+                    self._sources(item.file, item.value, item.scope, item.site, attrs, found, seen)
+                elif open_ended:
+                    unplaced = True
+                else:
+                    unfilled = True
+            if unplaced:
+                found.append(Source(site.file, Value("other", text=f"*{param.name}"), site.scope, site.parent,
+                                    attrs, complete=False))
+            if not (unfilled or unplaced):
+                return
+        missing = not unplaced
+        for unpack in (u for u in site.unpacked if u.text == "**" and u.base is not None):
+            assert unpack.base is not None
+            dicts: list[Source] = []
+            self._sources(site.file, unpack.base, site.scope, site.parent, (), dicts, seen)
+            lacks = False
+            for d in dicts:
+                keywords = self._display_keywords(d)
+                if keywords is None:
+                    found.append(Source(d.file, d.value, d.scope, d.site, attrs, complete=False))
+                    missing = False
+                    continue
+                held = [v for k, v in keywords if k == param.name]
+                for v in held:
+                    self._sources(d.file, v, d.scope, d.site, attrs, found, seen)
+                lacks = lacks or not held
+            missing = missing and lacks and bool(dicts)
+        if missing and param.default is not None:
+            self._sources(file, param.default, fn.ctx.scope, None, attrs, found, seen)
+
+    def _positional_sources(self, site: Site, seen: set[tuple]) -> list[tuple[list[Source], bool]]:
+        """The positional arguments ``site`` passes as expressions, its ``*x`` unpacked in place: one list per
+        combination of the sequence displays each ``*x`` comes from (``Evaluator.sources``), and whether the list
+        may go on with items not known (a ``*x`` that is not such a display, and everything after it)."""
+        expansions: list[tuple[list[Source], bool]] = [([], False)]
+        for position in range(len(site.args) + 1):
+            for unpack in (u for u in site.unpacked if u.text == "*" and u.const == position):
+                displays: list[Source] = []
+                if unpack.base is not None:
+                    self._sources(site.file, unpack.base, site.scope, site.parent, (), displays, seen)
+                known = bool(displays) and all(d.complete and not d.attrs and d.value.kind == "seq"
+                                               and not d.value.unpacked and not self._written_after(d)
+                                               for d in displays)
+                grown: list[tuple[list[Source], bool]] = []
+                for items, open_ended in expansions:
+                    if open_ended or not known:
+                        grown.append((items, True))
+                    else:
+                        grown += [([*items, *(Source(d.file, v, d.scope, d.site) for v in d.value.items
+                                              if isinstance(v, Value))], False) for d in displays]
+                expansions = grown if len(grown) <= MAX_VALUES else [([], True)]
+            if position < len(site.args):
+                plain = Source(site.file, site.args[position], site.scope, site.parent)
+                expansions = [(items if open_ended else [*items, plain], open_ended)
+                              for items, open_ended in expansions]
+        return expansions
+
+    def _display_keywords(self, source: Source) -> list[tuple[str, Value]] | None:
+        """The (keyword, expression) items of the dict ``source`` is, when it is a display whose keys are all
+        known strings (``{"k": v}``, ``dict(k=v)``, the dict Python makes of a call's extra keywords) and nothing
+        writes into it after it was made; None for anything else."""
+        value = source.value
+        if not source.complete or source.attrs or value.unpacked:
+            return None
+        if value.kind == "call" and value.ref == "dict" and not value.args \
+                and not self._is_local_name(source.file, "dict", source.scope):
+            pairs = list(value.kwargs.items())
+        elif value.kind == "dict":
+            pairs = []
+            for item in value.items:
+                if not (isinstance(item, tuple) and isinstance(item[0], Value) and item[0].kind == "const"
+                        and isinstance(item[0].const, str) and isinstance(item[1], Value)):
+                    return None
+                pairs.append((item[0].const, item[1]))
+        else:
+            return None
+        if id(value) not in self._keyword_dicts and self._written_after(source):
+            return None
+        return pairs
+
+    def _written_after(self, source: Source) -> bool:
+        """Whether the container ``source`` may be written into after it was made: it is bound to a name that
+        ``name[k] = v`` writes, or that a method filling a container is called on (``name.update(...)``,
+        ``name.append(...)``)."""
+        file, scope = source.file, source.scope
+        tables = self.bindings.file_facts.cached(file, file_facts.assignment_tables)
+        for a in tables.by_scope.get(scope, []):
+            if a.value is not source.value or a.target.kind != "name":
+                continue
+            name = a.target.text
+            target = Value("name", text=name, ref=name if scope else f"{file.module}.{name}", local=bool(scope))
+            if self.item_writes(file, target, scope):
+                return True
+            fills = {f"{head}.{method}" for head in (name, f"{file.module}.{name}") for method in FILLING_METHODS}
+            calls = self.bindings.calls_in(file, scope) if scope else [
+                c for f in self.bindings.files for c in self.bindings.calls_to(f, *fills)]
+            if any(c.callee in fills for c in calls):
+                return True
+        return False
 
     def _source_global(self, ref: str, attrs: tuple[str, ...], found: list[Source],
-                       seen: set[tuple]) -> bool:
+                       seen: set[tuple], named_class: bool = True) -> bool:
         """Follow a module-level name (``pkg.mod.NAME.attr``) to its bindings; False when not in the project."""
         ref = self.bindings.canonical_ref(ref)
         owner = self.bindings.owner_of(ref)
@@ -2025,6 +2288,8 @@ class Evaluator:
             for scope, a in bindings:
                 self._sources(owner, a.value, scope, None, more, found, seen)
             return True
+        if rest and name in owner.classes and named_class:
+            return self._source_class_attribute(owner, name, more, found, seen)
         for imp in owner.imports:  # a re-export: `from .config import CACHE` in a package __init__
             if imp.ctx.scope:
                 continue
@@ -2033,6 +2298,28 @@ class Evaluator:
                     target = ".".join((f"{imp.module}.{imported}" if imp.module else imported, *rest))
                     return self._source_reexport(target, attrs, found, seen)
         return False
+
+    def _source_class_attribute(self, owner: FileModel, qual: str, attrs: tuple[str, ...], found: list[Source],
+                                seen: set[tuple]) -> bool:
+        """``Cls.attr`` read off the class ``qual`` of ``owner`` (``Defaults.dtype``): what the class body, or a
+        ``Cls.attr = v`` anywhere, binds to the plain class attribute ``attrs[0]``. False (the read is its own
+        source) where Python runs something else or another object answers: a nested class, a method, a
+        descriptor, an enum member, an attribute a method sets, an augmented assignment, an attribute the class
+        does not bind itself (its bases' are not followed here)."""
+        attr, more = attrs[0], attrs[1:]
+        if f"{qual}.{attr}" in owner.classes:
+            return False
+        cls = f"{owner.module}.{qual}"
+        if f"{qual}.{attr}" in owner.functions or self._enum_member(cls, attr) \
+                or self._descriptor_get(cls, attr) is not None:
+            return False
+        bindings = self.bindings.attribute_assignments(f"{cls}.{attr}")
+        # a method's `self.attr = ...` sets an instance's attribute, which a read off an instance would see
+        if not bindings or any(a.augmented or a.ctx.scope.startswith(f"{qual}.") for _, a in bindings):
+            return False
+        for f, a in bindings:
+            self._sources(f, a.value, a.ctx.scope, None, more, found, seen)
+        return True
 
     def _source_reexport(self, ref: str, attrs: tuple[str, ...], found: list[Source], seen: set[tuple]) -> bool:
         return self.budget.step(lambda: self._source_global(ref, attrs, found, seen), False)
@@ -2072,6 +2359,22 @@ def _coarser(result: ValueSet) -> ValueSet:
     still known); past the bound even so, unknown."""
     merged = ValueSet(frozenset(Instance(v.cls, v.reason) if isinstance(v, Instance) else v for v in result))
     return merged if len(merged) <= MAX_VALUES else ValueSet.of(Unknown(f"more than {MAX_VALUES} values"))
+
+
+def _keyword_items(value: AbstractValue) -> list[tuple[str, ValueSet]] | None:
+    """The (keyword, value set) items a dict passes when a call unpacks it (``**value``), when every key is a
+    known string; None for anything else."""
+    if isinstance(value, Const) and isinstance(value.value, dict) and all(isinstance(k, str) for k in value.value):
+        return [(k, ValueSet.of(Const(v))) for k, v in value.value.items()]
+    if not isinstance(value, Mapping):
+        return None
+    items: list[tuple[str, ValueSet]] = []
+    for keys, v in value.items:
+        known, key = keys.single_constant()
+        if not (known and isinstance(key, str)):
+            return None
+        items.append((key, v))
+    return items
 
 
 def _is_dict(value: AbstractValue) -> bool:

@@ -647,12 +647,15 @@ class _PassedInKernels:
         if callees is None:
             raise _Escapes
         key: int | str | None = next((i for i, a in enumerate(call.args) if a is argument), None)
-        if key is None:
+        unpack = next((u for u in call.unpacked if u.base is argument), None)
+        if key is None and unpack is None:
             key = next(k for k, v in call.kwargs.items() if v is argument)
         for callee in callees:
             if isinstance(callee, FunctionRef):
                 found = self.bindings.function(callee.fqname)
-                if found is not None:
+                if found is not None and unpack is not None:
+                    self._bind_unpacked(found, unpack)
+                elif found is not None and key is not None:
                     self._bind(found, key)
             elif isinstance(callee, ClassRef):
                 raise _Escapes
@@ -668,6 +671,16 @@ class _PassedInKernels:
         else:
             params = [*named[key:key + 2], *([stars["*"]] if "*" in stars else [])]
         for p in params:
+            self._hold((file.path, fn.qualname, p.name), True)
+
+    def _bind_unpacked(self, found: tuple[FileModel, Function], unpack: Value) -> None:
+        """The parameters of ``fn`` what a ``*x`` / ``**x`` argument holds can bind: each from the ``*x``'s
+        position on (by position), each named one (by keyword), and the star parameter that collects the rest."""
+        file, fn = found
+        named = [p for p in fn.params if not p.star]
+        stars = {p.star: p for p in fn.params if p.star}
+        params = named[unpack.const:] if unpack.text == "*" else named
+        for p in [*params, *([stars[unpack.text]] if unpack.text in stars else [])]:
             self._hold((file.path, fn.qualname, p.name), True)
 
     def _decorated_names(self) -> None:

@@ -131,9 +131,12 @@ class Mapping:
 
     items: tuple[tuple[ValueSet, ValueSet], ...]
     reason: str = field(default="dict literal")
+    # the items written into a dict after it was made (``d[k] = v``): the dict also holds those of what it was
+    # made from, and the writes may not all run, so which keys it lacks is not known
+    filled: bool = False
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Mapping) and self.items == other.items
+        return isinstance(other, Mapping) and self.items == other.items and self.filled == other.filled
 
     def __hash__(self) -> int:
         return hash(self.items)

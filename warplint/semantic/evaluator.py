@@ -2060,6 +2060,12 @@ class Evaluator:
                     self._sources(c.file, item, c.scope, c.site, attrs, found, seen)
             if containers and None not in items:
                 return
+        elif kind == "call" and value.ref == "types.SimpleNamespace" and attrs and not value.args \
+                and not value.unpacked and attrs[0] in value.kwargs \
+                and attrs[0] not in self.bindings.attribute_names_assigned():
+            # `types.SimpleNamespace(k=v).k` is `v` (unless the project writes an attribute `k` on some object)
+            self._sources(file, value.kwargs[attrs[0]], scope, site, attrs[1:], found, seen)
+            return
         elif kind == "call" and value.ref is not None and not self.bindings.is_warp_api(value.ref):
             callees = self._callees_named(file, value, scope, site)
             functions = [c for c in callees if isinstance(c, FunctionRef)]
@@ -2310,8 +2316,9 @@ class Evaluator:
         if f"{qual}.{attr}" in owner.classes:
             return False
         cls = f"{owner.module}.{qual}"
-        if f"{qual}.{attr}" in owner.functions or self._enum_member(cls, attr) \
-                or self._descriptor_get(cls, attr) is not None:
+        if self._enum_member(cls, attr):
+            return self._source_enum_value(owner, qual, attr, more, found, seen)
+        if f"{qual}.{attr}" in owner.functions or self._descriptor_get(cls, attr) is not None:
             return False
         bindings = self.bindings.attribute_assignments(f"{cls}.{attr}")
         # a method's `self.attr = ...` sets an instance's attribute, which a read off an instance would see
@@ -2319,6 +2326,21 @@ class Evaluator:
             return False
         for f, a in bindings:
             self._sources(f, a.value, a.ctx.scope, None, more, found, seen)
+        return True
+
+    def _source_enum_value(self, owner: FileModel, qual: str, member: str, attrs: tuple[str, ...],
+                           found: list[Source], seen: set[tuple]) -> bool:
+        """``Cls.MEMBER.value`` of an ``enum.Enum`` (``_enum_member``): the expression its class body binds
+        ``MEMBER`` to (``HIGH = wp.float64``). False for anything else read off a member (its ``.name``, itself)."""
+        if not attrs or attrs[0] != "value":
+            return False
+        scope = qual.rpartition(".")[0]  # the class body's statements sit in the scope around the class
+        body = [(f, a) for f, a in self.bindings.attribute_assignments(f"{owner.module}.{qual}.{member}")
+                if a.ctx.scope == scope and not a.augmented]
+        if len(body) != 1:
+            return False
+        f, a = body[0]
+        self._sources(f, a.value, a.ctx.scope, None, attrs[1:], found, seen)
         return True
 
     def _source_reexport(self, ref: str, attrs: tuple[str, ...], found: list[Source], seen: set[tuple]) -> bool:

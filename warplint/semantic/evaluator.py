@@ -2046,6 +2046,16 @@ class Evaluator:
             if self._item_sources(file, value.args[0], scope, site, attrs, found, seen):
                 return
         elif kind == "subscript" and value.base is not None and value.key is not None and value.key.kind == "const" \
+                and type(value.key.const) in (int, str) and (writes := self.item_writes(file, value.base, scope)):
+            # `TABLE["k"]` of a container the project writes into (`TABLE[key] = v`, `item_writes`): each value
+            # written under a key that can be "k"; what the container held before is the read itself
+            for f, a in writes:
+                written = a.target.key
+                if written is not None and written.kind == "const" and written.const != value.key.const:
+                    continue
+                at = site if f is file and a.ctx.scope == scope else None
+                self._sources(f, a.value, a.ctx.scope, at, attrs, found, seen)
+        elif kind == "subscript" and value.base is not None and value.key is not None and value.key.kind == "const" \
                 and (type(value.key.const) is int or (
                     type(value.key.const) is str and value.base.kind == "name"
                     and not self.bindings.subscript_assignments(file, scope, value.base.text))):

@@ -867,6 +867,22 @@ def test_decorators_are_evaluated_when_such_a_kernel_can_be_returned(tmp_path, m
     assert asked == ["step"] and derived == []
 
 
+@pytest.mark.parametrize("create, evaluated", [
+    # `create(func, **kwargs)`: what the dict holds can bind `device`, which goes out
+    ("def create(func, device=None, **kwargs):\n    return device\n", True),
+    # `create(func, None, **kwargs)`: `device` is given by position, and Python refuses it twice: nothing the
+    # dict holds reaches it (Warp's create_test_func(func, device, check_output, ..., **kwargs))
+    ("def create(func, device, **kwargs):\n    return device\n", False),
+])
+def test_what_a_dict_splat_holds_binds_only_parameters_the_call_leaves_open(tmp_path, monkeypatch, create,
+                                                                           evaluated):
+    files = dict(_HELD_APART)
+    call = "create(func, **kwargs)" if evaluated else "create(func, None, **kwargs)"
+    files["pkg/register.py"] = create + f"def add_test(cls, name, func, **kwargs):\n    setattr(cls, name, {call})\n"
+    asked, _ = _decorators_evaluated(tmp_path, monkeypatch, files)
+    assert asked == (["step"] if evaluated else [])
+
+
 def test_a_decorator_returning_a_kernel_passed_as_a_keyword_makes_one(tmp_path, monkeypatch):
     # The look-alike that must still be evaluated: the helper hands the keyword back, and a decorator returns it.
     files = dict(_HELD_APART)

@@ -654,7 +654,8 @@ class _PassedInKernels:
             if isinstance(callee, FunctionRef):
                 found = self.bindings.function(callee.fqname)
                 if found is not None and unpack is not None:
-                    self._bind_unpacked(found, unpack)
+                    shift = int(self.bindings.fills_first_parameter(file, scope, call, callee.fqname))
+                    self._bind_unpacked(found, unpack, call, shift)
                 elif found is not None and key is not None:
                     self._bind(found, key)
             elif isinstance(callee, ClassRef):
@@ -673,13 +674,20 @@ class _PassedInKernels:
         for p in params:
             self._hold((file.path, fn.qualname, p.name), True)
 
-    def _bind_unpacked(self, found: tuple[FileModel, Function], unpack: Value) -> None:
-        """The parameters of ``fn`` what a ``*x`` / ``**x`` argument holds can bind: each from the ``*x``'s
-        position on (by position), each named one (by keyword), and the star parameter that collects the rest."""
+    def _bind_unpacked(self, found: tuple[FileModel, Function], unpack: Value, call: Value, shift: int) -> None:
+        """The parameters of ``fn`` what a ``*x`` / ``**x`` argument of ``call`` holds can bind: each from the
+        ``*x``'s position on (by position), each named one the call does not bind itself (by keyword; Python
+        refuses a parameter given twice), and the star parameter that collects the rest. ``shift``: Python fills
+        the first parameter (a method read off an instance)."""
         file, fn = found
         named = [p for p in fn.params if not p.star]
         stars = {p.star: p for p in fn.params if p.star}
-        params = named[unpack.const:] if unpack.text == "*" else named
+        if unpack.text == "*":
+            params = named[unpack.const:]
+        else:
+            first_star = min((u.const for u in call.unpacked if u.text == "*"), default=len(call.args))
+            placed = {p.name for p in named[shift:shift + min(len(call.args), first_star)]}
+            params = [p for p in named if p.name not in placed and p.name not in call.kwargs]
         for p in [*params, *([stars[unpack.text]] if unpack.text in stars else [])]:
             self._hold((file.path, fn.qualname, p.name), True)
 

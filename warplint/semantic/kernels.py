@@ -85,6 +85,8 @@ def _add_kernels_stored_by_decorators(bindings: Bindings, evaluator: Evaluator) 
     options the call passed. The decorated name stays the function."""
     stores: dict[str, list[tuple[FileModel, Function, Assignment, str]]] = {}
     for file in bindings.files:
+        if not any(k.target is not None and k.ctx.scope for k in file.kernels):
+            continue  # no `wp.kernel(f)` in a function: reading every file's item writes unpickles their values
         for written, assignment in bindings.file_facts.cached(file, file_facts.assignment_tables).items:
             if stored_parameter_kernel(file, assignment) is not None:
                 maker = bindings.fqname(file, assignment.ctx.scope)

@@ -279,11 +279,12 @@ class ExitBranch:
     end: int = 0
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True)
 class LoopExtent:
     """A loop (``for``, ``while``, a comprehension's clauses) that encloses statements of a function: what it
     repeats. ``end`` is the source order of its last statement (a comprehension's is the statement holding it):
-    a statement after it runs once the loop is done, never between two of its turns."""
+    a statement after it runs once the loop is done, never between two of its turns. Compared by value, as
+    ``ExitBranch``: a file extracted again from the same text gives an equal model (the editor keeps its index)."""
 
     end: int = 0
 

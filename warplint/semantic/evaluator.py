@@ -908,10 +908,14 @@ class Evaluator:
         if owner is None or not self._pure_enum(cls):
             return False
         qual = cls[len(owner.module) + 1:]
+        return not attr.startswith("_") and f"{qual}.{attr}" not in owner.functions and bool(
+            self._class_body_bindings(owner, qual, attr))
+
+    def _class_body_bindings(self, owner: FileModel, qual: str, attr: str) -> list[tuple[FileModel, Assignment]]:
+        """The plain ``attr = ...`` statements of the class ``qual``'s own body (``owner``'s)."""
         scope = qual.rpartition(".")[0]  # the class body's statements sit in the scope around the class
-        return not attr.startswith("_") and f"{qual}.{attr}" not in owner.functions and any(
-            a.ctx.scope == scope and not a.augmented
-            for _, a in self.bindings.attribute_assignments(f"{owner.module}.{qual}.{attr}"))
+        return [(f, a) for f, a in self.bindings.attribute_assignments(f"{owner.module}.{qual}.{attr}")
+                if a.ctx.scope == scope and not a.augmented]
 
     def _pure_enum(self, cls: str, _seen: frozenset[str] = frozenset()) -> bool:
         """``cls`` derives from ``enum.Enum`` (or ``enum.Flag``) through its bases, none of them ``int``, ``str``
@@ -2344,9 +2348,7 @@ class Evaluator:
         ``MEMBER`` to (``HIGH = wp.float64``). False for anything else read off a member (its ``.name``, itself)."""
         if not attrs or attrs[0] != "value":
             return False
-        scope = qual.rpartition(".")[0]  # the class body's statements sit in the scope around the class
-        body = [(f, a) for f, a in self.bindings.attribute_assignments(f"{owner.module}.{qual}.{member}")
-                if a.ctx.scope == scope and not a.augmented]
+        body = self._class_body_bindings(owner, qual, member)
         if len(body) != 1:
             return False
         f, a = body[0]

@@ -263,6 +263,21 @@ def test_cached_functions_unpickle_their_name_sets_on_first_read():
     assert back == fn and fn == back and pickle.loads(pickle.dumps(back)) == fn
 
 
+def test_a_glimpsed_stored_field_stays_packed():
+    """``glimpse`` reads a stored field of a record read back from the cache without keeping it unpacked (the
+    binder asks it of every name a method is called on), and reads a record never stored as an attribute."""
+    from warplint.diagnostic import Span
+    from warplint.model import Assignment, Context, Value, glimpse
+
+    made = Value("call", text="Solver(...)", ref="app.Solver")
+    assignment = Assignment(Value("name", text="s"), made, Span(2, 0, 2, 14), Context("run", 1))
+    back = pickle.loads(pickle.dumps(assignment))
+    assert glimpse(back, "value") == made and glimpse(back, "span") == assignment.span
+    assert "_packed" in back.__dict__ and "_unpacked" not in back.__dict__
+    assert glimpse(back, "ctx") == assignment.ctx and glimpse(assignment, "value") is made
+    assert back.value == made and "_unpacked" in back.__dict__
+
+
 def test_stored_fields_name_the_model_classes_by_code():
     """A stored record's bytes name ``Value``, ``Span`` and the empty keywords by their one-byte extension codes,
     not by module and name (a quarter of those bytes), and read back as they were."""

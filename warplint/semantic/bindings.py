@@ -17,7 +17,7 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
-from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value
+from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value, glimpse, stored_without
 from warplint.names import is_warp_api
 from warplint.warp_version import Found, WarpEnvironment, WarpFacts, own_interpreter_version, version_in_config
 
@@ -721,7 +721,7 @@ class Bindings:
         instance the call makes: ``pkg.mod.Solver.step``; also where ``s`` is a module-level name of a project
         module (``pkg.mod.REGISTRY.register(k)``, written in that module or imported from it): the instance is
         made once at import and its class's method runs."""
-        receiver = call.receiver if call.on_call_result else None
+        receiver = glimpse(call, "receiver") if call.on_call_result else None
         if receiver is not None and receiver.kind == "call" and receiver.ref and self.is_class(receiver.ref):
             # `Solver(c)()` calls the instance: its class's __call__
             method = "__call__" if call.callee.endswith("()") else call.callee.rpartition(".")[2]
@@ -736,18 +736,23 @@ class Bindings:
             if owner is None or "." in method:
                 return None
             return self._instance_method(owner, "", name, method)
-        fn = file.functions.get(call.ctx.scope)
-        if call.ctx.scope and (fn is None or head not in fn.locals):
-            return None
         return self._instance_method(file, call.ctx.scope, head, rest)
 
     def _instance_method(self, file: FileModel, scope: str, name: str, method: str) -> str | None:
-        """``method`` of the class ``name`` (in ``scope`` of ``file``) is bound to an instance of."""
+        """``method`` of the class ``name`` (a local of the function ``scope`` of ``file``, or a module-level name)
+        is bound to an instance of."""
         table: dict[tuple[int, str, str], str | None] = self.cached("instance_classes", dict)
         key = (id(file), scope, name)
         if key not in table:  # asked for every dotted call of every file: once per (file, scope, name)
-            table[key] = next((a.value.ref for a in self.name_assignments(file, scope, name)
-                               if a.value.kind == "call" and a.value.ref and self.is_class(a.value.ref)), None)
+            # read without keeping them unpacked (``glimpse``): asked for every name a method is called on,
+            # the values kept would be a tenth of a project's memory
+            fn = file.functions.get(scope)
+            if scope and (fn is None or name not in glimpse(fn, "locals")):
+                table[key] = None
+            else:
+                values = (glimpse(a, "value") for a in self.name_assignments(file, scope, name))
+                table[key] = next((v.ref for v in values if v.kind == "call" and v.ref and self.is_class(v.ref)),
+                                  None)
         found = table[key]
         return f"{found}.{method}" if found is not None else None
 
@@ -839,7 +844,8 @@ class Bindings:
             return True  # a script's or library's function may be imported and called by code outside the project
         if called_by_runner(self, file, fn) or fn.name in file.functions_named_outside_bodies:
             return True
-        if any(other is not fn and not other.qualname.startswith(f"{fn.qualname}.") and fn.name in other.loaded
+        if any(other is not fn and not other.qualname.startswith(f"{fn.qualname}.")
+               and not stored_without(other, fn.name) and fn.name in glimpse(other, "loaded")
                for other in file.functions.values()):
             return True
         return file.module.rpartition(".")[2] in self._imported_module_names()

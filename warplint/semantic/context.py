@@ -38,7 +38,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from warplint.model import Assignment, FileModel, Function, Value
+from warplint.model import Assignment, FileModel, Function, Value, glimpse
 from warplint.names import module_name_for_path
 
 T = TypeVar("T")
@@ -218,9 +218,11 @@ def registered_tests(memo: Memo, file: FileModel) -> dict[str, tuple[str, str]]:
     def compute() -> dict[str, tuple[str, str]]:
         found: dict[str, tuple[str, str]] = {}
         for call in file.calls:
-            if call.ctx.scope or len(call.args) < 3:
+            # every module-level call is asked: its arguments are read without keeping them unpacked
+            args: tuple[Value, ...] = () if call.ctx.scope else glimpse(call, "args")
+            if len(args) < 3:
                 continue
-            cls, name, function = call.args[:3]
+            cls, name, function = args[:3]
             if (cls.kind in ("name", "attr") and name.kind == "const" and isinstance(name.const, str)
                     and name.const.startswith("test") and function.kind == "name"
                     and function.text in file.functions and not file.functions[function.text].ctx.scope):

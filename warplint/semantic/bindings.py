@@ -744,10 +744,11 @@ class Bindings:
         table: dict[tuple[int, str, str], str | None] = self.cached("instance_classes", dict)
         key = (id(file), scope, name)
         if key not in table:  # asked for every dotted call of every file: once per (file, scope, name)
-            # read without keeping them unpacked (``glimpse``): asked for every name a method is called on,
-            # the values kept would be a tenth of a project's memory
+            # a name the function does not bind has no assignment in it: what a `global` statement declares is
+            # the module's. The values are read without keeping them unpacked (``glimpse``): asked for every name
+            # a method is called on, the values kept would be a tenth of a project's memory
             fn = file.functions.get(scope)
-            if scope and (fn is None or name not in glimpse(fn, "locals")):
+            if scope and (fn is None or name in fn.declared_global):
                 table[key] = None
             else:
                 values = (glimpse(a, "value") for a in self.name_assignments(file, scope, name))

@@ -512,22 +512,33 @@ class IdentityFacts(Layer):
         def compute() -> list[RunnerStep]:
             if not self._is_a_test(file, scope):
                 return []
+            # the same blocks as ``tests_run_before`` lists the tests: those of this file, then each earlier
+            # file's (a folder of test files repeats every earlier file's steps for each test: made once per file)
+            blocks = [list(reversed(self.runner_setup(file, scope)))]
+            blocks.extend(self._test_steps(file, earlier) for earlier in self.runner_predecessors(file, scope))
+            name = os.path.basename(file.path)
+            blocks.extend(self._file_steps(f) for f in reversed(self._test_files_beside(file))
+                          if os.path.basename(f.path) < name)
             found: list[RunnerStep] = []
             seen: set[tuple[int, str]] = set()
-
-            def add(steps: list[RunnerStep]) -> None:
-                for step in steps:
-                    if (id(step.file), step.scope) not in seen:
-                        seen.add((id(step.file), step.scope))
+            for block in blocks:
+                for step in block:
+                    key = (id(step.file), step.scope)
+                    if key not in seen:
+                        seen.add(key)
                         found.append(step)
-
-            add(list(reversed(self.runner_setup(file, scope))))
-            for earlier_file, earlier in self.tests_run_before(file, scope):
-                add([RunnerStep(earlier_file, earlier)])
-                add(list(reversed(self.runner_setup(earlier_file, earlier))))
             return found
 
         return self.cached(("runner steps before", id(file), scope), compute)
+
+    def _test_steps(self, file: FileModel, test: str) -> list[RunnerStep]:
+        """A test run by the runner, then the setup run for it, nearest first."""
+        return [RunnerStep(file, test), *reversed(self.runner_setup(file, test))]
+
+    def _file_steps(self, file: FileModel) -> list[RunnerStep]:
+        """``_test_steps`` of every test of ``file``, in ``tests_run_before``'s order."""
+        return self.cached(("runner steps of file", id(file)),
+                           lambda: [step for test in self._tests_of(file) for step in self._test_steps(file, test)])
 
     def runner_setup(self, file: FileModel, scope: str) -> list[RunnerStep]:
         """The setup a test runner runs before the body of the test ``scope``, in its order: the test module's
@@ -678,14 +689,15 @@ class IdentityFacts(Layer):
         if not (collected_by_pytest(file) or os.path.basename(file.path) == "conftest.py"):
             return []
 
+        def conftest_files() -> list[tuple[str, FileModel]]:  # (folder, conftest.py), once per project
+            return [(os.path.dirname(os.path.abspath(f.path)), f) for f in self.bindings.files
+                    if os.path.basename(f.path) == "conftest.py"]
+
         def compute() -> list[FileModel]:
             path = os.path.abspath(file.path)
-            found = []
-            for f in self.bindings.files:
-                folder = os.path.dirname(os.path.abspath(f.path))
-                if f is not file and os.path.basename(f.path) == "conftest.py" and path.startswith(folder + os.sep):
-                    found.append((len(folder), f))
-            return [f for _, f in sorted(found, key=lambda item: item[0])]
+            found = [(folder, f) for folder, f in self.cached("conftest files", conftest_files)
+                     if f is not file and path.startswith(folder + os.sep)]
+            return [f for _, f in sorted(found, key=lambda item: len(item[0]))]
 
         return self.cached(("imported first by runner", id(file)), compute)
 

@@ -284,11 +284,15 @@ def _call_events(facts: IdentityFacts, file: FileModel, call: Call, outermost: b
         return [(m, None, id(call)) for m in facts.modules_loaded_by(file, call)]
     if facts.bindings.is_warp_api(call.callee):
         return []
-    deep = _function_events(facts, facts.bindings.callee_of(file, call))
-    if outermost:  # the loads the callee writes, with its parameters bound at this call, replace the union
-        loads = facts.loads_at(file, call)
-        deep = [found for found in deep if found[2] not in loads] + [
-            (m, None, load) for load, modules in loads.items() for m in modules]
+    callee = facts.bindings.callee_of(file, call)
+    if facts.bindings.function(callee) is None:
+        deep = []  # not a project function (a library's, a builtin): nothing it runs is the project's
+    else:
+        deep = _function_events(facts, callee)
+        if outermost:  # the loads the callee writes, with its parameters bound at this call, replace the union
+            loads = facts.loads_at(file, call)
+            deep = [found for found in deep if found[2] not in loads] + [
+                (m, None, load) for load, modules in loads.items() for m in modules]
     expanded = _expanded_by_origin(facts).get(id(call), []) if outermost else []
     if not expanded:
         return deep

@@ -97,6 +97,28 @@ def test_a_simple_namespace_attribute_is_the_keyword_it_was_made_with(tmp_path):
     assert values == {"a": (True, "unique"), "b": (False, None), "c": (False, None)}
 
 
+def test_getattr_and_module_lookups_read_what_python_reads(tmp_path):
+    # `getattr(obj, "name")` is `obj.name`; with a default it may be either; a name known only at run time is
+    # unknown; `importlib.import_module(name)` and `sys.modules[name]` are the module an import of that name binds;
+    # a function of the project named `getattr` is that function, not the builtin
+    project = project_of(tmp_path, {
+        "app/__init__.py": "",
+        "app/config.py": "MODULE = 'app.shared'\n",
+        "app/solver.py": (
+            "import importlib\nimport sys\nimport warp as wp\nimport app.config as config\n"
+            "a = getattr(config, 'MODULE')\nb = getattr(importlib.import_module('app.config'), 'MODULE')\n"
+            "c = getattr(sys.modules['app.config'], 'MODULE')\nd = getattr(config, 'MISSING', 'app.other')\n"
+            "e = getattr(config, sys.argv[1])\nf = importlib.import_module('.config', 'app')\n"
+            "def lookup(name):\n    def getattr(obj, attr):\n        return 'shadowed'\n"
+            "    g = getattr(config, 'MODULE')\n    return g\n"
+        ),
+    })
+    file = _file(project, "solver.py")
+    values = {a.target.text: project.constant(file, a.value, a.ctx.scope) for a in file.assignments}
+    assert values == {"a": (True, "app.shared"), "b": (True, "app.shared"), "c": (True, "app.shared"),
+                      "d": (False, None), "e": (False, None), "f": (False, None), "g": (True, "shadowed")}
+
+
 def test_a_name_a_setter_declares_global_holds_what_the_setter_assigns_too(tmp_path):
     project = project_of(tmp_path, {
         "app/__init__.py": "",

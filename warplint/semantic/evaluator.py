@@ -1400,6 +1400,16 @@ class Evaluator:
         applied = self._partial_applied(value)
         if applied is not None:
             return self.values(file, applied, scope, site)
+        if ref == "getattr" and len(value.args) in (2, 3) and not value.kwargs and not value.unpacked \
+                and not self._is_local_name(file, ref, scope):
+            return self._getattr(file, value, scope, site)
+        if ref == "importlib.import_module" and len(value.args) == 1 and not value.kwargs and not value.unpacked:
+            # the module of that absolute name, as an import statement of it binds (a relative name needs the
+            # `package` argument: not followed)
+            return ValueSet.union([self._global(v.value) if isinstance(v, Const) and isinstance(v.value, str)
+                                   and v.value and not v.value.startswith(".") else ValueSet.of(Unknown(
+                                       "a module imported by a name not known")) for v in self.values(
+                                           file, value.args[0], scope, site)])
         if ref in ("int", "float", "min", "max", "len", "range", "round", "abs"):
             return self._builtin(file, value, scope, site)
         if ref in RANDOM_CHOOSERS and value.args:
@@ -1442,6 +1452,17 @@ class Evaluator:
             else:
                 results.append(ValueSet.of(Unknown(f"the result of {value.text}")))
         return ValueSet.union(results) if results else ValueSet.of(Unknown(f"the result of {value.text}"))
+
+    def _getattr(self, file: FileModel, value: Value, scope: str, site: Site | None) -> ValueSet:
+        """``getattr(obj, "name")`` reads the attribute as ``obj.name`` does; with a default, what it gives when
+        the object has no such attribute may be either (whether it has one is not asked)."""
+        names = self.values(file, value.args[1], scope, site)
+        base = self.values(file, value.args[0], scope, site)
+        results = [self._attribute(base, n.value) if isinstance(n, Const) and isinstance(n.value, str)
+                   else ValueSet.of(Unknown("an attribute read by a name not known")) for n in names]
+        if len(value.args) == 3:
+            results.append(self.values(file, value.args[2], scope, site))
+        return ValueSet.union(results)
 
     def _partial_applied(self, value: Value) -> Value | None:
         """``functools.partial(f, *a, **k)(*b, **kw)`` is the call ``f(*a, *b, **{**k, **kw})``: Python binds a
@@ -1613,8 +1634,12 @@ class Evaluator:
         assert value.base is not None
         if value.base.ref == "os.environ":  # one string for the whole process (as `os.environ.get`): unknown
             return ValueSet.of(Unknown("read from the environment"))
-        base = self.values(file, value.base, scope, site)
         keys = self.values(file, value.key, scope, site) if value.key is not None else _UNKNOWN
+        if value.base.ref == "sys.modules":  # the modules imported so far, by name: a project module is itself
+            return ValueSet.union([
+                self._global(k.value) if isinstance(k, Const) and isinstance(k.value, str) and k.value
+                else ValueSet.of(Unknown("a module looked up by a name not known")) for k in keys])
+        base = self.values(file, value.base, scope, site)
         results: list[ValueSet] = []
         if site is None and self._key_chosen_by_users(file, value.key, scope):
             # `TABLE[mode]` in a public function whose `mode` its users pass: any item can be chosen

@@ -114,6 +114,40 @@ def test_launched_before_in_scope_in_callers_and_in_runner_order(tmp_path):
     assert earlier is not None and earlier.runner == "test_a"
 
 
+def test_launched_before_one_kernel_passes_over_runner_steps_that_cannot_launch_it(tmp_path):
+    # asked for one kernel (`kernel=`), the runner's earlier steps are read only where that kernel can be launched:
+    # its launches' functions and every caller of them, however far up (a test calling a helper of another file
+    # that calls the function launching it); the answer is the one every step's timeline gives
+    from warplint.semantic import generics
+
+    project = project_of(tmp_path, {
+        "kernels.py": HEADER + KERNELS,
+        "helpers.py": HEADER + "import kernels\n" + (
+            "def launch_gen(a):\n    wp.launch(kernels.gen, dim=1, inputs=[a])\n"
+            "def warm(a):\n    launch_gen(a)\n"
+            "def unrelated(a):\n    wp.launch(kernels.plain, dim=1, inputs=[a])\n"
+        ),
+        "test_a.py": HEADER + "import helpers\n" + (
+            "def test_warm():\n    helpers.warm(wp.zeros(1, dtype=wp.float32))\n"
+            "def test_unrelated():\n    helpers.unrelated(wp.zeros(1, dtype=float))\n"
+        ),
+        "test_b.py": HEADER + "import kernels\n" + (
+            "def test_late():\n    wp.launch(kernels.gen, dim=1, inputs=[wp.zeros(1, dtype=wp.float64)])\n"
+        ),
+    })
+    facts = project._facts
+    k = _file(project, "kernels.py")
+    key = generics.kernel_key(facts, k, _kernel(k, "gen"))
+    t = _file(project, "test_b.py")
+    call = _call(t, "launch", "test_late")
+    launching = generics._scopes_launching(facts, key)
+    a = _file(project, "test_a.py")
+    assert (id(a), "test_warm") in launching and (id(a), "test_unrelated") not in launching
+    found = generics.launched_before(facts, t, call, "kernels", lambda x: x == key, kernel=key)
+    every_step = generics.launched_before(facts, t, call, "kernels", lambda x: x == key)
+    assert found is not None and found.runner == "test_warm" and found.call is every_step.call
+
+
 def test_signature_compares_literal_types_only(tmp_path):
     # types keyed as Warp takes them: Python's `float` as a dtype is `wp.float32`, `wp.vec3` is `wp.vec3f`, and so
     # is `wp.types.vector(3, float)`

@@ -34,7 +34,7 @@ from warplint.names import is_warp
 from .arg_types import launch_signature, value_types
 from .builds import preload_unused
 from .evaluator import Source
-from .events import place
+from .events import RunnerStep, place
 from .values import WarpType
 from .variants import made_unbound
 
@@ -334,10 +334,15 @@ def exclusive_branches(a: Context, b: Context) -> bool:
 
 
 def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: str,
-                    accept: Callable[[KernelKey | None], bool]) -> Earlier | None:
+                    accept: Callable[[KernelKey | None], bool], kernel: KernelKey | None = None) -> Earlier | None:
     """A launch or load of ``module`` (``accept``\\ ed by its kernel; None for a load) that can run before
-    ``call``, if the index shows one."""
+    ``call``, if the index shows one. ``kernel``: ``accept`` takes that kernel only; the test runner's earlier
+    steps that cannot launch it (``_scopes_launching``) are passed over without building their timelines."""
     scope = call.ctx.scope
+    launching = _scopes_launching(facts, kernel) if kernel is not None else None
+
+    def may_launch(step: RunnerStep) -> bool:
+        return launching is None or (id(step.file), step.scope) in launching
 
     def matches(f: FileModel, event: Event) -> bool:
         return (event.module in (module, "*") and accept(event.kernel)
@@ -350,7 +355,7 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
     if not scope:
         return None
     for step in facts.runner_steps_before(file, scope):
-        for event in kernel_timeline(facts, step.file, step.scope):
+        for event in kernel_timeline(facts, step.file, step.scope) if may_launch(step) else ():
             if step.runs_first(event.call.ctx) and matches(step.file, event):
                 return Earlier(step.file, event.call, event.module, event.kernel, runner=step.scope)
     constructor = _constructor_before(file, scope)
@@ -365,7 +370,7 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
                 return Earlier(caller_file, event.call, event.module, event.kernel, through=((caller_file, caller),))
         if caller.ctx.scope:  # a helper called by a test: the tests the runner runs before that one
             for step in facts.runner_steps_before(caller_file, caller.ctx.scope):
-                for event in kernel_timeline(facts, step.file, step.scope):
+                for event in kernel_timeline(facts, step.file, step.scope) if may_launch(step) else ():
                     if step.runs_first(event.call.ctx) and matches(step.file, event):
                         return Earlier(step.file, event.call, event.module, event.kernel,
                                        through=((caller_file, caller),), runner=step.scope)
@@ -376,6 +381,35 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
             if matches(peer_file, event):
                 return Earlier(peer_file, event.call, event.module, event.kernel, peer=(peer, entry))
     return None
+
+
+def _scopes_launching(facts: IdentityFacts, key: KernelKey) -> frozenset[tuple[int, str]]:
+    """(id of the file, scope) of the code whose run can launch the kernel ``key``: where each of its launches is
+    written, the calls of the wrappers that decide it, and every function that calls one of those, however far
+    up. A timeline event of that kernel (``_call_events``) is one of these launches, reached through such calls."""
+    def compute() -> frozenset[tuple[int, str]]:
+        found: set[tuple[int, str]] = set()
+        frontier: list[tuple[FileModel, str]] = []
+
+        def add(f: FileModel, scope: str) -> None:
+            if (id(f), scope) not in found:
+                found.add((id(f), scope))
+                frontier.append((f, scope))
+
+        for launch in _launches_by_kernel(facts).get(key, ()):
+            add(launch.file, launch.call.ctx.scope)
+            site = launch.site
+            while site is not None:
+                add(site.file, site.scope)
+                site = site.parent
+        while frontier:
+            f, scope = frontier.pop()
+            if scope:
+                for caller_file, caller in facts.bindings.call_sites(facts.bindings.fqname(f, scope)):
+                    add(caller_file, caller.ctx.scope)
+        return frozenset(found)
+
+    return facts.cached(("scopes launching", key), compute)
 
 
 # ---------------------------------------------------------------------------------------------- a kernel's launches
@@ -405,7 +439,7 @@ def generic_launches_in_run_order(facts: IdentityFacts, file: FileModel, kernel:
 
     def compute() -> tuple[Launch, ...]:
         return tuple(sorted(generic_launches(facts, file, kernel), key=lambda launch: launched_before(
-            facts, launch.origin[0], launch.origin[1], launch.module, lambda k: k == key) is not None))
+            facts, launch.origin[0], launch.origin[1], launch.module, lambda k: k == key, kernel=key) is not None))
 
     return facts.cached(("generic launches in run order", key), compute)
 
@@ -501,7 +535,7 @@ def remade_with_new_types(facts: IdentityFacts, file: FileModel, kernel: Kernel)
             if any(types == other and launch.origin[0] is where and launch.origin[1].ctx.scope == call.ctx.scope
                    and launch.origin[1].ctx.precedes(call.ctx) for launch, types in family):
                 continue
-            earlier = launched_before(facts, where, call, again.module, lambda k: k == key)
+            earlier = launched_before(facts, where, call, again.module, lambda k: k == key, kernel=key)
             if earlier is None or earlier.peer is not None:
                 continue  # a library peer: its users may call them in either order
             before = [(launch, types) for launch, types in family

@@ -143,7 +143,7 @@ def test_launched_before_one_kernel_passes_over_runner_steps_that_cannot_launch_
     launching = generics._scopes_launching(facts, key)
     a = _file(project, "test_a.py")
     assert (id(a), "test_warm") in launching and (id(a), "test_unrelated") not in launching
-    found = generics.launched_before(facts, t, call, "kernels", lambda x: x == key, kernel=key)
+    found = generics.launched_before(facts, t, call, "kernels", kernel=key)
     every_step = generics.launched_before(facts, t, call, "kernels", lambda x: x == key)
     assert found is not None and found.runner == "test_warm" and found.call is every_step.call
 

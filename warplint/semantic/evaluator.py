@@ -1406,10 +1406,7 @@ class Evaluator:
         if ref == "importlib.import_module" and len(value.args) == 1 and not value.kwargs and not value.unpacked:
             # the module of that absolute name, as an import statement of it binds (a relative name needs the
             # `package` argument: not followed)
-            return ValueSet.union([self._global(v.value) if isinstance(v, Const) and isinstance(v.value, str)
-                                   and v.value and not v.value.startswith(".") else ValueSet.of(Unknown(
-                                       "a module imported by a name not known")) for v in self.values(
-                                           file, value.args[0], scope, site)])
+            return self._modules_named(self.values(file, value.args[0], scope, site))
         if ref in ("int", "float", "min", "max", "len", "range", "round", "abs"):
             return self._builtin(file, value, scope, site)
         if ref in RANDOM_CHOOSERS and value.args:
@@ -1452,6 +1449,12 @@ class Evaluator:
             else:
                 results.append(ValueSet.of(Unknown(f"the result of {value.text}")))
         return ValueSet.union(results) if results else ValueSet.of(Unknown(f"the result of {value.text}"))
+
+    def _modules_named(self, names: ValueSet) -> ValueSet:
+        """The modules ``names`` (absolute dotted names) are, as an import of each binds it."""
+        return ValueSet.union([self._global(n.value) if isinstance(n, Const) and isinstance(n.value, str) and n.value
+                               and not n.value.startswith(".") else ValueSet.of(Unknown("a module named at run time"))
+                               for n in names])
 
     def _getattr(self, file: FileModel, value: Value, scope: str, site: Site | None) -> ValueSet:
         """``getattr(obj, "name")`` reads the attribute as ``obj.name`` does; with a default, what it gives when
@@ -1636,9 +1639,7 @@ class Evaluator:
             return ValueSet.of(Unknown("read from the environment"))
         keys = self.values(file, value.key, scope, site) if value.key is not None else _UNKNOWN
         if value.base.ref == "sys.modules":  # the modules imported so far, by name: a project module is itself
-            return ValueSet.union([
-                self._global(k.value) if isinstance(k, Const) and isinstance(k.value, str) and k.value
-                else ValueSet.of(Unknown("a module looked up by a name not known")) for k in keys])
+            return self._modules_named(keys)
         base = self.values(file, value.base, scope, site)
         results: list[ValueSet] = []
         if site is None and self._key_chosen_by_users(file, value.key, scope):

@@ -334,12 +334,15 @@ def exclusive_branches(a: Context, b: Context) -> bool:
 
 
 def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: str,
-                    accept: Callable[[KernelKey | None], bool], kernel: KernelKey | None = None) -> Earlier | None:
-    """A launch or load of ``module`` (``accept``\\ ed by its kernel; None for a load) that can run before
-    ``call``, if the index shows one. ``kernel``: ``accept`` takes that kernel only; the test runner's earlier
+                    accept: Callable[[KernelKey | None], bool] | None = None, kernel: KernelKey | None = None
+                    ) -> Earlier | None:
+    """A launch or load of ``module`` (``accept``\\ ed by its kernel; None for a load), or a launch of the one
+    ``kernel``, that can run before ``call``, if the index shows one. Asked for one kernel, the test runner's earlier
     steps that cannot launch it (``_scopes_launching``) are passed over without building their timelines."""
     scope = call.ctx.scope
     launching = _scopes_launching(facts, kernel) if kernel is not None else None
+    if accept is None:
+        accept = (lambda k: k == kernel) if kernel is not None else (lambda _kernel: True)
 
     def may_launch(step: RunnerStep) -> bool:
         return launching is None or (id(step.file), step.scope) in launching
@@ -439,7 +442,7 @@ def generic_launches_in_run_order(facts: IdentityFacts, file: FileModel, kernel:
 
     def compute() -> tuple[Launch, ...]:
         return tuple(sorted(generic_launches(facts, file, kernel), key=lambda launch: launched_before(
-            facts, launch.origin[0], launch.origin[1], launch.module, lambda k: k == key, kernel=key) is not None))
+            facts, launch.origin[0], launch.origin[1], launch.module, kernel=key) is not None))
 
     return facts.cached(("generic launches in run order", key), compute)
 
@@ -535,7 +538,7 @@ def remade_with_new_types(facts: IdentityFacts, file: FileModel, kernel: Kernel)
             if any(types == other and launch.origin[0] is where and launch.origin[1].ctx.scope == call.ctx.scope
                    and launch.origin[1].ctx.precedes(call.ctx) for launch, types in family):
                 continue
-            earlier = launched_before(facts, where, call, again.module, lambda k: k == key, kernel=key)
+            earlier = launched_before(facts, where, call, again.module, kernel=key)
             if earlier is None or earlier.peer is not None:
                 continue  # a library peer: its users may call them in either order
             before = [(launch, types) for launch, types in family

@@ -419,16 +419,10 @@ class _PassedInKernels:
         if found is None:
             kept = self.bindings.file_facts.cached(file, _kept_words)
             if word and self._searchable(file):
-                words = (*also, word)
-                stored = _by_word(self._stored_roots(file, words)).get(word, ())
-                # what a function returns is kept pickled with its other stored fields: only the functions
-                # whose bytes hold every word are read (every file is asked about a module-level holder's name)
-                returning = [fn for fn in _functions(file) if not any(stored_without(fn, w) for w in words)]
-                returned = _by_word(_return_roots(returning)).get(word, ())
+                stored = _by_word(self._stored_roots(file, (*also, word))).get(word, ())
             else:  # every expression read once, for all words
                 stored = self.bindings.file_facts.cached(file, _stored_words).get(word, ())
-                returned = self.bindings.file_facts.cached(file, _return_words).get(word, ())
-            found = self._found[key] = [*kept.get(word, ()), *returned, *stored]
+            found = self._found[key] = [*kept.get(word, ()), *stored]
         return found
 
     def _searchable(self, file: FileModel) -> bool:
@@ -750,27 +744,10 @@ def _makes_kernel(call: Value) -> bool:
 
 
 def _kept_words(file: FileModel) -> dict[str, list[tuple[str, tuple, tuple[Value, ...]]]]:
-    """``_by_word`` of every expression of ``file`` the evaluator can read beside the stored ones and the
-    returns: assignment targets, decorators, parameter defaults, the targets and options of the kernels the
-    extractor made (not those a project adds: ``derived``), ``with`` items."""
+    """``_by_word`` of every expression of ``file`` the evaluator can read beside the stored ones: assignment
+    targets, returns, decorators, parameter defaults, the targets and options of the kernels the extractor made
+    (not those a project adds: ``derived``), ``with`` items."""
     return _by_word(_kept_roots(file))
-
-
-def _return_words(file: FileModel) -> dict[str, list[tuple[str, tuple, tuple[Value, ...]]]]:
-    """``_by_word`` of the expressions the functions of ``file`` return."""
-    return _by_word(_return_roots(_functions(file)))
-
-
-def _functions(file: FileModel) -> list[Function]:
-    """Every function of ``file``, those a later ``def`` of the same name replaces included."""
-    return [*file.redefined, *file.functions.values()]
-
-
-def _return_roots(functions: list[Function]):
-    """(scope, position, expression) for what each of ``functions`` returns."""
-    for fn in functions:
-        for r in fn.returns:
-            yield fn.qualname, ("return",), r
 
 
 def _stored_words(file: FileModel) -> dict[str, list[tuple[str, tuple, tuple[Value, ...]]]]:
@@ -797,7 +774,9 @@ def _kept_roots(file: FileModel):
     """(scope, position, expression) for every other expression the evaluator can read in ``file``."""
     for a in file.assignments:
         yield a.ctx.scope, ("target", a), a.target
-    for fn in _functions(file):
+    for fn in [*file.redefined, *file.functions.values()]:
+        for r in fn.returns:
+            yield fn.qualname, ("return",), r
         for d in fn.decorator_values:
             yield fn.ctx.scope, ("decorator",), d
         for p in fn.params:

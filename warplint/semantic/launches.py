@@ -497,10 +497,8 @@ class IdentityFacts(Layer):
         def compute() -> list[tuple[FileModel, str]]:
             if not self._is_a_test(file, scope):
                 return []
-            name = os.path.basename(file.path)
-            earlier = [f for f in reversed(self._test_files_beside(file)) if os.path.basename(f.path) < name]
             return [(file, qualname) for qualname in self.runner_predecessors(file, scope)] + [
-                (f, qualname) for f in earlier for qualname in self._tests_of(f)]
+                (f, qualname) for f in self._test_files_before(file) for qualname in self._tests_of(f)]
 
         return self.cached(("tests run before", id(file), scope), compute)
 
@@ -516,9 +514,7 @@ class IdentityFacts(Layer):
             # file's (a folder of test files repeats every earlier file's steps for each test: made once per file)
             blocks = [list(reversed(self.runner_setup(file, scope)))]
             blocks.extend(self._test_steps(file, earlier) for earlier in self.runner_predecessors(file, scope))
-            name = os.path.basename(file.path)
-            blocks.extend(self._file_steps(f) for f in reversed(self._test_files_beside(file))
-                          if os.path.basename(f.path) < name)
+            blocks.extend(self._file_steps(f) for f in self._test_files_before(file))
             found: list[RunnerStep] = []
             seen: set[tuple[int, str]] = set()
             for block in blocks:
@@ -530,6 +526,11 @@ class IdentityFacts(Layer):
             return found
 
         return self.cached(("runner steps before", id(file), scope), compute)
+
+    def _test_files_before(self, file: FileModel) -> list[FileModel]:
+        """The test files of ``file``'s folder pytest runs before it (sorted by name), nearest first."""
+        name = os.path.basename(file.path)
+        return [f for f in reversed(self._test_files_beside(file)) if os.path.basename(f.path) < name]
 
     def _test_steps(self, file: FileModel, test: str) -> list[RunnerStep]:
         """A test run by the runner, then the setup run for it, nearest first."""

@@ -134,6 +134,40 @@ def test_a_name_a_setter_declares_global_holds_what_the_setter_assigns_too(tmp_p
     assert project.kernel_module(file, kernel) is None
 
 
+def test_a_module_level_name_is_read_in_statement_order(tmp_path):
+    # Python reads a module-level name as the statements run so far bound it: a module-level assignment, a call of a
+    # setter that rebinds it through `global` (bound from that call's arguments). A conditional statement, a
+    # setter whose own assignment is conditional or follows a `return`, and a call of a helper that may reach a
+    # setter only add what they may bind; a loop's later binding reaches the next turn's read.
+    project = project_of(tmp_path, {
+        "app/__init__.py": "",
+        "app/main.py": (
+            "import sys\nimport warp as wp\nMODE = 'a'\n\ndef set_mode(m):\n    global MODE\n    MODE = m\n\n"
+            "def maybe_set_mode(m):\n    global MODE\n    if sys.argv[1:]:\n        MODE = m\n\n"
+            "def late_set_mode(m):\n    global MODE\n    if not m:\n        return\n    MODE = m\n\n"
+            "def configure():\n    set_mode('helper')\n\n"
+            "r1 = MODE\nset_mode('b')\nr2 = MODE\nif sys.argv[1:]:\n    set_mode('c')\nr3 = MODE\n"
+            "set_mode('d')\nmaybe_set_mode('e')\nr4 = MODE\nset_mode('f')\nlate_set_mode('g')\nr5 = MODE\n"
+            "LEVEL = 0\nfor i in range(3):\n    r6 = LEVEL\n    LEVEL = 1\nr7 = LEVEL\n"
+            "def main():\n    set_mode('h')\n    r8 = MODE\n    configure()\n    r9 = MODE\n    return r8, r9\n"
+        ),
+    })
+    file = _file(project, "main.py")
+    values = {a.target.text: project.values(file, a.value, a.ctx.scope) for a in file.assignments
+              if a.target.text.startswith("r")}
+    def constants(name):
+        return {v.value for v in values[name]}
+    assert constants("r1") == {"a"}
+    assert constants("r2") == {"b"}
+    assert constants("r3") == {"b", "c"}
+    assert constants("r4") == {"d", "e"}
+    assert constants("r5") == {"f", "g"}
+    assert constants("r6") == {0, 1}
+    assert constants("r7") == {0, 1}  # a loop may run no turn
+    assert constants("r8") == {"h"}
+    assert {"h", "helper"} <= constants("r9")
+
+
 def test_a_module_given_as_get_module_is_the_module_of_that_name(tmp_path):
     # wp.get_module(name) returns the Module registered under name, the one a kernel with module=name joins
     project = project_of(tmp_path, {

@@ -18,6 +18,7 @@ import libcst as cst
 from .fastwalk import children, walk
 from .locate import PositionedVisitor, Positions
 from .model import (
+    NO_SPAN,
     Assignment,
     Call,
     Context,
@@ -168,6 +169,10 @@ class Extractor(cst.CSTVisitor):
         self._bare_strings: set[int] = set()  # string statements (docstrings): text that never runs
         # the last statements of `with pytest.raises(...)` bodies: id -> the exceptions expected
         self._raising: dict[int, tuple[str, ...]] = {}
+        # reads of module-level names outside Warp bodies: (value, node, statement order); ``finish`` keeps where
+        # those of names bound more than once are written (``FileModel.read_contexts``)
+        self._global_reads: list[tuple[Value, cst.Name, int]] = []
+        self._bound_at_module_level: dict[str, int] = {}  # module-level name -> how many statements bind it
         self._collect_toplevel(module_node)
 
     # ------------------------------------------------------------------ helpers
@@ -224,10 +229,12 @@ class Extractor(cst.CSTVisitor):
                         suites.append(handler.body)
                     suites += [stmt.orelse.body if stmt.orelse is not None else None,
                                stmt.finalbody.body if stmt.finalbody is not None else None]
+        bound = self._bound_at_module_level
         while targets:  # a name, or the names a tuple, list or starred target unpacks into
             target = targets.pop()
             if isinstance(target, cst.Name):
                 top.add(target.value)
+                bound[target.value] = bound.get(target.value, 0) + 1
             elif isinstance(target, (cst.Tuple, cst.List)):
                 targets.extend(element.value for element in target.elements)
             elif isinstance(target, cst.StarredElement):
@@ -362,7 +369,10 @@ class Extractor(cst.CSTVisitor):
             dotted = dotted_name(node)
             if dotted is not None:
                 ref, local = self.resolve(dotted)
-                return Value("name" if kind is cst.Name else "attr", text=dotted, ref=ref, local=local)
+                value = Value("name" if kind is cst.Name else "attr", text=dotted, ref=ref, local=local)
+                if kind is cst.Name and not local and dotted in self.model.toplevel:
+                    self._global_reads.append((value, cast(cst.Name, node), self.order))
+                return value
             # attribute of a call result etc. (a Name always has a dotted name)
             attribute = cast(cst.Attribute, node)
             base = self._value(attribute.value, depth + 1) if self._keeps(depth + 1) else Value("other")
@@ -774,7 +784,11 @@ class Extractor(cst.CSTVisitor):
 
     def visit_Return(self, node: cst.Return) -> None:
         fn = self.frame.function
-        if fn is not None and not self.frame.warp_body and node.value is not None:
+        if fn is None or self.frame.warp_body:
+            return
+        if not fn.first_return:
+            fn.first_return = self.order
+        if node.value is not None:
             fn.returns.append(self.value(node.value))
 
     # ------------------------------------------------------------------ control flow
@@ -1368,11 +1382,34 @@ class Extractor(cst.CSTVisitor):
             read = set(fn.loaded).union(*(annotations.get(id(p), ()) for p in fn.params))
             kernel.captured = (read & enclosing) - own
             kernel.static_captured = (fn.static_loaded & enclosing) - own
+        ordered = self._ordered_reads()
         spans = self.positions.spans([node for _, _, node in self._span_targets])
         for obj, attr, node in self._span_targets:
             span = spans.get(id(node))
             if span is not None:
                 setattr(obj, attr, span)
+        self.model.read_contexts = {value.span: ctx for value, ctx in ordered if value.span is not NO_SPAN}
+
+    def _ordered_reads(self) -> list[tuple[Value, Context]]:
+        """The reads of module-level names whose value depends on where they are read: names bound by more
+        than one module-level statement or rebound by a function that declares them ``global``. Each read
+        gets its span (set with the others') and the context of the statement it is in; a read in a statement
+        that has no record (a ``return``, an ``if`` test) keeps neither, and is read as every binding."""
+        rebound = {name for name, count in self._bound_at_module_level.items() if count > 1}
+        for fn in self.model.functions.values():
+            rebound.update(fn.declared_global)
+        if not rebound:
+            return []
+        contexts: dict[int, Context] = {}
+        for ctx in (*(c.ctx for c in self.model.calls), *(a.ctx for a in self.model.assignments)):
+            contexts.setdefault(ctx.order, ctx)
+        ordered = []
+        for value, node, order in self._global_reads:
+            found = contexts.get(order)
+            if value.text in rebound and found is not None:
+                self._span_of(value, "span", node)
+                ordered.append((value, found))
+        return ordered
 
 
 def extract(

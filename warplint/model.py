@@ -444,6 +444,7 @@ class Function:
     # source order of the statement holding the body's first `yield` (0: none, not a generator): a pytest fixture's
     # code up to there runs before the test that requests it, the rest after (its teardown)
     first_yield: int = 0
+    first_return: int = 0  # the source order of the first `return` statement in the body (0: none)
     source_digest: str = ""  # of a decorated def's text (decorators, signature, body; indentation kept relative)
     # Warp bodies only (filled by the extractor's Warp-body call visit):
     # parameter -> ("array" | "tile", resolved dtype name) from its annotation ("" dtype: not a plain name)
@@ -598,6 +599,9 @@ class FileModel:
     # class bodies, decorators, defaults) or a string literal contains (a test run by name in a subprocess: `-c
     # "from m import f; f()"`): with the functions' own ``loaded``, every mention of one in the file
     functions_named_outside_bodies: tuple[str, ...] = ()
+    # where each read of a module-level name whose value depends on statement order is written (a name the module
+    # binds more than once, or a function rebinds through `global`): the read's span -> its statement's context
+    read_contexts: dict[Span, Context] = field(default_factory=dict)
     rule_facts: dict[str, Any] = field(default_factory=dict)  # per-rule extras from Rule.collect()
     error: str | None = None  # why the file could not be read or parsed
 

@@ -212,6 +212,26 @@ class Bindings:
         owner = self.owner_of(fqname)
         return owner is not None and fqname[len(owner.module) + 1:] in owner.classes
 
+    def subclasses(self, fqname: str) -> list[str]:
+        """The project's classes derived from the class ``fqname``, directly or through others (fqnames)."""
+        def by_base() -> dict[str, list[str]]:
+            table: dict[str, list[str]] = {}
+            for f in self.files:
+                for qual, bases in f.classes.items():
+                    for base in bases:
+                        table.setdefault(self.canonical_ref(base), []).append(self.fqname(f, qual))
+            return table
+
+        derived = self.cached("subclasses by base", by_base)
+        found: list[str] = []
+        pending = [self.canonical_ref(fqname)]
+        while pending:
+            for sub in derived.get(pending.pop(), ()):
+                if sub not in found:
+                    found.append(sub)
+                    pending.append(sub)
+        return found
+
     def kernel_index(self, file: FileModel, kernel: Kernel) -> int:
         # keyed by the list's length too: the decorated kernels are added to the models after the tables are made
         table = self.cached(("kernel_index", id(file), len(file.kernels)),

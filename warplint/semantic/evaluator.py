@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
-from warplint.model import Assignment, Call, FileModel, Function, Kernel, Param, Value
+from warplint.model import Assignment, Call, Context, FileModel, Function, Kernel, Param, Value
 from warplint.names import is_warp
 
 from . import file_facts
@@ -28,6 +28,7 @@ from .bindings import GETTER_DESCRIPTORS, is_getter, read_off_parameter
 from .budget import Budget
 from .context import asv_parameter, is_test_file
 from .reads import Reads, RecordedBindings
+from .statement_order import always_before, binds_whenever_run, may_run_between, runs_whenever
 from .values import (
     AbstractValue,
     ClassRef,
@@ -131,6 +132,7 @@ class Evaluator:
         self._keep: list[Value] = []
         self._reaching: dict[tuple, tuple[frozenset[tuple[str, str]], bool]] = {}
         self._chosen: dict[tuple, bool] = {}
+        self._chosen_sets: dict[tuple, frozenset[str]] = {}
         # Until ``kernels.add_decorated_kernels`` has completed the models' kernel lists, an answer that read one
         # may miss a kernel a project decorator makes: such answers are not memoised (``kernels_of``).
         self.kernels_whole = False
@@ -291,7 +293,7 @@ class Evaluator:
         code, ``__main__`` block included) with the same name and text, decorators included, reading no local
         that has more than one value: Warp hashes a kernel by its key and source (warp-facts §4, "identical
         re-definitions"), so the module's hash, and its build, stay as they were."""
-        if kernel.form == "decorator":
+        if kernel.form == "decorator" or kernel.derived:
             return self._redefined_identically(file, kernel)
         if self._made_of(file, kernel) is None:
             return None
@@ -302,9 +304,24 @@ class Evaluator:
             if earlier.ctx.conditions or earlier.ctx.in_loop or earlier.ctx.try_index is not None:
                 continue
             at_import = not earlier.ctx.scope and not earlier.ctx.in_main_guard and kernel.ctx.scope != ""
-            if at_import or (earlier.ctx.scope == kernel.ctx.scope and earlier.ctx.precedes(kernel.ctx)):
+            if at_import or (earlier.ctx.scope == kernel.ctx.scope and earlier.ctx.precedes(kernel.ctx)) \
+                    or self._constructed_before(file, earlier.ctx, kernel.ctx.scope):
                 return earlier
         return None
+
+    def _constructed_before(self, file: FileModel, statement: Context, method: str) -> bool:
+        """``statement`` is one of the ``__init__`` of a class whose instance method ``method`` (of ``file``) is:
+        it ran, when the instance was made, before any call of the method on that instance, if it runs whenever
+        ``__init__`` returns and no class derived from it defines an ``__init__`` of its own (which need not
+        call it)."""
+        fn = file.functions.get(method)
+        init = file.functions.get(statement.scope)
+        if (fn is None or init is None or fn.binds != "instance" or init.name != "__init__" or init is fn
+                or init.class_name != fn.class_name or not binds_whenever_run(statement, init)):
+            return False
+        init_fq = self.bindings.fqname(file, init.qualname)
+        cls = init_fq.rpartition(".")[0]
+        return all(self._method_of(sub, "__init__") == init_fq for sub in self.bindings.subclasses(cls))
 
     def _redefined_identically(self, file: FileModel, kernel: Kernel) -> Kernel | None:
         """The earlier definition, in ``kernel``'s scope, of the same decorated text, if it runs whenever
@@ -316,9 +333,10 @@ class Evaluator:
             return None
         self.recorder.kernel_list(file)
         for earlier in file.kernels:
-            if (earlier is not kernel and earlier.form == "decorator" and earlier.ctx.scope == scope
+            if (earlier is not kernel and earlier.form == kernel.form and earlier.derived == kernel.derived
+                    and earlier.ctx.scope == scope
                     and earlier.name == kernel.name and earlier.source_digest == kernel.source_digest
-                    and earlier.ctx.precedes(kernel.ctx) and _runs_whenever(earlier, kernel)):
+                    and earlier.ctx.precedes(kernel.ctx) and runs_whenever(earlier.ctx, kernel.ctx)):
                 return earlier
         return None
 
@@ -477,6 +495,8 @@ class Evaluator:
             return found
         if not value.ref:
             return ValueSet.of(Unknown("unresolved name"))
+        if file.read_contexts and (in_order := self._read_in_order(file, value, scope, site)) is not None:
+            return in_order
         if "." not in value.ref and value.ref == value.text:
             # bound at module level outside the top-level statements (`for k in ...:` / `if ...:`)
             return self._module_level(file, value.ref)
@@ -822,18 +842,119 @@ class Evaluator:
             made.add(WarpType(*identity, own, f"{value.text}: the Warp type {own or constructor}"))
         return ValueSet(frozenset(made))
 
+    def _read_in_order(self, file: FileModel, value: Value, scope: str, site: Site | None) -> ValueSet | None:
+        """A read of a module-level name of ``file`` whose value depends on where it is read, as Python reads it
+        (``bound_when_read``); None where no binding certainly ran first (then it is any of its bindings)."""
+        bound = self.bound_when_read(file, value, scope, site)
+        if bound is None:
+            return None
+        return ValueSet.union(self._assigned(file, at_scope, value.text, a, at) for at_scope, a, at in bound)
+
+    def bound_when_read(self, file: FileModel, value: Value, scope: str, site: Site | None
+                        ) -> list[tuple[str, Assignment, Site | None]] | None:
+        """The assignments (each with its scope and the site to evaluate it at) one of which a read of a
+        module-level name of ``file`` sees, where the module binds the name more than once or a function rebinds
+        it through ``global`` (``FileModel.read_contexts``): what the statements of ``scope`` that ran before
+        the read bound it to (``_bound_when``). None where that is not known: the read is any binding."""
+        read = file.read_contexts.get(value.span) if value.kind == "name" else None
+        if read is None or read.scope != scope or value.ref != f"{file.module}.{value.text}":
+            return None
+        return self._bound_when(file, value.text, file, scope, read, site, 0)
+
+    def _bound_when(self, owner: FileModel, name: str, file: FileModel, scope: str, read: Context,
+                    site: Site | None, callers: int) -> list[tuple[str, Assignment, Site | None]] | None:
+        """What binds the module-level ``name`` of ``owner`` when the statement ``read`` of ``scope`` (in
+        ``file``, run at ``site``) runs: the last of the scope's statements that binds it and certainly ran
+        before (``statement_order.always_before``), with every binding that may run between them; with none in
+        the scope, what bound it when the call at ``site`` ran, read the same way in the caller. None when
+        neither tells."""
+        rebindings = self._rebindings(owner, name, file, scope, site)
+        last: Context | None = None
+        for statement, _, certain in rebindings:
+            if certain and always_before(statement, read) and (last is None or statement.order > last.order):
+                last = statement
+        found = [binding for statement, bound, _ in rebindings
+                 if (last is not None and statement.order == last.order) or may_run_between(statement, last, read)
+                 for binding in bound]
+        if last is None:
+            call = site.call if site is not None else None
+            if (not scope or site is None or call is None or callers >= MAX_SITE_CHAIN
+                    or site.function != self.bindings.fqname(file, scope)):
+                return None
+            on_entry = self._bound_when(owner, name, site.file, site.scope, call.ctx, site.parent, callers + 1)
+            if on_entry is None:
+                return None
+            found += on_entry
+        return found
+
+    def _rebindings(self, owner: FileModel, name: str, file: FileModel, scope: str, site: Site | None
+                    ) -> list[tuple[Context, list[tuple[str, Assignment, Site | None]], bool]]:
+        """The statements of ``scope`` (in ``file``) that may bind the module-level ``name`` of ``owner``, each
+        with the assignments it runs and whether it binds the name whenever it runs: an assignment (at module
+        level, or in a function that declares the name ``global``), a call of a function that rebinds it
+        through ``global`` (at this call: the setter's parameters bound from its arguments), a call of a
+        function from which such a setter may be called (any of the setters' bindings, not certainly)."""
+        found: list[tuple[Context, list[tuple[str, Assignment, Site | None]], bool]] = []
+        fn = file.functions.get(scope) if scope else None
+        if file is owner and (not scope or (fn is not None and name in fn.declared_global)):
+            found += [(a.ctx, [(scope, a, site)], True) for a in self.bindings.name_assignments(file, scope, name)]
+        setters: dict[str, list[tuple[str, Assignment]]] = {}
+        for setter_scope, assignment in self.bindings.global_assignments(owner, name):
+            setters.setdefault(self.bindings.fqname(owner, setter_scope), []).append((setter_scope, assignment))
+        if not setters:
+            return found
+        reaching = self._calling_setters(owner, name, frozenset(setters))
+        for call in self.bindings.calls_in(file, scope):
+            callee = self.bindings.canonical_function(self.bindings.callee_of(file, call))
+            if callee in setters:
+                at = self.enter(file, scope, call, callee, site)
+                setter = self.bindings.function(callee)
+                certain = setter is not None and any(binds_whenever_run(a.ctx, setter[1]) for _, a in setters[callee])
+                found.append((call.ctx, [(setter_scope, a, at) for setter_scope, a in setters[callee]], certain))
+            elif callee in reaching:
+                found.append((call.ctx, [(setter_scope, a, None) for bound in setters.values()
+                                         for setter_scope, a in bound], False))
+        return found
+
+    def _calling_setters(self, owner: FileModel, name: str, setters: frozenset[str]) -> frozenset[str]:
+        """The project's functions from which one of ``setters`` may be called, however far down."""
+        key = ("calling setters", owner.path, name)
+        if key in self._chosen_sets:
+            self.recorder.hit(self._chosen_reads, key)
+            return self._chosen_sets[key]
+        reads = self.recorder.open()
+        try:
+            found: set[str] = set()
+            pending = list(setters)
+            while pending:
+                for caller_file, call in self.bindings.callers(pending.pop()):
+                    caller_scope = call.ctx.scope
+                    if caller_scope:
+                        caller = self.bindings.canonical_function(self.bindings.fqname(caller_file, caller_scope))
+                        if caller not in found:
+                            found.add(caller)
+                            pending.append(caller)
+        finally:
+            self.recorder.close(reads)
+        result = self._chosen_sets[key] = frozenset(found)
+        if reads is not None:
+            self._chosen_reads[key] = reads
+        return result
+
+    def _assigned(self, file: FileModel, scope: str, name: str, assignment: Assignment, site: Site | None
+                  ) -> ValueSet:
+        """What ``name = ...`` (``assignment``, written in ``scope``) binds the name to, at ``site``."""
+        if assignment.augmented:
+            return ValueSet.of(Varies(f"`{name}` is updated in place"))
+        made = self._kernel_made_by(file, scope, name, assignment)
+        return made if made is not None else self.values(file, assignment.value, scope, site)
+
     def _module_level(self, owner: FileModel, name: str) -> ValueSet:
-        results: list[ValueSet] = []
         # its module-level bindings, and those of functions that declare it `global` (a setter), which bind it
         # whenever they run
         bound = [("", a) for a in self.bindings.name_assignments(owner, "", name)]
-        for scope, assignment in bound + self.bindings.global_assignments(owner, name):
-            if assignment.augmented:
-                results.append(ValueSet.of(Varies(f"`{name}` is updated in place")))
-            elif (made := self._kernel_made_by(owner, scope, name, assignment)) is not None:
-                results.append(made)
-            else:
-                results.append(self.values(owner, assignment.value, scope, None))
+        results = [self._assigned(owner, scope, name, assignment, None)
+                   for scope, assignment in bound + self.bindings.global_assignments(owner, name)]
         if results:
             return ValueSet.union(results)
         if name == "__name__":  # `pkg.kernels.__name__` read through an import: that module's name
@@ -2057,6 +2178,11 @@ class Evaluator:
                 # `self.x` / `cls.x` read off what a method runs on: an instance or class of a subclass, maybe,
                 # whose own `x` Python finds first; a class named in the read is that class
                 named_class = not read_off_parameter(file, scope, value.text)
+                bound = self.bound_when_read(file, value, scope, site) if file.read_contexts else None
+                if bound is not None:
+                    for at_scope, a, at in bound:
+                        self._sources(file, a.value, at_scope, at, attrs, found, seen)
+                    return
                 if self._source_global(ref, attrs, found, seen, named_class):
                     return
         elif kind == "attr" and value.base is not None and value.base.kind == "call" and value.base.ref \
@@ -2570,12 +2696,3 @@ def _flat(value: AbstractValue) -> ValueSet:
         return ValueSet.union(value.items)
     assert isinstance(value, Const) and isinstance(value.value, (list, tuple))
     return ValueSet(frozenset(Const(c) for c in value.value))
-
-
-def _runs_whenever(earlier: Kernel, kernel: Kernel) -> bool:
-    """``earlier``'s statement runs whenever ``kernel``'s does: in the same branches, not in a loop or a ``try``
-    body ``kernel`` is outside of (which can run no time, or stop before it)."""
-    before, after = earlier.ctx, kernel.ctx
-    return (after.conditions[:len(before.conditions)] == before.conditions
-            and (not before.in_loop or after.in_loop)
-            and before.try_index in (None, after.try_index))

@@ -28,7 +28,7 @@ from .bindings import GETTER_DESCRIPTORS, is_getter, read_off_parameter
 from .budget import Budget
 from .context import asv_parameter, is_test_file
 from .reads import Reads, RecordedBindings
-from .statement_order import always_before, binds_whenever_run, may_run_between, runs_whenever
+from .statement_order import always_before, binds_whenever_run, constructor_before, may_run_between, runs_whenever
 from .values import (
     AbstractValue,
     ClassRef,
@@ -310,14 +310,11 @@ class Evaluator:
         return None
 
     def _constructed_before(self, file: FileModel, statement: Context, method: str) -> bool:
-        """``statement`` is one of the ``__init__`` of a class whose instance method ``method`` (of ``file``) is:
-        it ran, when the instance was made, before any call of the method on that instance, if it runs whenever
-        ``__init__`` returns and no class derived from it defines an ``__init__`` of its own (which need not
-        call it)."""
-        fn = file.functions.get(method)
-        init = file.functions.get(statement.scope)
-        if (fn is None or init is None or fn.binds != "instance" or init.name != "__init__" or init is fn
-                or init.class_name != fn.class_name or not binds_whenever_run(statement, init)):
+        """``statement`` is one of the ``__init__`` that runs before the instance method ``method`` (of ``file``)
+        can be called (``statement_order.constructor_before``), and it runs whenever that ``__init__`` returns;
+        no class derived from it defines an ``__init__`` of its own (which need not call it)."""
+        init = constructor_before(file, method)
+        if init is None or statement.scope != init.qualname or not binds_whenever_run(statement, init):
             return False
         init_fq = self.bindings.fqname(file, init.qualname)
         cls = init_fq.rpartition(".")[0]

@@ -35,6 +35,7 @@ from .arg_types import launch_signature, value_types
 from .builds import preload_unused
 from .evaluator import Source
 from .events import RunnerStep, place
+from .statement_order import constructor_before
 from .values import WarpType
 from .variants import made_unbound
 
@@ -193,18 +194,6 @@ def _registrations(facts: IdentityFacts) -> dict[KernelKey, list[Registration]]:
     return table
 
 
-def _constructor_before(file: FileModel, scope: str) -> str | None:
-    """The ``__init__`` that runs before method ``scope`` can be called on an instance: its class's own (not for
-    a static or class method, nor ``__init__`` itself)."""
-    fn = file.functions.get(scope)
-    if fn is None or fn.class_name is None or fn.name == "__init__" or fn.qualname != f"{fn.class_name}.{fn.name}":
-        return None
-    if fn.binds != "instance":
-        return None
-    init = f"{fn.class_name}.__init__"
-    return init if init in file.functions else None
-
-
 def runs_at_import(facts: IdentityFacts, file: FileModel, scope: str) -> bool:
     """Code of ``scope`` runs while its module is imported: module scope, or a function called there, through
     any number of calls (one summary per scope; a call under ``if __name__ == "__main__":`` runs the program, not
@@ -361,9 +350,9 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
         for event in kernel_timeline(facts, step.file, step.scope) if may_launch(step) else ():
             if step.runs_first(event.call.ctx) and matches(step.file, event):
                 return Earlier(step.file, event.call, event.module, event.kernel, runner=step.scope)
-    constructor = _constructor_before(file, scope)
+    constructor = constructor_before(file, scope)
     if constructor is not None:  # `App().run()`: the instance's __init__ ran before any method is called on it
-        for event in kernel_timeline(facts, file, constructor):
+        for event in kernel_timeline(facts, file, constructor.qualname):
             if matches(file, event):
                 return Earlier(file, event.call, event.module, event.kernel)
     for caller_file, caller, _level in facts.caller_scopes(facts.bindings.fqname(file, scope)):

@@ -8,7 +8,7 @@ whatever else binds it elsewhere. These are the control-flow facts that decide i
 
 from __future__ import annotations
 
-from warplint.model import Context, Function
+from warplint.model import Context, FileModel, Function
 
 
 def runs_whenever(earlier: Context, later: Context) -> bool:
@@ -47,3 +47,15 @@ def binds_whenever_run(statement: Context, fn: Function) -> bool:
     return (not statement.conditions and not statement.in_loop and statement.try_index is None
             and not statement.in_handler and not statement.in_finally
             and (not fn.first_return or fn.first_return > statement.order))
+
+
+def constructor_before(file: FileModel, method: str) -> Function | None:
+    """The ``__init__`` that ran before the method ``method`` (a qualname of ``file``) can be called on an
+    instance: its class's own (none for a static or class method, nor for ``__init__`` itself). A class derived
+    from it may define an ``__init__`` of its own that never calls this one (``Bindings.subclasses``)."""
+    fn = file.functions.get(method)
+    if fn is None or fn.class_name is None or fn.name == "__init__" or fn.qualname != f"{fn.class_name}.{fn.name}":
+        return None
+    if fn.binds != "instance":
+        return None
+    return file.functions.get(f"{fn.class_name}.__init__")

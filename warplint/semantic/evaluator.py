@@ -900,7 +900,7 @@ class Evaluator:
             setters.setdefault(self.bindings.fqname(owner, setter_scope), []).append((setter_scope, assignment))
         if not setters:
             return found
-        reaching = self._calling_setters(owner, name, frozenset(setters))
+        reaching: frozenset[str] | None = None  # walked up from the setters only when a call is not one
         for call in self.bindings.calls_in(file, scope):
             callee = self.bindings.canonical_function(self.bindings.callee_of(file, call))
             if callee in setters:
@@ -908,7 +908,10 @@ class Evaluator:
                 setter = self.bindings.function(callee)
                 certain = setter is not None and any(binds_whenever_run(a.ctx, setter[1]) for _, a in setters[callee])
                 found.append((call.ctx, [(setter_scope, a, at) for setter_scope, a in setters[callee]], certain))
-            elif callee in reaching:
+                continue
+            if reaching is None:
+                reaching = self._calling_setters(owner, name, frozenset(setters))
+            if callee in reaching:
                 found.append((call.ctx, [(setter_scope, a, None) for bound in setters.values()
                                          for setter_scope, a in bound], False))
         return found

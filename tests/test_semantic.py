@@ -57,6 +57,72 @@ def test_one_answer_for_a_module_name_in_a_variable(tmp_path):
     assert project.constant(file, kernel.module_value) == (True, "app.solver")
 
 
+def test_a_name_defined_in_a_function_is_not_a_module_of_the_same_name(tmp_path):
+    # `run.k` spelled in full is `app_main.run.k`: the file `app_main.py` is a plain module (no package), so
+    # nothing beneath it is another module, though the project has a top-level module `k` (its import root
+    # dropped is how a module imported through another root is found)
+    project = project_of(tmp_path, {
+        "k.py": "X = 1\n",
+        "app_main.py": (
+            "import warp as wp\n\ndef run():\n    @wp.kernel\n    def k(a: wp.array(dtype=float)):\n"
+            "        a[0] = 1.0\n\n    wp.launch(k, dim=1, inputs=[wp.zeros(1, dtype=float)])\n"
+        ),
+    })
+    file = _file(project, "app_main.py")
+    (launch,) = project.launches(file)
+    assert launch.kernel is file.kernels[0]
+
+
+def test_a_fixture_runs_as_setup_of_the_tests_that_request_it_and_no_other(tmp_path):
+    # pytest runs a fixture before the body of each test that requests it (directly, through another fixture, or
+    # autouse where the test is); nothing else calls it
+    project = project_of(tmp_path, {
+        "tests/test_app.py": (
+            "import pytest\nimport warp as wp\n\n@pytest.fixture\ndef base():\n    yield 1\n\n"
+            "@pytest.fixture\ndef derived(base):\n    return base\n\n"
+            "@pytest.fixture\ndef unused():\n    return 0\n\n"
+            "def test_one(base):\n    pass\n\ndef test_two(derived):\n    pass\n\ndef test_three():\n    pass\n"
+        ),
+    })
+    file = _file(project, "test_app.py")
+    def tests(fixture):
+        return sorted(test for _, test, _ in project.layer.tests_set_up_by(file, fixture))
+    assert tests("base") == ["test_one", "test_two"]
+    assert tests("derived") == ["test_two"]
+    assert tests("unused") == []
+
+
+def test_a_fixture_launch_runs_before_a_kernel_its_only_test_makes(tmp_path):
+    # The fixture's launch at 256 runs before the body of the one test that requests it, which makes a kernel
+    # (reading a descriptor) and launches it at 64: the kernel lands in the 64 variant's first build; no variant
+    # built before it is loaded again after it (Warp 1.19 CPU: two builds, 256 and 64)
+    kernels = (
+        "import warp as wp\n\n@wp.kernel\ndef base(a: wp.array(dtype=float)):\n    a[0] = 1.0\n\n"
+        "class MadeOnRead:\n    def __get__(self, obj, owner=None):\n        c = obj.c\n\n"
+        "        @wp.kernel\n        def late(a: wp.array(dtype=float)):\n            a[0] = c\n\n"
+        "        return late\n\nclass Holder:\n    kernel = MadeOnRead()\n\n"
+        "    def __init__(self, c):\n        self.c = c\n"
+    )
+    test = (
+        "import pytest\nimport warp as wp\nfrom pkg import kernels\n\nwp.config.enable_cpu_blocks = True\n\n"
+        "@pytest.fixture\ndef launched():\n    wp.launch(kernels.base, dim=4, inputs=[wp.zeros(4, dtype=float)], "
+        "block_dim=256)\n    yield\n\n"
+        "def test_step(launched):\n    wp.launch(kernels.Holder(2.0).kernel, dim=4, inputs=[wp.zeros(4, dtype=float)], "
+        "block_dim=64)\n"
+    )
+    project = project_of(tmp_path, {"pkg/__init__.py": "", "pkg/kernels.py": kernels, "test_app.py": test})
+    file = _file(project, "kernels.py")
+    late = next(k for k in file.kernels if k.name == "late")
+    assert not project.joins_built_variant(file, late, "pkg.kernels")
+    # a later test requests the fixture too: its launch loads the 256 variant again after the kernel joined the
+    # module, which builds it again (Warp 1.19 CPU: three builds)
+    later = test + "\ndef test_later(launched):\n    pass\n"
+    again = project_of(tmp_path / "again", {"pkg/__init__.py": "", "pkg/kernels.py": kernels, "test_app.py": later})
+    file = _file(again, "kernels.py")
+    late = next(k for k in file.kernels if k.name == "late")
+    assert again.joins_built_variant(file, late, "pkg.kernels")
+
+
 def test_an_enum_member_is_an_object_whose_value_is_what_its_class_body_wrote(tmp_path):
     # `Placement.SHARED` is a member object (no module name); `.value` is the string, `.name` the member's name;
     # an IntEnum's or str-mixed enum's member is an int or str equal to its value

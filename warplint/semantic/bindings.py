@@ -40,7 +40,8 @@ class _ModuleTable(dict):
 
     A file's name is the one the project's evidence gives it (``warplint/module_names.py``:
     ``examples.particles.kernels`` when the project imports it so); a file may still be imported
-    through another root (``particles.kernels``). A lookup that misses retries without leading components.
+    through another root (``particles.kernels``). A lookup that misses retries without leading components,
+    but never past a leading part that is itself a plain module (no package): nothing is beneath it.
     """
 
     def __init__(self) -> None:
@@ -67,6 +68,9 @@ class _ModuleTable(dict):
         parts = name.split(".")
         retried = None
         for i in range(1, min(len(parts) - 1, 3) + 1):
+            dropped = dict.get(self, ".".join(parts[:i]))
+            if dropped is not None and not dropped.is_package:
+                break  # a module that is no package has nothing beneath it: `mod.run.k` is a name in `mod`
             retried = dict.get(self, ".".join(parts[i:]))
             if retried is not None:
                 break

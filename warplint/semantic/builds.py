@@ -13,9 +13,9 @@ from warplint.model import Call, Context, FileModel, Kernel
 from warplint.names import is_warp
 
 from .arg_types import launch_signature
-from .context import asv_processes, is_test_file
+from .context import asv_processes, is_test_file, runs_per_parameter
 from .devices import Device, call_devices
-from .events import Launch, OptionForm
+from .events import Launch, OptionForm, RunnerStep
 from .launches import IdentityFacts
 from .module_options import option_changes
 from .values import Const, ValueSet, several_in_one_process
@@ -308,11 +308,16 @@ def _repeats(facts: IdentityFacts, where: FileModel, call: Call) -> bool:
 
 def _function_repeats(facts: IdentityFacts, where: FileModel, scope: str) -> bool:
     sites = facts.bindings.call_sites(facts.bindings.fqname(where, scope))
-    if not sites:
+    set_up = facts.tests_set_up_by(where, scope)  # the runner's calls of a test's setup
+    if not sites and not set_up:
         fn = where.functions.get(scope)
         return not (fn is not None and fn.name.startswith("test") and is_test_file(where))
-    if len(sites) > 1:
+    if len(sites) + len(set_up) > 1:
         return True
+    if set_up:
+        f, test, _ = set_up[0]
+        return runs_per_parameter(where.functions[scope]) or runs_per_parameter(f.functions[test]) \
+            or _function_repeats(facts, f, test)
     f, caller = sites[0]
     return _repeats(facts, f, caller)
 
@@ -320,6 +325,23 @@ def _function_repeats(facts: IdentityFacts, where: FileModel, scope: str) -> boo
 def _runs_first(facts: IdentityFacts, test: tuple[FileModel, str], other: tuple[FileModel, str]) -> bool:
     """The test runner runs the test ``test`` (file, scope) before the test ``other``, in one process."""
     return facts.test_runs_before(test, other)
+
+
+def _set_up_ordered(facts: IdentityFacts, call: Call, step: RunnerStep, test: tuple[FileModel, str],
+                    makers: tuple[tuple[FileModel, str], ...], after: bool) -> bool:
+    """``call``, in a function the test runner runs as the setup ``step`` of ``test``, runs before (``after``:
+    after) a kernel made through one of ``makers`` (its scope and those of the calls leading there): the part of a
+    setup that runs first runs before the test's body, so before a kernel the body makes and after one an earlier
+    test made; a fixture's teardown (after its ``yield``) runs after the body, and, for a scope wider than the
+    test, maybe after later tests too, so never before anything."""
+    first = step.runs_first(call.ctx)
+    for maker in makers:
+        is_test = maker[0] is test[0] and maker[1] == test[1]
+        if after and ((is_test and not first) or _runs_first(facts, maker, test)):
+            return True
+        if not after and first and (is_test or _runs_first(facts, test, maker)):
+            return True
+    return False
 
 
 def _union(sets: Iterable[frozenset[Variant] | None]) -> frozenset[Variant] | None:
@@ -359,7 +381,9 @@ def _ordered(facts: IdentityFacts, where: FileModel, call: Call, file: FileModel
 
     def every_call_ordered() -> bool:
         sites = facts.bindings.call_sites(facts.bindings.fqname(where, scope))
-        return bool(sites) and all(_ordered(facts, f, c, file, kernel, leading, after) for f, c in sites)
+        set_up = facts.tests_set_up_by(where, scope)
+        return bool(sites or set_up) and all(_ordered(facts, f, c, file, kernel, leading, after) for f, c in sites) \
+            and all(_set_up_ordered(facts, call, step, (f, test), makers, after) for f, test, step in set_up)
 
     return facts.evaluator.budget.summary(facts.memo, ("ordered against a kernel", where.path, scope, id(kernel),
                                                        after), every_call_ordered, False)

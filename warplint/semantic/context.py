@@ -292,6 +292,13 @@ def fixture_of(fn: Function) -> Fixture | None:
                    scope if isinstance(scope, str) else "", autouse is True)
 
 
+def runs_per_parameter(fn: Function) -> bool:
+    """pytest runs ``fn`` once per parameter: a test with a ``@pytest.mark.parametrize`` mark, a fixture given
+    ``params=`` (once per requesting test and parameter)."""
+    return PARAMETRIZE_MARK in fn.decorators or any(
+        d.kind == "call" and d.ref == FIXTURE_DECORATOR and "params" in d.kwargs for d in fn.decorator_values)
+
+
 def _mark_calls(fn: Function, mark: str) -> list[Value]:
     return [d for d in fn.decorator_values if d.kind == "call" and d.ref == mark]
 

@@ -599,6 +599,23 @@ class IdentityFacts(Layer):
 
         return self.cached(("runner setup", id(file), scope), compute)
 
+    def tests_set_up_by(self, file: FileModel, scope: str) -> list[tuple[FileModel, str, RunnerStep]]:
+        """The tests before whose body the test runner runs the function ``scope`` of ``file`` as their setup (a
+        pytest fixture they request, directly, through another fixture or autouse; ``setUpClass``, ``setUp``, an
+        xunit ``setup_*``), each with that function's step of their ``runner_setup``. The runner calls the
+        function for no one else: it runs, as setup, once before each of them (or, for a wider scope, before the
+        first), and its teardown after. Empty for a function that is no test's setup."""
+        def compute() -> dict[tuple[int, str], list[tuple[FileModel, str, RunnerStep]]]:
+            table: dict[tuple[int, str], list[tuple[FileModel, str, RunnerStep]]] = {}
+            for f in self.bindings.files:
+                tests = self._tests_of(f)
+                for test in [*tests, *(q for q in self._registered_tests(f) if q not in tests)]:
+                    for step in self.runner_setup(f, test):
+                        table.setdefault((id(step.file), step.scope), []).append((f, test, step))
+            return table
+
+        return self.cached("tests set up by", compute).get((id(file), scope), [])
+
     def _fixtures_visible(self, file: FileModel, class_name: str | None
                           ) -> dict[str, list[tuple[FileModel, Function, Fixture]]]:
         """The fixtures a test of ``file`` (in the class ``class_name``) can request, by name, nearest first."""

@@ -259,6 +259,9 @@ PYTEST_CLASS_SETUP = (("setup_class",), ("setup_method",))
 # module-level test function.
 MODULE_SETUP = ("setup_module", "setUpModule")
 FUNCTION_SETUP = ("setup_function",)
+# every name a runner calls as setup by its name alone (a fixture is one by its decorator)
+SETUP_NAMES = frozenset({*MODULE_SETUP, *FUNCTION_SETUP,
+                         *(name for names in (*UNITTEST_CLASS_SETUP, *PYTEST_CLASS_SETUP) for name in names)})
 
 
 @dataclass(frozen=True)

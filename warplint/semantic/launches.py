@@ -22,6 +22,7 @@ from .bindings import Bindings
 from .context import (
     FUNCTION_SETUP,
     MODULE_SETUP,
+    SETUP_NAMES,
     Fixture,
     class_setup,
     collected_by_pytest,
@@ -605,16 +606,28 @@ class IdentityFacts(Layer):
         xunit ``setup_*``), each with that function's step of their ``runner_setup``. The runner calls the
         function for no one else: it runs, as setup, once before each of them (or, for a wider scope, before the
         first), and its teardown after. Empty for a function that is no test's setup."""
+        fn = file.functions.get(scope)
+        if fn is None or (fn.name not in SETUP_NAMES and not (fn.decorators and fixture_of(fn) is not None)):
+            return []
+        # the tests that can see it: a test file's own; a conftest.py's, those of the test files below its folder
+        if os.path.basename(file.path) == "conftest.py":
+            folder = os.path.dirname(os.path.abspath(file.path)) + os.sep
+            candidates = [f for f in self.bindings.files if os.path.abspath(f.path).startswith(folder)]
+        else:
+            candidates = [file]
+        return [found for f in candidates for found in self._setups_of_tests(f).get((id(file), scope), ())]
+
+    def _setups_of_tests(self, file: FileModel) -> dict[tuple[int, str], list[tuple[FileModel, str, RunnerStep]]]:
+        """(id of a setup's file, its scope) -> the tests of ``file`` it runs for, with its step (``runner_setup``)."""
         def compute() -> dict[tuple[int, str], list[tuple[FileModel, str, RunnerStep]]]:
             table: dict[tuple[int, str], list[tuple[FileModel, str, RunnerStep]]] = {}
-            for f in self.bindings.files:
-                tests = self._tests_of(f)
-                for test in [*tests, *(q for q in self._registered_tests(f) if q not in tests)]:
-                    for step in self.runner_setup(f, test):
-                        table.setdefault((id(step.file), step.scope), []).append((f, test, step))
+            tests = self._tests_of(file)
+            for test in [*tests, *(q for q in self._registered_tests(file) if q not in tests)]:
+                for step in self.runner_setup(file, test):
+                    table.setdefault((id(step.file), step.scope), []).append((file, test, step))
             return table
 
-        return self.cached("tests set up by", compute).get((id(file), scope), [])
+        return self.cached(("setups of tests", id(file)), compute)
 
     def _fixtures_visible(self, file: FileModel, class_name: str | None
                           ) -> dict[str, list[tuple[FileModel, Function, Fixture]]]:

@@ -510,28 +510,14 @@ class Bindings:
         return (found.path, "", name) if found is not None else None
 
     def _names_bound_to_functions(self) -> dict[tuple[str, str, str], tuple[Assignment, ...]]:
-        """(path, scope, name) -> its assignments, for the names some assignment binds to project functions in
-        a way ``_dispatched`` reads: a ``for`` target, or ``functools.partial(...)``. Found once: most projects
-        call through no such name, and every call of every file is asked about."""
-        # Only names some call calls can matter; the others' values are not read (a model read back from the
-        # cache unpickles an assignment's value on first read, and most assignments bind names no call calls).
-        assigned: set[str] = set()
+        """(path, scope, name) -> its assignments, for the names some assignment binds in a way ``_dispatched``
+        reads: a ``for`` target, or ``functools.partial(...)``. Each file's own (``assignment_tables``), so an
+        edit reads only the edited file's assignments again."""
+        names: dict[tuple[str, str, str], tuple[Assignment, ...]] = {}
         for f in self.files:
-            assigned |= self.file_facts.cached(f, file_facts.assignment_tables).assigned
-        called: set[tuple[str, str, str]] = set()
-        for f in self.files:
-            by_last_name = self._calls_by_last_name_of(f)
-            for name in assigned.intersection(by_last_name):
-                called.update(key for call in by_last_name[name] if (key := self._bound_name_of(f, call)) is not None)
-        names: set[tuple[str, str, str]] = set()
-        for path, scope, name in called:
-            file = self.by_path.get(path)
-            for a in self.name_assignments(file, scope, name) if file is not None else ():
-                value = a.value
-                if value.kind == "element" or (value.kind == "call" and value.ref == "functools.partial"):
-                    names.add((path, scope, name))
-        return {(path, scope, name): self.name_assignments(self.by_path[path], scope, name)
-                for path, scope, name in names}
+            for scope, name in self.file_facts.cached(f, file_facts.assignment_tables).dispatching:
+                names[(f.path, scope, name)] = self.name_assignments(f, scope, name)
+        return names
 
     def _calls_by_last_name_of(self, file: FileModel) -> dict[str, tuple[Call, ...]]:
         return self.file_facts.cached(file, file_facts.call_tables).by_last_name

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from warplint.model import Assignment, Call, FileModel, Value
+from warplint.model import Assignment, Call, FileModel, Value, glimpse, stored_without
 
 T = TypeVar("T")
 
@@ -103,6 +103,9 @@ class AssignmentTables:
     # (the module-level name as the file refers to it, the assignment) for each ``NAME[key] = value``, in order
     items: list[tuple[str, Assignment]]
     assigned: frozenset[str]  # the names bound by ``name = ...``, in any scope
+    # (scope, name) of each name some ``name = ...`` there binds to what a call through it dispatches on: a ``for``
+    # target, or ``functools.partial(...)`` (``Bindings.calls_made``)
+    dispatching: frozenset[tuple[str, str]]
 
 
 def assignment_tables(file: FileModel) -> AssignmentTables:
@@ -130,7 +133,18 @@ def assignment_tables(file: FileModel) -> AssignmentTables:
             attributes.setdefault(target.ref, []).append(a)
     bound_names = {scope: _tuples(table) for scope, table in names.items()}
     assigned = frozenset(name for table in names.values() for name in table)
-    return AssignmentTables(scoped, bound_names, subscripts, keyed, attributes, items, assigned)
+    dispatching = frozenset((scope, name) for scope, table in names.items() for name, bound in table.items()
+                            if any(_dispatches_on(a) for a in bound))
+    return AssignmentTables(scoped, bound_names, subscripts, keyed, attributes, items, assigned, dispatching)
+
+
+def _dispatches_on(assignment: Assignment) -> bool:
+    """``assignment``'s value is a ``for`` target's element or ``functools.partial(...)``, told from the stored
+    bytes first (a value read back from the cache stays pickled: most are neither)."""
+    if stored_without(assignment, "element") and stored_without(assignment, "functools.partial"):
+        return False
+    value = glimpse(assignment, "value")
+    return value.kind == "element" or (value.kind == "call" and value.ref == "functools.partial")
 
 
 def attribute_reads(file: FileModel) -> dict[str, list[tuple[Call | Assignment, Value]]]:

@@ -5,7 +5,9 @@ import ast
 
 import libcst as cst
 
-from warplint.engine import _import_line_names, _imported_names
+from warplint.config import Config
+from warplint.discovery import ProjectScope
+from warplint.engine import Session, _import_line_names, _imported_names
 from warplint.extract import extract
 from warplint.import_lines import ImportLine, import_lines
 from warplint.model import FileModel
@@ -85,3 +87,32 @@ def test_the_module_namer_reads_continued_and_chained_statements():
     found, relative = imports_of("from s \\\n    import t\nx = 1; import y\nfrom .a import b\n")
     assert found == ["s", "s.t", "y"]
     assert relative
+
+
+def test_a_literal_dynamic_import_is_an_import():
+    # `importlib.import_module("a.b")` and `__import__("a.b")` import `a.b` as an import statement does (a loose
+    # script's folder `a/` is its own code then); a name computed at run time is not read
+    source = ("import importlib\nk = getattr(importlib.import_module('pkg.kernels'), 'k_1')\n"
+              "m = __import__(\"other.mod\", fromlist=['x'])\nn = importlib.import_module(name)\n"
+              "r = importlib.import_module('.rel', package='pkg')\n")
+    assert list(import_lines(source)) == [ImportLine("importlib", (), 0), ImportLine("pkg.kernels", (), 0),
+                                          ImportLine("other.mod", (), 0)]
+
+
+def test_a_loose_script_is_indexed_with_the_folder_it_imports_dynamically(tmp_path):
+    # the CLI lints `main.py` with its project (ProjectScope): `pkg/` is its own code, so the kernels landing in
+    # module `sim` are known and dropping the error of loading `sim` loses nothing (it cannot raise)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "kernels.py").write_text(
+        "import warp as wp\n\n@wp.kernel(module='sim')\ndef k_1(a: wp.array(dtype=float)):\n    a[0] = 1.0\n")
+    (tmp_path / "main.py").write_text(
+        "import importlib\nimport warp as wp\n\ndef warm_up():\n    importlib.import_module('pkg.kernels')\n"
+        "    try:\n        wp.load_module('sim')\n    except RuntimeError:\n        pass\n"
+        "    try:\n        wp.load_module('simulation')\n    except RuntimeError:\n        pass\n")
+    assert str(tmp_path / "pkg" / "kernels.py") in ProjectScope(Config(root=str(tmp_path))).files_for(
+        str(tmp_path / "main.py"))
+    session = Session(Config(root=str(tmp_path), select=("WC502",)))
+    session.configure_cache(False)
+    found = session.lint_paths([str(tmp_path / "main.py")], project_context=True).diagnostics
+    assert [d.span.line for d in found] == [11]

@@ -6,7 +6,8 @@ place that reads them: per statement, the module named, the names imported and t
 
 It reads the shapes Python accepts: statements at any indentation (inside ``if`` / ``try`` blocks),
 ``from . import x``, ``from .a import b``, a parenthesised list over several lines (with comments in it),
-lines continued by a backslash, ``import a.b as c, d``, and statements after ``;``. A commented-out import is
+lines continued by a backslash, ``import a.b as c, d``, and statements after ``;``; and, last, the modules a call
+``importlib.import_module("a.b")`` or ``__import__("a.b")`` imports by a literal name. A commented-out import is
 not one. It does not know strings: a docstring line shaped like an import reads as one (a superset is what the
 callers need).
 """
@@ -26,6 +27,9 @@ _HEAD = re.compile(
 _CONTINUED = re.compile(r"\\\r?\n")
 _BLANKS = re.compile(rf"{_SPACE}*")
 _COMMENT = re.compile(r"#[^\n]*")
+# `importlib.import_module("a.b")` / `__import__("a.b")` of a literal absolute name: Python imports `a.b` (and its
+# parents) there as an import statement would
+_DYNAMIC = re.compile(r"""\b(?:import_module|__import__)\(\s*(['"])([A-Za-z_][\w.]*)\1\s*[,)]""")
 
 
 class ImportLine(NamedTuple):
@@ -58,6 +62,10 @@ def import_lines(text: str) -> Iterator[ImportLine]:
             head = _HEAD.match(text, end) if more else None
         line_end = _logical_end(text, end)
         position = -1 if line_end == len(text) else text.find("import", line_end)
+    if "importlib" in text or "__import__(" in text:
+        for match in _DYNAMIC.finditer(text):
+            if match.group(0).startswith("__import__") or "importlib" in text:
+                yield ImportLine(match.group(2), (), 0)
 
 
 def _statement(text: str, head: re.Match[str]) -> tuple[list[ImportLine], int, bool]:

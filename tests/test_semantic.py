@@ -81,15 +81,20 @@ def test_a_fixture_runs_as_setup_of_the_tests_that_request_it_and_no_other(tmp_p
             "import pytest\nimport warp as wp\n\n@pytest.fixture\ndef base():\n    yield 1\n\n"
             "@pytest.fixture\ndef derived(base):\n    return base\n\n"
             "@pytest.fixture\ndef unused():\n    return 0\n\n"
-            "def test_one(base):\n    pass\n\ndef test_two(derived):\n    pass\n\ndef test_three():\n    pass\n"
+            "def test_one(base):\n    pass\n\ndef test_two(derived):\n    pass\n\ndef test_three(shared):\n    pass\n"
         ),
+        # a conftest.py's fixture is seen by the test files below its folder, not by one beside that folder
+        "tests/conftest.py": "import pytest\nimport warp as wp\n\n@pytest.fixture\ndef shared():\n    return 1\n",
+        "tests/unit/test_deep.py": "import warp as wp\n\ndef test_deep(shared):\n    pass\n",
+        "other/test_beside.py": "import warp as wp\n\ndef test_beside(shared):\n    pass\n",
     })
     file = _file(project, "test_app.py")
-    def tests(fixture):
-        return sorted(test for _, test, _ in project.layer.tests_set_up_by(file, fixture))
+    def tests(fixture, where=file):
+        return sorted(test for _, test, _ in project.layer.tests_set_up_by(where, fixture))
     assert tests("base") == ["test_one", "test_two"]
     assert tests("derived") == ["test_two"]
     assert tests("unused") == []
+    assert tests("shared", _file(project, "conftest.py")) == ["test_deep", "test_three"]
 
 
 def test_a_fixture_launch_runs_before_a_kernel_its_only_test_makes(tmp_path):

@@ -62,9 +62,10 @@ def import_lines(text: str) -> Iterator[ImportLine]:
             head = _HEAD.match(text, end) if more else None
         line_end = _logical_end(text, end)
         position = -1 if line_end == len(text) else text.find("import", line_end)
-    if "importlib" in text or "__import__(" in text:
+    through_importlib = "importlib" in text  # `import_module` is importlib's only where the file imports it
+    if through_importlib or "__import__(" in text:
         for match in _DYNAMIC.finditer(text):
-            if match.group(0).startswith("__import__") or "importlib" in text:
+            if through_importlib or match.group(0).startswith("__import__"):
                 yield ImportLine(match.group(2), (), 0)
 
 

@@ -609,13 +609,11 @@ class IdentityFacts(Layer):
         fn = file.functions.get(scope)
         if fn is None or (fn.name not in SETUP_NAMES and not (fn.decorators and fixture_of(fn) is not None)):
             return []
-        # the tests that can see it: a test file's own; a conftest.py's, those of the test files below its folder
-        if os.path.basename(file.path) == "conftest.py":
-            folder = os.path.dirname(os.path.abspath(file.path)) + os.sep
-            candidates = [f for f in self.bindings.files if os.path.abspath(f.path).startswith(folder)]
-        else:
-            candidates = [file]
-        return [found for f in candidates for found in self._setups_of_tests(f).get((id(file), scope), ())]
+        # the tests that can see it: its own file's, and those of the files pytest imports it before (a conftest.py
+        # and the test files below its folder), as ``_fixtures_visible`` looks fixtures up
+        seeing = self.cached(("files seeing the fixtures of", id(file)), lambda: [file, *(
+            f for f in self.bindings.files if f is not file and file in self.imported_first_by_runner(f))])
+        return [found for f in seeing for found in self._setups_of_tests(f).get((id(file), scope), ())]
 
     def _setups_of_tests(self, file: FileModel) -> dict[tuple[int, str], list[tuple[FileModel, str, RunnerStep]]]:
         """(id of a setup's file, its scope) -> the tests of ``file`` it runs for, with its step (``runner_setup``)."""

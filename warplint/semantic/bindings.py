@@ -13,9 +13,11 @@ package docstring gives the layer's order). Installed third-party packages are l
 
 from __future__ import annotations
 
+import builtins
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from typing import Literal
 
 from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value, glimpse, stored_without
 from warplint.names import is_warp_api
@@ -33,6 +35,7 @@ from .context import (
 )
 from .file_facts import FileFacts
 from .reads import KeptFacts, ReadRecorder
+from .values import NAMESPACE_CONSTRUCTOR
 
 
 class _ModuleTable(dict):
@@ -321,9 +324,43 @@ class Bindings:
                 base = read.base
                 if base is not None and base.kind == "call" and base.ref and self.canonical_ref(base.ref) == holder:
                     sites.append((f, Call(fqname, statement.span, (), {obj: base}, statement.ctx, read_off="instance")))
-                elif read.local or (read.ref and self.canonical_ref(read.ref.rpartition(".")[0]) == holder):
+                elif read.local:
+                    instance = self._local_read_off(f, statement.ctx.scope, read.text, holder)
+                    if instance is not False:
+                        sites.append((f, Call(fqname, statement.span, (), {obj: instance} if instance else {},
+                                              statement.ctx, read_off="instance")))
+                elif read.ref and self.canonical_ref(read.ref.rpartition(".")[0]) == holder:
                     sites.append((f, Call(fqname, statement.span, (), {}, statement.ctx, read_off="instance")))
         return sites
+
+    def _local_read_off(self, file: FileModel, scope: str, read: str, holder: str) -> Value | Literal[False] | None:
+        """What ``read`` (``local.attr``, in ``scope``) is read off: False when the local holds, wherever ``scope``
+        binds it, an object made by calling a class other than ``holder`` and the classes derived from it (another
+        project class, a builtin class, a ``types.SimpleNamespace``): reading an attribute off an instance looks
+        in its own class's MRO only, so no descriptor of ``holder`` runs there. Else the local itself, for the
+        evaluator to follow at the read, when ``read`` is an attribute of it; None when it is deeper."""
+        local, _, attr = read.partition(".")
+        if not attr or "." in attr:
+            return None
+        fn = self.function(self.fqname(file, scope)) if scope else None
+        bound = self.file_facts.cached(file, file_facts.assignment_tables).names.get(scope, {}).get(local, ())
+        derived = {holder, *self.subclasses(holder)}
+        if bound and not (fn is not None and any(p.name == local for p in fn[1].params)) and all(
+                a.value.kind == "call" and a.value.ref is not None and not a.value.local
+                and self._makes_instance_outside(self.canonical_ref(a.value.ref), derived) for a in bound):
+            return False
+        return Value("name", local, ref=local, local=True)
+
+    def _makes_instance_outside(self, ref: str, classes: set[str]) -> bool:
+        """Whether calling ``ref`` makes an instance of a class outside ``classes``: a project class not among
+        them, a builtin class (not a metaclass, whose call may return a class, nor ``super``, a proxy that reads
+        the class's MRO), or a ``types.SimpleNamespace``."""
+        if self.is_class(ref):
+            return ref not in classes
+        if ref == NAMESPACE_CONSTRUCTOR:
+            return True
+        found = getattr(builtins, ref, None) if "." not in ref else None
+        return isinstance(found, type) and not issubclass(found, type) and found is not super
 
     def _descriptor_holder(self, assignment: Assignment, descriptor: str) -> str | None:
         """The class whose body binds ``attr = D(...)`` (``D`` the class ``descriptor``) in ``assignment``; None

@@ -30,6 +30,7 @@ from .context import asv_parameter, is_test_file
 from .reads import Reads, RecordedBindings
 from .statement_order import always_before, binds_whenever_run, constructor_before, may_run_between, runs_whenever
 from .values import (
+    NAMESPACE_CONSTRUCTOR,
     AbstractValue,
     ClassRef,
     Const,
@@ -1509,7 +1510,7 @@ class Evaluator:
             return self._warp_call(file, value, scope, site)
         if ref == "functools.partial" and value.args:
             return self.values(file, value.args[0], scope, site)
-        if ref == "types.SimpleNamespace" and not value.args and not value.unpacked:
+        if ref == NAMESPACE_CONSTRUCTOR and not value.args and not value.unpacked:
             return ValueSet.of(Namespace(tuple((name, self.values(file, v, scope, site))
                                                for name, v in value.kwargs.items())))
         if ref == "dict" and not value.args and not value.unpacked and not self._is_local_name(file, ref, scope):
@@ -2226,7 +2227,7 @@ class Evaluator:
                     self._sources(c.file, item, c.scope, c.site, attrs, found, seen)
             if containers and None not in items:
                 return
-        elif kind == "call" and value.ref == "types.SimpleNamespace" and attrs and not value.args \
+        elif kind == "call" and value.ref == NAMESPACE_CONSTRUCTOR and attrs and not value.args \
                 and not value.unpacked and attrs[0] in value.kwargs \
                 and attrs[0] not in self.bindings.attribute_names_assigned():
             # `types.SimpleNamespace(k=v).k` is `v` (unless the project writes an attribute `k` on some object)

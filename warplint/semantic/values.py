@@ -142,6 +142,10 @@ class Mapping:
         return hash(self.items)
 
 
+# The standard library's class whose instances carry the keywords they were made with as attributes
+NAMESPACE_CONSTRUCTOR = "types.SimpleNamespace"
+
+
 @dataclass(frozen=True)
 class Namespace:
     """An object whose attributes are the keywords it was made with (``types.SimpleNamespace(module=...)``):

@@ -251,7 +251,8 @@ class ModuleOptionsAfterLoad(Rule):
         at the load, and the module builds again only when a registration after that load rehashes it
         (warp-facts §2). Here: a set_module_options() of the module after its last launch before the write
         (``loaded``), or a later launch of a kernel of it that is made again when launched (created at run
-        time by a factory that keeps nothing). Where the module builds again; None when nothing rehashes it."""
+        time by a factory that keeps nothing), or a kernel of it made after the write and before a later launch
+        (registering it marks the module modified). Where the module builds again; None when nothing rehashes it."""
         for o, c, via in changes:
             if (o > loaded and c.form is OptionForm.SET_MODULE_OPTIONS
                     and c.module is not None and project.canonical_module(c.module) == module):
@@ -264,4 +265,9 @@ class ModuleOptionsAfterLoad(Rule):
             if project.made_again(launch):
                 return Related(file.path, launch.call.span,
                                f"'{launch.kernel.name}' is made again here: the module builds again with the options")
+        registered = project.registered_before_launch(file, scope, order, module) if scope is not None else None
+        if registered is not None:
+            kernel, where = registered
+            return Related(file.path, where, f"'{kernel.name}' is made here, after the change: the launch that "
+                           f"follows builds the module again with the options")
         return None

@@ -20,9 +20,10 @@ from enum import Enum
 from functools import partial
 from typing import TYPE_CHECKING
 
-from warplint.model import Call, FileModel, Function, Kernel, Value
+from warplint.model import Call, Context, FileModel, Function, Kernel, Span, Value
 
 from .evaluator import PARAMETER_SLOT
+from .statement_order import always_before, binds_whenever_run
 from .values import ClassRef, Const, FunctionRef, KernelRef, PerProcess, ValueSet, WarpType, several_in_one_process
 
 if TYPE_CHECKING:
@@ -146,10 +147,41 @@ def made_again(facts: IdentityFacts, launch: Launch) -> bool:
     value = launch.call.bound("kernel")
     if value is not None and value.kind == "subscript" and (value.base is None or not _computes(value.base)):
         return False  # an item read from a container: made when it was stored there, not by this launch
+    if value is not None and value.kind == "name":
+        return False  # a name's binding: made when it was bound, not by this launch
     variants = kernel_variants(facts, launch.kernel_file, launch.kernel)
     if variants is None:
         return False
     return not variants.kept or (variants.per_instance and _fresh_receiver(facts, value))
+
+
+def registered_before_launch(facts: IdentityFacts, file: FileModel, scope: str, order: int, module: str
+                             ) -> tuple[Kernel, Span] | None:
+    """A kernel of ``module`` that a statement of ``scope`` (in ``file``) makes after the statement at ``order`` (its
+    own creation, or a call of a function that makes it whenever it runs), before a later launch of ``module`` in
+    that scope that it always precedes. Making a kernel registers it into its module, and registering marks the
+    module modified: that launch hashes the module again, options included (warp-facts §2). The kernel and where
+    the scope makes it, the first in source order; None when there is none."""
+    made: list[tuple[Context, Kernel, Span]] = []
+    for kf, kernel in facts.kernels_of_module(module):
+        if kf is file and kernel.ctx.scope == scope:
+            if kernel.ctx.order > order:
+                made.append((kernel.ctx, kernel, kernel.span))
+            continue
+        fn = kf.functions.get(kernel.ctx.scope) if kernel.ctx.scope else None
+        if fn is None or not binds_whenever_run(kernel.ctx, fn):
+            continue  # made at import, or only on some runs of its function (a memoiser's first call)
+        sites = facts.bindings.call_sites(facts.bindings.fqname(kf, fn.qualname))
+        made += [(call.ctx, kernel, call.span) for cf, call in sites
+                 if cf is file and call.ctx.scope == scope and call.ctx.order > order]
+    if not made:
+        return None
+    launches = [launch.call.ctx for launch in facts.launches(file)
+                if launch.module == module and launch.call.ctx.scope == scope and launch.call.ctx.order > order]
+    for ctx, kernel, span in sorted(made, key=lambda m: m[0].order):
+        if any(always_before(ctx, launch) for launch in launches):
+            return kernel, span
+    return None
 
 
 def made_unbound(facts: IdentityFacts, kernel_file: FileModel, kernel: Kernel, value: Value | None) -> bool:

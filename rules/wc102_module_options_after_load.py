@@ -141,7 +141,7 @@ class ModuleOptionsAfterLoad(Rule):
                 previous.update(values)
             if not earlier or harmless:
                 continue
-            rehash: Related | None = None
+            rehash: tuple[Related, ...] | None = None
             if change.form is not OptionForm.SET_MODULE_OPTIONS:
                 rehash = self._rehashed_after(project, file, order, max(item[0] for item in earlier), module,
                                               changes)
@@ -164,7 +164,7 @@ class ModuleOptionsAfterLoad(Rule):
                 what = f"`{via.callee.rpartition('.')[2]}()`"
                 related.append(Related(change.path, change.span, f"{_HOW[change.form]} changes the options here"))
             if rehash is not None:
-                related.append(rehash)
+                related.extend(rehash)
             yield self.report(
                 span,
                 f"{what} changes options of module `{module}` after its launch, rebuilding it; set them first",
@@ -246,7 +246,7 @@ class ModuleOptionsAfterLoad(Rule):
 
     @staticmethod
     def _rehashed_after(project: Project, file: FileModel, order: int, loaded: int, module: str,
-                        changes) -> Related | None:
+                        changes) -> tuple[Related, ...] | None:
         """A write into a loaded module's live options dict marks nothing modified: Warp keeps the hash cached
         at the load, and the module builds again only when a registration after that load rehashes it
         (warp-facts §2). Here: a set_module_options() of the module after its last launch before the write
@@ -257,17 +257,18 @@ class ModuleOptionsAfterLoad(Rule):
             if (o > loaded and c.form is OptionForm.SET_MODULE_OPTIONS
                     and c.module is not None and project.canonical_module(c.module) == module):
                 where = via.span if via is not None else c.span
-                return Related(file.path, where, "set_module_options() makes the module hash its options again")
+                return (Related(file.path, where, "set_module_options() makes the module hash its options again"),)
         scope = next((c.ctx.scope if via is None else via.ctx.scope for o, c, via in changes if o == order), None)
         for launch in project.launches(file):
             if launch.call.ctx.scope != scope or launch.call.ctx.order <= order or launch.module != module:
                 continue
             if project.made_again(launch):
-                return Related(file.path, launch.call.span,
-                               f"'{launch.kernel.name}' is made again here: the module builds again with the options")
+                made = f"'{launch.kernel.name}' is made again here: the module builds again with the options"
+                return (Related(file.path, launch.call.span, made),)
         registered = project.registered_before_launch(file, scope, order, module) if scope is not None else None
         if registered is not None:
-            kernel, where = registered
-            return Related(file.path, where, f"'{kernel.name}' is made here, after the change: the launch that "
-                           f"follows builds the module again with the options")
+            kernel, made_at, rebuilt_at = registered
+            return (Related(file.path, rebuilt_at, "the module builds again here with the options"),
+                    Related(file.path, made_at, f"'{kernel.name}' is made here, after the change: registering it "
+                            f"marks the module modified"))
         return None

@@ -282,7 +282,7 @@ class Project:
         return variants.made_again(self._facts, launch)
 
     def registered_before_launch(self, file: FileModel, scope: str, order: int, module: str
-                                 ) -> tuple[Kernel, Span] | None:
+                                 ) -> tuple[Kernel, Span, Span] | None:
         return variants.registered_before_launch(self._facts, file, scope, order, module)
 
     def kernels_of_module_shape(self, file: FileModel, kernel: Kernel) -> list[tuple[FileModel, Kernel]]:

@@ -156,12 +156,12 @@ def made_again(facts: IdentityFacts, launch: Launch) -> bool:
 
 
 def registered_before_launch(facts: IdentityFacts, file: FileModel, scope: str, order: int, module: str
-                             ) -> tuple[Kernel, Span] | None:
+                             ) -> tuple[Kernel, Span, Span] | None:
     """A kernel of ``module`` that a statement of ``scope`` (in ``file``) makes after the statement at ``order`` (its
     own creation, or a call of a function that makes it whenever it runs), before a later launch of ``module`` in
     that scope that it always precedes. Making a kernel registers it into its module, and registering marks the
-    module modified: that launch hashes the module again, options included (warp-facts §2). The kernel and where
-    the scope makes it, the first in source order; None when there is none."""
+    module modified: that launch hashes the module again, options included (warp-facts §2). The kernel, where the
+    scope makes it and that launch, the first in source order; None when there is none."""
     made: list[tuple[Context, Kernel, Span]] = []
     for kf, kernel in facts.kernels_of_module(module):
         if kf is file and kernel.ctx.scope == scope:
@@ -176,11 +176,12 @@ def registered_before_launch(facts: IdentityFacts, file: FileModel, scope: str, 
                  if cf is file and call.ctx.scope == scope and call.ctx.order > order]
     if not made:
         return None
-    launches = [launch.call.ctx for launch in facts.launches(file)
+    launches = [launch.call for launch in facts.launches(file)
                 if launch.module == module and launch.call.ctx.scope == scope and launch.call.ctx.order > order]
     for ctx, kernel, span in sorted(made, key=lambda m: m[0].order):
-        if any(always_before(ctx, launch) for launch in launches):
-            return kernel, span
+        rehashing = next((launch for launch in launches if always_before(ctx, launch.ctx)), None)
+        if rehashing is not None:
+            return kernel, span, rehashing.span
     return None
 
 

@@ -602,6 +602,9 @@ class FileModel:
     # where each read of a module-level name whose value depends on statement order is written (a name the module
     # binds more than once, or a function rebinds through `global`): the read's span -> its statement's context
     read_contexts: dict[Span, Context] = field(default_factory=dict)
+    # (scope, name) of each name a ``name = ...`` there binds to what a call through it dispatches on: a ``for``
+    # target's element, or ``functools.partial(...)`` (told at extraction, while every value is at hand)
+    dispatching_names: tuple[tuple[str, str], ...] = ()
     rule_facts: dict[str, Any] = field(default_factory=dict)  # per-rule extras from Rule.collect()
     error: str | None = None  # why the file could not be read or parsed
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from warplint.model import Assignment, Call, FileModel, Value, glimpse, stored_without
+from warplint.model import Assignment, Call, FileModel, Value
 
 T = TypeVar("T")
 
@@ -133,18 +133,8 @@ def assignment_tables(file: FileModel) -> AssignmentTables:
             attributes.setdefault(target.ref, []).append(a)
     bound_names = {scope: _tuples(table) for scope, table in names.items()}
     assigned = frozenset(name for table in names.values() for name in table)
-    dispatching = frozenset((scope, name) for scope, table in names.items() for name, bound in table.items()
-                            if any(_dispatches_on(a) for a in bound))
-    return AssignmentTables(scoped, bound_names, subscripts, keyed, attributes, items, assigned, dispatching)
-
-
-def _dispatches_on(assignment: Assignment) -> bool:
-    """``assignment``'s value is a ``for`` target's element or ``functools.partial(...)``, told from the stored
-    bytes first (a value read back from the cache stays pickled: most are neither)."""
-    if stored_without(assignment, "element") and stored_without(assignment, "functools.partial"):
-        return False
-    value = glimpse(assignment, "value")
-    return value.kind == "element" or (value.kind == "call" and value.ref == "functools.partial")
+    return AssignmentTables(scoped, bound_names, subscripts, keyed, attributes, items, assigned,
+                            frozenset(file.dispatching_names))
 
 
 def attribute_reads(file: FileModel) -> dict[str, list[tuple[Call | Assignment, Value]]]:

@@ -870,6 +870,36 @@ def test_reading_a_descriptor_runs_its_getter(tmp_path):
     assert sorted(call.ctx.scope for _, call in sites) == ["M.run", "use"]
 
 
+def test_an_attribute_read_off_a_local_runs_a_getter_only_where_the_local_may_hold_its_class(tmp_path):
+    # Python looks an instance's attribute up in its own class's MRO: a local that only a call of another class
+    # binds (a SimpleNamespace, a builtin, another project class) runs no getter or descriptor of this one; a
+    # local bound to this class (or to what a parameter holds) does, and passes itself as the instance
+    project = project_of(tmp_path, {"d.py": (
+        "import types\nimport warp as wp\n"
+        "class Getter:\n    def __get__(self, obj, owner=None):\n        c = obj.c\n        @wp.kernel\n"
+        "        def g(a: wp.array(dtype=float)):\n            a[0] = c\n        return g\n"
+        "class M:\n    via_get = Getter()\n"
+        "    def __init__(self, c):\n        self.c = c\n"
+        "    @property\n    def kernel(self):\n        @wp.kernel\n"
+        "        def k(a: wp.array(dtype=float)):\n            a[0] = 1.0\n        return k\n"
+        "class Other:\n    pass\n"
+        "def use(param):\n"
+        "    ns = types.SimpleNamespace(kernel=1, via_get=2)\n    x = ns.kernel\n    y = ns.via_get\n"
+        "    o = Other()\n    z = o.via_get\n    d = dict(kernel=1)\n    w = d.kernel\n"
+        "    m = M(3.0)\n    u = m.via_get\n    v = m.kernel\n    p = param.via_get\n"
+    )})
+    bindings = project.layer.bindings
+    getter_lines = sorted(call.span.line for _, call in bindings.call_sites("d.M.kernel"))
+    descriptor = sorted((call.span.line, sorted(call.kwargs)) for _, call in bindings.call_sites("d.Getter.__get__"))
+    lines = {text: i for i, text in enumerate((tmp_path / "d.py").read_text().splitlines(), 1)}
+    assert getter_lines == [lines["    v = m.kernel"]]
+    assert descriptor == [(lines["    u = m.via_get"], ["obj"]), (lines["    p = param.via_get"], ["obj"])]
+    # the local passed as the instance is followed to what it holds
+    file = _file(project, "d.py")
+    u = next(a for a in file.assignments if a.target.text == "u")
+    assert [type(v) for v in project.layer.evaluator.values(file, u.value, "use")] == [KernelRef]
+
+
 def test_a_kernel_is_what_wp_kernel_makes_of_a_function_wherever_it_is_defined(tmp_path):
     # wp.kernel(...)(f) applied later, wp.kernel(other.f) of another file's function (Warp puts it in that file's
     # module: f.__module__) with that function's body facts and genericity, and a project decorator factory with a

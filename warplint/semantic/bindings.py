@@ -280,7 +280,8 @@ class Bindings:
         ``fqname``, each as a call of the getter without arguments made by the statement that reads it
         (``wp.launch(Model(1).kernel, ...)``: the getter runs there, before the launch). A read is one off an
         instance the class makes (``Model(1).kernel``), off ``self`` in its methods, or off a local when no
-        other project class has a getter of that name."""
+        other project class has a getter of that name and the local may hold an instance of this one
+        (``_local_read_off``)."""
         found = self.function(fqname)
         if found is None or not is_getter(found[1]):
             return []
@@ -293,7 +294,8 @@ class Bindings:
             base = value.base
             if (value.ref and self.canonical_ref(value.ref) == f"{cls}.{name}") or (
                     base is not None and base.kind == "call" and base.ref and self.canonical_ref(base.ref) == cls) or (
-                    value.local and not ambiguous):
+                    value.local and not ambiguous
+                    and self._local_read_off(file, statement.ctx.scope, value.text, cls) is not False):
                 sites.append((file, Call(fqname, statement.span, (), {}, statement.ctx, read_off="instance")))
         return sites
 

@@ -147,6 +147,7 @@ def _parse_and_extract(model: FileModel, text: str, stack: int) -> FileModel:
 
 def _extracted(tree: cst.Module, text: str, model: FileModel) -> FileModel:
     from .extract import extract
+    from .semantic.file_facts import tables_at_extraction
 
     visitors = rule_visitors(all_rules().values())
     extract(tree, model, [v for _, v in visitors], text)
@@ -154,6 +155,7 @@ def _extracted(tree: cst.Module, text: str, model: FileModel) -> FileModel:
         facts = getattr(visitor, "facts", None)  # may compute positions: inside the recursion handling
         if facts is not None:
             model.rule_facts[code] = facts
+    model.tables_at_extraction = tables_at_extraction(model)
     return model
 
 

@@ -605,6 +605,9 @@ class FileModel:
     # (scope, name) of each name a ``name = ...`` there binds to what a call through it dispatches on: a ``for``
     # target's element, or ``functools.partial(...)`` (told at extraction, while every value is at hand)
     dispatching_names: tuple[tuple[str, str], ...] = ()
+    # the model's own tables made where it was extracted (``semantic.file_facts.MADE_AT_EXTRACTION``, in that
+    # order), read back with it from the cache rather than made again by every run; empty: made when first asked
+    tables_at_extraction: tuple[Any, ...] = ()
     rule_facts: dict[str, Any] = field(default_factory=dict)  # per-rule extras from Rule.collect()
     error: str | None = None  # why the file could not be read or parsed
 

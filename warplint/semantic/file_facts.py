@@ -38,7 +38,9 @@ class FileFacts:
             entry = self._by_model[id(file)] = (file, {})
         facts = entry[1]
         if table not in facts:
-            facts[table] = table(file)
+            made = file.tables_at_extraction
+            facts[table] = made[MADE_AT_EXTRACTION.index(table)] if made and table in MADE_AT_EXTRACTION \
+                else table(file)
         return facts[table]
 
     def keep_only(self, files: Iterable[FileModel]) -> None:
@@ -163,3 +165,15 @@ def _attribute_reads(value: Value | None) -> Iterable[Value]:
         stack.extend(p for p in (*v.args, *v.kwargs.values(), v.base, v.key) if isinstance(p, Value))
         for item in v.items:
             stack.extend(i for i in (item if isinstance(item, tuple) else (item,)) if isinstance(i, Value))
+
+
+# The tables a model carries from its extraction (``FileModel.tables_at_extraction``), in this order: made where the
+# file is parsed (a worker of a cold run) and read back with the model from the cache, instead of by every run over
+# every file. Only tables of the records a model keeps unpickled (a call's callee and context, an assignment's
+# target): a table holding values of a record's stored fields would pickle them a second time, apart from the record.
+MADE_AT_EXTRACTION: tuple[Callable[[FileModel], Any], ...] = (call_tables, assignment_tables)
+
+
+def tables_at_extraction(file: FileModel) -> tuple[Any, ...]:
+    """``MADE_AT_EXTRACTION``'s tables of ``file``, for its model to carry."""
+    return tuple(table(file) for table in MADE_AT_EXTRACTION)

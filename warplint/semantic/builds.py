@@ -51,20 +51,22 @@ def project_may_use_cuda(facts: IdentityFacts) -> bool:
 Variant = tuple[Device, int]
 
 
-def _variants(found: frozenset[Device], block_dims: ValueSet, cpu_block_dims: ValueSet | None = None
-              ) -> frozenset[Variant] | None:
+def _variants(found: frozenset[Device], block_dims: ValueSet, cpu_block_dims: ValueSet | None = None,
+              known_members: bool = False) -> frozenset[Variant] | None:
     """The variants of ``found`` devices: CUDA at ``block_dims``; the CPU at 1, or at ``cpu_block_dims`` when
-    the program has ``wp.config.enable_cpu_blocks`` on."""
+    the program has ``wp.config.enable_cpu_blocks`` on. None when a size is not known; with ``known_members``,
+    only when a device's sizes hold no known one (the known members are the evidence: an environment
+    variable's default, a table's items beside a run-time key)."""
     variants: set[Variant] = set()
     for device in found:
         sizes = block_dims if device is Device.CUDA else cpu_block_dims
         if sizes is None:
             variants.add((Device.CPU, 1))
             continue
-        for value in sizes:
-            if not (isinstance(value, Const) and isinstance(value.value, int)):
-                return None
-            variants.add((device, value.value))
+        known = [value.value for value in sizes if isinstance(value, Const) and isinstance(value.value, int)]
+        if not known or (len(known) < len(sizes) and not known_members):
+            return None
+        variants.update((device, size) for size in known)
     return frozenset(variants)
 
 
@@ -138,6 +140,12 @@ def launch_variants(facts: IdentityFacts, launch: Launch) -> frozenset[Variant] 
     """The module variants a launch loads; None when its block size is not known statically."""
     return facts.cached(("launch variants", id(launch)), lambda: _variants(
         launch_devices(facts, launch), launch.block_dims, _cpu_block_dims(facts, launch)))
+
+
+def known_launch_variants(facts: IdentityFacts, launch: Launch) -> frozenset[Variant] | None:
+    """``launch_variants`` from the known members of its block sizes; None when a device's sizes hold none."""
+    return facts.cached(("known launch variants", id(launch)), lambda: _variants(
+        launch_devices(facts, launch), launch.block_dims, _cpu_block_dims(facts, launch), known_members=True))
 
 
 def load_variants(facts: IdentityFacts, file: FileModel, call: Call) -> frozenset[Variant] | None:
@@ -221,7 +229,7 @@ def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, 
         if launch.kernel is kernel:
             continue
         where, call = launch.origin
-        variants = launch_variants(facts, launch)
+        variants = known_launch_variants(facts, launch)
         same = facts.evaluator.same_content(launch.kernel_file, launch.kernel, file, kernel) or (
             instance is not None and facts.evaluator.made_alike(launch.kernel_file, launch.kernel, file, kernel)
             and launch_signature(facts, launch) == instance)
@@ -239,7 +247,7 @@ def _joins_built_variant(facts: IdentityFacts, file: FileModel, kernel: Kernel, 
                 and _repeats(facts, where, call)):
             return True  # one launch that can load a variant both before the creation and after it
     built = _union((built, *(v for _, v in before)))
-    own_variants = _union(launch_variants(facts, launch) for launch in own)
+    own_variants = _union(known_launch_variants(facts, launch) for launch in own)
     if built is None or own_variants is None or any(v is None for _, v in after):
         return True
     if (built - holding) & own_variants:

@@ -1389,10 +1389,6 @@ class Extractor(cst.CSTVisitor):
             if span is not None:
                 setattr(obj, attr, span)
         self.model.read_contexts = {value.span: ctx for value, ctx in ordered if value.span is not NO_SPAN}
-        self.model.dispatching_names = tuple(sorted({
-            (a.ctx.scope, a.target.text) for a in self.model.assignments
-            if a.target.kind == "name" and (a.value.kind == "element" or (
-                a.value.kind == "call" and a.value.ref == "functools.partial"))}))
 
     def _ordered_reads(self) -> list[tuple[Value, Context]]:
         """The reads of module-level names whose value depends on where they are read: names bound by more

@@ -602,9 +602,6 @@ class FileModel:
     # where each read of a module-level name whose value depends on statement order is written (a name the module
     # binds more than once, or a function rebinds through `global`): the read's span -> its statement's context
     read_contexts: dict[Span, Context] = field(default_factory=dict)
-    # (scope, name) of each name a ``name = ...`` there binds to what a call through it dispatches on: a ``for``
-    # target's element, or ``functools.partial(...)`` (told at extraction, while every value is at hand)
-    dispatching_names: tuple[tuple[str, str], ...] = ()
     # the model's own tables made where it was extracted (``semantic.file_facts.MADE_AT_EXTRACTION``, in that
     # order), read back with it from the cache rather than made again by every run; empty: made when first asked
     tables_at_extraction: tuple[Any, ...] = ()

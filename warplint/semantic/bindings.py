@@ -344,13 +344,13 @@ class Bindings:
         local, _, attr = read.partition(".")
         if not attr or "." in attr:
             return None
-        fn = self.function(self.fqname(file, scope)) if scope else None
+        fn = file.functions.get(scope)
         bound = self.file_facts.cached(file, file_facts.assignment_tables).names.get(scope, {}).get(local, ())
-        derived = {holder, *self.subclasses(holder)}
-        if bound and not (fn is not None and any(p.name == local for p in fn[1].params)) and all(
-                a.value.kind == "call" and a.value.ref is not None and not a.value.local
-                and self._makes_instance_outside(self.canonical_ref(a.value.ref), derived) for a in bound):
-            return False
+        if bound and not (fn is not None and any(p.name == local for p in fn.params)):
+            derived = {holder, *self.subclasses(holder)}
+            if all(a.value.kind == "call" and a.value.ref is not None and not a.value.local
+                   and self._makes_instance_outside(self.canonical_ref(a.value.ref), derived) for a in bound):
+                return False
         return Value("name", local, ref=local, local=True)
 
     def _makes_instance_outside(self, ref: str, classes: set[str]) -> bool:

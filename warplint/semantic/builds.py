@@ -55,8 +55,8 @@ def _variants(found: frozenset[Device], block_dims: ValueSet, cpu_block_dims: Va
               known_members: bool = False) -> frozenset[Variant] | None:
     """The variants of ``found`` devices: CUDA at ``block_dims``; the CPU at 1, or at ``cpu_block_dims`` when
     the program has ``wp.config.enable_cpu_blocks`` on. None when a size is not known; with ``known_members``,
-    only when a device's sizes hold no known one (the known members are the evidence: an environment
-    variable's default, a table's items beside a run-time key)."""
+    only when a device's sizes hold no known one (the known members are the evidence: the default of an
+    environment variable that may hold any other size)."""
     variants: set[Variant] = set()
     for device in found:
         sizes = block_dims if device is Device.CUDA else cpu_block_dims

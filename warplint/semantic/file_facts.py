@@ -135,8 +135,16 @@ def assignment_tables(file: FileModel) -> AssignmentTables:
             attributes.setdefault(target.ref, []).append(a)
     bound_names = {scope: _tuples(table) for scope, table in names.items()}
     assigned = frozenset(name for table in names.values() for name in table)
-    return AssignmentTables(scoped, bound_names, subscripts, keyed, attributes, items, assigned,
-                            frozenset(file.dispatching_names))
+    # read where the model is extracted (``MADE_AT_EXTRACTION``), while every value is at hand: a model read back
+    # from the cache carries this table and unpickles no value for it
+    dispatching = frozenset((scope, name) for scope, table in names.items() for name, bound in table.items()
+                            if any(_dispatches_on(a.value) for a in bound))
+    return AssignmentTables(scoped, bound_names, subscripts, keyed, attributes, items, assigned, dispatching)
+
+
+def _dispatches_on(value: Value) -> bool:
+    """A ``for`` target's element, or ``functools.partial(...)``: what a call through the name dispatches on."""
+    return value.kind == "element" or (value.kind == "call" and value.ref == "functools.partial")
 
 
 def attribute_reads(file: FileModel) -> dict[str, list[tuple[Call | Assignment, Value]]]:

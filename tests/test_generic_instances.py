@@ -140,12 +140,64 @@ def test_launched_before_one_kernel_passes_over_runner_steps_that_cannot_launch_
     key = generics.kernel_key(facts, k, _kernel(k, "gen"))
     t = _file(project, "test_b.py")
     call = _call(t, "launch", "test_late")
-    launching = generics._scopes_launching(facts, key)
+    launching = generics._scopes_launching(facts, key).scopes
     a = _file(project, "test_a.py")
     assert (id(a), "test_warm") in launching and (id(a), "test_unrelated") not in launching
     found = generics.launched_before(facts, t, call, "kernels", kernel=key)
-    every_step = generics.launched_before(facts, t, call, "kernels", lambda x: x == key)
-    assert found is not None and found.runner == "test_warm" and found.call is every_step.call
+    every_step = _first_event_of_every_step(facts, t, call, lambda event: event.kernel == key)
+    assert found is not None and found.runner == "test_warm" and found.call is every_step
+
+
+def _first_event_of_every_step(facts, file, call, matches):
+    """The first event of the runner's earlier steps that ``matches``, every step's timeline built (what
+    ``launched_before`` answers from the steps, without passing any over)."""
+    from warplint.semantic import generics
+
+    for step in facts.runner_steps_before(file, call.ctx.scope):
+        for event in generics.kernel_timeline(facts, step.file, step.scope):
+            if step.runs_first(event.call.ctx) and matches(event):
+                return event.call
+    return None
+
+
+def test_launched_before_a_module_lists_runner_steps_only_in_files_that_can_reach_it(tmp_path):
+    # asked for any kernel of a module (or a load), the runner's earlier steps are listed only in the test files
+    # (and their conftest.py files) that hold code able to launch a kernel of it or to load a module: a load's
+    # modules can be decided by its caller, so every load counts. The answer is the one every step's timeline gives.
+    from warplint.semantic import generics
+
+    project = project_of(tmp_path, {
+        "kernels.py": HEADER + KERNELS,
+        "other.py": HEADER + "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    pass\n",
+        "helpers.py": HEADER + "import kernels, other\n" + (
+            "def preload(name):\n    wp.load_module(name)\n"
+            "def elsewhere(a):\n    wp.launch(other.k, dim=1, inputs=[a])\n"
+        ),
+        "conftest.py": HEADER + "import pytest, helpers\n" + (
+            "@pytest.fixture\ndef loaded():\n    helpers.preload('kernels')\n    yield\n"
+        ),
+        "test_a.py": HEADER + "import helpers\n" + (
+            "def test_elsewhere():\n    helpers.elsewhere(wp.zeros(1, dtype=float))\n"
+        ),
+        "test_b.py": HEADER + "import helpers\n" + (
+            "def test_uses(loaded):\n    pass\n"
+        ),
+        "test_c.py": HEADER + "import kernels\n" + (
+            "def test_late():\n    wp.launch(kernels.gen, dim=1, inputs=[wp.zeros(1, dtype=wp.float64)])\n"
+        ),
+    })
+    facts = project._facts
+    t, a, b, conftest = (_file(project, name) for name in ("test_c.py", "test_a.py", "test_b.py", "conftest.py"))
+    call = _call(t, "launch", "test_late")
+    reaching = generics._scopes_reaching(facts, "kernels")
+    assert (id(conftest), "loaded") in reaching.scopes and id(a) not in reaching.files
+    listed = facts.runner_steps_in(t, "test_late", reaching.files)
+    assert [(s.file.path, s.scope) for s in listed] == [(conftest.path, "loaded")]
+    every = facts.runner_steps_before(t, "test_late")
+    assert all(s in every for s in listed) and (a.path, "test_elsewhere") in [(s.file.path, s.scope) for s in every]
+    found = generics.launched_before(facts, t, call, "kernels", lambda _kernel: True)
+    every_step = _first_event_of_every_step(facts, t, call, lambda event: event.module in ("kernels", "*"))
+    assert found is not None and found.runner == "loaded" and found.call is every_step
 
 
 def test_signature_compares_literal_types_only(tmp_path):

@@ -23,7 +23,7 @@ questions rules ask:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -34,7 +34,7 @@ from warplint.names import is_warp
 from .arg_types import launch_signature, value_types
 from .builds import preload_unused
 from .evaluator import Source
-from .events import RunnerStep, place
+from .events import place
 from .statement_order import constructor_before
 from .values import WarpType
 from .variants import made_unbound
@@ -326,82 +326,119 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
                     accept: Callable[[KernelKey | None], bool] | None = None, kernel: KernelKey | None = None
                     ) -> Earlier | None:
     """A launch or load of ``module`` (``accept``\\ ed by its kernel; None for a load), or a launch of the one
-    ``kernel``, that can run before ``call``, if the index shows one. Asked for one kernel, the test runner's earlier
-    steps that cannot launch it (``_scopes_launching``) are passed over without building their timelines."""
+    ``kernel``, that can run before ``call``, if the index shows one. Only the scopes whose run can make such an
+    event (``_scopes_launching``, ``_scopes_reaching``) have their timelines built, and the test runner's earlier
+    steps are listed only in the files that hold one of them."""
+    assert accept is None or kernel is None, "a predicate, or the one kernel it accepts"
     scope = call.ctx.scope
-    launching = _scopes_launching(facts, kernel) if kernel is not None else None
+    if kernel is not None:
+        accept = lambda k: k == kernel  # noqa: E731 - one of two predicates
+        reaching = _scopes_launching(facts, kernel)
+    else:
+        reaching = _scopes_reaching(facts, module)
     if accept is None:
-        accept = (lambda k: k == kernel) if kernel is not None else (lambda _kernel: True)
+        accept = lambda _kernel: True  # noqa: E731 - one of two predicates
 
-    def may_launch(step: RunnerStep) -> bool:
-        return launching is None or (id(step.file), step.scope) in launching
+    def timeline(f: FileModel, s: str) -> list[Event]:
+        return kernel_timeline(facts, f, s) if (id(f), s) in reaching.scopes else []
 
     def matches(f: FileModel, event: Event) -> bool:
         return (event.module in (module, "*") and accept(event.kernel)
                 and not (event.kernel is None and preload_unused(facts, f, event.call, module)))
 
-    for event in kernel_timeline(facts, file, scope):
+    for event in timeline(file, scope):
         if (event.call is not call and event.call.ctx.precedes(call.ctx)
                 and not exclusive_branches(event.call.ctx, call.ctx) and matches(file, event)):
             return Earlier(file, event.call, event.module, event.kernel)
     if not scope:
         return None
-    for step in facts.runner_steps_before(file, scope):
-        for event in kernel_timeline(facts, step.file, step.scope) if may_launch(step) else ():
+    for step in facts.runner_steps_in(file, scope, reaching.files):
+        for event in timeline(step.file, step.scope):
             if step.runs_first(event.call.ctx) and matches(step.file, event):
                 return Earlier(step.file, event.call, event.module, event.kernel, runner=step.scope)
     constructor = constructor_before(file, scope)
     if constructor is not None:  # `App().run()`: the instance's __init__ ran before any method is called on it
-        for event in kernel_timeline(facts, file, constructor.qualname):
+        for event in timeline(file, constructor.qualname):
             if matches(file, event):
                 return Earlier(file, event.call, event.module, event.kernel)
     for caller_file, caller, _level in facts.caller_scopes(facts.bindings.fqname(file, scope)):
-        for event in kernel_timeline(facts, caller_file, caller.ctx.scope):
+        for event in timeline(caller_file, caller.ctx.scope):
             if (event.call is not caller and event.call.ctx.precedes(caller.ctx)
                     and not exclusive_branches(event.call.ctx, caller.ctx) and matches(caller_file, event)):
                 return Earlier(caller_file, event.call, event.module, event.kernel, through=((caller_file, caller),))
         if caller.ctx.scope:  # a helper called by a test: the tests the runner runs before that one
-            for step in facts.runner_steps_before(caller_file, caller.ctx.scope):
-                for event in kernel_timeline(facts, step.file, step.scope) if may_launch(step) else ():
+            for step in facts.runner_steps_in(caller_file, caller.ctx.scope, reaching.files):
+                for event in timeline(step.file, step.scope):
                     if step.runs_first(event.call.ctx) and matches(step.file, event):
                         return Earlier(step.file, event.call, event.module, event.kernel,
                                        through=((caller_file, caller),), runner=step.scope)
     if runs_at_import(facts, file, scope):
         return None  # its first run is at import, before any public function can be called
     for peer_file, peer, entry in facts.library_peers(file, scope):
-        for event in kernel_timeline(facts, peer_file, peer):
+        for event in timeline(peer_file, peer):
             if matches(peer_file, event):
                 return Earlier(peer_file, event.call, event.module, event.kernel, peer=(peer, entry))
     return None
 
 
-def _scopes_launching(facts: IdentityFacts, key: KernelKey) -> frozenset[tuple[int, str]]:
-    """(id of the file, scope) of the code whose run can launch the kernel ``key``: where each of its launches is
-    written, the calls of the wrappers that decide it, and every function that calls one of those, however far
-    up. A timeline event of that kernel (``_call_events``) is one of these launches, reached through such calls."""
-    def compute() -> frozenset[tuple[int, str]]:
-        found: set[tuple[int, str]] = set()
-        frontier: list[tuple[FileModel, str]] = []
+@dataclass(frozen=True)
+class _Reaching:
+    """Code whose run can make an event: (id of a file's model, a scope of it), and the ids of those models."""
 
-        def add(f: FileModel, scope: str) -> None:
-            if (id(f), scope) not in found:
-                found.add((id(f), scope))
-                frontier.append((f, scope))
+    scopes: frozenset[tuple[int, str]]
+    files: frozenset[int]
 
-        for launch in _launches_by_kernel(facts).get(key, ()):
-            add(launch.file, launch.call.ctx.scope)
-            site = launch.site
-            while site is not None:
-                add(site.file, site.scope)
-                site = site.parent
-        while frontier:
-            f, scope = frontier.pop()
-            if scope:
-                for caller_file, caller in facts.bindings.call_sites(facts.bindings.fqname(f, scope)):
-                    add(caller_file, caller.ctx.scope)
-        return frozenset(found)
 
-    return facts.cached(("scopes launching", key), compute)
+def _scopes_launching(facts: IdentityFacts, key: KernelKey) -> _Reaching:
+    """The scopes whose run can launch the kernel ``key``: where each of its launches is written, the calls of the
+    wrappers that decide it, and every function that calls one of those, however far up. A timeline event of that
+    kernel (``_call_events``) is one of these launches, reached through such calls."""
+    return facts.cached(("scopes launching", key),
+                        lambda: _with_callers(facts, _launch_scopes(_launches_by_kernel(facts).get(key, ()))))
+
+
+def _scopes_reaching(facts: IdentityFacts, module: str) -> _Reaching:
+    """The scopes whose run can launch a kernel of ``module`` or load a module (``_scopes_launching`` for a
+    module's kernels), with every scope that writes a ``load_module``/``force_load`` of any module: which modules
+    a load loads can be decided by the call that reaches it (``IdentityFacts.loads_at``). Every timeline event
+    ``launched_before`` can match for ``module`` is made in one of these."""
+    def compute() -> _Reaching:
+        starts = _launch_scopes(facts.launches_of_module(module))
+        for f in facts.bindings.files:
+            starts.extend((f, call.ctx.scope) for call in facts.bindings.warp_calls(f, *LOAD_CALLS))
+        return _with_callers(facts, starts)
+
+    return facts.cached(("scopes reaching", module), compute)
+
+
+def _launch_scopes(launches: Iterable[Launch]) -> list[tuple[FileModel, str]]:
+    """Where each launch is written, and the wrapper calls that decide it (its ``site`` chain), with repeats."""
+    found: list[tuple[FileModel, str]] = []
+    for launch in launches:
+        found.append((launch.file, launch.call.ctx.scope))
+        site = launch.site
+        while site is not None:
+            found.append((site.file, site.scope))
+            site = site.parent
+    return found
+
+
+def _with_callers(facts: IdentityFacts, starts: Iterable[tuple[FileModel, str]]) -> _Reaching:
+    """``starts`` and every scope that calls one of them, however far up."""
+    found: set[tuple[int, str]] = set()
+    frontier: list[tuple[FileModel, str]] = []
+    for f, scope in starts:
+        if (id(f), scope) not in found:
+            found.add((id(f), scope))
+            frontier.append((f, scope))
+    while frontier:
+        f, scope = frontier.pop()
+        if scope:
+            for caller_file, caller in facts.bindings.call_sites(facts.bindings.fqname(f, scope)):
+                if (id(caller_file), caller.ctx.scope) not in found:
+                    found.add((id(caller_file), caller.ctx.scope))
+                    frontier.append((caller_file, caller.ctx.scope))
+    return _Reaching(frozenset(found), frozenset(key[0] for key in found))
 
 
 # ---------------------------------------------------------------------------------------------- a kernel's launches

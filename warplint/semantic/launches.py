@@ -12,6 +12,8 @@ calls that lead to a function. The fact modules above (``builds``, ``generics``,
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Container
+from functools import partial
 from typing import cast
 
 from warplint.model import Call, Context, FileModel, Function, Kernel, Value
@@ -508,25 +510,38 @@ class IdentityFacts(Layer):
         setup it runs for this test (``runner_setup``), then each test of ``tests_run_before`` with the setup run
         for it. Each fixture only up to its first ``yield`` (what follows is teardown, run after its test or at
         the end of its scope); teardowns are left out. Empty when ``scope`` is not a test."""
-        def compute() -> list[RunnerStep]:
-            if not self._is_a_test(file, scope):
-                return []
-            # the same blocks as ``tests_run_before`` lists the tests: those of this file, then each earlier
-            # file's (a folder of test files repeats every earlier file's steps for each test: made once per file)
-            blocks = [list(reversed(self.runner_setup(file, scope)))]
-            blocks.extend(self._test_steps(file, earlier) for earlier in self.runner_predecessors(file, scope))
-            blocks.extend(self._file_steps(f) for f in self._test_files_before(file))
-            found: list[RunnerStep] = []
-            seen: set[tuple[int, str]] = set()
-            for block in blocks:
-                for step in block:
-                    key = (id(step.file), step.scope)
-                    if key not in seen:
-                        seen.add(key)
-                        found.append(step)
-            return found
+        return self.cached(("runner steps before", id(file), scope),
+                           lambda: self._steps_of_blocks(file, scope, None))
 
-        return self.cached(("runner steps before", id(file), scope), compute)
+    def runner_steps_in(self, file: FileModel, scope: str, files: Container[int]) -> list[RunnerStep]:
+        """``runner_steps_before``'s steps written in ``files`` (ids of models), in its order. The setups of a test
+        file whose own model and ``conftest.py`` files are none of them are not listed: asked for the code that can
+        launch one module, most test files of a folder are passed over."""
+        return self._steps_of_blocks(file, scope, files)
+
+    def _steps_of_blocks(self, file: FileModel, scope: str, files: Container[int] | None) -> list[RunnerStep]:
+        if not self._is_a_test(file, scope):
+            return []
+        # the same blocks as ``tests_run_before`` lists the tests: those of this file, then each earlier file's (a
+        # folder of test files repeats every earlier file's steps for each test: made once per file). Each block's
+        # steps are written in its test file or a conftest.py pytest imports before it (``runner_setup``).
+        blocks: list[tuple[FileModel, Callable[[], list[RunnerStep]]]] = [
+            (file, lambda: list(reversed(self.runner_setup(file, scope))))]
+        blocks.extend((file, partial(self._test_steps, file, earlier))
+                      for earlier in self.runner_predecessors(file, scope))
+        blocks.extend((f, partial(self._file_steps, f)) for f in self._test_files_before(file))
+        found: list[RunnerStep] = []
+        seen: set[tuple[int, str]] = set()
+        for test_file, block in blocks:
+            if files is not None and id(test_file) not in files and not any(
+                    id(f) in files for f in self.imported_first_by_runner(test_file)):
+                continue
+            for step in block():
+                key = (id(step.file), step.scope)
+                if key not in seen and (files is None or key[0] in files):
+                    seen.add(key)
+                    found.append(step)
+        return found
 
     def _test_files_before(self, file: FileModel) -> list[FileModel]:
         """The test files of ``file``'s folder pytest runs before it (sorted by name), nearest first."""

@@ -125,8 +125,8 @@ def test_old_runs_keep_drawing_their_catalogue(tmp_path, monkeypatch):
 
 
 def _added_values() -> list[tuple[str, str]]:
-    """(axis or "variant", value) of every value the newest generator version added."""
-    old_mechanisms, old_axes = catalogue(GENERATOR_VERSION - 1)
+    """(axis or "variant", value) of every value a generator version after the first added."""
+    old_mechanisms, old_axes = catalogue(1)
     added = [(a, v) for a, values in AXES.items() for v in values if v not in old_axes[a]]
     added += [("variant", f"{m}:{v}") for m, vs in MECHANISMS.items() for v in vs if v not in old_mechanisms[m]]
     return added
@@ -155,7 +155,10 @@ def test_each_added_value_draws_valid_programs(axis, value):
               "pytest_parametrize": "@pytest.mark.parametrize(", "argparse_main": "argparse.ArgumentParser()",
               "CS-4:fragmented_files": "pkg/", "CS-6:late_instance_untyped": "wp.array(ndim=1)",
               "CS-6:one_dtype_untyped": "wp.array(ndim=1)",
-              "CS-10:forward_entry_of_differentiated_library": "wp.Tape()"}
+              "CS-10:forward_entry_of_differentiated_library": "wp.Tape()",
+              "dict_get_default": ".get(", "none_default": " is None:\n", "dict_merge": "{**base_",
+              "dataclass_replace": "dataclasses.replace(", "callback_registry": "    STEPS.append(f)",
+              "executor_submit": "pool.submit(phase_1).result()"}
     p = _first_with(axis, value)
     text = "\n".join(f"# {path}\n{t}" for path, t in p.files.items())
     assert shapes[value] in text, (p.name, value)
@@ -166,14 +169,14 @@ def test_each_added_value_draws_valid_programs(axis, value):
 
 
 def test_added_values_run_on_warp(tmp_path):
-    """A few programs of the newest catalogue run on real Warp (private caches): a unittest class and a pytest
-    fixture run by pytest, a registry decorator's kernels, and a forward-only entry point of a library that
+    """A few programs of the later catalogues run on real Warp (private caches): a unittest class and a pytest
+    fixture run by pytest, a registry decorator's kernels, steps run on an executor's thread, and a forward-only entry point of a library that
     another entry point differentiates, whose run builds the library's module with backward code and never
     differentiates it (the fact that variant is about; its label is not the generator's to give)."""
     from benchmarks.oracle.truth import run_program
 
     programs = [_first_with("timing", "pytest_unittest_class", 11), _first_with("timing", "pytest_fixture", 11),
-                _first_with("creation", "registry_decorator", 11),
+                _first_with("creation", "registry_decorator", 11), _first_with("timing", "executor_submit", 11),
                 _first_with("variant", "CS-10:forward_entry_of_differentiated_library", 11)]
     for p in programs:
         truth = run_program(p, pch_dir=str(tmp_path / "pch"), pycache=str(tmp_path / "pycache"))

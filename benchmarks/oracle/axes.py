@@ -11,7 +11,9 @@ written (issue 26's breadth: unittest / fixtures / parametrize / argparse entry 
 ``functools.partial`` of ``wp.kernel``, a comprehension, a ``getattr`` lookup, a class attribute, a registry
 decorator, values carried by an enum, a NamedTuple, a frozen dataclass, a ``SimpleNamespace``, a ``global``
 setter, a ``**`` splat, and mechanism variants: untyped generic arrays, one-kernel modules over several files,
-a forward-only entry point of a library another entry point differentiates).
+a forward-only entry point of a library another entry point differentiates); version 3 adds configuration and
+step-running idioms (``dict.get`` defaults, ``None`` defaults, merged dicts, ``dataclasses.replace``, a callback
+registry, a ``concurrent.futures`` executor).
 """
 
 from __future__ import annotations
@@ -86,12 +88,20 @@ DELIVERY_ADDED_2 = ("enum_member", "namedtuple_field", "frozen_dataclass", "simp
                     "kwargs_splat")
 TIMING_ADDED_2 = ("pytest_unittest_class", "pytest_fixture", "pytest_parametrize", "argparse_main")
 
-GENERATOR_VERSION = 2  # what a new run draws
+
+# version 3: idioms of configuration and of running steps common in real code that no earlier version wrote: a
+# value read with ``dict.get``'s default, a ``None`` default replaced in the body, a merged dict (``{**base}``), a
+# ``dataclasses.replace``d config; steps a decorator registers in a list that ``main`` runs, and steps handed to a
+# ``concurrent.futures`` executor one after another
+DELIVERY_ADDED_3 = ("dict_get_default", "none_default", "dict_merge", "dataclass_replace")
+TIMING_ADDED_3 = ("callback_registry", "executor_submit")
+
+GENERATOR_VERSION = 3  # what a new run draws
 
 
 def catalogue(version: int) -> tuple[dict[str, dict[str, bool]], dict[str, tuple[str, ...]]]:
     """(mechanisms with their variants, axes with their values) that generator ``version`` draws from."""
-    if version not in (1, 2):
+    if version not in range(1, GENERATOR_VERSION + 1):
         raise ValueError(f"unknown oracle generator version {version} (1..{GENERATOR_VERSION})")
     mechanisms = {m: dict(vs) for m, vs in MECHANISMS_V1.items()}
     axes = {"creation": CREATION_V1, "delivery": DELIVERY_V1, "timing": TIMING_V1, "layout": LAYOUT}
@@ -100,6 +110,8 @@ def catalogue(version: int) -> tuple[dict[str, dict[str, bool]], dict[str, tuple
             mechanisms[m].update(vs)
         axes = {"creation": CREATION_V1 + CREATION_ADDED_2, "delivery": DELIVERY_V1 + DELIVERY_ADDED_2,
                 "timing": TIMING_V1 + TIMING_ADDED_2, "layout": LAYOUT}
+    if version >= 3:
+        axes = {**axes, "delivery": axes["delivery"] + DELIVERY_ADDED_3, "timing": axes["timing"] + TIMING_ADDED_3}
     return mechanisms, axes
 
 

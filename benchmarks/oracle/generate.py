@@ -39,6 +39,7 @@ MODULE_SCOPE_DELIVERY = ("direct", "module_constant", "class_attr", "list_item",
                          "attr_self", "dataclass_field", "enum_member", "frozen_dataclass", "simple_namespace",
                          "global_setter")
 AT_USE.update({"enum_member": "simple_namespace", "frozen_dataclass": "namedtuple_field"})  # version 2's
+AT_USE.update({"none_default": "param_keyword"})  # version 3's: the default is written in the helper
 # decorator forms: the kernel is made where its ``def`` runs (a late kernel's decorated def sits at the use)
 DECORATOR_FORMS = ("decorator", "project_decorator", "partial_decorator", "registry_decorator")
 # single-file pytest timings: the driver is tests/test_app.py, whose module is ``test_app``
@@ -569,6 +570,23 @@ def deliver(b: Builder, form: str, key: Key, value: str, role: str = "D",
         lead = "".join(f"{x}, " for x in extra)
         b.add(role, "helpers", f"def {fn}({lead}{slot}):\n    {key.template.format(v=slot)}\n")
         return [f"opts_{n} = {{{slot!r}: {value}}}", f"{fn}({lead}**opts_{n})"]
+    if form == "dict_get_default":  # ``options.get(name, default)`` of a dict that does not hold the name
+        return [f"options_{n} = {{\"verbose\": False}}", key.template.format(v=f"options_{n}.get({slot!r}, {value})")]
+    if form == "none_default":  # a parameter defaulting to None, replaced in the body
+        fn = f"stage_{n}"
+        extra = sorted(set(re.findall(r"\bkern_\d+\b", key.template)))
+        lead = "".join(f"{x}, " for x in extra)
+        b.add(role, "helpers", f"def {fn}({lead}{slot}=None):\n    if {slot} is None:\n        {slot} = {value}\n"
+                               f"    {key.template.format(v=slot)}\n")
+        return [f"{fn}({lead.rstrip(', ')})"]
+    if form == "dict_merge":  # a defaults dict merged into another (``{**base, ...}``)
+        return [f"base_{n} = {{{slot!r}: {value}}}", f"cfg_{n} = {{**base_{n}, \"verbose\": False}}",
+                key.template.format(v=f"cfg_{n}[{slot!r}]")]
+    if form == "dataclass_replace":  # a frozen dataclass config copied with one field replaced
+        b.need(role, "dataclasses")
+        b.add(role, "helpers", f"@dataclasses.dataclass(frozen=True)\nclass Opts_{n}:\n    {slot}: Any = None\n"
+                               f"    verbose: bool = False\n")
+        return [f"cfg_{n} = dataclasses.replace(Opts_{n}(), {slot}={value})", key.template.format(v=f"cfg_{n}.{slot}")]
     raise ValueError(form)  # pragma: no cover
 
 
@@ -1138,6 +1156,20 @@ class Gen:
             self.b.add("D", "entry", "if __name__ == \"__main__\":\n    parser = argparse.ArgumentParser()\n"
                                      "    parser.add_argument(\"--verbose\", action=\"store_true\")\n"
                                      "    main(parser.parse_args())")
+        elif t == "callback_registry":  # a decorator lists the steps; main runs the list in order
+            self.b.add("D", "phases", "STEPS = []\n\n\ndef step(f):\n    STEPS.append(f)\n    return f\n")
+            for i, ph in enumerate(phases, 1):
+                self.b.add("D", "phases", f"@step\ndef phase_{i}():\n{body(ph)}\n")
+            self.b.add("D", "phases", "def main():\n    for run_step in STEPS:\n        run_step()\n")
+            self.b.add("D", "entry", "if __name__ == \"__main__\":\n    main()")
+        elif t == "executor_submit":  # each step handed to a one-thread executor, waited for before the next
+            self.b.need("D", "concurrent.futures")
+            for i, ph in enumerate(phases, 1):
+                self.b.add("D", "phases", f"def phase_{i}():\n{body(ph)}\n")
+            calls = "\n".join(f"        pool.submit(phase_{i}).result()" for i in range(1, len(phases) + 1))
+            self.b.add("D", "phases", "def main():\n    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:\n"
+                                      f"{calls}\n")
+            self.b.add("D", "entry", "if __name__ == \"__main__\":\n    main()")
         else:  # pragma: no cover
             raise ValueError(t)
         if t.startswith("pytest"):

@@ -1316,6 +1316,34 @@ def test_a_loop_over_functions_calls_each_in_turn(tmp_path):
     assert [c.callee for c in project.calls_in(file, "other")] == ["g"]
 
 
+def test_a_loop_over_a_list_filled_at_import_calls_each_function_appended_in_turn(tmp_path):
+    # `for step in STEPS: step()` over a module-level list: its literal items, then what the module appends while it
+    # is imported, in that order: `STEPS.append(f)` at module level, and each function a registering function (one
+    # whose body appends its first parameter unconditionally) is applied to as a decorator or called with. An
+    # append behind a condition, of another parameter, or made by a function run later is no registration.
+    project = project_of(tmp_path, {
+        "m.py": (
+            "import warp as wp\n"
+            "def a():\n    pass\n"
+            "def b():\n    pass\n"
+            "STEPS = [a]\n"
+            "def step(f):\n    STEPS.append(f)\n    return f\n"
+            "def maybe(f, on=True):\n    if on:\n        STEPS.append(f)\n    return f\n"
+            "def second(x, f):\n    STEPS.append(f)\n"
+            "@step\ndef c():\n    pass\n"
+            "STEPS.append(b)\n"
+            "@maybe\ndef d():\n    pass\n"
+            "step(print)\n"
+            "def later():\n    step(d)\n"
+            "@step\ndef e():\n    pass\n"
+            "def main():\n    for run in STEPS:\n        run()\n"
+        ),
+    })
+    file = _file(project, "m.py")
+    made = [(c.callee, c.ctx.item) for c in project.calls_in(file, "main")]
+    assert made == [("m.a", 1), ("m.c", 2), ("m.b", 3), ("m.e", 5)]
+
+
 def test_sources_of_an_attribute_an_instance_was_made_with(tmp_path):
     # `h.dtype` of `h = Holder(wp.float64)` (stored by __init__) and of a dataclass made with `dtype=`: what that
     # construction passed, not the attribute read

@@ -187,7 +187,7 @@ def test_launched_before_a_module_lists_runner_steps_only_in_files_that_can_reac
         ),
     })
     facts = project._facts
-    t, a, b, conftest = (_file(project, name) for name in ("test_c.py", "test_a.py", "test_b.py", "conftest.py"))
+    t, a, conftest = (_file(project, name) for name in ("test_c.py", "test_a.py", "conftest.py"))
     call = _call(t, "launch", "test_late")
     reaching = generics._scopes_reaching(facts, "kernels")
     assert (id(conftest), "loaded") in reaching.scopes and id(a) not in reaching.files

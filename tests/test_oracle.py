@@ -170,9 +170,10 @@ def test_each_added_value_draws_valid_programs(axis, value):
 
 def test_added_values_run_on_warp(tmp_path):
     """A few programs of the later catalogues run on real Warp (private caches): a unittest class and a pytest
-    fixture run by pytest, a registry decorator's kernels, steps run on an executor's thread, and a forward-only entry point of a library that
-    another entry point differentiates, whose run builds the library's module with backward code and never
-    differentiates it (the fact that variant is about; its label is not the generator's to give)."""
+    fixture run by pytest, a registry decorator's kernels, steps run on an executor's thread, and a
+    forward-only entry point of a library that another entry point differentiates, whose run builds the
+    library's module with backward code and never differentiates it (the fact that variant is about; its
+    label is not the generator's to give)."""
     from benchmarks.oracle.truth import run_program
 
     programs = [_first_with("timing", "pytest_unittest_class", 11), _first_with("timing", "pytest_fixture", 11),

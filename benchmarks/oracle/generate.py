@@ -1167,7 +1167,8 @@ class Gen:
             for i, ph in enumerate(phases, 1):
                 self.b.add("D", "phases", f"def phase_{i}():\n{body(ph)}\n")
             calls = "\n".join(f"        pool.submit(phase_{i}).result()" for i in range(1, len(phases) + 1))
-            self.b.add("D", "phases", "def main():\n    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:\n"
+            self.b.add("D", "phases", "def main():\n"
+                                      "    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:\n"
                                       f"{calls}\n")
             self.b.add("D", "entry", "if __name__ == \"__main__\":\n    main()")
         else:  # pragma: no cover

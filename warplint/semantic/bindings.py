@@ -595,8 +595,9 @@ class Bindings:
             if len(bound) != 1:
                 return None
             value = bound[0].value
-            if not bound[0].ctx.scope and value.kind == "seq" and value.text.startswith("["):
-                appended = self._appended_at_import(owner, name)
+            if not bound[0].ctx.scope and value.kind == "seq":  # (a tuple has no append: nothing is found)
+                appended = self.cached(("appended at import", owner.path, name),
+                                       lambda: self._appended_at_import(owner, name))
         if value.kind != "seq":
             return None
         return tuple(item for item in value.items if isinstance(item, Value)) + appended
@@ -604,27 +605,26 @@ class Bindings:
     def _appended_at_import(self, file: FileModel, name: str) -> tuple[Value, ...]:
         """What ``file``'s module-level list ``name`` has appended while the module is imported, in that order:
         ``name.append(x)`` at module level, and the function each module-level call of a registering function
-        passes it, or each module-level ``def`` it decorates (a function whose body appends its first parameter to
-        the list, unconditionally: ``@step`` runs ``step(f)`` when the ``def`` runs, and ``f`` is appended, whatever
-        the decorator returns)."""
+        passes it, or each module-level ``def`` it decorates (a module-level function whose body appends its first
+        parameter to the list, unconditionally: ``@step`` runs ``step(f)`` when the ``def`` runs, and ``f`` is
+        appended, whatever the decorator returns)."""
         append = f"{file.module}.{name}.append"
         own = self.file_facts.cached(file, file_facts.call_tables).by_scope
         registering: set[str] = set()
-        for fn in file.functions.values():
-            first = fn.params[0].name if fn.params and not fn.params[0].star else None
-            if not fn.ctx.scope and first is not None and any(
-                    call.callee == append and len(call.args) == 1 and call.args[0].kind == "name"
-                    and call.args[0].local and call.args[0].text == first
-                    and not (call.ctx.conditions or call.ctx.in_loop or call.ctx.try_index is not None)
-                    for call in own.get(fn.qualname, ())):
-                registering.add(self.fqname(file, fn.qualname))
-        found: list[tuple[int, Value]] = []
-        for call in own.get("", ()):
-            if len(call.args) == 1 and (call.callee == append or call.callee in registering):
-                found.append((call.ctx.order, call.args[0]))
-        for fn in file.functions.values():
-            if not fn.ctx.scope and not fn.class_name and registering.intersection(fn.decorators):
-                found.append((fn.ctx.order, Value("name", fn.name, ref=self.fqname(file, fn.qualname))))
+        for scope, calls in own.items():
+            fn = file.functions.get(scope)
+            if fn is None or fn.ctx.scope or not fn.params or fn.params[0].star:
+                continue
+            if any(call.callee == append and len(call.args) == 1 and call.args[0].kind == "name"
+                   and call.args[0].local and call.args[0].text == fn.params[0].name
+                   and not (call.ctx.conditions or call.ctx.in_loop or call.ctx.try_index is not None)
+                   for call in calls):
+                registering.add(self.fqname(file, scope))
+        found = [(call.ctx.order, call.args[0]) for call in own.get("", ())
+                 if len(call.args) == 1 and (call.callee == append or call.callee in registering)]
+        found += [(fn.ctx.order, Value("name", fn.name, ref=self.fqname(file, fn.qualname)))
+                  for fn in file.functions.values()
+                  if not fn.ctx.scope and not fn.class_name and registering.intersection(fn.decorators)]
         return tuple(item for _, item in sorted(found, key=lambda pair: pair[0]))
 
     def _function_of(self, file: FileModel, scope: str, value: Value) -> _Bound | None:

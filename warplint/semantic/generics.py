@@ -398,17 +398,23 @@ def _scopes_launching(facts: IdentityFacts, key: KernelKey) -> _Reaching:
 
 
 def _scopes_reaching(facts: IdentityFacts, module: str) -> _Reaching:
-    """The scopes whose run can launch a kernel of ``module`` or load a module (``_scopes_launching`` for a
-    module's kernels), with every scope that writes a ``load_module``/``force_load`` of any module: which modules
-    a load loads can be decided by the call that reaches it (``IdentityFacts.loads_at``). Every timeline event
-    ``launched_before`` can match for ``module`` is made in one of these."""
+    """The scopes whose run can launch a kernel of ``module`` (``_scopes_launching`` for a module's kernels) or load
+    a module (``_scopes_loading``). Every timeline event ``launched_before`` can match for ``module`` is made in one
+    of these."""
     def compute() -> _Reaching:
-        starts = _launch_scopes(facts.launches_of_module(module))
-        for f in facts.bindings.files:
-            starts.extend((f, call.ctx.scope) for call in facts.bindings.warp_calls(f, *LOAD_CALLS))
-        return _with_callers(facts, starts)
+        launching = _with_callers(facts, _launch_scopes(facts.launches_of_module(module)))
+        loading = _scopes_loading(facts)
+        return _Reaching(launching.scopes | loading.scopes, launching.files | loading.files)
 
     return facts.cached(("scopes reaching", module), compute)
+
+
+def _scopes_loading(facts: IdentityFacts) -> _Reaching:
+    """Every scope that writes a ``load_module``/``force_load`` of any module, and its callers however far up:
+    which modules a load loads can be decided by the call that reaches it (``IdentityFacts.loads_at``). Once per
+    project, whichever module is asked about."""
+    return facts.cached("scopes loading", lambda: _with_callers(facts, [
+        (f, call.ctx.scope) for f in facts.bindings.files for call in facts.bindings.warp_calls(f, *LOAD_CALLS)]))
 
 
 def _launch_scopes(launches: Iterable[Launch]) -> list[tuple[FileModel, str]]:

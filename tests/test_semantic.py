@@ -538,6 +538,31 @@ def test_class_attributes_and_annotated_config(tmp_path):
     assert values["z"].constants() == [32]
 
 
+def test_a_dict_display_holds_what_its_double_star_unpacks_where_it_stands(tmp_path):
+    # `{**base, "k": v}` is built in the display's order, a later key replacing an earlier one: the written key
+    # after `**` wins, the unpacked one after a written key wins, keys only the base has are kept; a mapping the
+    # evaluator does not know (a parameter) may hold any key
+    project = project_of(tmp_path, {"d.py": (
+        "import warp as wp\n"
+        "BASE = {'block_dim': 64, 'unroll': 4}\n"
+        "def use(options):\n"
+        "    merged = {**BASE, 'block_dim': 128}\n"
+        "    overridden = {'block_dim': 32, **BASE}\n"
+        "    local = {'tag': 1}\n"
+        "    nested = {**{**local, 'block_dim': 16}, 'verbose': False}\n"
+        "    a = merged['block_dim']\n    b = merged['unroll']\n    c = overridden['block_dim']\n"
+        "    d = nested['block_dim']\n    e = {**options, 'verbose': False}['block_dim']\n"
+    )})
+    file = _file(project, "d.py")
+    evaluator = project.layer.evaluator
+    values = {a.target.text: evaluator.values(file, a.value, "use") for a in file.assignments if a.ctx.scope == "use"}
+    assert values["a"].constants() == [128] and values["a"].known
+    assert values["b"].constants() == [4]
+    assert values["c"].constants() == [64] and values["c"].known
+    assert values["d"].constants() == [16] and values["d"].known
+    assert not values["e"].known
+
+
 def test_an_instance_attribute_is_what_its_own_construction_passed(tmp_path):
     # FAMILY.single is the `single=` of FAMILY's construction, not of every Family the project makes; an
     # __init__ that stores its parameter is bound at the construction; a field not passed keeps its default

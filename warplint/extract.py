@@ -414,10 +414,16 @@ class Extractor(cst.CSTVisitor):
             const = None
             if len(pairs) == len(dict_elements) and all(k.kind == "const" and v.is_const for k, v in pairs):
                 const = {k.const: v.const for k, v in pairs}
-            # `{**base, "k": v}`: the items of `base` are the dict's too (``Value.unpacked``)
-            unpacked = tuple(Value("unpack", text="**", base=self._value(el.value, depth + 1))
-                             for el in dict_elements[:_MAX_ITEMS] if isinstance(el, cst.StarredDictElement))
-            return Value("dict", text="{...}", items=tuple(pairs), const=const, unpacked=unpacked)
+            # `{**base, "k": v}`: the items of `base` are the dict's too (``Value.unpacked``), where the `**` stands
+            # (``const``: how many pairs are written before it; a later key replaces an earlier one)
+            starred: list[Value] = []
+            written = 0
+            for el in dict_elements[:_MAX_ITEMS]:
+                if isinstance(el, cst.StarredDictElement):
+                    starred.append(Value("unpack", text="**", const=written, base=self._value(el.value, depth + 1)))
+                else:
+                    written += 1
+            return Value("dict", text="{...}", items=tuple(pairs), const=const, unpacked=tuple(starred))
         if kind is cst.Subscript:
             subscript = cast(cst.Subscript, node)
             base = self._value(subscript.value, depth + 1)

@@ -453,8 +453,8 @@ class Evaluator:
                 return ValueSet.of(Const(value.const))
             pairs = tuple((self.values(file, k, scope, site), self.values(file, v, scope, site))
                           for k, v in value.items)
-            if value.unpacked:  # `{**base, "k": v}`: the items of `base`, not known here, are the dict's too
-                pairs += ((_UNKNOWN, _UNKNOWN),)
+            if value.unpacked:  # `{**base, "k": v}`: the items of `base` are the dict's too, where `**` stands
+                pairs = self._display_pairs(file, value, pairs, scope, site)
             return ValueSet.of(Mapping(pairs)) if pairs else ValueSet.of(Unknown("a dict"))
         if kind == "unset":
             return ValueSet(frozenset())
@@ -1752,6 +1752,42 @@ class Evaluator:
                    else ValueSet.of(Const(None, f"{owner.text}.get() of a missing key")))
         lookup = Value("subscript", text=f"{owner.text}[...]", base=owner, key=value.args[0])
         return self._subscript(file, lookup, scope, site, missing=default)
+
+    def _display_pairs(self, file: FileModel, value: Value, written: tuple[tuple[ValueSet, ValueSet], ...],
+                       scope: str, site: Site | None) -> tuple[tuple[ValueSet, ValueSet], ...]:
+        """The items of a dict display with ``**`` in it, as Python builds it: each written pair and each unpacked
+        mapping's items in the display's order, a later key replacing an earlier equal one. A mapping that is not
+        one known dict (several, a parameter, one filled later) holds items not known here."""
+        merged: list[tuple[ValueSet, ValueSet]] = []
+
+        def put(pair: tuple[ValueSet, ValueSet]) -> None:
+            key = pair[0]
+            if len(key) == 1 and isinstance(only := next(iter(key)), Const):
+                merged[:] = [p for p in merged if not (len(p[0]) == 1 and next(iter(p[0])) == only)]
+            merged.append(pair)
+
+        placed = 0
+        for unpack in sorted(value.unpacked, key=lambda u: u.const if isinstance(u.const, int) else len(written)):
+            at = unpack.const if isinstance(unpack.const, int) else len(written)
+            for pair in written[placed:at]:
+                put(pair)
+            placed = max(placed, at)
+            for pair in self._unpacked_items(file, unpack.base, scope, site):
+                put(pair)
+        for pair in written[placed:]:
+            put(pair)
+        return tuple(merged)
+
+    def _unpacked_items(self, file: FileModel, base: Value | None, scope: str, site: Site | None
+                        ) -> list[tuple[ValueSet, ValueSet]]:
+        """The (key, value) pairs of the mapping ``**base`` unpacks: one known dict's, else one unknown pair."""
+        found = self.values(file, base, scope, site) if base is not None else _UNKNOWN
+        only = next(iter(found)) if len(found) == 1 else None
+        if isinstance(only, Const) and isinstance(only.value, dict):
+            return [(ValueSet.of(Const(k)), ValueSet.of(Const(v))) for k, v in only.value.items()]
+        if isinstance(only, Mapping) and not only.filled:
+            return list(only.items)
+        return [(_UNKNOWN, _UNKNOWN)]
 
     def _subscript(self, file: FileModel, value: Value, scope: str, site: Site | None,
                    missing: ValueSet | None = None) -> ValueSet:

@@ -1341,6 +1341,31 @@ def test_a_loop_over_functions_calls_each_in_turn(tmp_path):
     assert [c.callee for c in project.calls_in(file, "other")] == ["g"]
 
 
+def test_work_submitted_to_an_executor_is_a_call_of_the_function_submitted(tmp_path):
+    # `pool.submit(fn, *args, **kwargs)` on a `concurrent.futures` executor (`with ThreadPoolExecutor() as pool`, or
+    # a name bound to one) calls `fn` with those arguments where the work is submitted; a `submit` of an object of
+    # another class (a project queue) calls nothing the layer knows
+    project = project_of(tmp_path, {
+        "m.py": (
+            "import concurrent.futures\nimport warp as wp\n"
+            "def step(n, scale=1):\n    pass\n"
+            "class Queue:\n    def submit(self, fn):\n        pass\n"
+            "def main():\n"
+            "    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:\n"
+            "        pool.submit(step, 2, scale=3).result()\n"
+            "    executor = concurrent.futures.ProcessPoolExecutor()\n"
+            "    executor.submit(step, 4)\n"
+            "    queue = Queue()\n"
+            "    queue.submit(step)\n"
+        ),
+    })
+    file = _file(project, "m.py")
+    made = [(c.callee, [a.const for a in c.args], {k: v.const for k, v in c.kwargs.items()})
+            for c in project.calls_in(file, "main") if c.callee in ("m.step", "queue.submit")]
+    assert made == [("m.step", [2], {"scale": 3}), ("m.step", [4], {}), ("queue.submit", [None], {})]
+    assert len([c for _, c in project.call_sites("m.step") if c.ctx.scope == "main"]) == 2
+
+
 def test_a_loop_over_a_list_filled_at_import_calls_each_function_appended_in_turn(tmp_path):
     # `for step in STEPS: step()` over a module-level list: its literal items, then what the module appends while it
     # is imported, in that order: `STEPS.append(f)` at module level, and each function a registering function (one

@@ -14,6 +14,7 @@ package docstring gives the layer's order). Installed third-party packages are l
 from __future__ import annotations
 
 import builtins
+import concurrent.futures
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
@@ -35,7 +36,7 @@ from .context import (
 )
 from .file_facts import FileFacts
 from .reads import KeptFacts, ReadRecorder
-from .values import NAMESPACE_CONSTRUCTOR
+from .values import EXECUTORS_MODULE, NAMESPACE_CONSTRUCTOR
 
 
 class _ModuleTable(dict):
@@ -493,6 +494,10 @@ class Bindings:
         call of a project calls no such name."""
         def compute() -> dict[int, list[Call]]:
             found = self._parametrized_dispatches(file)
+            for call in self._calls_by_last_name_of(file).get("submit", ()):
+                submitted = self._submitted(file, call)
+                if submitted is not None:
+                    found[id(call)] = [submitted]
             bound = self.cached("names bound to functions", self._names_bound_to_functions)
             if not bound:
                 return found
@@ -509,6 +514,25 @@ class Bindings:
             return found
 
         return self.cached(("dispatched calls", id(file)), compute)
+
+    def _submitted(self, file: FileModel, call: Call) -> Call | None:
+        """``executor.submit(fn, *args, **kwargs)`` on an executor of the standard library (the name it is read off
+        bound, last before the call, to a construction of a ``concurrent.futures.Executor`` subclass, as ``with
+        ThreadPoolExecutor() as pool`` binds it): the call of the project function ``fn`` with those arguments, made
+        where the work is submitted. None for any other ``submit``."""
+        receiver, _, _ = call.callee.rpartition(".")
+        if not call.args or call.has_star_args or not receiver or "." in receiver:
+            return None
+        scope = call.ctx.scope
+        bindings = [a for a in self.name_assignments(file, scope, receiver)
+                    if a.ctx.scope != scope or a.ctx.order < call.ctx.order]
+        if not bindings:
+            return None
+        value = max(bindings, key=lambda a: a.ctx.order).value
+        if not (value.kind == "call" and value.ref and _is_executor_class(value.ref)):
+            return None
+        target = self._function_of(file, scope, call.args[0])
+        return None if target is None else self._call_of(replace(call, args=call.args[1:]), target, call.ctx.item)
 
     def _parametrized_dispatches(self, file: FileModel) -> dict[int, list[Call]]:
         """The calls of project functions a test makes through a parameter ``@pytest.mark.parametrize`` binds to
@@ -968,3 +992,13 @@ def read_off_parameter(file: FileModel, scope: str, dotted: str) -> str:
             return ""
         fn = file.functions.get(fn.ctx.scope)
     return ""
+
+
+def _is_executor_class(ref: str) -> bool:
+    """``ref`` names a class of the standard library's ``concurrent.futures`` that is an ``Executor`` (looked up in
+    the installed module, not by name)."""
+    module, _, name = ref.rpartition(".")
+    if module != EXECUTORS_MODULE:
+        return False
+    found = getattr(concurrent.futures, name, None)
+    return isinstance(found, type) and issubclass(found, concurrent.futures.Executor)

@@ -144,6 +144,9 @@ class Mapping:
 
 # The standard library's class whose instances carry the keywords they were made with as attributes
 NAMESPACE_CONSTRUCTOR = "types.SimpleNamespace"
+# the standard library's executors (``concurrent.futures``): ``submit(fn, *args, **kwargs)`` calls ``fn`` with those
+# arguments, in a worker, in the order work is submitted (``result()`` waits for it)
+EXECUTORS_MODULE = "concurrent.futures"
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,12 @@ def _file(project, suffix):
     return next(f for f in project.files if f.path.endswith(suffix))
 
 
+def _values_of_locals(project, file, scope="use"):
+    """What the evaluator gives each name ``scope`` assigns, by name."""
+    evaluator = project.layer.evaluator
+    return {a.target.text: evaluator.values(file, a.value, scope) for a in file.assignments if a.ctx.scope == scope}
+
+
 def test_one_answer_for_a_module_name_in_a_variable(tmp_path):
     # The drift the layer removes: three evaluators used to give three answers here.
     project = project_of(tmp_path, {
@@ -531,8 +537,7 @@ def test_class_attributes_and_annotated_config(tmp_path):
         ),
     })
     file = _file(project, "c.py")
-    evaluator = project.layer.evaluator
-    values = {a.target.text: evaluator.values(file, a.value, "use") for a in file.assignments if a.ctx.scope == "use"}
+    values = _values_of_locals(project, file)
     assert values["x"].constants() == [64]
     assert values["y"].constants() == [128]
     assert values["z"].constants() == [32]
@@ -554,8 +559,7 @@ def test_a_dict_display_holds_what_its_double_star_unpacks_where_it_stands(tmp_p
         "    d = nested['block_dim']\n    e = {**options, 'verbose': False}['block_dim']\n"
     )})
     file = _file(project, "d.py")
-    evaluator = project.layer.evaluator
-    values = {a.target.text: evaluator.values(file, a.value, "use") for a in file.assignments if a.ctx.scope == "use"}
+    values = _values_of_locals(project, file)
     assert values["a"].constants() == [128] and values["a"].known
     assert values["b"].constants() == [4]
     assert values["c"].constants() == [64] and values["c"].known
@@ -577,8 +581,7 @@ def test_an_instance_attribute_is_what_its_own_construction_passed(tmp_path):
         "    k = A.batch if flag else B.single\n"
     )})
     file = _file(project, "f.py")
-    evaluator = project.layer.evaluator
-    values = {a.target.text: evaluator.values(file, a.value, "use") for a in file.assignments if a.ctx.scope == "use"}
+    values = _values_of_locals(project, file)
     assert values["a"].constants() == [1]
     assert values["b"].constants() == [3]
     assert values["n"].constants() == [None]
@@ -1175,8 +1178,7 @@ def test_a_table_indexed_by_a_run_time_key_is_any_of_its_items(tmp_path):
         "    a = TABLE[mode]\n    b = TABLE.get(mode, 8)\n    c = SIZES[n.shape[0]]\n    d = TABLE['fast']\n"
     )})
     file = _file(project, "t.py")
-    evaluator = project.layer.evaluator
-    values = {a.target.text: evaluator.values(file, a.value, "use") for a in file.assignments if a.ctx.scope == "use"}
+    values = _values_of_locals(project, file)
     assert sorted(values["a"].constants()) == [64, 128] and values["a"].known
     assert sorted(values["b"].constants()) == [8, 64, 128]
     assert sorted(values["c"].constants()) == [32, 64]
@@ -1468,8 +1470,7 @@ def test_a_random_choice_is_any_item_of_its_sequence(tmp_path):
         "    d = random.sample(SIZES, 1)\n    e = picker.choice(SIZES)\n"
     )})
     file = _file(project, "r.py")
-    evaluator = project.layer.evaluator
-    values = {a.target.text: evaluator.values(file, a.value, "use") for a in file.assignments if a.ctx.scope == "use"}
+    values = _values_of_locals(project, file)
     assert sorted(values["a"].constants()) == [64, 128] and values["a"].known
     assert values["b"].constants() == [256]
     assert not values["c"].known

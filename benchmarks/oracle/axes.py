@@ -40,9 +40,10 @@ MECHANISMS_V1: dict[str, dict[str, bool]] = {
     "CS-6": {"late_instance": True, "registered_up_front": False, "one_dtype": False},
     # CS-9: module="unique" on stable kernels
     "CS-9": {"stable_unique": True, "specializations": False, "shared_module": False},
-    # CS-10: enable_backward and differentiation
+    # CS-10: enable_backward and differentiation (a module built with backward code nothing differentiates is
+    # a defect: the truth labels it ``adjoint-unused``)
     "CS-10": {"backward_off_after_import": True, "backward_off_before_import": False,
-              "differentiated": False, "not_differentiated": False},
+              "differentiated": False, "not_differentiated": True},
     # CS-13: preloads
     "CS-13": {"force_load_all": True, "force_load_modules": False, "swallowed_typo": True,
               "load_correct_name": False},
@@ -79,8 +80,8 @@ MECHANISMS_ADDED_2: dict[str, dict[str, bool]] = {
     # CS-6: a generic kernel by an array annotation with no dtype (``wp.array(ndim=1)``: generic in Warp)
     "CS-6": {"late_instance_untyped": True, "one_dtype_untyped": False},
     # CS-10: backward built for a library's kernels by a forward-only entry point, while another entry point
-    # of the project differentiates them (the truth has no label for backward built and unused: facts only)
-    "CS-10": {"forward_entry_of_differentiated_library": True},
+    # of the project differentiates them: no defect (both programs build, and share, one identity)
+    "CS-10": {"forward_entry_of_differentiated_library": False},
 }
 CREATION_ADDED_2 = ("partial_decorator", "partial_call", "comprehension", "getattr_lookup", "class_attr_kernel",
                     "registry_decorator")

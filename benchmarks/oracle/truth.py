@@ -20,7 +20,11 @@ generator's intent:
 - ``unique-stable`` (CS-9): a kernel with one content alone in a ``unique`` module (a module Warp renamed
   after the kernel joined it), where a module shared with another module the process built would have built
   once: each one's kernels existed before the other's first build (else sharing rebuilds: no build saved);
-- facts, not scored: per module whether backward code was built and whether anything differentiated.
+- ``adjoint-unused`` (CS-10): a module built with backward (adjoint) code that no run of the project
+  differentiated (an adjoint launch, or a launch a ``wp.Tape`` recorded), neither the command's nor any other
+  entry point's (each top-level script with a ``__main__`` block is run once more for that); at its kernels'
+  definitions, a too-late ``enable_backward`` assignment and any option call that forces it;
+- facts, not scored: per module whether backward code was built and whether the command's run differentiated.
 
 Where a label needs a line the recorder cannot give (a ``try: load_module(..) except`` that built nothing,
 an ``atexit`` rmtree), the generator's marked line is used *only if the probe saw it run* and the runtime
@@ -37,6 +41,7 @@ from typing import Any
 
 from warplint.confirm.events import RunData, is_warp_module
 from warplint.confirm.runner import Workspace, run_pass
+from warplint.confirm.sources import scan_cache
 
 from .generate import Program
 
@@ -59,6 +64,15 @@ def _probe_lines(program: Program, root: str) -> dict[str, list[int]]:
         for path, line in where:
             out.setdefault(os.path.join(root, path), set()).add(line)
     return {p: sorted(v) for p, v in out.items()}
+
+
+def other_entry_points(program: Program) -> list[str]:
+    """The program's scripts other than its command's: a top-level file with a ``__main__`` block (a project's
+    second program, e.g. a training script beside a forward-only one). Run for what they differentiate: a
+    module another program of the project differentiates builds the same identity, backward included."""
+    ran = program.command[0] if program.command and not program.command[0].startswith("-") else None
+    return sorted(path for path, text in program.files.items()
+                  if "/" not in path and path != ran and 'if __name__ == "__main__":' in text)
 
 
 def needs_warm(cold: RunData, cache_root: str) -> str | None:
@@ -106,15 +120,23 @@ def run_program(program: Program, pch_dir: str | None = None, timeout: float = T
             cold_p = run_pass(ws, "cold", command, cwd=root, timeout=timeout, env=env)
             cold = RunData.from_events("cold", cold_p.events, root)
             failed = cold_p.failure("cold")
+            sources = scan_cache(ws.warp_cache)  # before a warm pass can build again
             warm_p = None
             why_warm = None if failed else needs_warm(cold, ws.warp_cache)
             if why_warm:
                 warm_p = run_pass(ws, "warm", command, cwd=root, timeout=timeout, env=env)
                 failed = warm_p.failure("warm")
+            elsewhere: set[str] = set()
+            for n, script in enumerate([] if failed else other_entry_points(program)):
+                other_p = run_pass(ws, f"entry{n}", [sys.executable, script], cwd=root, timeout=timeout, env=env)
+                failed = other_p.failure(f"entry point {script}")
+                if failed:
+                    break
+                elsewhere |= differentiated(RunData.from_events(f"entry{n}", other_p.events, root))
         finally:
             ws.cleanup()
         warm = RunData.from_events("warm", warm_p.events, root) if warm_p is not None else None
-        truth = derive(cold, warm, program, os.path.realpath(root))
+        truth = derive(cold, warm, program, os.path.realpath(root), frozenset(elsewhere), sources)
         truth["failed"] = failed
         truth["warm_run"] = why_warm
         truth["recorder_ok"] = cold.recorder_started and cold.warp_hooked and not cold.recorder_errors
@@ -168,7 +190,18 @@ def _uniq(ranges: list) -> list:
     return out
 
 
-def derive(cold: RunData, warm: RunData | None, program: Program, root: str) -> dict[str, Any]:
+def differentiated(run: RunData) -> set[str]:
+    """The modules a run differentiated: an adjoint launch of one of their kernels, or a launch a ``wp.Tape``
+    recorded (as ``--confirm``'s CS-10 cost reads it: erring towards used)."""
+    return {shape.module for shape, count in run.topology().items() if shape.adjoint or (count.taped or 0) > 0}
+
+
+def derive(cold: RunData, warm: RunData | None, program: Program, root: str,
+           differentiated_elsewhere: frozenset[str] = frozenset(),
+           sources: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The labels of one program's runs; ``differentiated_elsewhere``: the modules its other entry points
+    differentiated (``other_entry_points``); ``sources``: the generated source of each identity the cold pass
+    left in its cache (``scan_cache``)."""
     P = _Paths(root)
     items: list[dict[str, Any]] = []
     user_loads = [e for e in cold.builds() if not is_warp_module(e.get("module"))]
@@ -367,12 +400,54 @@ def derive(cold: RunData, warm: RunData | None, program: Program, root: str) -> 
                           "lines": _uniq([P.define(made[0]), *[P.site(k) for k in made]]),
                           "related": [], "count": 1, "module": next(iter(builds.values())).get("module")})
 
-    # facts: backward built / used per user module
+    # facts: backward built / used per user module (in the command's run)
     adjoint = {e.get("module") for e in cold.topology_events if e.get("adjoint")}
     backward: dict[str, dict[str, bool]] = {}
     for e in user_loads:
         backward[str(e.get("module"))] = {"built": e.get("enable_backward") == "True",
                                           "used": e.get("module") in adjoint}
+
+    # CS-10: a module built with backward (adjoint) code that no run of the project differentiated: neither
+    # the command's (an adjoint launch, or a launch a wp.Tape recorded) nor another entry point's
+    used = differentiated(cold) | set(differentiated_elsewhere)
+    lost_backward: dict[str, list] = {}
+    for x in cold.lost_options():
+        if x["option"] == "enable_backward":
+            lost_backward.setdefault(str(x["load"].get("module")), []).append(P.site(x["assignment"]))
+    forced: dict[str, list] = {}
+    for so in cold.set_options:
+        if (so.get("options") or {}).get("enable_backward") in (True, "True"):
+            forced.setdefault(str(so.get("module")), []).append(P.site(so))
+    def adjoint_built(load: dict) -> bool:
+        """Whether the build generated adjoint code: read from its source when the cache still holds it, else
+        Warp's rule: a kernel's own ``enable_backward`` overrides its module's option for its adjoint."""
+        stats = (sources or {}).get(load.get("ident") or "")
+        if stats:
+            return bool(stats["adjoint_bytes"])
+        module_on = load.get("enable_backward") == "True"
+        made = kernels_of.get((load.get("pid"), load.get("mid")), [])
+        return any((k.get("enable_backward") or str(module_on)) == "True" for k in made) if made else module_on
+
+    kernels_of: dict[tuple, list[dict]] = {}
+    for k in cold.kernels:
+        kernels_of.setdefault((k.get("pid"), k.get("mid")), []).append(k)
+    unused: dict[str, list] = {}
+    for e in user_loads:
+        name = str(e.get("module"))
+        if name in used or not adjoint_built(e):
+            continue
+        lines = unused.setdefault(name, [])
+        made = kernels_of.get((e.get("pid"), e.get("mid")), [])
+        for k in made:  # where each kernel is defined and where it is made (``wp.kernel(f)`` in another file)
+            lines += [P.define(k), P.site(k)]
+        if not made:
+            for path, line, key in (tuple(k[:3]) for k in e.get("kernels") or ()):
+                lines.append(P.define(kernel_by_key.get(key)) or ([P.rel(path), line, line] if P.rel(path) else None))
+    for name, kernel_lines in unused.items():
+        lines = _uniq(kernel_lines + lost_backward.get(name, []) + forced.get(name, []))
+        if lines:
+            items.append({"mech": "CS-10", "kind": "adjoint-unused", "module": name, "lines": lines,
+                          "related": [], "count": 1, "why": "backward code built, never differentiated"})
     facts = {"backward": backward, "identities": len(cold.identities()),
              "compiled": len(cold.compiled()), "warm_compiled": len(warm.compiled()) if warm else None,
              "rebuilds": len(cold.rebuilds)}

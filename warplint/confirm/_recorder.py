@@ -731,6 +731,8 @@ class _Recorder:
                     module_loaded=bool(execs),
                     loaded_hashes=sorted({e.module_hash.hex() for e in execs.values() if e.module_hash}),
                     generic=bool(self.is_generic),
+                    # the kernel's own option, which overrides its module's for its adjoint (None: follows it)
+                    enable_backward=_own_option(self, "enable_backward"),
                     site=rec.user_site(2),
                 )
             except Exception as e:
@@ -934,6 +936,12 @@ def _codegen_line(warp):
     except Exception:
         pass
     return None
+
+
+def _own_option(kernel, name):
+    """A kernel's own option (``@wp.kernel(enable_backward=...)``) as text, None when it has none."""
+    options = getattr(kernel, "options", None) or {}
+    return str(options[name]) if name in options else None
 
 
 def _dims(dim):

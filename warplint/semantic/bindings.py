@@ -215,8 +215,39 @@ class Bindings:
         found = self._owner_prefix(ref)
         return found[0].module + ref[len(found[1]):] if found is not None else ref
 
+    def definition(self, ref: str) -> str:
+        """``ref`` spelled where Python finds its object: a name a project module imports at module level and does
+        not bind itself (``from ._src.sim.ik import IKObjective`` in ``newton/ik.py``) is the imported name,
+        followed to the module that defines it, and the rest of ``ref`` read off that; anything else as it is
+        (in its canonical spelling)."""
+        table: dict[str, str] = self.cached("definitions", dict)
+        found = table.get(ref)
+        if found is None:
+            found = table[ref] = self._definition(self.canonical_ref(ref), set())
+        return found
+
+    def _definition(self, ref: str, seen: set[tuple[str, str]]) -> str:
+        located = self._owner_prefix(ref)
+        if located is None or located[1] == ref:
+            return ref
+        owner, prefix = located
+        head, _, tail = ref[len(prefix) + 1:].partition(".")
+        if (head in owner.functions or head in owner.classes or (owner.path, head) in seen
+                or self.name_assignments(owner, "", head)):
+            return ref
+        for imp in owner.imports:
+            if imp.ctx.scope:
+                continue
+            for imported, alias in imp.names:
+                if alias == head and imported != "*":
+                    seen.add((owner.path, head))
+                    target = self._definition(self.canonical_ref(f"{imp.module}.{imported}" if imp.module
+                                                                  else imported), seen)
+                    return f"{target}.{tail}" if tail else target
+        return ref
+
     def is_class(self, fqname: str) -> bool:
-        fqname = self.canonical_ref(fqname)
+        fqname = self.definition(fqname)
         owner = self.owner_of(fqname)
         return owner is not None and fqname[len(owner.module) + 1:] in owner.classes
 
@@ -227,12 +258,12 @@ class Bindings:
             for f in self.files:
                 for qual, bases in f.classes.items():
                     for base in bases:
-                        table.setdefault(self.canonical_ref(base), []).append(self.fqname(f, qual))
+                        table.setdefault(self.definition(base), []).append(self.fqname(f, qual))
             return table
 
         derived = self.cached("subclasses by base", by_base)
         found: list[str] = []
-        pending = [self.canonical_ref(fqname)]
+        pending = [self.definition(fqname)]
         while pending:
             for sub in derived.get(pending.pop(), ()):
                 if sub not in found:
@@ -682,6 +713,10 @@ class Bindings:
         unpacked = (*unpacked, *(replace(u, const=u.const + len(args)) if u.text == "*" else u for u in own))
         return Call(fqname, call.span, (*args, *call.args), {**kwargs, **call.kwargs}, ctx,
                     call.assigned_to, bool(unpacked), read_off=read_off, unpacked=unpacked)
+
+    def assignments_in(self, file: FileModel, scope: str) -> list[Assignment]:
+        """The assignments written in ``scope`` of ``file``, in source order."""
+        return self.file_facts.cached(file, file_facts.assignment_tables).by_scope.get(scope, [])
 
     def name_assignments(self, file: FileModel, scope: str, name: str) -> tuple[Assignment, ...]:
         """Assignments ``name = ...`` written directly in ``scope``, in source order."""

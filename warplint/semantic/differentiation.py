@@ -409,6 +409,49 @@ def _launched_by(facts: IdentityFacts, file: FileModel, scope: str) -> Launched:
     return Launched(frozenset(kernels), unbounded)
 
 
+def _kept_in_its_function(facts: IdentityFacts, file: FileModel, call: Call) -> bool:
+    """A ``wp.Tape()`` bound to one local name of a plain function that the function neither returns, yields,
+    passes to a call, stores anywhere nor leaves to a nested function: it records only while that function runs
+    (its callers' other launches happen before or after), so what its callers launch is not recorded."""
+    fn = file.functions.get(call.ctx.scope)
+    if fn is None or fn.first_yield:
+        return False
+    if is_warp(call.callee):  # the construction: `tape = wp.Tape()`
+        if len(call.assigned_to) != 1:
+            return False
+        name = call.assigned_to[0]
+    else:  # a method of the tape: `tape.backward()`, its receiver a local name bound to wp.Tape() (_tape_method)
+        name = facts.bindings.callee_of(file, call).rpartition(".")[0]
+        if not name or "." in name:
+            return False
+    if any(_mentions(v, name) for v in fn.returns):
+        return False
+    if any(q.startswith(f"{fn.qualname}.") and name in nested.loaded for q, nested in file.functions.items()):
+        return False
+    for other in facts.bindings.calls_in(file, fn.qualname):
+        if other is not call and any(_mentions(v, name) for v in (*other.args, *other.kwargs.values(),
+                                                                   *other.unpacked)):
+            return False
+    assigned = facts.bindings.name_assignments(file, fn.qualname, name)
+    if len(assigned) != 1:
+        return False  # rebound (another tape, or something else under its name)
+    return not any(_mentions(a.value, name) for a in facts.bindings.assignments_in(file, fn.qualname))
+
+
+def _mentions(value: Value | None, name: str) -> bool:
+    """Whether the expression ``value`` reads the local ``name`` (anywhere in it)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if not isinstance(v, Value):
+            continue
+        if v.kind == "name" and v.local and v.text == name:
+            return True
+        stack.extend((*v.args, *v.kwargs.values(), v.base, v.key, *v.unpacked))
+        stack.extend(x for item in v.items for x in (item if isinstance(item, tuple) else (item,)))
+    return False
+
+
 def _tape_scopes(file: FileModel, scope: str) -> list[str]:
     """The scopes a tape made in ``scope`` can record: the whole file for a module-level tape, else the
     outermost function around ``scope`` with every function nested in it, and every method of its class."""
@@ -427,10 +470,13 @@ def _tape_scopes(file: FileModel, scope: str) -> list[str]:
 
 
 def imported_files(facts: IdentityFacts, file: FileModel) -> list[FileModel]:
-    """The project files a file imports, transitively (itself included): what its program can launch."""
+    """The project files a file imports, transitively (itself included): what its program can launch. A test file's
+    program holds the ``conftest.py`` files pytest imports before it (and what they import)."""
     def compute() -> list[FileModel]:
         seen: dict[str, FileModel] = {file.path: file}
-        stack = [file]
+        for conftest in facts.imported_first_by_runner(file):
+            seen.setdefault(conftest.path, conftest)
+        stack = list(seen.values())
         while stack:
             current = stack.pop()
             for imp in current.imports:
@@ -447,6 +493,20 @@ def imported_files(facts: IdentityFacts, file: FileModel) -> list[FileModel]:
     return facts.cached(("semantic.differentiation", "imported", file.path), compute)
 
 
+def _reachable_by_callbacks(facts: IdentityFacts, program: list[FileModel]) -> set[str]:
+    """The files whose code an unfollowable call in one of ``program``'s files can run: what those import, and the
+    files that define a subclass of a class of those (an override the library calls through its base class)."""
+    imported = {g.path: g for f in program for g in imported_files(facts, f)}
+    found = set(imported)
+    for g in imported.values():
+        for qualname in g.classes:
+            for sub in facts.bindings.subclasses(facts.bindings.fqname(g, qualname)):
+                owner = facts.bindings.owner_of(sub)
+                if owner is not None:
+                    found.add(owner.path)
+    return found
+
+
 def differentiation_reach(facts: IdentityFacts) -> Reach:
     """What every differentiation of the project reaches (``Reach``)."""
     return facts.cached(("semantic.differentiation", "reach"), lambda: _differentiation_reach(facts))
@@ -459,9 +519,11 @@ def _differentiation_reach(facts: IdentityFacts) -> Reach:
         for kernel in launched.kernels:
             reach.kernels.setdefault(kernel, []).append(site)
         if launched.unbounded:
-            for f in program:
-                for imported in imported_files(facts, f):
-                    reach.files.setdefault(imported.path, []).append(site)
+            # code the layer cannot follow (a callback, a method of an object of unknown class) may run any code its
+            # program imports, and the methods of any class that derives from one of the program's classes, wherever
+            # it is defined: an application hands a library its own objects (an objective, a model) to call back
+            for path in _reachable_by_callbacks(facts, program):
+                reach.files.setdefault(path, []).append(site)
 
     for f in facts.bindings.files:
         for call in f.calls:
@@ -488,7 +550,7 @@ def _differentiation_reach(facts: IdentityFacts) -> Reach:
                 for scope in _tape_scopes(f, call.ctx.scope):
                     launched |= launched_by(facts, f, scope)
                 program = [f]
-                if call.ctx.scope:
+                if call.ctx.scope and not _kept_in_its_function(facts, f, call):
                     for caller_file, caller, _ in facts.caller_scopes(facts.bindings.fqname(f, call.ctx.scope)):
                         launched |= launched_by(facts, caller_file, caller.ctx.scope)
                         program.append(caller_file)
@@ -521,16 +583,34 @@ class UnusedBackward:
     forced: tuple[tuple[FileModel, Span, str], ...]  # where enable_backward is set True (file, span, how)
     backward_lto_ops: frozenset[str]  # MathDx ops of its kernels that link adjoint LTOs (CUDA): the costly case
 
+    @property
+    def forced_here(self) -> str | None:
+        """How backward is forced on at the anchor itself (None: the anchor is the module's first kernel)."""
+        return next((how for f, span, how in self.forced if f.path == self.file.path and span == self.span), None)
+
+    @property
+    def kernel_forces_it(self) -> bool:
+        """The anchor is a kernel whose own ``enable_backward=True`` builds its adjoint."""
+        return self.forced_here == OWN_OPTION
+
 
 def unused_backward(facts: IdentityFacts) -> list[UnusedBackward]:
     """Every launched module that builds backward code nothing differentiates (``UnusedBackward``), in file order."""
     return facts.cached(("semantic.differentiation", "unused backward"), lambda: _unused_backward(facts))
 
 
-def _kernel_builds_adjoint(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> bool:
-    """The kernel follows its module's enable_backward (no per-kernel ``enable_backward=`` of its own: False
-    turns its adjoint off, True or a run-time value is the author's choice)."""
-    return "enable_backward" not in kernel.options
+def _kernel_builds_adjoint(facts: IdentityFacts, file: FileModel, kernel: Kernel, module_off: bool) -> bool:
+    """Whether the kernel's adjoint is generated: its own ``enable_backward=`` overrides its module's option for
+    it (``self.options | kernel.options`` when Warp builds the kernel), so a constant True builds it even in a
+    module with backward off, and False never; a value the layer cannot tell is not counted. With no option of
+    its own it follows its module (``module_off``: the module, or the program's ``wp.config``, turns it off)."""
+    own = kernel.options.get("enable_backward")
+    if own is None:
+        return not module_off
+    return facts.evaluator.constant(file, own, kernel.ctx.scope) == (True, True)
+
+
+OWN_OPTION = "the kernel's own `enable_backward=True`"
 
 
 def _forced_on(facts: IdentityFacts, module: str, members: list[tuple[FileModel, Kernel]]
@@ -538,13 +618,17 @@ def _forced_on(facts: IdentityFacts, module: str, members: list[tuple[FileModel,
     """Where the project sets enable_backward True for ``module``: its module options, a unique kernel's
     ``module_options``, ``wp.config.enable_backward = True``."""
     forced: list[tuple[FileModel, Span, str]] = []
+    for f, k in members:  # a kernel's own option builds its adjoint whatever its module says
+        own = k.options.get("enable_backward")
+        if own is not None and facts.evaluator.constant(f, own, k.ctx.scope) == (True, True):
+            forced.append((f, k.span, OWN_OPTION))
     if module == UNIQUE:
         for f, k in members:
             items = dict_items(facts, f, k.options.get("module_options"), k.ctx.scope) or ()
             for key, value in items:
                 found, const = facts.evaluator.constant(f, value, k.ctx.scope)
                 if key.kind == "const" and key.const == "enable_backward" and found and const is True:
-                    forced.append((f, k.span, "module_options"))
+                    forced.append((f, k.span, "module_options="))
     else:
         canonical = facts.bindings.canonical_module
         for f in facts.bindings.files:
@@ -612,10 +696,10 @@ def _unused_backward(facts: IdentityFacts) -> list[UnusedBackward]:
         first_file, first_kernel = members[0]
         # wp.config.enable_backward = False counts where its program can reach the module; module options anywhere
         off = _module_options_off(facts, first_file, first_kernel)
-        if off is None or "enable_backward" in off or any(
-                f.path in _config_backward_off(facts) for f, _ in members):
+        if off is None:
             continue
-        building = [(f, k) for f, k in members if _kernel_builds_adjoint(facts, f, k)]
+        module_off = "enable_backward" in off or any(f.path in _config_backward_off(facts) for f, _ in members)
+        building = [(f, k) for f, k in members if _kernel_builds_adjoint(facts, f, k, module_off)]
         if not building or backward_reached(facts, first_file, first_kernel):
             continue
         launches = [site for f, k in building for site in facts.kernel_launches(f, k)]
@@ -626,8 +710,9 @@ def _unused_backward(facts: IdentityFacts) -> list[UnusedBackward]:
                         if op in lto_ops and switches.get(op) not in switched_off)
         forced = _forced_on(facts, module, members)
         module_forced = [x for x in forced if x[2] != "wp.config"]
-        if module_forced:
-            anchor_file, anchor_span, _ = module_forced[0]
+        if module_forced:  # the first in the project's file order (by absolute path: front ends agree)
+            anchor_file, anchor_span, _ = min(module_forced, key=lambda x: (os.path.abspath(x[0].path), x[1].line,
+                                                                            x[1].col))
             scope = ""
         else:
             # by absolute path: a file named on the command line has a relative one, its project's others not

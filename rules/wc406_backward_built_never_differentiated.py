@@ -33,8 +33,9 @@ class BackwardBuiltNeverDifferentiated(Rule):
     importing the libraries turns it off for every module created afterwards.
 
     ## Limits
-    A module is reported when the project launches its kernels, every kernel that follows the
-    module option (no per-kernel `enable_backward=`) is forward only, and no differentiation
+    A module is reported when the project launches its kernels, some kernel of it gets adjoint code
+    (it follows a module option that is on, or its own `enable_backward=True` overrides one that is
+    off, as Warp does when it builds the kernel; its own False never does), and no differentiation
     reaches any kernel of the module. Reach is decided by the semantic layer, erring towards
     "reached": an adjoint launch reaches the kernels it can launch; a `wp.Tape()` (or a method of
     a tape) reaches every kernel launched from its file and from the callers of its function; a
@@ -44,8 +45,9 @@ class BackwardBuiltNeverDifferentiated(Rule):
     Not reported: modules nothing in the project launches (a library linted without its users,
     who may differentiate), modules whose name cannot be told, modules whose options turn backward
     off, and modules of any program that runs a `wp.config.enable_backward = False` (every file
-    imported, transitively, by a file that imports the assignment's file; in any scope, before or
-    after the import: set too late, it is WC401's finding).
+    imported, transitively, by a file that imports the assignment's file, a test file's program
+    holding the `conftest.py` files pytest imports before it; in any scope, before or after the
+    import: set too late, it is WC401's finding).
 
     A forward-only program that imports a library another program of the project differentiates
     is not reported: both programs build the same module identity (backward on) and share one
@@ -70,7 +72,7 @@ class BackwardBuiltNeverDifferentiated(Rule):
     mechanism = "CS-10"
     summary = "A module builds backward code for its kernels, and no wp.Tape or adjoint launch in the project uses it."
     confidence = "medium"
-    default_enabled = False
+    default_enabled = True
 
     invalid = (
         "import warp as wp\n\n@wp.kernel\ndef scale(a: wp.array(dtype=float)):\n    i = wp.tid()\n"
@@ -108,7 +110,9 @@ class BackwardBuiltNeverDifferentiated(Rule):
             shown = ("this kernel's unique module" if unused.module == "unique" else "this file's module"
                      if unused.module == unused.file.module else f"module `{unused.module}`")
             kernels = ", ".join(f"`{n}`" for n in names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-            fix = ('`module_options={"enable_backward": False}`' if unused.module == "unique"
+            fix = ("the kernel's `enable_backward=` here to False" if unused.kernel_forces_it
+                   else f"`enable_backward` to False in {unused.forced_here} here" if unused.forced_here
+                   else '`module_options={"enable_backward": False}`' if unused.module == "unique"
                    else '`wp.set_module_options({"enable_backward": False})` in this file')
             subject = "it" if unused.module == "unique" else f"module `{unused.module}`"
             yield unused.file, self.report(
@@ -117,9 +121,10 @@ class BackwardBuiltNeverDifferentiated(Rule):
                 related=(Related(unused.file.path, unused.span,
                                  f"{subject} builds backward (adjoint) code for {kernels}, but no `wp.Tape`, "
                                  "adjoint launch or `warp.autograd` call in the project reaches them: every cold "
-                                 f"build generates and compiles adjoints nobody runs; set {fix}, or "
-                                 "`wp.config.enable_backward = False` at the entry point before importing the "
-                                 "library"), *related),
+                                 f"build generates and compiles adjoints nobody runs; set {fix}"
+                                 + ("" if unused.kernel_forces_it else  # its own option overrides wp.config
+                                    ", or `wp.config.enable_backward = False` at the entry point before importing "
+                                    "the library")), *related),
                 module=unused.module,
                 kernels=names,
                 function=unused.scope,

@@ -12,10 +12,12 @@ import textwrap
 
 import pytest
 
-# a wp.force_load() without modules= (WC501)
+# a wp.force_load() without modules= (WC501); the module builds no backward code (else WC406 too)
 APP = textwrap.dedent(
     """\
     import warp as wp
+
+    wp.set_module_options({"enable_backward": False})
 
 
     def run(a):

@@ -927,6 +927,28 @@ def test_a_tape_kept_in_its_function_records_nothing_its_callers_launch(tmp_path
     assert reached == {"taped": True, "forward": False, "returned_kernels": True}
 
 
+def test_kernels_launched_with_arrays_made_to_carry_gradients_are_differentiable(tmp_path):
+    """A training library's layer makes its outputs with ``requires_grad=self.requires_grad`` and launches its kernel on
+    them: whoever records a tape around its forward pass differentiates that kernel, though no tape is in the library.
+    So does a helper launched with an array its caller made so. Arrays made with ``requires_grad=False`` carry none."""
+    kernel = "import warp as wp\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+    project = project_of(tmp_path, {
+        "layer.py": kernel + (
+            "class Layer:\n    def __init__(self, requires_grad=True):\n        self.requires_grad = requires_grad\n"
+            "        self.out = wp.empty(4, dtype=float, requires_grad=self.requires_grad)\n"
+            "    def forward(self):\n        wp.launch(k, dim=4, inputs=[self.out])\n        return self.out\n"),
+        "ops.py": kernel + (
+            "def fill(a):\n    wp.launch(k, dim=a.shape, inputs=[a])\n    return a\n"
+            "def filled_like(a):\n    return fill(wp.empty(a.shape, dtype=float, requires_grad=a.requires_grad))\n"),
+        "render.py": kernel + (
+            "def draw():\n    image = wp.empty(4, dtype=float, requires_grad=False)\n"
+            "    wp.launch(k, dim=4, inputs=[image])\n"),
+    })
+    reached = {name: bool(project.backward_reached(_file(project, name), _file(project, name).kernels[0]))
+               for name in ("layer.py", "ops.py", "render.py")}
+    assert reached == {"layer.py": True, "ops.py": True, "render.py": False}
+
+
 def test_a_kernels_own_enable_backward_decides_its_adjoint(tmp_path):
     """``@wp.kernel(enable_backward=True)`` builds the kernel's adjoint in a module whose option is off (Warp merges
     ``module.options | kernel.options`` when it builds the kernel); its own False never builds one."""

@@ -409,6 +409,56 @@ def _launched_by(facts: IdentityFacts, file: FileModel, scope: str) -> Launched:
     return Launched(frozenset(kernels), unbounded)
 
 
+def _gradient_scopes(facts: IdentityFacts, file: FileModel) -> frozenset[str]:
+    """The scopes of ``file`` that make Warp arrays to carry gradients: a call of Warp's API with ``requires_grad=``
+    anything but the constant False (``wp.empty(shape, requires_grad=self.requires_grad)``), or an assignment of
+    anything but False to an array's ``requires_grad``."""
+    def compute() -> frozenset[str]:
+        found: set[str] = set()
+        for call in file.calls:
+            flag = call.kwargs.get("requires_grad")
+            if flag is not None and is_warp(call.callee) and not _false(facts, file, flag, call.ctx.scope):
+                found.add(call.ctx.scope)
+        for assignment in file.assignments:
+            target = assignment.target
+            if (target.kind == "attr" and target.text.rpartition(".")[2] == "requires_grad"
+                    and not _false(facts, file, assignment.value, assignment.ctx.scope)):
+                found.add(assignment.ctx.scope)
+        return frozenset(found)
+
+    return facts.cached(("semantic.differentiation", "gradient scopes", file.path), compute)
+
+
+def _false(facts: IdentityFacts, file: FileModel, value: Value, scope: str) -> bool:
+    return facts.evaluator.constant(file, value, scope) == (True, False)
+
+
+def _makes_gradients(file: FileModel, scope: str, gradients: frozenset[str]) -> bool:
+    """``scope`` makes arrays to carry gradients, or is a method of a class one of whose methods does (an object that
+    keeps such arrays launches with them from its other methods)."""
+    if scope in gradients:
+        return True
+    fn = file.functions.get(scope)
+    owner = fn.class_name if fn is not None else None
+    return owner is not None and any(
+        (g := file.functions.get(q)) is not None and g.class_name == owner for q in gradients)
+
+
+def _launched_with_gradients(facts: IdentityFacts, file: FileModel, call: Call) -> bool:
+    """An array the launch passes is made, wherever its value comes from (a caller's argument included), by a call of
+    Warp's API with ``requires_grad=`` anything but the constant False."""
+    arguments = [v for key in ("inputs", "outputs") if (listed := call.bound(key)) is not None
+                 for v in (listed.items if listed.kind == "seq" else (listed,)) if isinstance(v, Value)]
+    for argument in arguments:
+        for source in facts.evaluator.sources(file, argument, call.ctx.scope):
+            value = source.value
+            flag = value.kwargs.get("requires_grad") if value.kind == "call" else None
+            if flag is not None and is_warp(value.ref or "") and not source.attrs and not _false(
+                    facts, source.file, flag, source.scope):
+                return True
+    return False
+
+
 def _kept_in_its_function(facts: IdentityFacts, file: FileModel, call: Call) -> bool:
     """A ``wp.Tape()`` bound to one local name of a plain function that the function neither returns, yields,
     passes to a call, stores anywhere nor leaves to a nested function: it records only while that function runs
@@ -526,11 +576,17 @@ def _differentiation_reach(facts: IdentityFacts) -> Reach:
                 reach.files.setdefault(path, []).append(site)
 
     for f in facts.bindings.files:
+        gradients = _gradient_scopes(facts, f)
         for call in f.calls:
             site = (f, call)
             if is_warp(call.callee, "launch", "launch_tiled"):
                 adjoint = call.bound("adjoint")
                 if adjoint is None:
+                    if _makes_gradients(f, call.ctx.scope, gradients) or _launched_with_gradients(facts, f, call):
+                        # code that makes arrays to carry gradients launches kernels for whoever records a tape
+                        # (a training library's layer, its users' wp.Tape around its forward pass)
+                        kernels = facts.find_kernels(f, call.ctx.scope, call.bound("kernel"))
+                        reach_kernels(site, Launched(frozenset(id(k) for _, k in kernels)), [f])
                     continue
                 found, value = facts.evaluator.constant(f, adjoint, call.ctx.scope)
                 if found and value is False:

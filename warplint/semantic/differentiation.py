@@ -409,15 +409,26 @@ def _launched_by(facts: IdentityFacts, file: FileModel, scope: str) -> Launched:
     return Launched(frozenset(kernels), unbounded)
 
 
+def _tape_names(facts: IdentityFacts) -> frozenset[str]:
+    """The last part of every name or attribute the project binds a ``wp.Tape()`` to (``tape``, ``self.tape``): the
+    receivers a tape method can be called on (``_tape_method`` asks what each one is bound to)."""
+    return frozenset(target.rpartition(".")[2] for f in facts.bindings.files
+                     for call in facts.bindings.calls_where(f, _is_tape_callee) for target in call.assigned_to)
+
+
+def _is_tape_callee(callee: str) -> bool:
+    return is_warp(callee) and callee.rpartition(".")[2] == "Tape"
+
+
 def _gradient_scopes(facts: IdentityFacts, file: FileModel) -> frozenset[str]:
     """The scopes of ``file`` that make Warp arrays to carry gradients: a call of Warp's API with ``requires_grad=``
     anything but the constant False (``wp.empty(shape, requires_grad=self.requires_grad)``), or an assignment of
     anything but False to an array's ``requires_grad``."""
     def compute() -> frozenset[str]:
         found: set[str] = set()
-        for call in file.calls:
+        for call in facts.bindings.calls_where(file, is_warp):
             flag = call.kwargs.get("requires_grad")
-            if flag is not None and is_warp(call.callee) and not _false(facts, file, flag, call.ctx.scope):
+            if flag is not None and not _false(facts, file, flag, call.ctx.scope):
                 found.add(call.ctx.scope)
         for assignment in file.assignments:
             target = assignment.target
@@ -522,39 +533,82 @@ def _tape_scopes(file: FileModel, scope: str) -> list[str]:
 def imported_files(facts: IdentityFacts, file: FileModel) -> list[FileModel]:
     """The project files a file imports, transitively (itself included): what its program can launch. A test file's
     program holds the ``conftest.py`` files pytest imports before it (and what they import)."""
-    def compute() -> list[FileModel]:
-        seen: dict[str, FileModel] = {file.path: file}
-        for conftest in facts.imported_first_by_runner(file):
-            seen.setdefault(conftest.path, conftest)
-        stack = list(seen.values())
-        while stack:
-            current = stack.pop()
-            for imp in current.imports:
-                names = [imp.module] + [f"{imp.module}.{name}" for name, _ in imp.names]
+    return facts.cached(("semantic.differentiation", "imported", file.path),
+                        lambda: _walk(_import_graph(facts), [file]))
+
+
+def _import_graph(facts: IdentityFacts) -> dict[str, tuple[FileModel, ...]]:
+    """path -> the project files the file imports directly (``import a.b.c`` runs ``a`` and ``a.b`` too; a test file
+    first imports the ``conftest.py`` files pytest loads before it), once per project."""
+    def compute() -> dict[str, tuple[FileModel, ...]]:
+        graph: dict[str, tuple[FileModel, ...]] = {}
+        for file in facts.bindings.files:
+            found: dict[str, FileModel] = {c.path: c for c in facts.imported_first_by_runner(file)}
+            for imp in file.imports:
                 parts = imp.module.split(".")
-                names += [".".join(parts[:i]) for i in range(1, len(parts))]  # importing a.b.c runs a and a.b
+                names = [imp.module, *(f"{imp.module}.{name}" for name, _ in imp.names),
+                         *(".".join(parts[:i]) for i in range(1, len(parts)))]
                 for name in names:
-                    found = facts.bindings.module(name)
-                    if found is not None and found.path not in seen:
-                        seen[found.path] = found
-                        stack.append(found)
-        return list(seen.values())
+                    module = facts.bindings.module(name)
+                    if module is not None:
+                        found.setdefault(module.path, module)
+            found.pop(file.path, None)
+            graph[file.path] = tuple(found.values())
+        return graph
 
-    return facts.cached(("semantic.differentiation", "imported", file.path), compute)
+    return facts.cached(("semantic.differentiation", "import graph"), compute)
 
 
-def _reachable_by_callbacks(facts: IdentityFacts, program: list[FileModel]) -> set[str]:
+def _importers_graph(facts: IdentityFacts) -> dict[str, tuple[FileModel, ...]]:
+    """path -> the project files that import the file directly (``_import_graph`` reversed)."""
+    def compute() -> dict[str, tuple[FileModel, ...]]:
+        by_path = {f.path: f for f in facts.bindings.files}
+        reverse: dict[str, list[FileModel]] = {}
+        for path, imported in _import_graph(facts).items():
+            for g in imported:
+                reverse.setdefault(g.path, []).append(by_path[path])
+        return {path: tuple(files) for path, files in reverse.items()}
+
+    return facts.cached(("semantic.differentiation", "importers graph"), compute)
+
+
+def _walk(graph: dict[str, tuple[FileModel, ...]], starts: list[FileModel]) -> list[FileModel]:
+    """``starts`` and every file ``graph`` leads to from them, each once."""
+    seen: dict[str, FileModel] = {f.path: f for f in starts}
+    stack = list(seen.values())
+    while stack:
+        for found in graph.get(stack.pop().path, ()):
+            if found.path not in seen:
+                seen[found.path] = found
+                stack.append(found)
+    return list(seen.values())
+
+
+def _reachable_by_callbacks(facts: IdentityFacts, program: list[FileModel]) -> frozenset[str]:
     """The files whose code an unfollowable call in one of ``program``'s files can run: what those import, and the
     files that define a subclass of a class of those (an override the library calls through its base class)."""
-    imported = {g.path: g for f in program for g in imported_files(facts, f)}
-    found = set(imported)
-    for g in imported.values():
-        for qualname in g.classes:
-            for sub in facts.bindings.subclasses(facts.bindings.fqname(g, qualname)):
+    def compute() -> frozenset[str]:
+        imported = _walk(_import_graph(facts), program)
+        found = {g.path for g in imported}
+        for g in imported:
+            found |= _subclass_files(facts, g)
+        return frozenset(found)
+
+    return facts.cached(("semantic.differentiation", "callback reach", frozenset(f.path for f in program)), compute)
+
+
+def _subclass_files(facts: IdentityFacts, file: FileModel) -> frozenset[str]:
+    """The files that define a subclass of one of ``file``'s classes."""
+    def compute() -> frozenset[str]:
+        found: set[str] = set()
+        for qualname in file.classes:
+            for sub in facts.bindings.subclasses(facts.bindings.fqname(file, qualname)):
                 owner = facts.bindings.owner_of(sub)
                 if owner is not None:
                     found.add(owner.path)
-    return found
+        return frozenset(found)
+
+    return facts.cached(("semantic.differentiation", "subclass files", file.path), compute)
 
 
 def differentiation_reach(facts: IdentityFacts) -> Reach:
@@ -575,18 +629,18 @@ def _differentiation_reach(facts: IdentityFacts) -> Reach:
             for path in _reachable_by_callbacks(facts, program):
                 reach.files.setdefault(path, []).append(site)
 
+    tape_names = _tape_names(facts)
+
+    def may_differentiate(callee: str) -> bool:
+        """A launch, a warp.autograd call, a tape made, or a method called on a name a tape is bound to."""
+        return is_warp(callee) or callee.rpartition(".")[0].rpartition(".")[2] in tape_names
+
     for f in facts.bindings.files:
-        gradients = _gradient_scopes(facts, f)
-        for call in f.calls:
+        for call in facts.bindings.calls_where(f, may_differentiate):
             site = (f, call)
             if is_warp(call.callee, "launch", "launch_tiled"):
                 adjoint = call.bound("adjoint")
                 if adjoint is None:
-                    if _makes_gradients(f, call.ctx.scope, gradients) or _launched_with_gradients(facts, f, call):
-                        # code that makes arrays to carry gradients launches kernels for whoever records a tape
-                        # (a training library's layer, its users' wp.Tape around its forward pass)
-                        kernels = facts.find_kernels(f, call.ctx.scope, call.bound("kernel"))
-                        reach_kernels(site, Launched(frozenset(id(k) for _, k in kernels)), [f])
                     continue
                 found, value = facts.evaluator.constant(f, adjoint, call.ctx.scope)
                 if found and value is False:
@@ -598,7 +652,8 @@ def _differentiation_reach(facts: IdentityFacts) -> Reach:
                 kernels = [k for arg in (*call.args, *call.kwargs.values())
                            for k in facts.find_kernels(f, call.ctx.scope, arg)]
                 reach_kernels(site, Launched(frozenset(id(k) for _, k in kernels), not kernels), [f])
-            elif (is_warp(call.callee) and call.callee.rpartition(".")[2] == "Tape") or _tape_method(facts, f, call):
+            elif (is_warp(call.callee) and call.callee.rpartition(".")[2] == "Tape") or (
+                    call.callee.rpartition(".")[0].rpartition(".")[2] in tape_names and _tape_method(facts, f, call)):
                 # A tape records what runs while it is active: in its function and what that calls, in the
                 # methods of its class (a tape kept on ``self``), in its whole file when it is a module-level
                 # tape, and in the callers of its function (a tape returned or passed on).
@@ -622,7 +677,24 @@ def backward_reached(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> l
     if module is None:
         return [site for sites in (*reach.kernels.values(), *reach.files.values()) for site in sites]
     members = [(file, kernel)] if module == UNIQUE else facts.kernels_of_module(module)
-    return [site for f, k in members for site in reach.sites(f, k)]
+    sites = [site for f, k in members for site in reach.sites(f, k)]
+    if sites:
+        return sites
+    key = ("semantic.differentiation", "gradient launches", module if module != UNIQUE else (file.path, id(kernel)))
+    return facts.cached(key, lambda: _gradient_launches(facts, members))
+
+
+def _gradient_launches(facts: IdentityFacts, members: list[tuple[FileModel, Kernel]]) -> list[tuple[FileModel, Call]]:
+    """The first launch of one of ``members`` whose arrays are made to carry gradients: code that makes them (or an
+    object that keeps them) launches kernels for whoever records a tape (a training library's layer, taped by its
+    users around its forward pass). Asked only of modules nothing else differentiates."""
+    for f, k in members:
+        for site in facts.kernel_launches(f, k):
+            launch_file, call = site
+            if (_makes_gradients(launch_file, call.ctx.scope, _gradient_scopes(facts, launch_file))
+                    or _launched_with_gradients(facts, launch_file, call)):
+                return [site]
+    return []
 
 
 @dataclass(frozen=True)
@@ -686,18 +758,28 @@ def _forced_on(facts: IdentityFacts, module: str, members: list[tuple[FileModel,
                 if key.kind == "const" and key.const == "enable_backward" and found and const is True:
                     forced.append((f, k.span, "module_options="))
     else:
-        canonical = facts.bindings.canonical_module
-        for f in facts.bindings.files:
-            for change in shared_option_changes(f, facts):
-                if (change.module is not None and canonical(change.module) == canonical(module)
-                        and (change.values or {}).get("enable_backward") is True):
-                    forced.append((f, change.span, change.form.value))
+        forced += _module_options_forcing(facts).get(facts.bindings.canonical_module(module), [])
     forcing = [a for a in config_assignments(facts, "enable_backward")
                if facts.evaluator.constant(a.file, a.value, a.ctx.scope) == (True, True)]
     if forcing:
         together = _run_together(facts, {f.path for f, _ in members})
         forced += [(a.file, a.span, "wp.config") for a in forcing if a.file.path in together]
     return forced
+
+
+def _module_options_forcing(facts: IdentityFacts) -> dict[str, list[tuple[FileModel, Span, str]]]:
+    """canonical module name -> where the project's option changes set its ``enable_backward`` True, once per
+    project."""
+    def compute() -> dict[str, list[tuple[FileModel, Span, str]]]:
+        found: dict[str, list[tuple[FileModel, Span, str]]] = {}
+        for f in facts.bindings.files:
+            for change in shared_option_changes(f, facts):
+                if change.module is not None and (change.values or {}).get("enable_backward") is True:
+                    found.setdefault(facts.bindings.canonical_module(change.module), []).append(
+                        (f, change.span, change.form.value))
+        return found
+
+    return facts.cached(("semantic.differentiation", "options forcing backward"), compute)
 
 
 def _module_options_off(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> set[str] | None:
@@ -714,14 +796,13 @@ def _module_options_off(facts: IdentityFacts, file: FileModel, kernel: Kernel) -
 
 def _run_together(facts: IdentityFacts, paths: set[str]) -> frozenset[str]:
     """The files some program runs together with one of ``paths``: the import closure of every file that imports
-    (transitively) one of them."""
-    closures: list[frozenset[str]] = facts.cached(("semantic.differentiation", "closures"), lambda: [
-        frozenset(g.path for g in imported_files(facts, f)) for f in facts.bindings.files])
-    covered: set[str] = set()
-    for closure in closures:
-        if not paths.isdisjoint(closure):
-            covered |= closure
-    return frozenset(covered)
+    (transitively) one of them, itself included (the files that reach one of ``paths``, then all they reach)."""
+    def compute() -> frozenset[str]:
+        starts = [f for f in facts.bindings.files if f.path in paths]
+        importers = _walk(_importers_graph(facts), starts)
+        return frozenset(f.path for f in _walk(_import_graph(facts), importers))
+
+    return facts.cached(("semantic.differentiation", "run together", frozenset(paths)), compute)
 
 
 def _config_backward_off(facts: IdentityFacts) -> frozenset[str]:

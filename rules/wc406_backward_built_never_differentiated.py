@@ -122,7 +122,7 @@ class BackwardBuiltNeverDifferentiated(Rule):
                      if unused.module == unused.file.module else f"module `{unused.module}`")
             kernels = ", ".join(f"`{n}`" for n in names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
             fix = ("the kernel's `enable_backward=` here to False" if unused.kernel_forces_it
-                   else f"`enable_backward` to False in {unused.forced_here} here" if unused.forced_here
+                   else f"`enable_backward` to False in `{unused.forced_here}` here" if unused.forced_here
                    else '`module_options={"enable_backward": False}`' if unused.module == "unique"
                    else '`wp.set_module_options({"enable_backward": False})` in this file')
             subject = "it" if unused.module == "unique" else f"module `{unused.module}`"
@@ -133,7 +133,7 @@ class BackwardBuiltNeverDifferentiated(Rule):
                                  f"{subject} builds backward (adjoint) code for {kernels}, but no `wp.Tape`, "
                                  "adjoint launch or `warp.autograd` call in the project reaches them: every cold "
                                  f"build generates and compiles adjoints nobody runs; set {fix}"
-                                 + ("" if unused.kernel_forces_it else  # its own option overrides wp.config
+                                 + ("" if unused.forced_here else  # an explicit True overrides wp.config
                                     ", or `wp.config.enable_backward = False` at the entry point before importing "
                                     "the library")), *related),
                 module=unused.module,

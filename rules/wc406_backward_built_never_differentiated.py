@@ -66,8 +66,9 @@ class BackwardBuiltNeverDifferentiated(Rule):
     right. Held-out: fresh seed 1047334711 (drawn 2026-12-06 04:19 UTC and scored once at 34d6d25,
     after the last engine commit): 293 of 293 found, 279 of 279 findings right. Hand-labelled
     corpora (dev split: newton, mujoco-warp, warp-lang, physicsnemo; 365 findings when sampled, 357
-    at 34d6d25; a random sample of 36 read one by one, 2026-12-06): 36 of 36 defects (kernels of tests, examples and library
-    modules that no Tape, adjoint launch or autograd call reaches, among them mujoco-warp's
+    at 34d6d25; a random sample of 36 read one by one, 2026-12-06): 36 of 36 defects (kernels of
+    tests, examples and library modules that no Tape, adjoint launch or autograd call reaches,
+    among them mujoco-warp's
     `module="unique"` kernels in files whose `set_module_options({"enable_backward": False})` a
     unique module does not inherit); 34 of the 36 are still found once launches with arrays made
     to carry gradients count as differentiated (two whose `requires_grad` follows a model's flag

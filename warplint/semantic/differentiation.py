@@ -588,9 +588,9 @@ def _reachable_by_callbacks(facts: IdentityFacts, program: list[FileModel]) -> f
     """The files whose code an unfollowable call in one of ``program``'s files can run: what those import, and the
     files that define a subclass of a class of those (an override the library calls through its base class)."""
     def compute() -> frozenset[str]:
-        imported = _walk(_import_graph(facts), program)
-        found = {g.path for g in imported}
-        for g in imported:
+        imported = {g.path: g for f in program for g in imported_files(facts, f)}
+        found = set(imported)
+        for g in imported.values():
             found |= _subclass_files(facts, g)
         return frozenset(found)
 
@@ -732,10 +732,18 @@ def _kernel_builds_adjoint(facts: IdentityFacts, file: FileModel, kernel: Kernel
     it (``self.options | kernel.options`` when Warp builds the kernel), so a constant True builds it even in a
     module with backward off, and False never; a value the layer cannot tell is not counted. With no option of
     its own it follows its module (``module_off``: the module, or the program's ``wp.config``, turns it off)."""
+    own = _own_backward(facts, file, kernel)
+    return not module_off if own is None else own is True
+
+
+def _own_backward(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> bool | str | None:
+    """The kernel's own ``enable_backward=``: True or False when the layer tells the constant, "unknown" when it
+    cannot, None when the kernel has none (it follows its module)."""
     own = kernel.options.get("enable_backward")
     if own is None:
-        return not module_off
-    return facts.evaluator.constant(file, own, kernel.ctx.scope) == (True, True)
+        return None
+    found, value = facts.evaluator.constant(file, own, kernel.ctx.scope)
+    return value if found and isinstance(value, bool) else "unknown"
 
 
 OWN_OPTION = "the kernel's own `enable_backward=True`"
@@ -746,10 +754,8 @@ def _forced_on(facts: IdentityFacts, module: str, members: list[tuple[FileModel,
     """Where the project sets enable_backward True for ``module``: its module options, a unique kernel's
     ``module_options``, ``wp.config.enable_backward = True``."""
     forced: list[tuple[FileModel, Span, str]] = []
-    for f, k in members:  # a kernel's own option builds its adjoint whatever its module says
-        own = k.options.get("enable_backward")
-        if own is not None and facts.evaluator.constant(f, own, k.ctx.scope) == (True, True):
-            forced.append((f, k.span, OWN_OPTION))
+    # a kernel's own option builds its adjoint, whatever its module says
+    forced += [(f, k.span, OWN_OPTION) for f, k in members if _own_backward(facts, f, k) is True]
     if module == UNIQUE:
         for f, k in members:
             items = dict_items(facts, f, k.options.get("module_options"), k.ctx.scope) or ()

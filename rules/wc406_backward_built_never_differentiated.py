@@ -63,7 +63,7 @@ class BackwardBuiltNeverDifferentiated(Rule):
     Measured. The runtime oracle labels a module whose build generated adjoint code that no run of
     the project differentiated (`benchmarks/oracle/truth.py`, `adjoint-unused`). Development seed
     3972610892 (200 programs, CPU, 2026-12-06): 245 of 247 such modules found, 239 of 239 findings
-    right. Held-out: fresh seed 3413449720 (drawn 2026-12-06 05:05 UTC and scored once at 475842b,
+    right. Held-out: fresh seed 3413449720 (drawn 2026-12-06 05:04 UTC and scored once at 475842b,
     after the last engine commit): 262 of 264 found, 247 of 247 findings right. Hand-labelled
     corpora (dev split: newton, mujoco-warp, warp-lang, physicsnemo; 365 findings when sampled, 357
     at 34d6d25; a random sample of 36 read one by one, 2026-12-06): 36 of 36 defects (kernels of

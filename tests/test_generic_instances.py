@@ -2,6 +2,8 @@
 where wp.overload registers them and whether that runs at import, which kernel each statement launches,
 which launch of a module can run before a call, and a generic kernel's launches in source and run order."""
 
+import os
+
 from warplint.testing import lint_tree, project_of
 
 HEADER = "from typing import Any\nimport functools\nimport warp as wp\n"
@@ -381,6 +383,37 @@ def test_wc106_a_factory_called_after_a_launch_is_left_to_wp101(tmp_path):
         "    return scale\n"
         "def run(x):\n    wp.launch(clear, dim=1, inputs=[x])\n    wp.launch(make(), dim=1, inputs=[x])\n"
     ))
+
+
+def test_a_registration_on_an_object_a_factory_two_calls_deep_makes_anew_is_not_kept(tmp_path):
+    # `outer(c)` returns `build`, which defines the generic kernel: `wp.overload(outer(1.0)(), ...)` registers on
+    # an object nothing keeps (freed whenever the cycle collector runs: Warp 1.19 CPU, `python` of this shape
+    # built twice, oracle s1047334711-0168), so its instance is not counted for the launches' new objects;
+    # one registered on an object a name keeps is (one build)
+    factory = (
+        "def outer(c):\n    def build():\n"
+        "        @wp.kernel\n        def k(a: wp.array(dtype=Any)):\n            a[0] = a[0] + a[0]\n"
+        "        return k\n    return build\n"
+    )
+    launches = (
+        "    wp.launch(outer(1.0)(), dim=1, inputs=[wp.zeros(1, dtype=wp.float32)])\n"
+        "    wp.launch(outer(1.0)(), dim=1, inputs=[wp.zeros(1, dtype=wp.float64)])\n"
+    )
+    project = project_of(tmp_path, {
+        "dropped.py": HEADER + factory + "def main():\n"
+        + "".join(f"    wp.overload(outer(1.0)(), {{'a': wp.array(dtype=wp.{t})}})\n" for t in ("float32", "float64"))
+        + launches,
+        "kept.py": HEADER + factory + "def main():\n    kept = outer(1.0)()\n"
+        + "".join(f"    wp.overload(kept, {{'a': wp.array(dtype=wp.{t})}})\n" for t in ("float32", "float64"))
+        + launches,
+    })
+    dropped, kept = _file(project, "dropped.py"), _file(project, "kept.py")
+    assert [r.kept for r in project.overload_registrations(dropped, _kernel(dropped, "k"))] == [False, False]
+    assert [r.kept for r in project.overload_registrations(kept, _kernel(kept, "k"))] == [True, True]
+    assert project.remade_with_new_types(dropped, _kernel(dropped, "k")) is not None
+    assert project.remade_with_new_types(kept, _kernel(kept, "k")) is None
+    found = [(os.path.basename(d.path), d.span.line) for d in lint_tree(str(tmp_path), ("WC106",)) if d.code == "WC106"]
+    assert found == [("dropped.py", 15)]
 
 
 def test_a_registering_helper_with_many_callers_registers_each_callers_kernel(tmp_path):

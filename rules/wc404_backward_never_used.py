@@ -107,13 +107,13 @@ class BackwardNeverUsed(Rule):
         for kernel in file.kernels:
             if "enable_backward" in kernel.options:
                 continue  # False: WC403's case; True or not literal: the author decided
-            if project.backward_reached(file, kernel):
-                continue  # a differentiation may reach the module's kernels: its adjoint LTOs may be used
             # the project's Warp decides which ops link adjoint LTOs, and which option turns their MathDx path off
             backward_ops = project.warp.mathdx_backward_lto_ops
             ops = sorted(op for op in project.mathdx_ops(file, kernel) if op in backward_ops)
             if not ops:
                 continue
+            if project.backward_reached(file, kernel):
+                continue  # a differentiation may reach the module's kernels: its adjoint LTOs may be used
             off = project.kernel_options_off(file, kernel)
             if off is None or "enable_backward" in off:
                 continue

@@ -428,3 +428,87 @@ def test_a_new_caller_of_a_wrapper_adds_a_launch_through_it(tmp_path):
     assert ("second", "other.py") in {found[:2] for found in sites(after)}
     assert sites(after) == sites(fresh)
     assert _launched(after) == _launched(fresh)
+
+
+# Each file's differentiations (``differentiation.differentiations``): the kernels a tape or an adjoint launch
+# reaches, through the functions it calls in other files; kept across an edit that changes none of what they read.
+DIFFERENTIATING = {
+    "pkg/__init__.py": "",
+    "pkg/kernels.py": LAUNCHING["pkg/kernels.py"],
+    "pkg/steps.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+        from pkg import kernels
+
+
+        def forward(x):
+            wp.launch(kernels.first, dim=1, inputs=[x])
+        """
+    ),
+    "pkg/train.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+        from pkg.steps import forward
+
+
+        def train(x):
+            tape = wp.Tape()
+            with tape:
+                forward(x)
+            tape.backward()
+        """
+    ),
+    "pkg/other.py": "import warp as wp\n\nCOUNT = 1\n",
+}
+
+
+def _differentiations_edited(tmp_path, name: str, old: str, new: str):
+    """train.py's differentiations before and after ``name``'s edit in a kept session, and a fresh session's."""
+    from warplint.semantic.differentiation import differentiations
+
+    root = str(tmp_path / "tree")
+    for path, text in {**DIFFERENTIATING, "pyproject.toml": "[tool.warplint]\n"}.items():
+        os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
+        with open(os.path.join(root, path), "w", encoding="utf-8") as fh:
+            fh.write(text)
+    train = os.path.join(root, "pkg/train.py")
+
+    def reached(session: Session):
+        layer = session.project().layer
+        found = differentiations(layer, session.models[train])
+        names = {id(k): k.name for f in session.models.values() for k in f.kernels}
+        return found, [(call.span, sorted(names[k] for k in launched.kernels), launched.unbounded,
+                        [os.path.basename(p) for p in program]) for call, launched, program in found]
+
+    config = Config(root=root)
+    session = Session(config, cache=False, jobs=1)
+    session.check_text(train, DIFFERENTIATING["pkg/train.py"])
+    before = reached(session)
+    edited = DIFFERENTIATING[name].replace(old, new)
+    assert edited != DIFFERENTIATING[name]
+    session.check_text(os.path.join(root, name), edited)
+    after = reached(session)
+    with open(os.path.join(root, name), "w", encoding="utf-8") as fh:
+        fh.write(edited)
+    fresh = Session(config, cache=False, jobs=1)
+    fresh.check_text(train, DIFFERENTIATING["pkg/train.py"])
+    return before, after, reached(fresh)
+
+
+def test_an_unrelated_edit_keeps_a_files_differentiations(tmp_path):
+    (before, described_before), (after, described), (_, fresh) = _differentiations_edited(
+        tmp_path, "pkg/other.py", "COUNT = 1", "COUNT = 2")
+    assert after is before  # taken over, not computed again
+    assert described == fresh
+    assert ["first"] in [kernels for _, kernels, _, _ in described]
+
+
+def test_an_edit_of_what_a_tape_runs_in_another_file(tmp_path):
+    (before, described_before), (after, described), (_, fresh) = _differentiations_edited(
+        tmp_path, "pkg/steps.py", "kernels.first", "kernels.second")
+    assert after is not before
+    assert ["first"] in [kernels for _, kernels, _, _ in described_before]
+    assert ["second"] in [kernels for _, kernels, _, _ in described]
+    assert described == fresh

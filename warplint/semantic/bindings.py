@@ -294,6 +294,14 @@ class Bindings:
         return self.cached("attribute names assigned", lambda: frozenset(
             ref.rpartition(".")[2] for ref in self.cached("attribute_assignments", self._attribute_assignments_by_ref)))
 
+    def names_bound_to_calls(self, test: Callable[[str], bool]) -> frozenset[str]:
+        """The last part of every name or attribute the project binds the result of a call to, of the calls whose
+        callee ``test`` accepts (``tape`` and ``self.tape``, for ``wp.Tape()``): the receivers a method of what
+        such a call returns can be called on."""
+        return self.cached(("names bound to calls", test), lambda: frozenset(
+            target.rpartition(".")[2] for f in self.files for call in self.calls_where(f, test)
+            for target in call.assigned_to))
+
     def constructions(self, cls: str) -> list[tuple[FileModel, Call]]:
         """Calls that construct the project class ``cls``."""
         return self.callers(cls)

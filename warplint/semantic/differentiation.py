@@ -17,9 +17,10 @@ from __future__ import annotations
 import builtins
 import os
 from dataclasses import dataclass, field
+from typing import cast
 
 from warplint.diagnostic import Span
-from warplint.model import Call, FileModel, Function, Kernel, Value
+from warplint.model import Call, FileModel, Function, Kernel, Value, stored_without
 from warplint.names import is_warp
 
 from .collect import config_assignments
@@ -411,13 +412,17 @@ def _launched_by(facts: IdentityFacts, file: FileModel, scope: str) -> Launched:
 
 def _tape_names(facts: IdentityFacts) -> frozenset[str]:
     """The last part of every name or attribute the project binds a ``wp.Tape()`` to (``tape``, ``self.tape``): the
-    receivers a tape method can be called on (``_tape_method`` asks what each one is bound to)."""
-    return frozenset(target.rpartition(".")[2] for f in facts.bindings.files
-                     for call in facts.bindings.calls_where(f, _is_tape_callee) for target in call.assigned_to)
+    receivers a tape method can be called on (``_tape_method`` asks what each one is bound to). One question of the
+    binder, asked in one memo entry: each file's differentiations read it, and an edit asks it again once."""
+    return facts.cached(("semantic.differentiation", "tape names"),
+                        lambda: facts.bindings.names_bound_to_calls(_is_tape_callee))
 
 
 def _is_tape_callee(callee: str) -> bool:
-    return is_warp(callee) and callee.rpartition(".")[2] == "Tape"
+    return callee.endswith(".Tape") and callee.startswith("warp.")
+
+
+_LAUNCHES = frozenset(("warp.launch", "warp.launch_tiled"))
 
 
 def _gradient_scopes(facts: IdentityFacts, file: FileModel) -> frozenset[str]:
@@ -427,6 +432,8 @@ def _gradient_scopes(facts: IdentityFacts, file: FileModel) -> frozenset[str]:
     def compute() -> frozenset[str]:
         found: set[str] = set()
         for call in facts.bindings.calls_where(file, is_warp):
+            if stored_without(call, "requires_grad"):
+                continue  # told from the cached bytes: most of a file's Warp calls pass no such keyword
             flag = call.kwargs.get("requires_grad")
             if flag is not None and not _false(facts, file, flag, call.ctx.scope):
                 found.add(call.ctx.scope)
@@ -618,55 +625,74 @@ def differentiation_reach(facts: IdentityFacts) -> Reach:
 
 def _differentiation_reach(facts: IdentityFacts) -> Reach:
     reach = Reach()
+    by_path = {f.path: f for f in facts.bindings.files}
+    for f in facts.bindings.files:
+        for call, launched, program in differentiations(facts, f):
+            site = (f, call)
+            for kernel in launched.kernels:
+                reach.kernels.setdefault(kernel, []).append(site)
+            if launched.unbounded:
+                # code the layer cannot follow (a callback, a method of an object of unknown class) may run any code
+                # its program imports, and the methods of any class that derives from one of the program's classes,
+                # wherever it is defined: an application hands a library its own objects (an objective, a model)
+                for path in _reachable_by_callbacks(facts, [by_path[p] for p in program]):
+                    reach.files.setdefault(path, []).append(site)
+    return reach
 
-    def reach_kernels(site: tuple[FileModel, Call], launched: Launched, program: list[FileModel]) -> None:
-        for kernel in launched.kernels:
-            reach.kernels.setdefault(kernel, []).append(site)
-        if launched.unbounded:
-            # code the layer cannot follow (a callback, a method of an object of unknown class) may run any code its
-            # program imports, and the methods of any class that derives from one of the program's classes, wherever
-            # it is defined: an application hands a library its own objects (an objective, a model) to call back
-            for path in _reachable_by_callbacks(facts, program):
-                reach.files.setdefault(path, []).append(site)
 
+Differentiation = tuple[Call, Launched, tuple[str, ...]]  # the site, what it reaches, its program's files (paths)
+
+
+def differentiations(facts: IdentityFacts, file: FileModel) -> tuple[Differentiation, ...]:
+    """The differentiations written in ``file``: an adjoint launch, a ``warp.autograd`` call, a tape made or a
+    tape's method called, each with the kernels it reaches and the files whose code it runs (kept across an edit
+    while what it read holds: each file's walk through the functions its tapes call is most of the reach)."""
+    return facts.kept("differentiations", file,
+                      lambda layer: _differentiations_in(cast("IdentityFacts", layer), file))
+
+
+def _differentiations_in(facts: IdentityFacts, f: FileModel) -> tuple[Differentiation, ...]:
     tape_names = _tape_names(facts)
 
     def may_differentiate(callee: str) -> bool:
-        """A launch, a warp.autograd call, a tape made, or a method called on a name a tape is bound to."""
-        return is_warp(callee) or callee.rpartition(".")[0].rpartition(".")[2] in tape_names
+        """A launch, a warp.autograd call, a tape made, or a method called on a name a tape is bound to (the
+        branches below, asked first of each callee once: most of a project's calls are none of them)."""
+        if callee.rpartition(".")[0].rpartition(".")[2] in tape_names:
+            return True
+        return callee.startswith("warp.") and (callee in _LAUNCHES or callee.startswith("warp.autograd.")
+                                               or callee.endswith(".Tape"))
 
-    for f in facts.bindings.files:
-        for call in facts.bindings.calls_where(f, may_differentiate):
-            site = (f, call)
-            if is_warp(call.callee, "launch", "launch_tiled"):
-                adjoint = call.bound("adjoint")
-                if adjoint is None:
-                    continue
-                found, value = facts.evaluator.constant(f, adjoint, call.ctx.scope)
-                if found and value is False:
-                    continue
-                kernels = facts.find_kernels(f, call.ctx.scope, call.bound("kernel"))
-                reach_kernels(site, Launched(frozenset(id(k) for _, k in kernels), not kernels), [f])
-            elif is_warp(call.callee) and call.callee.startswith("warp.autograd."):
-                # gradcheck / jacobian(kernel, ...): the kernels it is given, or anything when none can be told
-                kernels = [k for arg in (*call.args, *call.kwargs.values())
-                           for k in facts.find_kernels(f, call.ctx.scope, arg)]
-                reach_kernels(site, Launched(frozenset(id(k) for _, k in kernels), not kernels), [f])
-            elif (is_warp(call.callee) and call.callee.rpartition(".")[2] == "Tape") or (
-                    call.callee.rpartition(".")[0].rpartition(".")[2] in tape_names and _tape_method(facts, f, call)):
-                # A tape records what runs while it is active: in its function and what that calls, in the
-                # methods of its class (a tape kept on ``self``), in its whole file when it is a module-level
-                # tape, and in the callers of its function (a tape returned or passed on).
-                launched = Launched()
-                for scope in _tape_scopes(f, call.ctx.scope):
-                    launched |= launched_by(facts, f, scope)
-                program = [f]
-                if call.ctx.scope and not _kept_in_its_function(facts, f, call):
-                    for caller_file, caller, _ in facts.caller_scopes(facts.bindings.fqname(f, call.ctx.scope)):
-                        launched |= launched_by(facts, caller_file, caller.ctx.scope)
-                        program.append(caller_file)
-                reach_kernels(site, launched, program)
-    return reach
+    found: list[Differentiation] = []
+    for call in facts.bindings.calls_where(f, may_differentiate):
+        if call.callee in _LAUNCHES:
+            adjoint = call.bound("adjoint")
+            if adjoint is None:
+                continue
+            known, value = facts.evaluator.constant(f, adjoint, call.ctx.scope)
+            if known and value is False:
+                continue
+            kernels = facts.find_kernels(f, call.ctx.scope, call.bound("kernel"))
+            found.append((call, Launched(frozenset(id(k) for _, k in kernels), not kernels), (f.path,)))
+        elif is_warp(call.callee) and call.callee.startswith("warp.autograd."):
+            # gradcheck / jacobian(kernel, ...): the kernels it is given, or anything when none can be told
+            kernels = [k for arg in (*call.args, *call.kwargs.values())
+                       for k in facts.find_kernels(f, call.ctx.scope, arg)]
+            found.append((call, Launched(frozenset(id(k) for _, k in kernels), not kernels), (f.path,)))
+        elif _is_tape_callee(call.callee) or (
+                call.callee.rpartition(".")[0].rpartition(".")[2] in tape_names and _tape_method(facts, f, call)):
+            # A tape records what runs while it is active: in its function and what that calls, in the
+            # methods of its class (a tape kept on ``self``), in its whole file when it is a module-level
+            # tape, and in the callers of its function (a tape returned or passed on).
+            launched = Launched()
+            for scope in _tape_scopes(f, call.ctx.scope):
+                launched |= launched_by(facts, f, scope)
+            program = [f.path]
+            if call.ctx.scope and not _kept_in_its_function(facts, f, call):
+                for caller_file, caller, _ in facts.caller_scopes(facts.bindings.fqname(f, call.ctx.scope)):
+                    launched |= launched_by(facts, caller_file, caller.ctx.scope)
+                    program.append(caller_file.path)
+            found.append((call, launched, tuple(program)))
+    return tuple(found)
 
 
 def backward_reached(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> list[tuple[FileModel, Call]]:
@@ -843,11 +869,13 @@ def _unused_backward(facts: IdentityFacts) -> list[UnusedBackward]:
             continue
         module_off = "enable_backward" in off or any(f.path in _config_backward_off(facts) for f, _ in members)
         building = [(f, k) for f, k in members if _kernel_builds_adjoint(facts, f, k, module_off)]
-        if not building or backward_reached(facts, first_file, first_kernel):
+        if not building:
             continue
         launches = [site for f, k in building for site in facts.kernel_launches(f, k)]
         if not launches:
             continue  # nothing launches it here: its users (and their tapes) are elsewhere
+        if backward_reached(facts, first_file, first_kernel):
+            continue
         switched_off = kernel_options_off(facts, first_file, first_kernel) or set()
         ops = frozenset(op for f, k in building for op in mathdx_ops(facts, f, k)
                         if op in lto_ops and switches.get(op) not in switched_off)

@@ -549,6 +549,7 @@ def _import_graph(facts: IdentityFacts) -> dict[str, tuple[FileModel, ...]]:
     first imports the ``conftest.py`` files pytest loads before it), once per project."""
     def compute() -> dict[str, tuple[FileModel, ...]]:
         graph: dict[str, tuple[FileModel, ...]] = {}
+        modules = facts.bindings.by_module  # read whole (every file's imports ask it): one read, not one per name
         for file in facts.bindings.files:
             found: dict[str, FileModel] = {c.path: c for c in facts.imported_first_by_runner(file)}
             for imp in file.imports:
@@ -556,7 +557,7 @@ def _import_graph(facts: IdentityFacts) -> dict[str, tuple[FileModel, ...]]:
                 names = [imp.module, *(f"{imp.module}.{name}" for name, _ in imp.names),
                          *(".".join(parts[:i]) for i in range(1, len(parts)))]
                 for name in names:
-                    module = facts.bindings.module(name)
+                    module = modules.get(name)
                     if module is not None:
                         found.setdefault(module.path, module)
             found.pop(file.path, None)
@@ -626,7 +627,11 @@ def differentiation_reach(facts: IdentityFacts) -> Reach:
 def _differentiation_reach(facts: IdentityFacts) -> Reach:
     reach = Reach()
     by_path = {f.path: f for f in facts.bindings.files}
+    tape_names = _tape_names(facts)
     for f in facts.bindings.files:
+        if not any(call.callee not in _LAUNCHES or call.bound("adjoint") is not None
+                   for call in facts.bindings.calls_where(f, lambda callee: _may_differentiate(callee, tape_names))):
+            continue  # nothing to differentiate here (most files): not worth a kept fact's check after an edit
         for call, launched, program in differentiations(facts, f):
             site = (f, call)
             for kernel in launched.kernels:
@@ -638,6 +643,15 @@ def _differentiation_reach(facts: IdentityFacts) -> Reach:
                 for path in _reachable_by_callbacks(facts, [by_path[p] for p in program]):
                     reach.files.setdefault(path, []).append(site)
     return reach
+
+
+def _may_differentiate(callee: str, tape_names: frozenset[str]) -> bool:
+    """A launch, a warp.autograd call, a tape made, or a method called on a name a tape is bound to (the branches
+    of ``_differentiations_in``, asked first of each callee once: most of a project's calls are none of them)."""
+    if callee.rpartition(".")[0].rpartition(".")[2] in tape_names:
+        return True
+    return callee.startswith("warp.") and (callee in _LAUNCHES or callee.startswith("warp.autograd.")
+                                           or callee.endswith(".Tape"))
 
 
 Differentiation = tuple[Call, Launched, tuple[str, ...]]  # the site, what it reaches, its program's files (paths)
@@ -653,17 +667,8 @@ def differentiations(facts: IdentityFacts, file: FileModel) -> tuple[Differentia
 
 def _differentiations_in(facts: IdentityFacts, f: FileModel) -> tuple[Differentiation, ...]:
     tape_names = _tape_names(facts)
-
-    def may_differentiate(callee: str) -> bool:
-        """A launch, a warp.autograd call, a tape made, or a method called on a name a tape is bound to (the
-        branches below, asked first of each callee once: most of a project's calls are none of them)."""
-        if callee.rpartition(".")[0].rpartition(".")[2] in tape_names:
-            return True
-        return callee.startswith("warp.") and (callee in _LAUNCHES or callee.startswith("warp.autograd.")
-                                               or callee.endswith(".Tape"))
-
     found: list[Differentiation] = []
-    for call in facts.bindings.calls_where(f, may_differentiate):
+    for call in facts.bindings.calls_where(f, lambda callee: _may_differentiate(callee, tape_names)):
         if call.callee in _LAUNCHES:
             adjoint = call.bound("adjoint")
             if adjoint is None:

@@ -355,10 +355,13 @@ def accuracy_markdown(res: dict[str, Any]) -> str:
               f"- user modules built: {f.get('modules', 0)}; with backward (adjoint) code: "
               f"{f.get('backward_built', 0)}; "
               f"differentiated (an adjoint launch): {f.get('backward_used', 0)}; built with backward and never "
-              f"differentiated: {f.get('backward_built_unused', 0)} (the opt-in WC406 reports the modules of "
-              "plain kernels, WC404/WC907 MathDx tile kernels, where the adjoint costs LTO links).",
+              f"differentiated: {f.get('backward_built_unused', 0)} (labelled CS-10 adjoint-unused: WC406 reports "
+              "the modules of plain kernels, WC404/WC907 MathDx tile kernels, where the adjoint costs LTO links).",
               "- programs whose cold run cleared, redirected or disabled the cache or left an identity missing, and "
               f"so got a warm run: {f.get('warm_runs', 0)}.",
+              "- programs that built other identities when run again without the recorder's line probes (the cycle "
+              "collector freed dropped kernel objects at another time, and Warp's module hash reads the live ones), "
+              f"whose rebuild labels and CS-1/CS-3/CS-6 findings are not scored: {f.get('probe_dependent', 0)}.",
               "",
               "## Limits", "",
               "- CPU only. CS-5 is observed with `wp.config.enable_cpu_blocks = True` (block_dim is then part of a CPU",

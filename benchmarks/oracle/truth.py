@@ -133,12 +133,25 @@ def run_program(program: Program, pch_dir: str | None = None, timeout: float = T
                 if failed:
                     break
                 elsewhere |= differentiated(RunData.from_events(f"entry{n}", other_p.events, root))
+            plain = None
+            if not failed and _user_builds(cold):
+                # The recorder's line probes (settrace before Python 3.12) shift when the cycle collector runs,
+                # and with it which dropped kernel objects (a generic kernel and its overloads hold each other)
+                # Warp's module hash still reads: the same command once more without probes, on the warm cache.
+                ws.probes = "off"
+                plain_p = run_pass(ws, "plain", command, cwd=root, timeout=timeout, env=env)
+                ws.probes = "on"
+                if not plain_p.failure("plain"):
+                    plain = RunData.from_events("plain", plain_p.events, root)
         finally:
             ws.cleanup()
         warm = RunData.from_events("warm", warm_p.events, root) if warm_p is not None else None
         truth = derive(cold, warm, program, os.path.realpath(root), frozenset(elsewhere), sources)
         truth["failed"] = failed
         truth["warm_run"] = why_warm
+        if plain is not None and _user_builds(plain) != _user_builds(cold):
+            # which build labels hold depends on the collector: the rebuild labels are not scored (score.py)
+            truth["probe_dependent"] = {"probes": _user_builds(cold), "plain": _user_builds(plain)}
         truth["recorder_ok"] = cold.recorder_started and cold.warp_hooked and not cold.recorder_errors
         truth["warp_version"] = (cold.warp or {}).get("version")
         truth["wall_s"] = round(cold_p.wall_s + (warm_p.wall_s if warm_p else 0.0), 3)
@@ -149,6 +162,12 @@ def run_program(program: Program, pch_dir: str | None = None, timeout: float = T
         return truth
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _user_builds(run: RunData) -> list:
+    """The user modules' identities a run built (module, hash, device, block_dim) and how many rebuilds it made."""
+    identities = sorted((str(m), str(h), str(d), str(b)) for m, h, d, b in run.identities() if not is_warp_module(m))
+    return [identities, sum(1 for rb in run.rebuilds if not is_warp_module(rb.load.get("module")))]
 
 
 # -------------------------------------------------------------------------------------------------

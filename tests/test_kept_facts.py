@@ -318,28 +318,33 @@ def _own_launches(layer, model):
 def _launches_edited(tmp_path, name: str, old: str, new: str, asked: str, fact=_own_launches):
     """The launches of ``asked`` (``fact``) before and after ``name``'s edit in a kept session, and a fresh
     session's."""
+    return _fact_edited(tmp_path, LAUNCHING, name, old, new, asked, fact)
+
+
+def _fact_edited(tmp_path, files: dict[str, str], name: str, old: str, new: str, asked: str, fact):
+    """``fact(layer, model of asked)`` before and after ``name``'s edit in a kept session, and a fresh session's."""
     root = str(tmp_path / "tree")
-    for path, text in {**LAUNCHING, "pyproject.toml": "[tool.warplint]\n"}.items():
+    for path, text in {**files, "pyproject.toml": "[tool.warplint]\n"}.items():
         os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
         with open(os.path.join(root, path), "w", encoding="utf-8") as fh:
             fh.write(text)
     config = Config(root=root)
 
-    def launches(session: Session) -> list:
+    def asked_of(session: Session):
         return fact(session.project().layer, session.models[os.path.join(root, asked)])
 
     session = Session(config, cache=False, jobs=1)
-    session.check_text(os.path.join(root, asked), LAUNCHING[asked])
-    before = launches(session)
-    edited = LAUNCHING[name].replace(old, new)
-    assert edited != LAUNCHING[name]
+    session.check_text(os.path.join(root, asked), files[asked])
+    before = asked_of(session)
+    edited = files[name].replace(old, new)
+    assert edited != files[name]
     session.check_text(os.path.join(root, name), edited)
-    after = launches(session)
+    after = asked_of(session)
     with open(os.path.join(root, name), "w", encoding="utf-8") as fh:
         fh.write(edited)
     fresh = Session(config, cache=False, jobs=1)
-    fresh.check_text(os.path.join(root, asked), LAUNCHING[asked])
-    return before, after, launches(fresh)
+    fresh.check_text(os.path.join(root, asked), files[asked])
+    return before, after, asked_of(fresh)
 
 
 def _launched(launches) -> list[tuple]:
@@ -465,40 +470,21 @@ DIFFERENTIATING = {
 
 
 def _differentiations_edited(tmp_path, name: str, old: str, new: str):
-    """train.py's differentiations before and after ``name``'s edit in a kept session, and a fresh session's."""
+    """train.py's differentiations before and after ``name``'s edit in a kept session, and a fresh session's: each
+    the fact itself and what it says (the kernels' names for their ids)."""
     from warplint.semantic.differentiation import differentiations
 
-    root = str(tmp_path / "tree")
-    for path, text in {**DIFFERENTIATING, "pyproject.toml": "[tool.warplint]\n"}.items():
-        os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
-        with open(os.path.join(root, path), "w", encoding="utf-8") as fh:
-            fh.write(text)
-    train = os.path.join(root, "pkg/train.py")
-
-    def reached(session: Session):
-        layer = session.project().layer
-        found = differentiations(layer, session.models[train])
-        names = {id(k): k.name for f in session.models.values() for k in f.kernels}
+    def reached(layer, train):
+        found = differentiations(layer, train)
+        names = {id(k): k.name for f in layer.bindings.files for k in f.kernels}
         return found, [(call.span, sorted(names[k] for k in launched.kernels), launched.unbounded,
                         [os.path.basename(p) for p in program]) for call, launched, program in found]
 
-    config = Config(root=root)
-    session = Session(config, cache=False, jobs=1)
-    session.check_text(train, DIFFERENTIATING["pkg/train.py"])
-    before = reached(session)
-    edited = DIFFERENTIATING[name].replace(old, new)
-    assert edited != DIFFERENTIATING[name]
-    session.check_text(os.path.join(root, name), edited)
-    after = reached(session)
-    with open(os.path.join(root, name), "w", encoding="utf-8") as fh:
-        fh.write(edited)
-    fresh = Session(config, cache=False, jobs=1)
-    fresh.check_text(train, DIFFERENTIATING["pkg/train.py"])
-    return before, after, reached(fresh)
+    return _fact_edited(tmp_path, DIFFERENTIATING, name, old, new, "pkg/train.py", reached)
 
 
 def test_an_unrelated_edit_keeps_a_files_differentiations(tmp_path):
-    (before, described_before), (after, described), (_, fresh) = _differentiations_edited(
+    (before, _), (after, described), (_, fresh) = _differentiations_edited(
         tmp_path, "pkg/other.py", "COUNT = 1", "COUNT = 2")
     assert after is before  # taken over, not computed again
     assert described == fresh

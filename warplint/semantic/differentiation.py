@@ -343,8 +343,7 @@ class Reach:
 
 
 def _is_tape(value: Value | None) -> bool:
-    return value is not None and value.kind == "call" and is_warp(value.ref or "") and (
-        (value.ref or "").rpartition(".")[2] == "Tape")
+    return value is not None and value.kind == "call" and _is_tape_callee(value.ref or "")
 
 
 def _tape_method(facts: IdentityFacts, file: FileModel, call: Call) -> bool:
@@ -629,8 +628,7 @@ def _differentiation_reach(facts: IdentityFacts) -> Reach:
     by_path = {f.path: f for f in facts.bindings.files}
     tape_names = _tape_names(facts)
     for f in facts.bindings.files:
-        if not any(call.callee not in _LAUNCHES or call.bound("adjoint") is not None
-                   for call in facts.bindings.calls_where(f, lambda callee: _may_differentiate(callee, tape_names))):
+        if not _candidate_calls(facts, f, tape_names):
             continue  # nothing to differentiate here (most files): not worth a kept fact's check after an edit
         for call, launched, program in differentiations(facts, f):
             site = (f, call)
@@ -645,13 +643,18 @@ def _differentiation_reach(facts: IdentityFacts) -> Reach:
     return reach
 
 
-def _may_differentiate(callee: str, tape_names: frozenset[str]) -> bool:
-    """A launch, a warp.autograd call, a tape made, or a method called on a name a tape is bound to (the branches
-    of ``_differentiations_in``, asked first of each callee once: most of a project's calls are none of them)."""
-    if callee.rpartition(".")[0].rpartition(".")[2] in tape_names:
-        return True
-    return callee.startswith("warp.") and (callee in _LAUNCHES or callee.startswith("warp.autograd.")
-                                           or callee.endswith(".Tape"))
+def _candidate_calls(facts: IdentityFacts, file: FileModel, tape_names: frozenset[str]) -> list[Call]:
+    """The calls of ``file`` that may differentiate (the branches of ``_differentiations_in``): a launch that passes
+    ``adjoint=``, a warp.autograd call, a tape made, or a method called on a name a tape is bound to. Each callee is
+    tested once: most of a project's calls are none of them."""
+    def may_differentiate(callee: str) -> bool:
+        if callee.rpartition(".")[0].rpartition(".")[2] in tape_names:
+            return True
+        return callee.startswith("warp.") and (callee in _LAUNCHES or callee.startswith("warp.autograd.")
+                                               or _is_tape_callee(callee))
+
+    return [call for call in facts.bindings.calls_where(file, may_differentiate)
+            if call.callee not in _LAUNCHES or call.bound("adjoint") is not None]
 
 
 Differentiation = tuple[Call, Launched, tuple[str, ...]]  # the site, what it reaches, its program's files (paths)
@@ -668,17 +671,14 @@ def differentiations(facts: IdentityFacts, file: FileModel) -> tuple[Differentia
 def _differentiations_in(facts: IdentityFacts, f: FileModel) -> tuple[Differentiation, ...]:
     tape_names = _tape_names(facts)
     found: list[Differentiation] = []
-    for call in facts.bindings.calls_where(f, lambda callee: _may_differentiate(callee, tape_names)):
+    for call in _candidate_calls(facts, f, tape_names):
         if call.callee in _LAUNCHES:
-            adjoint = call.bound("adjoint")
-            if adjoint is None:
-                continue
-            known, value = facts.evaluator.constant(f, adjoint, call.ctx.scope)
+            known, value = facts.evaluator.constant(f, call.bound("adjoint"), call.ctx.scope)
             if known and value is False:
                 continue
             kernels = facts.find_kernels(f, call.ctx.scope, call.bound("kernel"))
             found.append((call, Launched(frozenset(id(k) for _, k in kernels), not kernels), (f.path,)))
-        elif is_warp(call.callee) and call.callee.startswith("warp.autograd."):
+        elif call.callee.startswith("warp.autograd."):
             # gradcheck / jacobian(kernel, ...): the kernels it is given, or anything when none can be told
             kernels = [k for arg in (*call.args, *call.kwargs.values())
                        for k in facts.find_kernels(f, call.ctx.scope, arg)]

@@ -65,6 +65,24 @@ def test_members_options_and_variants_from_every_file(tmp_path):
     assert iso.options == frozenset({("fast_math", "True")}) and not iso.launched
 
 
+def test_a_module_is_launched_from_the_function_that_makes_the_launch_or_calls_its_wrapper(tmp_path):
+    # a launch written in a wrapper whose parameter is the kernel is made where the wrapper is called
+    project = project_of(tmp_path, {
+        "ops.py": HEADER + "@wp.kernel\n" + BODY,
+        "app.py": HEADER + "import ops\n"
+                  "def run(kernel, x):\n    wp.launch(kernel, dim=1, inputs=[x])\n"
+                  "def step(x):\n    run(ops.body, x)\n    wp.launch(ops.body, dim=1, inputs=[x])\n"
+                  "def other(x):\n    wp.launch(ops.body, dim=1, inputs=[x])\n"
+                  "wp.launch(ops.body, dim=1, inputs=[None])\n",
+    })
+    origins = project.module_members("ops").launched_from
+    assert sorted((path.rpartition("/")[2], scope) for path, scope, _ in origins) == [
+        ("app.py", ""), ("app.py", "other"), ("app.py", "step")]
+    step = next(span for _, scope, span in origins if scope == "step")
+    assert step.line == 6  # the first launch in step: the wrapper's call
+    assert not project.module_members("app").launched_from
+
+
 def test_a_kernel_is_stable_when_it_has_one_content_and_comes_before_any_load(tmp_path):
     project = project_of(tmp_path, {
         "m.py": HEADER + (

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from warplint.model import FileModel, Kernel
+from warplint.model import FileModel, Kernel, Span
 
 from .context import is_test_file
 from .events import OptionForm
@@ -32,7 +32,15 @@ class ModuleMembers:
     module: str  # its name; ``unique:<file module>.<function>`` for a module="unique" kernel's own module
     kernels: tuple[Member, ...]  # every kernel that lands in it, from any file
     options: frozenset[tuple[str, str]] | None  # (key, value) set on it anywhere; None when one is not known
-    launched: bool  # some launch in the project launches one of its kernels
+    # the functions that launch its kernels, each with its first launch there: (file path, qualname, the call's
+    # span), qualname "" for a file's top level; a launch is made where its origin is (``Launch.origin``: the
+    # outermost launch-wrapper call, or the launch itself)
+    launched_from: tuple[tuple[str, str, Span], ...]
+
+    @property
+    def launched(self) -> bool:
+        """Some launch in the project launches one of its kernels."""
+        return bool(self.launched_from)
 
 
 def module_members(facts: IdentityFacts, module: str) -> ModuleMembers:
@@ -42,9 +50,8 @@ def module_members(facts: IdentityFacts, module: str) -> ModuleMembers:
     def compute() -> ModuleMembers:
         kernels = tuple(_members_by_module(facts).get(module, ()))
         options = _options_by_module(facts)
-        launched = module in _launched_modules(facts)
         known = None if _UNKNOWN in options else options.get(module, frozenset())
-        return ModuleMembers(module, kernels, known, launched)
+        return ModuleMembers(module, kernels, known, _launch_origins(facts).get(module, ()))
 
     return facts.cached(("module members", module), compute)
 
@@ -72,8 +79,16 @@ def owned_by_tests(facts: IdentityFacts, module: str) -> bool:
     return facts.cached(("owned by tests", module), compute)
 
 
-def _launched_modules(facts: IdentityFacts) -> frozenset[str]:
-    return facts.cached("launched modules", lambda: frozenset(launch.module for launch in facts.all_launches()))
+def _launch_origins(facts: IdentityFacts) -> dict[str, tuple[tuple[str, str, Span], ...]]:
+    def compute() -> dict[str, tuple[tuple[str, str, Span], ...]]:
+        table: dict[str, dict[tuple[str, str], Span]] = {}
+        for launch in facts.all_launches():
+            file, call = launch.origin
+            table.setdefault(launch.module, {}).setdefault((file.path, call.ctx.scope), call.span)
+        return {module: tuple((path, scope, span) for (path, scope), span in origins.items())
+                for module, origins in table.items()}
+
+    return facts.cached("launch origins by module", compute)
 
 
 def modules(facts: IdentityFacts) -> list[str]:

@@ -949,6 +949,33 @@ def test_kernels_launched_with_arrays_made_to_carry_gradients_are_differentiable
     assert reached == {"layer.py": True, "ops.py": True, "render.py": False}
 
 
+def test_arrays_made_to_carry_gradients_count_only_where_users_call_the_launch(tmp_path):
+    """Users tape library code; a program's own code (an example, a test, a script) is run by that program, whose
+    tapes the reach follows. An example's launch of arrays a library made with ``requires_grad=a.requires_grad``,
+    a test's arrays made with ``requires_grad=True``, a script's: with no tape, nothing differentiates them. A
+    library function launching the same arrays stays differentiable, whoever calls it."""
+    kernel = "import warp as wp\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+    project = project_of(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/views.py": "import warp as wp\ndef like(a):\n"
+                        "    return wp.empty(a.shape, dtype=float, requires_grad=a.requires_grad)\n",
+        "lib/step.py": kernel + "def step(a):\n    wp.launch(k, dim=4, inputs=[a])\n",
+        "examples/example_view.py": kernel + "from lib import views, step\n"
+                                    "def run(a):\n    b = views.like(a)\n    wp.launch(k, dim=4, inputs=[b])\n"
+                                    "    step.step(b)\n",
+        "tests/test_grad.py": kernel + "def test_forward():\n"
+                              "    a = wp.zeros(4, dtype=float, requires_grad=True)\n"
+                              "    wp.launch(k, dim=4, inputs=[a])\n",
+        "run.py": kernel + "if __name__ == '__main__':\n"
+                  "    a = wp.zeros(4, dtype=float, requires_grad=True)\n    wp.launch(k, dim=4, inputs=[a])\n",
+    })
+    names = ("examples/example_view.py", "tests/test_grad.py", "run.py", "lib/step.py")
+    reached = {name: bool(project.backward_reached(_file(project, name), _file(project, name).kernels[0]))
+               for name in names}
+    assert reached == {"examples/example_view.py": False, "tests/test_grad.py": False, "run.py": False,
+                       "lib/step.py": True}
+
+
 def test_a_kernels_own_enable_backward_decides_its_adjoint(tmp_path):
     """``@wp.kernel(enable_backward=True)`` builds the kernel's adjoint in a module whose option is off (Warp merges
     ``module.options | kernel.options`` when it builds the kernel); its own False never builds one."""

@@ -24,6 +24,7 @@ from warplint.model import Call, FileModel, Function, Kernel, Value, stored_with
 from warplint.names import is_warp
 
 from .collect import config_assignments
+from .context import CodeContext
 from .events import OptionForm
 from .launches import UNIQUE, IdentityFacts
 from .module_options import option_changes, shared_option_changes
@@ -718,10 +719,14 @@ def backward_reached(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> l
 def _gradient_launches(facts: IdentityFacts, members: list[tuple[FileModel, Kernel]]) -> list[tuple[FileModel, Call]]:
     """The first launch of one of ``members`` whose arrays are made to carry gradients: code that makes them (or an
     object that keeps them) launches kernels for whoever records a tape (a training library's layer, taped by its
-    users around its forward pass). Asked only of modules nothing else differentiates."""
+    users around its forward pass). Asked only of modules nothing else differentiates. Only a launch in library
+    code counts: a program's own code (a script, an example, a test) is run by that program, whose tapes the reach
+    has followed, not called under a tape of its users (an example's arrays carry gradients when its model does)."""
     for f, k in members:
         for site in facts.kernel_launches(f, k):
             launch_file, call = site
+            if facts.bindings.context_of(launch_file, call.ctx.scope) is not CodeContext.LIBRARY:
+                continue
             if (_makes_gradients(launch_file, call.ctx.scope, _gradient_scopes(facts, launch_file))
                     or _launched_with_gradients(facts, launch_file, call)):
                 return [site]

@@ -100,10 +100,12 @@ class FragmentedModules(Rule):
                        for of, ok in others]
             related += [Related(wf.path, fn.span, f"`{fn.name}` is defined here")
                         for wf, fn in project.wrapped_functions(f, kernel) or ()]
-            related += [Related(path, span, f"`{scope or 'the top level'}` launches `{ok.name}` here")
+            related += [Related(path, span,
+                                f"`{scope}` launches `{ok.name}` here" if scope else f"`{ok.name}` is launched here")
                         for g in together if g.launcher is not None
                         for (_, ok), (path, scope, span) in zip(g.members, g.launches, strict=True)]
-            together_by = (f" that `{launchers[0][1] or 'its file'}` launches together" if launchers else "")
+            together_by = ("" if not launchers else f" that `{launchers[0][1]}` launches together" if launchers[0][1]
+                           else " that one file's top-level code launches together")
             yield self.report(
                 where,
                 f"kernel `{kernel.name}` is one of {len(others) + 1} one-kernel modules with the same options"

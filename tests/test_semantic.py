@@ -1118,6 +1118,32 @@ def test_a_kernel_is_what_wp_kernel_makes_of_a_function_wherever_it_is_defined(t
     assert [project.kernel_module(util, k) for k in util.kernels] == [None]
 
 
+def test_a_decorator_calls_keywords_are_evaluated_where_the_def_is(tmp_path):
+    # Python evaluates `@project_kernel(module=PARAMS.module)` in the scope around the def: the keyword is a value of
+    # that scope (a frozen dataclass's default, a module constant), as `@wp.kernel(module=...)`'s is. An option
+    # written inside the factory reads the factory's scope: only a literal there is known at the kernel.
+    project = project_of(tmp_path, {
+        "util.py": (
+            "import warp as wp\n"
+            "def project_kernel(fn=None, **options):\n    def wrap(f):\n        return wp.kernel(f, **options)\n"
+            "    return wrap(fn) if fn is not None else wrap\n"
+            "def tuned(**options):\n    name = options.pop('name')\n"
+            "    def wrap(f):\n        return wp.kernel(f, module=name, **options)\n    return wrap\n"
+        ),
+        "main.py": (
+            "import dataclasses\nimport warp as wp\nimport util\n"
+            "@dataclasses.dataclass(frozen=True)\nclass Params:\n    module: str = 'unique'\n"
+            "PARAMS = Params()\nNAME = 'sim'\n"
+            "@util.project_kernel(module=PARAMS.module)\ndef from_field(a: wp.array(dtype=float)):\n    a[0] = 1.0\n"
+            "@util.project_kernel(module=NAME)\ndef from_constant(a: wp.array(dtype=float)):\n    a[0] = 2.0\n"
+            "@util.tuned(name='fast')\ndef from_factory(a: wp.array(dtype=float)):\n    a[0] = 3.0\n"
+        ),
+    })
+    main = _file(project, "main.py")
+    assert {k.name: project.kernel_module(main, k) for k in main.kernels} == {
+        "from_field": "unique", "from_constant": "sim", "from_factory": None}
+
+
 def test_a_decorator_that_returns_a_kernel_held_elsewhere_makes_one(tmp_path):
     # The decorator's own call graph holds no kernel maker and stores nothing outside its locals, yet what it
     # returns is a kernel: one a module-level name of another file holds (made there by a helper wrapping

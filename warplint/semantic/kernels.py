@@ -69,7 +69,8 @@ def _add_kernels_of_bound_decorators(bindings: Bindings, evaluator: Evaluator) -
                                    text=decorator.text.partition("(")[0], ref=decorator.ref,
                                    local=bool(fn.ctx.scope) and "." not in decorator.ref)
                     bound = kernel_decorator_options(evaluator, file, callee, fn.ctx.scope)
-                    options = None if bound is None else {**bound, **_literal_options(decorator.kwargs)}
+                    # the call's own keywords are written where the def is: evaluated there, as written
+                    options = None if bound is None else {**bound, **_written_here(decorator.kwargs)}
                 else:
                     continue
                 if options is not None:
@@ -263,8 +264,17 @@ def _add_kernels_of_decorators(bindings: Bindings, evaluator: Evaluator) -> None
 
 
 def _literal_options(options: dict[str, Value]) -> dict[str, Value]:
-    """A kernel's options as the layer keeps them: each literal as written, any other expression unknown."""
+    """Options written away from the kernel's ``def`` (a factory's ``wp.kernel(f, ...)``, a partial's bound
+    keywords) as the layer keeps them: each literal as written, any other expression unknown (it would read names
+    of another scope)."""
     return {key: option if option.is_const else Value("other", text=option.text) for key, option in options.items()}
+
+
+def _written_here(options: dict[str, Value]) -> dict[str, Value]:
+    """The keywords of a decorator call, written in the scope around the ``def`` (Python evaluates a decorator
+    there): the layer evaluates them where the kernel is, as a ``@wp.kernel(module=...)``'s; a ``**mapping``
+    entry is left unknown."""
+    return {key: Value("other", text=option.text) if key == "**" else option for key, option in options.items()}
 
 
 def _decorated_kernel(file: FileModel, fn: Function, options: dict[str, Value]) -> Kernel:
@@ -317,13 +327,14 @@ def _kernel_options(bindings: Bindings, evaluator: Evaluator, file: FileModel, f
         maker_file, made = found
         if made.derived or made.form == "Kernel" or made.target is None or made.function:
             continue  # a kernel of a function defined there, not of the one passed in
-        options = dict(made.options)
+        options = _literal_options(made.options)  # written in the factory: only its literals are known here
         if decorator.kind == "call" and _forwards_keywords(bindings, maker_file, made):
             # `wp.kernel(f, **options)` in a decorator factory: the keywords its call passes beyond its own
-            # parameters (`@project_kernel(module="sim")`) are the kernel's options
+            # parameters (`@project_kernel(module="sim")`) are the kernel's options, written where the def is
             named = _parameters(bindings, evaluator, file, fn, decorator)
-            options.update({k: v for k, v in decorator.kwargs.items() if k not in named and k not in options})
-        return _literal_options(options)
+            options.update({k: v for k, v in _written_here(decorator.kwargs).items()
+                            if k not in named and k not in options})
+        return options
     return None
 
 

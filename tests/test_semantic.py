@@ -611,6 +611,32 @@ def test_a_table_key_a_public_functions_users_pass_can_be_any_key(tmp_path):
     assert found["u"].constants() == [32]
 
 
+def test_a_none_default_replaced_by_a_guard_is_never_read_as_none(tmp_path):
+    # `if p is None: p = 32` rebinds the parameter wherever it was None: the launch reads 32 (or what a caller
+    # passes), never None (Warp's default block size). A guard with another condition, a loop around it, or a test
+    # of something else leaves None possible.
+    project = project_of(tmp_path, {"m.py": (
+        "import warp as wp\n"
+        "def guarded(k, block_dim=None):\n    if block_dim is None:\n        block_dim = 32\n"
+        "    wp.launch(k, dim=1, block_dim=block_dim)\n"
+        "def both(k, block_dim=None, fast=False):\n    if block_dim is None and fast:\n        block_dim = 32\n"
+        "    wp.launch(k, dim=1, block_dim=block_dim)\n"
+        "def other(k, block_dim=None, size=None):\n    if size is None:\n        block_dim = 32\n"
+        "    wp.launch(k, dim=1, block_dim=block_dim)\n"
+        "def looped(k, block_dim=None):\n    for _ in range(2):\n        if block_dim is None:\n"
+        "            block_dim = 32\n    wp.launch(k, dim=1, block_dim=block_dim)\n"
+        "def run(k):\n    guarded(k)\n    guarded(k, 64)\n    both(k)\n    other(k)\n    looped(k)\n"
+    )})
+    file = project.files[0]
+
+    def block_dims(scope):
+        call = next(c for c in file.calls if c.callee == "warp.launch" and c.ctx.scope == scope)
+        return sorted(repr(v) for v in project.values(file, call.bound("block_dim"), scope).constants())
+
+    assert block_dims("guarded") == ["32", "64"]
+    assert block_dims("both") == block_dims("other") == block_dims("looped") == ["32", "None"]
+
+
 def test_a_dicts_get_is_its_item_or_the_default(tmp_path):
     project = project_of(tmp_path, {"m.py": (
         "import warp as wp\nA = 32\nB = 64\nTABLE = {'a': A, 'b': B}\n"

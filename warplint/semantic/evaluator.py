@@ -550,7 +550,11 @@ class Evaluator:
             results.append(filled)
         param = next((p for p in fn.params if p.name == name), None)
         if param is not None:
-            results.append(self.parameter(file, fn, name, site if site is not None and site.function == fq else None))
+            passed = self.parameter(file, fn, name, site if site is not None and site.function == fq else None)
+            if any(_replaces_none(assignment, name) for assignment in bindings):
+                # `if p is None: p = default` in the body: the reads after it never see the parameter's None
+                passed = ValueSet(frozenset(v for v in passed if not (isinstance(v, Const) and v.value is None)))
+            results.append(passed)
         if results:
             return ValueSet.union(results)
         for index, kernel in enumerate(self.kernels_of(file)):
@@ -2733,3 +2737,18 @@ def _flat(value: AbstractValue) -> ValueSet:
         return ValueSet.union(value.items)
     assert isinstance(value, Const) and isinstance(value.value, (list, tuple))
     return ValueSet(frozenset(Const(c) for c in value.value))
+
+
+def _replaces_none(assignment: Assignment, name: str) -> bool:
+    """``assignment`` rebinds the local ``name`` under ``if name is None:`` and nothing else (not in a loop, a
+    ``try`` or a further branch): every read after that statement sees the new value where the old one was None.
+    A read before the guard is taken as one after it: these reads are not ordered (the guard is written first)."""
+    ctx = assignment.ctx
+    if assignment.augmented or len(ctx.tests) != 1 or ctx.in_loop or ctx.try_index is not None or ctx.in_handler:
+        return False
+    test = ctx.tests[0]
+    if test.kind != "compare" or test.text != "is" or len(test.items) != 2:
+        return False
+    left, right = test.items
+    return (isinstance(left, Value) and isinstance(right, Value) and left.kind == "name" and left.local
+            and left.text == name and right.kind == "const" and right.text == "None")

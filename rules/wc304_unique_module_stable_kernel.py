@@ -97,10 +97,10 @@ class UniqueModuleStableKernel(Rule):
                 continue
             when = "at import time" if not kernel.ctx.scope else f"by `{kernel.ctx.scope}()` before any launch"
             yield self.report(
-                kernel.module_value.span,
+                kernel.module_span,
                 f"kernel `{kernel.name}` has one content but its own module (`module=\"unique\"`); let it share a "
                 "module",
-                related=(Related(file.path, kernel.module_value.span,
+                related=(Related(file.path, kernel.module_span,
                                  f"it is created {when}; each such kernel pays a separate build, compiler call and "
                                  'load: keep `module="unique"` only if it is isolated on purpose'),),
                 fix=self._fix(kernel),

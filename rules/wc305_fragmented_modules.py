@@ -94,9 +94,9 @@ class FragmentedModules(Rule):
             together = [g for g in groups if any(m[1] is kernel for m in g.members)]
             others = list({id(m[1]): m for g in together for m in g.members if m[1] is not kernel}.values())
             launchers = [g.launcher for g in together if g.launcher is not None]
-            where = _module_argument(kernel)
+            where = kernel.module_span
             names = ", ".join(sorted({_module_label(project, m) for m in others})[:5])
-            related = [Related(of.path, _module_argument(ok), f"`{ok.name}` alone in its module too")
+            related = [Related(of.path, ok.module_span, f"`{ok.name}` alone in its module too")
                        for of, ok in others]
             related += [Related(wf.path, fn.span, f"`{fn.name}` is defined here")
                         for wf, fn in project.wrapped_functions(f, kernel) or ()]
@@ -164,13 +164,6 @@ class Group:
 def _members_in(groups: list[Group], file: FileModel) -> list[Member]:
     """The members of ``groups`` defined in ``file``, each once."""
     return list({id(k): (f, k) for g in groups for f, k in g.members if f is file}.values())
-
-
-def _module_argument(kernel: Kernel) -> Span:
-    """Where the kernel's ``module=`` is written; the kernel itself when it is not in this file's text (a project
-    decorator passes it on: the value has no position of its own)."""
-    value = kernel.module_value
-    return value.span if value is not None and value.span.line > 0 else kernel.span
 
 
 def _module_label(project: Project, member: Member) -> str:

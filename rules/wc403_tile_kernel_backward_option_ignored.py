@@ -113,10 +113,10 @@ class TileKernelBackwardOptionIgnored(Rule):
                 continue
             shown = f"module `{module}`" if module and module != "unique" else "its unique module"
             yield self.report(
-                option.span,
+                kernel.option_span("enable_backward"),
                 f"`enable_backward=False` on kernel `{kernel.name}` does not reach its MathDx tile calls; set it "
                 "for the module",
-                related=(Related(file.path, option.span,
+                related=(Related(file.path, kernel.option_span("enable_backward"),
                                  f"{shown} keeps `enable_backward` on, so {project.warp.label} still builds and links "
                                  f"the adjoint LTOs of {', '.join(f'`{op}`' for op in ops)}; set it with "
                                  '`wp.set_module_options()`, or `module="unique"` with `module_options=`'),),

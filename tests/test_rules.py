@@ -81,3 +81,28 @@ def test_fixture_expectations_pin_column_and_message(tmp_path):
         path.write_text(line.format(incomplete))
         with pytest.raises(ExpectationError, match="needs its column and a fragment"):
             fixture_results(str(path), ("WC202",))
+
+
+def test_a_derived_kernels_options_are_reported_at_the_kernel():
+    """A project decorator's keywords reach a derived kernel's options without a position in the kernel's file: a
+    finding about its ``module=`` is at the kernel's ``def`` (lines 8 and 11), never at line 0."""
+    example = (
+        "import warp as wp\n"
+        "def project_kernel(fn=None, **options):\n"
+        "    def wrap(f):\n"
+        "        return wp.kernel(f, **options)\n"
+        "    return wrap(fn) if fn is not None else wrap\n"
+        "MODULE = 'unique'\n"
+        "@project_kernel(module=MODULE)\n"
+        "def a(x: wp.array(dtype=float)):\n"
+        "    pass\n"
+        "@project_kernel(module='unique')\n"
+        "def b(x: wp.array(dtype=float)):\n"
+        "    pass\n"
+        "@wp.kernel\n"
+        "def c(x: wp.array(dtype=float)):\n"
+        "    pass\n"
+    )
+    found = lint_example(example, "WC304")
+    assert sorted(d.span.line for d in found) == [8, 11]
+    assert all(r.span.line > 0 for d in found for r in d.related)

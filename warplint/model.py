@@ -519,6 +519,17 @@ class Kernel:
     def module_value(self) -> Value | None:
         return self.options.get("module")
 
+    def option_span(self, name: str) -> Span:
+        """Where the kernel's option ``name`` is written; the kernel itself when the option has no position in this
+        file's text (a project decorator's keyword passed on to ``wp.kernel``: a derived kernel's options)."""
+        value = self.options.get(name)
+        return value.span if value is not None and value.span.line > 0 else self.span
+
+    @property
+    def module_span(self) -> Span:
+        """``option_span("module")``."""
+        return self.option_span("module")
+
     @property
     def is_unique(self) -> bool:
         value = self.module_value

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -74,6 +75,10 @@ class FragmentedModules(Rule):
     confidence = "low"
 
     invalid = (
+        "".join(f"# file: op_{i}.py\nimport warp as wp\n@wp.kernel\ndef op_{i}(x: wp.array(dtype=float)):\n    pass\n"
+                for i in range(3))
+        + "# file: main.py\nimport warp as wp\nimport op_0, op_1, op_2\nx = wp.zeros(1)\n"
+        + "".join(f"wp.launch(op_{i}.op_{i}, dim=1, inputs=[x])\n" for i in range(3)),
         "import warp as wp\n\n"
         + "".join(f"@wp.kernel(module='part_{i}')\ndef k{i}(x: wp.array(dtype=float)):\n    pass\n\n" for i in range(2))
         + "def run(x):\n" + "".join(f"    wp.launch(k{i}, dim=1, inputs=[x])\n" for i in range(2)),
@@ -91,21 +96,19 @@ class FragmentedModules(Rule):
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         groups = self._groups(project)
         for f, kernel in _members_in(groups, file):
-            together = [g for g in groups if any(m[1] is kernel for m in g.members)]
-            others = list({id(m[1]): m for g in together for m in g.members if m[1] is not kernel}.values())
-            launchers = [g.launcher for g in together if g.launcher is not None]
+            together = [g for g in groups if any(k is kernel for _, k in g.members)]
+            others = list({id(k): (of, k) for g in together for of, k in g.members if k is not kernel}.values())
             where = kernel.module_span
             names = ", ".join(sorted({_module_label(project, m) for m in others})[:5])
             related = [Related(of.path, ok.module_span, f"`{ok.name}` alone in its module too")
                        for of, ok in others]
             related += [Related(wf.path, fn.span, f"`{fn.name}` is defined here")
                         for wf, fn in project.wrapped_functions(f, kernel) or ()]
-            related += [Related(path, span,
-                                f"`{scope}` launches `{ok.name}` here" if scope else f"`{ok.name}` is launched here")
+            related += [Related(g.launcher[0], span, f"{_launcher_phrase(g.launcher)} launches `{ok.name}` here")
                         for g in together if g.launcher is not None
-                        for (_, ok), (path, scope, span) in zip(g.members, g.launches, strict=True)]
-            together_by = ("" if not launchers else f" that `{launchers[0][1]}` launches together" if launchers[0][1]
-                           else " that one file's top-level code launches together")
+                        for (_, ok), span in zip(g.members, g.launch_spans, strict=True)]
+            launcher = next((g.launcher for g in together if g.launcher is not None), None)
+            together_by = f" that {_launcher_phrase(launcher)} launches together" if launcher is not None else ""
             yield self.report(
                 where,
                 f"kernel `{kernel.name}` is one of {len(others) + 1} one-kernel modules with the same options"
@@ -143,22 +146,26 @@ class FragmentedModules(Rule):
                 continue
             for path, scope, span in members.launched_from:  # a file's own module: grouped by who launches it
                 by_launcher.setdefault((members.options, variants, path, scope), []).append((file, kernel, span))
-        groups = [Group(tuple(g), None, ()) for g in written.values() if len(g) >= THRESHOLD]
-        for (_, _, path, scope), launched in by_launcher.items():
-            if len(launched) >= FILE_MODULE_THRESHOLD:
-                groups.append(Group(tuple((f, k) for f, k, _ in launched), (path, scope),
-                                    tuple((path, scope, span) for _, _, span in launched)))
+        groups = [Group(tuple(g)) for g in written.values() if len(g) >= THRESHOLD]
+        groups += [Group(tuple((f, k) for f, k, _ in launched), (path, scope), tuple(span for _, _, span in launched))
+                   for (_, _, path, scope), launched in by_launcher.items() if len(launched) >= FILE_MODULE_THRESHOLD]
         return groups
 
 
 @dataclass(frozen=True)
 class Group:
     """One-kernel modules that one module would build at once. For files' own modules, ``launcher`` is the
-    function that launches them all (file path, qualname) and ``launches`` each member's first launch there."""
+    function that launches them all (file path, qualname) and ``launch_spans`` each member's first launch there."""
 
     members: tuple[Member, ...]
-    launcher: tuple[str, str] | None
-    launches: tuple[tuple[str, str, Span], ...]
+    launcher: tuple[str, str] | None = None
+    launch_spans: tuple[Span, ...] = ()
+
+
+def _launcher_phrase(launcher: tuple[str, str]) -> str:
+    """The function that launches a group, as a message names it (qualname "": its file's top-level code)."""
+    path, scope = launcher
+    return f"`{scope}`" if scope else f"the top-level code of `{os.path.basename(path)}`"
 
 
 def _members_in(groups: list[Group], file: FileModel) -> list[Member]:

@@ -1640,6 +1640,57 @@ def test_sources_of_star_args_are_the_extra_arguments_of_each_call(tmp_path):
     assert found == [(["wp.float64", "2"], True), ([], True), ([], False)]
 
 
+def test_sources_of_a_dict_display_read_by_its_key(tmp_path):
+    # `cfg["value"]` of a dict display is what the last entry in written order that supplies "value" holds: a pair
+    # written with that key, or the item "value" of each dict a `**base` unpacks (where a `**base` lacks it, the
+    # entries before it decide). Where that cannot be told the read is its own source: the dict is written into
+    # after it was made (its own item, `update`, a dict it unpacks), no entry supplies the key, a key is computed,
+    # or a `**` unpacks what is not a dict display
+    project = project_of(tmp_path, {"m.py": (
+        "import tempfile\nimport warp as wp\n"
+        "def merged():\n"
+        "    base = {'value': tempfile.mkdtemp()}\n    cfg = {**base, 'verbose': False}\n    got = cfg['value']\n"
+        "def nested():\n"
+        "    inner = dict(value=tempfile.mkdtemp(), verbose=True)\n    base = {'verbose': False, **inner}\n"
+        "    cfg = {'value': '/early', **base}\n    got = cfg['value']\n"
+        "def overridden_by_a_later_pair():\n"
+        "    base = {'value': tempfile.mkdtemp()}\n    cfg = {**base, 'value': '/fixed'}\n    got = cfg['value']\n"
+        "def overriding_an_earlier_pair():\n"
+        "    base = {'value': tempfile.mkdtemp()}\n    cfg = {'value': '/fixed', **base}\n    got = cfg['value']\n"
+        "def lacking_in_the_unpacked_dict():\n"
+        "    base = {'verbose': True}\n    cfg = {'value': '/fixed', **base}\n    got = cfg['value']\n"
+        "def item_written_after():\n"
+        "    base = {'value': tempfile.mkdtemp()}\n    cfg = {**base, 'verbose': False}\n    got = cfg['value']\n"
+        "    cfg['value'] = '/elsewhere'\n"
+        "def updated_after():\n"
+        "    base = {'value': tempfile.mkdtemp()}\n    cfg = {**base, 'verbose': False}\n    got = cfg['value']\n"
+        "    cfg.update(value='/elsewhere')\n"
+        "def unpacked_dict_written_after():\n"
+        "    base = {'value': tempfile.mkdtemp()}\n    cfg = {**base, 'verbose': False}\n"
+        "    base['value'] = '/elsewhere'\n    got = cfg['value']\n"
+        "def absent():\n"
+        "    base = {'value': tempfile.mkdtemp()}\n    cfg = {**base, 'verbose': False}\n    got = cfg['other']\n"
+        "def computed_key(name):\n"
+        "    base = {'value': tempfile.mkdtemp()}\n    cfg = {**base, name: '/elsewhere'}\n    got = cfg['value']\n"
+        "def unpacking_a_parameter(options):\n"
+        "    cfg = {'value': tempfile.mkdtemp(), **options}\n    got = cfg['value']\n"
+    )})
+    file = _file(project, "m.py")
+
+    def sources(scope):
+        (bound,) = project.layer.bindings.name_assignments(file, scope, "got")
+        return [s.value.text for s in project.sources(file, bound.value, scope)]
+
+    assert sources("merged") == ["tempfile.mkdtemp(...)"]
+    assert sources("nested") == ["tempfile.mkdtemp(...)"]
+    assert sources("overridden_by_a_later_pair") == ["'/fixed'"]
+    assert sources("overriding_an_earlier_pair") == ["tempfile.mkdtemp(...)"]
+    assert sources("lacking_in_the_unpacked_dict") == ["'/fixed'"]
+    assert "tempfile.mkdtemp(...)" not in sources("item_written_after")
+    for scope in ("updated_after", "unpacked_dict_written_after", "absent", "computed_key", "unpacking_a_parameter"):
+        assert sources(scope) == ["cfg[...]"], scope
+
+
 def test_builtin_of_partly_known_values_keeps_the_known_results(tmp_path):
     # int() of "a run-time string or the default" is the default's number or a run-time number, not all unknown;
     # the environment is one string for the whole process (unknown, not varying), read with [] or .get()

@@ -1770,16 +1770,12 @@ class Evaluator:
                 merged[:] = [p for p in merged if not (len(p[0]) == 1 and next(iter(p[0])) == only)]
             merged.append(pair)
 
-        placed = 0
-        for unpack in sorted(value.unpacked, key=lambda u: u.const if isinstance(u.const, int) else len(written)):
-            at = unpack.const if isinstance(unpack.const, int) else len(written)
-            for pair in written[placed:at]:
-                put(pair)
-            placed = max(placed, at)
-            for pair in self._unpacked_items(file, unpack.base, scope, site):
-                put(pair)
-        for pair in written[placed:]:
-            put(pair)
+        for entry in _in_written_order(value):
+            if isinstance(entry, int):
+                put(written[entry])
+            else:
+                for pair in self._unpacked_items(file, entry.base, scope, site):
+                    put(pair)
         return tuple(merged)
 
     def _unpacked_items(self, file: FileModel, base: Value | None, scope: str, site: Site | None
@@ -2155,14 +2151,17 @@ class Evaluator:
         across files and re-exports; ``a if c else b`` gives both branches; a call of a project
         function gives what it returns (bound at that call); an item of an unpacked tuple (``d, n =
         make()``, ``rhs[1]``) gives that item of each tuple or list literal ``rhs`` comes from (``*args`` is the
-        tuple of a call's extra arguments); an attribute read off a project class's construction gives what
-        that construction sets it to (``h.dtype`` of ``h = Holder(wp.float64)``, a dataclass field). Every
-        other expression is its own source: a literal, a call or a name outside the project or of Warp's
-        API (also when Warp itself is the project: ``wp.zeros(...)`` and ``wp.float32`` are the shapes
-        asked about), an f-string, arithmetic. A name that cannot be followed is its own source too;
-        ``Source.attrs`` are the attributes read off a source (``d.name`` of ``d = TemporaryDirectory()``).
-        Bounded like ``values``. ``accept``: a question that needs every source to pass a test stops at the
-        first that fails it (the last in the list): a name passed through many callers has many."""
+        tuple of a call's extra arguments); an item read by its key off a dict display never written into
+        (``cfg["dir"]`` of ``cfg = {**base, "dir": d}``, ``dict(dir=d)``; ``**kwargs`` is the dict of a call's
+        extra keywords) gives what the last entry supplying that key holds, through each dict a ``**base``
+        can be; an attribute read off a project class's construction gives what that construction sets it to
+        (``h.dtype`` of ``h = Holder(wp.float64)``, a dataclass field). Every other expression is its own
+        source: a literal, a call or a name outside the project or of Warp's API (also when Warp itself is the
+        project: ``wp.zeros(...)`` and ``wp.float32`` are the shapes asked about), an f-string, arithmetic. A
+        name that cannot be followed is its own source too; ``Source.attrs`` are the attributes read off a
+        source (``d.name`` of ``d = TemporaryDirectory()``). Bounded like ``values``. ``accept``: a question
+        that needs every source to pass a test stops at the first that fails it (the last in the list): a name
+        passed through many callers has many."""
         found: list[Source] = [] if accept is None else _AcceptedSources(accept)
         if value is not None:
             try:
@@ -2257,14 +2256,15 @@ class Evaluator:
                     type(value.key.const) is str and value.base.kind == "name"
                     and not self.bindings.subscript_assignments(file, scope, value.base.text))):
             # `a, b = rhs` (bound as `rhs[0]`, `rhs[1]`) or `rhs[1]`: the item at that position of each tuple or list
-            # literal `rhs` can be (`return tempfile.mkdtemp(), 3`); `kwargs["dtype"]` of a `**kwargs` parameter the
-            # function never writes into: the keyword each call passes. An item of anything else is its own source
+            # literal `rhs` can be (`return tempfile.mkdtemp(), 3`); `cfg["dir"]` of a dict display (`{**base, "dir":
+            # d}`, `dict(dir=d)`, the keywords a `**kwargs` parameter collects) the function never writes into: what
+            # the entry supplying "dir" holds. An item of anything else is its own source
             containers: list[Source] = []
             self._sources(file, value.base, scope, site, (), containers, seen)
-            items = [self._literal_item(c, value.key.const) for c in containers]
-            for c, item in zip(containers, items, strict=True):
-                if item is not None:
-                    self._sources(c.file, item, c.scope, c.site, attrs, found, seen)
+            items = [self._literal_items(c, value.key.const, seen) for c in containers]
+            for held in items:
+                for item in held or ():
+                    self._sources(item.file, item.value, item.scope, item.site, attrs, found, seen)
             if containers and None not in items:
                 return
         elif kind == "call" and value.ref == NAMESPACE_CONSTRUCTOR and attrs and not value.args \
@@ -2290,18 +2290,48 @@ class Evaluator:
                 return
         found.append(Source(file, value, scope, site, attrs))
 
-    def _literal_item(self, container: Source, key: object) -> Value | None:
-        """The item a constant key picks from what ``container`` is: a position of a tuple or list literal, a name
-        of the dict Python makes of a call's extra keywords (``_star_literal``); None for anything else."""
-        if not container.complete or container.attrs or container.value.unpacked:
+    def _literal_items(self, container: Source, key: object, seen: set[tuple]) -> list[Source] | None:
+        """The expressions a constant key picks from what ``container`` is: a position of a tuple or list literal,
+        a key of a dict display (``_keyed_item_sources``); None for anything else, and for a key no entry of the
+        dict supplies (the read raises KeyError there)."""
+        if type(key) is str:
+            return self._keyed_item_sources(container, key, seen) or None
+        if type(key) is not int or not container.complete or container.attrs or container.value.unpacked:
             return None
         items = container.value.items
-        if type(key) is int:
-            found = items[key] if container.value.kind == "seq" and -len(items) <= key < len(items) else None
-            return found if isinstance(found, Value) else None
-        if id(container.value) in self._keyword_dicts:
-            return next((v for k, v in items if isinstance(k, Value) and k.const == key), None)
-        return None
+        found = items[key] if container.value.kind == "seq" and -len(items) <= key < len(items) else None
+        return [Source(container.file, found, container.scope, container.site)] if isinstance(found, Value) else None
+
+    def _keyed_item_sources(self, display: Source, key: str, seen: set[tuple]) -> list[Source] | None:
+        """The expressions ``display[key]`` is, for a dict display (``_display_entries``) as Python builds it: what
+        the last entry in written order that supplies ``key`` holds, a pair written with that key or that item of
+        each dict a ``**x`` there can be (where one lacks it, the entries before it decide). [] when no entry
+        supplies ``key``; None when that cannot be told (``display`` or a dict a ``**x`` can be is not such a
+        display)."""
+        entries = self._display_entries(display)
+        if entries is None:
+            return None
+        held: list[Source] = []
+        for entry in reversed(entries):
+            if isinstance(entry, tuple):
+                if entry[0] == key:
+                    return [*held, Source(display.file, entry[1], display.scope, display.site)]
+                continue
+            unpacked: list[Source] = []
+            if entry.base is not None:
+                self._sources(display.file, entry.base, display.scope, display.site, (), unpacked, seen)
+            if not unpacked:
+                return None
+            lacking = False
+            for d in unpacked:
+                items = self._keyed_item_sources(d, key, seen)
+                if items is None:
+                    return None
+                held += items
+                lacking = lacking or not items
+            if not lacking:
+                return held
+        return held
 
     def _source_constructed(self, file: FileModel, value: Value, scope: str, site: Site | None, callees: ValueSet,
                             attrs: tuple[str, ...], found: list[Source], seen: set[tuple]) -> bool:
@@ -2444,27 +2474,40 @@ class Evaluator:
         return expansions
 
     def _display_keywords(self, source: Source) -> list[tuple[str, Value]] | None:
-        """The (keyword, expression) items of the dict ``source`` is, when it is a display whose keys are all
-        known strings (``{"k": v}``, ``dict(k=v)``, the dict Python makes of a call's extra keywords) and nothing
+        """The (keyword, expression) items of the dict ``source`` is, when it is a display that unpacks no other
+        (``_display_entries``); None for anything else."""
+        if source.value.unpacked:
+            return None
+        entries = self._display_entries(source)
+        return None if entries is None else [e for e in entries if isinstance(e, tuple)]
+
+    def _display_entries(self, source: Source) -> list[tuple[str, Value] | Value] | None:
+        """The entries of the dict ``source`` is, in written order: its (keyword, expression) pairs and each
+        ``**x`` it unpacks (a ``Value`` of kind "unpack"), when it is a display whose written keys are all known
+        strings (``{"k": v, **x}``, ``dict(k=v)``, the dict Python makes of a call's extra keywords) and nothing
         writes into it after it was made; None for anything else."""
         value = source.value
-        if not source.complete or source.attrs or value.unpacked:
+        if not source.complete or source.attrs:
             return None
-        if value.kind == "call" and value.ref == "dict" and not value.args \
+        entries: list[tuple[str, Value] | Value] = []
+        if value.kind == "call" and value.ref == "dict" and not value.args and not value.unpacked \
                 and not self._is_local_name(source.file, "dict", source.scope):
-            pairs = list(value.kwargs.items())
+            entries += value.kwargs.items()
         elif value.kind == "dict":
-            pairs = []
-            for item in value.items:
+            for entry in _in_written_order(value):
+                if isinstance(entry, Value):
+                    entries.append(entry)
+                    continue
+                item = value.items[entry]
                 if not (isinstance(item, tuple) and isinstance(item[0], Value) and item[0].kind == "const"
                         and isinstance(item[0].const, str) and isinstance(item[1], Value)):
                     return None
-                pairs.append((item[0].const, item[1]))
+                entries.append((item[0].const, item[1]))
         else:
             return None
         if id(value) not in self._keyword_dicts and self._written_after(source):
             return None
-        return pairs
+        return entries
 
     def _written_after(self, source: Source) -> bool:
         """Whether the container ``source`` may be written into after it was made: it is bound to a name that
@@ -2602,6 +2645,21 @@ def _keyword_items(value: AbstractValue) -> list[tuple[str, ValueSet]] | None:
             return None
         items.append((key, v))
     return items
+
+
+def _in_written_order(display: Value) -> list[int | Value]:
+    """The entries of the dict display ``display`` in written order: the index in ``items`` of each pair, and each
+    ``**x`` of ``unpacked`` where it stands (its ``const``: how many pairs are written before it)."""
+    order: list[int | Value] = []
+    placed = 0
+    for unpack in sorted(display.unpacked,
+                         key=lambda u: u.const if isinstance(u.const, int) else len(display.items)):
+        at = unpack.const if isinstance(unpack.const, int) else len(display.items)
+        order += range(placed, at)
+        placed = max(placed, at)
+        order.append(unpack)
+    order += range(placed, len(display.items))
+    return order
 
 
 def _is_dict(value: AbstractValue) -> bool:

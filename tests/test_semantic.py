@@ -1644,7 +1644,7 @@ def test_sources_of_a_dict_display_read_by_its_key(tmp_path):
     # `cfg["value"]` of a dict display is what the last entry in written order that supplies "value" holds: a pair
     # written with that key, or the item "value" of each dict a `**base` unpacks (where a `**base` lacks it, the
     # entries before it decide). Where that cannot be told the read is its own source: the dict is written into
-    # after it was made (its own item, `update`, a dict it unpacks), no entry supplies the key, a key is computed,
+    # after it was made (its own item, `update`, `|=`, a dict it unpacks), no entry supplies the key, a key is computed,
     # or a `**` unpacks what is not a dict display
     project = project_of(tmp_path, {"m.py": (
         "import tempfile\nimport warp as wp\n"
@@ -1665,6 +1665,8 @@ def test_sources_of_a_dict_display_read_by_its_key(tmp_path):
         "def updated_after():\n"
         "    base = {'value': tempfile.mkdtemp()}\n    cfg = {**base, 'verbose': False}\n    got = cfg['value']\n"
         "    cfg.update(value='/elsewhere')\n"
+        "def updated_in_place():\n"
+        "    cfg = {'value': tempfile.mkdtemp()}\n    cfg |= {'value': '/elsewhere'}\n    got = cfg['value']\n"
         "def unpacked_dict_written_after():\n"
         "    base = {'value': tempfile.mkdtemp()}\n    cfg = {**base, 'verbose': False}\n"
         "    base['value'] = '/elsewhere'\n    got = cfg['value']\n"
@@ -1687,7 +1689,8 @@ def test_sources_of_a_dict_display_read_by_its_key(tmp_path):
     assert sources("overriding_an_earlier_pair") == ["tempfile.mkdtemp(...)"]
     assert sources("lacking_in_the_unpacked_dict") == ["'/fixed'"]
     assert "tempfile.mkdtemp(...)" not in sources("item_written_after")
-    for scope in ("updated_after", "unpacked_dict_written_after", "absent", "computed_key", "unpacking_a_parameter"):
+    for scope in ("updated_after", "updated_in_place", "unpacked_dict_written_after", "absent", "computed_key",
+                  "unpacking_a_parameter"):
         assert sources(scope) == ["cfg[...]"], scope
 
 

@@ -2511,8 +2511,8 @@ class Evaluator:
 
     def _written_after(self, source: Source) -> bool:
         """Whether the container ``source`` may be written into after it was made: it is bound to a name that
-        ``name[k] = v`` writes, or that a method filling a container is called on (``name.update(...)``,
-        ``name.append(...)``)."""
+        ``name[k] = v`` writes, that an augmented assignment updates in place (``name |= other``, ``name +=
+        other``), or that a method filling a container is called on (``name.update(...)``, ``name.append(...)``)."""
         file, scope = source.file, source.scope
         tables = self.bindings.file_facts.cached(file, file_facts.assignment_tables)
         for a in tables.by_scope.get(scope, []):
@@ -2521,6 +2521,11 @@ class Evaluator:
             name = a.target.text
             target = Value("name", text=name, ref=name if scope else f"{file.module}.{name}", local=bool(scope))
             if self.item_writes(file, target, scope):
+                return True
+            rebound = [*self.bindings.name_assignments(file, scope, name)]
+            if not scope:  # a function that declares it `global` updates the module's dict too
+                rebound += [b for _, b in self.bindings.global_assignments(file, name)]
+            if any(b.augmented for b in rebound):
                 return True
             fills = {f"{head}.{method}" for head in (name, f"{file.module}.{name}") for method in FILLING_METHODS}
             calls = self.bindings.calls_in(file, scope) if scope else [

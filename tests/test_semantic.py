@@ -216,6 +216,30 @@ def test_a_name_a_setter_declares_global_holds_what_the_setter_assigns_too(tmp_p
     assert project.kernel_module(file, kernel) is None
 
 
+def test_a_module_name_the_program_leaves_to_its_run_is_its_own_literal(tmp_path):
+    # `os.environ.get("M", "unique")` builds "unique" unless the run says otherwise (as an option's value counts);
+    # a name with no literal of the program's own, or two, is not one module
+    project = project_of(tmp_path, {
+        "app/__init__.py": "",
+        "app/solver.py": (
+            "import os\nimport warp as wp\n\n"
+            "@wp.kernel(module=os.environ.get('M', 'unique'))\ndef own_unique(a: wp.array(dtype=float)):\n"
+            "    a[0] = 1.0\n\n"
+            "@wp.kernel(module=os.getenv('M', 'app.shared'))\ndef own_shared(a: wp.array(dtype=float)):\n"
+            "    a[0] = 1.0\n\n"
+            "@wp.kernel(module=os.environ.get('M'))\ndef no_default(a: wp.array(dtype=float)):\n    a[0] = 1.0\n\n"
+            "@wp.kernel(module=os.environ['M'])\ndef environment_only(a: wp.array(dtype=float)):\n    a[0] = 1.0\n\n"
+            "def make(name):\n    @wp.kernel(module=name)\n    def two_names(a: wp.array(dtype=float)):\n"
+            "        a[0] = 1.0\n    return two_names\n\n"
+            "make('app.first')\nmake('app.second')\n"
+        ),
+    })
+    file = _file(project, "solver.py")
+    modules = {k.name: project.kernel_module(file, k) for k in file.kernels}
+    assert modules == {"own_unique": "unique", "own_shared": "app.shared", "no_default": None,
+                       "environment_only": None, "two_names": None}
+
+
 def test_a_module_level_name_is_read_in_statement_order(tmp_path):
     # Python reads a module-level name as the statements run so far bound it: a module-level assignment, a call of a
     # setter that rebinds it through `global` (bound from that call's arguments). A conditional statement, a

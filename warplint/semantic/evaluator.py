@@ -410,14 +410,20 @@ class Evaluator:
         return names, complete
 
     def kernel_modules(self, file: FileModel, kernel: Kernel) -> tuple[set[str], bool]:
-        """The Warp modules a kernel can join (``"unique"`` for module="unique"): (names, complete)."""
+        """The Warp modules a kernel can join (``"unique"`` for module="unique"): (names, complete). A name the
+        program gives one literal and otherwise leaves to its run (``ValueSet.own_constant``) is that literal."""
         value = kernel.module_value
         if value is None or (value.kind == "const" and value.const is None):
             if kernel.defined_in is None:
                 return set(), False
             return {kernel.defined_in or file.module}, True  # Warp's default: the function's `__module__`
         scope = kernel.ctx.scope
-        return self.module_names(file, value, scope)
+        names, complete = self.module_names(file, value, scope)
+        if not complete and len(names) == 1 and self.values(file, value, scope).own_constant()[0]:
+            # the program's own literal, left to the run to override (`os.environ.get("M", "unique")`): the
+            # module the program builds unless its run says otherwise, as an option's value counts
+            return names, True
+        return names, complete
 
     def block_dims(self, file: FileModel, value: Value | None, scope: str, site: Site | None = None
                    ) -> ValueSet:

@@ -22,8 +22,8 @@ def config_assignments(facts: IdentityFacts, name: str | None = None) -> list[Co
     """The project's ``wp.config.<name> = ...`` assignments (every name when None), in file and source order."""
     def by_name() -> dict[str | None, list[ConfigAssignment]]:
         table: dict[str | None, list[ConfigAssignment]] = {}
-        for f in facts.bindings.files:
-            for event in events(facts, f).config_assignments:
+        for f in facts.bindings.files:  # the file's own table (``events`` would build every file's launches)
+            for event in facts.bindings.file_facts.cached(f, _config_assignments):
                 table.setdefault(event.name, []).append(event)
                 table.setdefault(None, []).append(event)
         return table

@@ -627,10 +627,7 @@ def differentiation_reach(facts: IdentityFacts) -> Reach:
 def _differentiation_reach(facts: IdentityFacts) -> Reach:
     reach = Reach()
     by_path = {f.path: f for f in facts.bindings.files}
-    tape_names = _tape_names(facts)
     for f in facts.bindings.files:
-        if not _candidate_calls(facts, f, tape_names):
-            continue  # nothing to differentiate here (most files): not worth a kept fact's check after an edit
         for call, launched, program in differentiations(facts, f):
             site = (f, call)
             for kernel in launched.kernels:

@@ -123,14 +123,23 @@ class IdentityFacts(Layer):
         def by_kernel() -> dict[int, list[tuple[FileModel, Call]]]:
             table: dict[int, list[tuple[FileModel, Call]]] = {}
             for f in self.bindings.files:
-                for call in self.bindings.warp_calls(f, *LAUNCH_CALLS):
-                    if not self.bindings.may_run(f, call.ctx.scope):
-                        continue  # in code nothing runs: launches nothing
-                    for _, k in self.find_kernels(f, call.ctx.scope, call.bound("kernel")):
+                for call, kernels in self.kernels_launched_in(f):
+                    for k in kernels:
                         table.setdefault(id(k), []).append((f, call))
             return table
 
         return list(self.cached("launches_by_kernel", by_kernel).get(id(kernel), ()))
+
+    def kernels_launched_in(self, file: FileModel) -> tuple[tuple[Call, tuple[Kernel, ...]], ...]:
+        """Each launch call of ``file`` in code that may run, with the kernels it can launch, whatever module they
+        join (``kernel_launches``' part of one file; kept across an edit that changes nothing it read)."""
+        def compute(layer: Layer) -> tuple[tuple[Call, tuple[Kernel, ...]], ...]:
+            facts = cast(IdentityFacts, layer)
+            return tuple((call, tuple(k for _, k in facts.find_kernels(file, call.ctx.scope, call.bound("kernel"))))
+                         for call in facts.bindings.warp_calls(file, *LAUNCH_CALLS)
+                         if facts.bindings.may_run(file, call.ctx.scope))  # code nothing runs launches nothing
+
+        return self.kept("kernels launched", file, compute)
 
     def runs_before_launches(self, fqname: str) -> bool:
         """Every call of ``fqname`` runs before any launch or load: each is made outside loops (a loop that

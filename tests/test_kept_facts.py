@@ -407,6 +407,31 @@ def test_an_edit_keeps_the_launches_of_a_file_that_read_nothing_of_it(tmp_path):
                                                      "pkg.plain", ["32"])]
 
 
+def _kernels_launched(layer, model):
+    return layer.kernels_launched_in(model)
+
+
+def _named(launched) -> list[tuple]:
+    return [(call.span, sorted(k.name for k in kernels)) for call, kernels in launched]
+
+
+def test_an_unrelated_edit_keeps_the_kernels_a_files_launches_can_launch(tmp_path):
+    before, after, fresh = _launches_edited(tmp_path, "pkg/other.py", "COUNT = 1", "COUNT = 2", "pkg/user.py",
+                                            _kernels_launched)
+    assert after is before  # taken over, not evaluated again
+    assert _named(after) == _named(fresh)
+    assert ["first"] in [names for _, names in _named(after)]
+
+
+def test_the_kernels_a_launch_can_launch_follow_a_name_bound_in_another_module(tmp_path):
+    before, after, fresh = _launches_edited(tmp_path, "pkg/choice.py", "KERNEL = first", "KERNEL = second",
+                                            "pkg/user.py", _kernels_launched)
+    assert after is not before
+    assert "second" not in {name for _, names in _named(before) for name in names}
+    assert "second" in {name for _, names in _named(after) for name in names}
+    assert _named(after) == _named(fresh)
+
+
 def _through_callers(layer, model):
     return layer.launches_through_callers(model)
 

@@ -32,7 +32,8 @@ def _fixture_findings(code):
         if os.path.isdir(path):
             yield from lint_tree(path, (code,))
         else:
-            yield from Session(Config(root=os.path.dirname(path), select=(code,))).lint_paths([path]).diagnostics
+            session = Session(Config(root=os.path.dirname(path), select=(code,)), cache=False)
+            yield from session.lint_paths([path]).diagnostics
 
 
 @pytest.fixture(scope="module")

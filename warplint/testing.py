@@ -42,7 +42,7 @@ def split_example(source: str) -> dict[str, str]:
 
 def lint_tree(directory: str, select: tuple[str, ...] = ("ALL",)) -> list:
     config = Config(root=directory, select=select)
-    session = Session(config)
+    session = Session(config, cache=False)  # a test never writes a cache into the tree it lints
     return session.lint_paths([directory]).diagnostics
 
 
@@ -112,7 +112,7 @@ def fixture_results(path: str, codes: tuple[str, ...]) -> tuple[set, set]:
     if os.path.isdir(path):
         diagnostics = lint_tree(path, codes)
     else:
-        session = Session(Config(root=root, select=codes))
+        session = Session(Config(root=root, select=codes), cache=False)
         diagnostics = session.lint_paths([path]).diagnostics
     fragments: dict[tuple[str, int, str, int], list[str]] = {}
     for file, line, code, column, fragment in expected:

@@ -45,9 +45,10 @@ class ModuleOptionsAfterLoad(Rule):
     `@pytest.mark.parametrize`d test runs its listed values in order. A test that sets the options of a module the tests
     own (every kernel of it has its code in test code: its file's kernels, or a helper
     module of a test package, as in Warp's own option and AOT tests) between tests does so
-    on purpose and is not reported, nor is a value another change of the module may have
-    given it already (a change in code that cannot run, such as a helper of a test file that
-    no test, fixture, hook, other code or import reaches, gives the module nothing). Tests
+    on purpose: it is reported only with `report-deliberate`. A value another change of the
+    module may have given it already is not reported (a change in code that cannot run, such
+    as a helper of a test file that no test, fixture, hook, other code or import reaches,
+    gives the module nothing). Tests
     that make kernels of a library's functions (`wp.kernel(f)`) do not own the library's
     module: Warp puts such a kernel where `f` is defined.
 
@@ -169,6 +170,7 @@ class ModuleOptionsAfterLoad(Rule):
                 span,
                 f"{what} changes options of module `{module}` after its launch, rebuilding it; set them first",
                 related=tuple(related),
+                deliberate=_owned_by_tests(project, module) if runner else None,
                 module=module, option=",".join(sorted(change.values or {})),
             )
 
@@ -187,11 +189,7 @@ class ModuleOptionsAfterLoad(Rule):
         found = project.launched_before(file, anchor, module, lambda kernel: True)
         if found is None or found.peer is not None:
             return []
-        if found.runner:  # launched by a test the runner runs first, in this test file or an earlier one
-            if project.module_owned_by_tests(module):
-                return []  # options of a module the tests own (the file's kernels, a test package's helper module)
-                # set between tests test those options (Warp's own option and AOT tests)
-        elif found.file.path != file.path:
+        if not found.runner and found.file.path != file.path:
             return []
         if found.through and change.form is OptionForm.SET_MODULE_OPTIONS:
             return []  # reported at the call that leads here, where the caller's timeline orders it
@@ -272,3 +270,11 @@ class ModuleOptionsAfterLoad(Rule):
                     Related(file.path, made_at, f"'{kernel.name}' is made here, after the change: registering it "
                             f"marks the module modified"))
         return None
+
+
+def _owned_by_tests(project: Project, module: str) -> str | None:
+    """Why a change between tests of a module the tests own is deliberate (every kernel of it has its code in
+    test code: the file's kernels, a test package's helper module): such tests test those options (Warp's own
+    option and AOT tests)."""
+    return f"options of `{module}`, a module the tests own, set between tests" if project.module_owned_by_tests(
+        module) else None

@@ -765,6 +765,18 @@ def test_deliberate_cold_starts_are_reported_on_request():
     assert len(found) == len(default) + len(extra)
 
 
+def test_options_of_a_module_the_tests_own_set_between_tests_are_reported_on_request():
+    # the tests' own helper module's options set after an earlier test file launched it: deliberate (a test of those
+    # options); the library's module, which the tests only call, is reported by default
+    path = os.path.join(os.path.dirname(FIXTURES), "WC102_test_wrapped")
+    default, _ = _lint(path)
+    assert [(os.path.basename(d.path), d.span.line) for d in default if d.code == "WC102"] == [("test_b_run.py", 11)]
+    found, _ = _lint(path, report_deliberate=True)
+    assert sorted((os.path.basename(d.path), d.span.line, d.data["deliberate"]) for d in found
+                  if d.code == "WC102" and "deliberate" in d.data) == [
+        ("test_b_run.py", 17, "options of `tests.bodies`, a module the tests own, set between tests")]
+
+
 def test_a_cache_defeat_is_chosen_by_what_its_condition_reads_or_by_timing_its_build(tmp_path):
     # names say nothing here: `run_fresh` and `clean` are judged by what the code reads and does
     project = project_of(tmp_path, {

@@ -170,7 +170,7 @@ class ModuleOptionsAfterLoad(Rule):
                 span,
                 f"{what} changes options of module `{module}` after its launch, rebuilding it; set them first",
                 related=tuple(related),
-                deliberate=_owned_by_tests(project, module) if runner else None,
+                deliberate=_tests_own_it(project, module) if runner else None,
                 module=module, option=",".join(sorted(change.values or {})),
             )
 
@@ -272,9 +272,10 @@ class ModuleOptionsAfterLoad(Rule):
         return None
 
 
-def _owned_by_tests(project: Project, module: str) -> str | None:
-    """Why a change between tests of a module the tests own is deliberate (every kernel of it has its code in
-    test code: the file's kernels, a test package's helper module): such tests test those options (Warp's own
-    option and AOT tests)."""
-    return f"options of `{module}`, a module the tests own, set between tests" if project.module_owned_by_tests(
-        module) else None
+def _tests_own_it(project: Project, module: str) -> str | None:
+    """Why a change between tests of ``module`` is deliberate, when the tests own it (every kernel of it has its
+    code in test code: the file's kernels, a test package's helper module): such tests test those options (Warp's
+    own option and AOT tests). None for any other module."""
+    if not project.module_owned_by_tests(module):
+        return None
+    return f"options of `{module}`, a module the tests own, set between tests"

@@ -112,11 +112,12 @@ class TileKernelBackwardOptionIgnored(Rule):
             if "enable_backward" in off or not ops:
                 continue
             shown = f"module `{module}`" if module and module != "unique" else "its unique module"
+            where = kernel.option_span("enable_backward")
             yield self.report(
-                kernel.option_span("enable_backward"),
+                where,
                 f"`enable_backward=False` on kernel `{kernel.name}` does not reach its MathDx tile calls; set it "
                 "for the module",
-                related=(Related(file.path, kernel.option_span("enable_backward"),
+                related=(Related(file.path, where,
                                  f"{shown} keeps `enable_backward` on, so {project.warp.label} still builds and links "
                                  f"the adjoint LTOs of {', '.join(f'`{op}`' for op in ops)}; set it with "
                                  '`wp.set_module_options()`, or `module="unique"` with `module_options=`'),),

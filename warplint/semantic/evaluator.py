@@ -2481,11 +2481,11 @@ class Evaluator:
 
     def _display_keywords(self, source: Source) -> list[tuple[str, Value]] | None:
         """The (keyword, expression) items of the dict ``source`` is, when it is a display that unpacks no other
-        (``_display_entries``); None for anything else."""
-        if source.value.unpacked:
-            return None
+        (``_display_entries`` holds no ``**x``); None for anything else."""
         entries = self._display_entries(source)
-        return None if entries is None else [e for e in entries if isinstance(e, tuple)]
+        if entries is None or any(isinstance(e, Value) for e in entries):
+            return None
+        return cast(list[tuple[str, Value]], entries)
 
     def _display_entries(self, source: Source) -> list[tuple[str, Value] | Value] | None:
         """The entries of the dict ``source`` is, in written order: its (keyword, expression) pairs and each

@@ -18,7 +18,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from warplint.model import Assignment, Call, Context, FileModel, Function, Kernel, Param, Value
 from warplint.names import is_warp
@@ -27,7 +27,7 @@ from . import file_facts
 from .bindings import GETTER_DESCRIPTORS, is_getter, read_off_parameter
 from .budget import Budget
 from .context import asv_parameter, is_test_file
-from .reads import Reads, RecordedBindings
+from .reads import Reads, ReadsCheck, RecordedBindings
 from .statement_order import always_before, binds_whenever_run, constructor_before, may_run_between, runs_whenever
 from .values import (
     NAMESPACE_CONSTRUCTOR,
@@ -50,6 +50,8 @@ from .values import (
     WarpModule,
     WarpType,
 )
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from .bindings import Bindings
@@ -144,6 +146,29 @@ class Evaluator:
         self._keyword_dicts: set[int] = set()  # ids of the `**kwargs` dicts _star_literal made (never mutated)
 
     # ------------------------------------------------------------------ entry points
+    def kept(self, family: str, file: FileModel, compute: Callable[[], T], check: ReadsCheck) -> T:
+        """``compute()``, a fact of ``file``, with what it reads recorded: a later project over the same model takes
+        it over while those reads hold in it (``check``, reads.py) instead of computing it again. Computed apart
+        from the question that asks it (a fact is the same whoever asks). In a session that records nothing,
+        simply computed."""
+        recorder = self.recorder
+        unrecorded = cast("RecordedBindings", self.bindings).unrecorded if recorder.enabled else self.bindings
+        if recorder.enabled:
+            found = unrecorded.kept_facts.get(family, file, check)
+            if found is not None:
+                recorder.add(found[1])  # taken over inside another recorded computation: it read all this did
+                return found[0]
+        reads = recorder.open()
+        try:
+            if reads is not None:
+                recorder.model(file)
+            value = self.budget.apart(compute)
+        finally:
+            recorder.close(reads)
+        if reads is not None:
+            unrecorded.kept_facts.put(family, file, value, reads)
+        return value
+
     def values(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None) -> ValueSet:
         """The values ``value`` (an expression written in ``scope`` of ``file``) can have."""
         if value is None:

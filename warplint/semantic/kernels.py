@@ -15,6 +15,7 @@ decorator is evaluated at all.
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,7 @@ from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value,
 from warplint.names import is_warp
 from warplint.semantic import file_facts
 from warplint.semantic.evaluator import FILLING_METHODS, Source, stored_parameter_kernel
+from warplint.semantic.reads import ReadsCheck, ask_again
 from warplint.semantic.values import ClassRef, FunctionRef, KernelRef, ValueSet
 
 if TYPE_CHECKING:
@@ -53,29 +55,46 @@ def add_decorated_kernels(bindings: Bindings, evaluator: Evaluator) -> None:
 def _add_kernels_of_bound_decorators(bindings: Bindings, evaluator: Evaluator) -> None:
     """A ``derived`` Kernel for every function decorated by a name bound to ``wp.kernel`` with options given
     beforehand (``fwd = functools.partial(wp.kernel, enable_backward=False)``, ``fwd = wp.kernel(module="m")``):
-    applying it calls ``wp.kernel(f, **options)``."""
+    applying it calls ``wp.kernel(f, **options)``. Each file's are a fact kept across an edit while what it read
+    holds (reads.py): the project asks it of every decorated function after each edit."""
+    # this phase's own check: the kernel lists it reads are still being completed, so an entry found to hold here
+    # need not hold once they are whole
+    check = ReadsCheck(bindings.by_path, ask_again(bindings))
     for file in bindings.files:
-        for fn in [*file.redefined, *file.functions.values()]:
-            if fn.is_warp:
+        if not any(fn.decorator_values and not fn.is_warp for fn in [*file.redefined, *file.functions.values()]):
+            continue
+        bound = evaluator.kept("kernels of bound decorators", file,
+                               functools.partial(_bound_decorator_options, evaluator, file), check)
+        file.kernels.extend(_decorated_kernel(file, fn, dict(options)) for fn, options in bound)
+
+
+def _bound_decorator_options(evaluator: Evaluator, file: FileModel) -> tuple[tuple[Function, dict[str, Value]], ...]:
+    """Each function of ``file`` a name bound to ``wp.kernel`` with options decorates, with those options."""
+    bindings = evaluator.bindings
+    found: list[tuple[Function, dict[str, Value]]] = []
+    for fn in [*file.redefined, *file.functions.values()]:
+        if fn.is_warp:
+            continue
+        for decorator in fn.decorator_values:
+            if bindings.is_warp_api(decorator.ref):
                 continue
-            for decorator in fn.decorator_values:
-                if bindings.is_warp_api(decorator.ref):
-                    continue
-                if decorator.kind in ("name", "attr"):
-                    options = kernel_decorator_options(evaluator, file, decorator, fn.ctx.scope)
-                elif decorator.kind == "call" and decorator.ref and not decorator.args and "**" not in decorator.kwargs:
-                    # `@fwd_kernel(module="m")`: the bound options, with the call's keywords laid over them
-                    callee = Value("attr" if "." in decorator.text.partition("(")[0] else "name",
-                                   text=decorator.text.partition("(")[0], ref=decorator.ref,
-                                   local=bool(fn.ctx.scope) and "." not in decorator.ref)
-                    bound = kernel_decorator_options(evaluator, file, callee, fn.ctx.scope)
-                    # the call's own keywords are written where the def is: evaluated there, as written
-                    options = None if bound is None else {**bound, **_written_here(decorator.kwargs)}
-                else:
-                    continue
-                if options is not None:
-                    file.kernels.append(_decorated_kernel(file, fn, options))
-                    break
+            if decorator.kind in ("name", "attr"):
+                options = kernel_decorator_options(evaluator, file, decorator, fn.ctx.scope)
+            elif decorator.kind == "call" and decorator.ref and not decorator.args and "**" not in decorator.kwargs:
+                # `@fwd_kernel(module="m")`: the bound options, with the call's keywords laid over them
+                callee = Value("attr" if "." in decorator.text.partition("(")[0] else "name",
+                               text=decorator.text.partition("(")[0], ref=decorator.ref,
+                               local=bool(fn.ctx.scope) and "." not in decorator.ref)
+                evaluator.keep(callee)  # (its answers are keyed by its id)
+                bound = kernel_decorator_options(evaluator, file, callee, fn.ctx.scope)
+                # the call's own keywords are written where the def is: evaluated there, as written
+                options = None if bound is None else {**bound, **_written_here(decorator.kwargs)}
+            else:
+                continue
+            if options is not None:
+                found.append((fn, options))
+                break
+    return tuple(found)
 
 
 def _add_kernels_stored_by_decorators(bindings: Bindings, evaluator: Evaluator) -> None:

@@ -45,24 +45,8 @@ class Layer:
         computing it again. ``compute`` must read the project only through this layer (its binder, evaluator
         and memos), and not change what it returns afterwards."""
         def computed() -> T:
-            kept_facts = self._unrecorded.kept_facts
-            recorder = self.evaluator.recorder
-            if recorder.enabled:
-                if self._check is None:
-                    self._check = ReadsCheck(self._unrecorded.by_path, ask_again(self._unrecorded))
-                found = kept_facts.get(family, file, self._check)
-                if found is not None:
-                    recorder.add(found[1])  # taken over inside another recorded computation: it read all this did
-                    return found[0]
-            reads = recorder.open()
-            try:
-                if reads is not None:
-                    recorder.model(file)
-                value = self.evaluator.budget.apart(lambda: compute(self))
-            finally:
-                recorder.close(reads)
-            if reads is not None:
-                kept_facts.put(family, file, value, reads)
-            return value
+            if self._check is None:
+                self._check = ReadsCheck(self._unrecorded.by_path, ask_again(self._unrecorded))
+            return self.evaluator.kept(family, file, lambda: compute(self), self._check)
 
         return self.evaluator.budget.cached(self._kept, (family, id(file)), computed)

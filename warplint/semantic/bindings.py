@@ -16,7 +16,7 @@ from __future__ import annotations
 import builtins
 import concurrent.futures
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -540,9 +540,12 @@ class Bindings:
             bound = self.cached("names bound to functions", self._names_bound_to_functions)
             if not bound:
                 return found
-            last_names = self.cached("last parts of names bound to functions", lambda: {key[2] for key in bound})
+            # a call can name a bound name only by its last part: a plain name bound in its own file, or an attribute
+            # named as a module-level name bound in another (``_bound_name_of``)
+            in_file, module_level = self.cached("last parts of names bound to functions", lambda: _last_parts(bound))
+            names = in_file.get(file.path, module_level)
             by_last_name = self._calls_by_last_name_of(file)
-            named = {id(call) for name in last_names.intersection(by_last_name) for call in by_last_name[name]}
+            named = {id(call) for name in names.intersection(by_last_name) for call in by_last_name[name]}
             for call in file.calls if named else ():
                 if id(call) not in named or id(call) in found:
                     continue
@@ -987,6 +990,10 @@ class Bindings:
             fn = file.functions.get(fn.ctx.scope)  # the function its def sits in runs it (or nothing does)
         if fn is None or fn.class_name is not None or fn.decorators:
             return True
+        top = fn
+        return self.cached(("may run", id(file), fn.qualname), lambda: self._may_run(file, top))
+
+    def _may_run(self, file: FileModel, fn: Function) -> bool:
         if self.context_of(file) is not CodeContext.TEST:
             return True  # a script's or library's function may be imported and called by code outside the project
         if called_by_runner(self, file, fn) or fn.name in file.functions_named_outside_bodies:
@@ -1015,6 +1022,16 @@ class Bindings:
 
 # Python's descriptors whose read on an instance runs the function they wrap (the getter) and gives its result.
 GETTER_DESCRIPTORS = frozenset({"property", "functools.cached_property", "abc.abstractproperty"})
+
+
+def _last_parts(bound: Mapping[tuple[str, str, str], object]) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+    """The last parts of names bound to functions (path, scope, name): per file, those a call there can name (its
+    own, and every module-level one, which an attribute of its module names); and the module-level ones alone."""
+    module_level = frozenset(name for _, scope, name in bound if not scope)
+    in_file: dict[str, set[str]] = {}
+    for path, _, name in bound:
+        in_file.setdefault(path, set(module_level)).add(name)
+    return {path: frozenset(names) for path, names in in_file.items()}, module_level
 
 
 def is_getter(fn: Function) -> bool:

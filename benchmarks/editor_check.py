@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 """The CPU the editor's check spends after an edit (issue 28), without the language server around it.
 
-    python benchmarks/editor_check.py ROOT FILE [--edits 4]
+    python benchmarks/editor_check.py ROOT FILE [--edits 4] [--as-server]
 
 Indexes ROOT's project in one ``Session`` (as the language server does; not timed), then appends a module-level
 assignment to FILE (relative to ROOT) ``--edits`` times, each a new text, and times ``Session.check_text`` for each
-(process CPU). Prints one line per edit and ``median: SECONDS`` last. Compare versions by putting each on
-``PYTHONPATH`` in turn, alternated: the machine's noise is larger than most changes.
+(process CPU). ``--as-server`` checks as the language server does (lsp.py): the cyclic collector off during the
+check, the index the edit replaced freed after it, and 0.3 s between edits (the debounce), and also prints the
+wall seconds of each check and of the free. Prints one line per edit and ``median: SECONDS`` last. Compare
+versions by putting each on ``PYTHONPATH`` in turn, alternated: the machine's noise is larger than most changes.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import tempfile
@@ -27,20 +30,32 @@ def main() -> None:
     parser.add_argument("root")
     parser.add_argument("file", help="relative to ROOT")
     parser.add_argument("--edits", type=int, default=4)
+    parser.add_argument("--as-server", action="store_true", help="the collector off, the replaced index freed after")
     args = parser.parse_args()
     session = Session(load_config(args.root, set(all_rules())))
+    session.retire_indexes = args.as_server
     with tempfile.TemporaryDirectory() as cache:
         session.configure_cache(True, cache)
         path = os.path.join(args.root, args.file)
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
         session.check_text(path, text)
+        session.free_retired()
         spent = []
         for edit in range(args.edits):
-            start = time.process_time()
+            if args.as_server:
+                time.sleep(0.3)
+                gc.disable()
+            start, wall = time.process_time(), time.perf_counter()
             found = session.check_text(path, f"{text}\n_EDIT_{edit} = {edit}\n")
+            checked = time.perf_counter()
+            if args.as_server:
+                session.free_retired()
+                gc.enable()
             spent.append(time.process_time() - start)
-            print(f"edit {edit}: {spent[-1]:.3f} s ({len(found)} findings)", flush=True)
+            timing = (f"; wall {checked - wall:.3f} s, freed in {time.perf_counter() - checked:.3f} s"
+                      if args.as_server else "")
+            print(f"edit {edit}: {spent[-1]:.3f} s ({len(found)} findings{timing})", flush=True)
     print(f"median: {statistics.median(spent):.3f}")
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import concurrent.futures
+import functools
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -990,8 +991,7 @@ class Bindings:
             fn = file.functions.get(fn.ctx.scope)  # the function its def sits in runs it (or nothing does)
         if fn is None or fn.class_name is not None or fn.decorators:
             return True
-        top = fn
-        return self.cached(("may run", id(file), fn.qualname), lambda: self._may_run(file, top))
+        return self.cached(("may run", id(file), fn.qualname), functools.partial(self._may_run, file, fn))
 
     def _may_run(self, file: FileModel, fn: Function) -> bool:
         if self.context_of(file) is not CodeContext.TEST:

@@ -152,21 +152,21 @@ class Evaluator:
         from the question that asks it (a fact is the same whoever asks). In a session that records nothing,
         simply computed."""
         recorder = self.recorder
-        unrecorded = cast("RecordedBindings", self.bindings).unrecorded if recorder.enabled else self.bindings
-        if recorder.enabled:
-            found = unrecorded.kept_facts.get(family, file, check)
-            if found is not None:
-                recorder.add(found[1])  # taken over inside another recorded computation: it read all this did
-                return found[0]
+        if not recorder.enabled:
+            return self.budget.apart(compute)
+        kept_facts = cast("RecordedBindings", self.bindings).unrecorded.kept_facts
+        found = kept_facts.get(family, file, check)
+        if found is not None:
+            recorder.add(found[1])  # taken over inside another recorded computation: it read all this did
+            return found[0]
         reads = recorder.open()
+        assert reads is not None  # (the recorder is enabled)
         try:
-            if reads is not None:
-                recorder.model(file)
+            recorder.model(file)
             value = self.budget.apart(compute)
         finally:
             recorder.close(reads)
-        if reads is not None:
-            unrecorded.kept_facts.put(family, file, value, reads)
+        kept_facts.put(family, file, value, reads)
         return value
 
     def values(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None) -> ValueSet:

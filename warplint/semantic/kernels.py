@@ -23,7 +23,7 @@ from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value,
 from warplint.names import is_warp
 from warplint.semantic import file_facts
 from warplint.semantic.evaluator import FILLING_METHODS, Source, stored_parameter_kernel
-from warplint.semantic.reads import ReadsCheck, ask_again
+from warplint.semantic.reads import ReadsCheck
 from warplint.semantic.values import ClassRef, FunctionRef, KernelRef, ValueSet
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def _add_kernels_of_bound_decorators(bindings: Bindings, evaluator: Evaluator) -
     holds (reads.py): the project asks it of every decorated function after each edit."""
     # this phase's own check: the kernel lists it reads are still being completed, so an entry found to hold here
     # need not hold once they are whole
-    check = ReadsCheck(bindings.by_path, ask_again(bindings))
+    check = ReadsCheck.over(bindings)
     for file in bindings.files:
         if not any(fn.decorator_values and not fn.is_warp for fn in [*file.redefined, *file.functions.values()]):
             continue

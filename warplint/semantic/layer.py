@@ -19,7 +19,7 @@ from warplint.model import FileModel
 
 from .bindings import Bindings
 from .evaluator import Evaluator
-from .reads import ReadsCheck, ask_again
+from .reads import ReadsCheck
 
 T = TypeVar("T")
 
@@ -46,7 +46,7 @@ class Layer:
         and memos), and not change what it returns afterwards."""
         def computed() -> T:
             if self._check is None:
-                self._check = ReadsCheck(self._unrecorded.by_path, ask_again(self._unrecorded))
+                self._check = ReadsCheck.over(self._unrecorded)
             return self.evaluator.kept(family, file, lambda: compute(self), self._check)
 
         return self.evaluator.budget.cached(self._kept, (family, id(file)), computed)

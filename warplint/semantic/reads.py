@@ -241,10 +241,15 @@ class ReadsCheck:
         # an id is not reused by another entry while the layer checks)
         self._held: dict[int, Reads] = {}
         self._failed: dict[int, Reads] = {}
-        # each question's answer in this layer, by its arguments (objects by id: the reads hold them alive): many
-        # entries ask the same one
+        # each question's answer in this layer, by its arguments, objects by id (many entries ask the same one): an
+        # object asked about was made before this layer and is alive while asked, so no object made since shares its id
         self._answers: dict[tuple, Any] = {}
         self.asked = 0  # questions asked of the binder again (the benchmarks read it)
+
+    @classmethod
+    def over(cls, bindings: Any) -> ReadsCheck:
+        """A check against ``bindings`` (a layer's binder, unrecorded): its files, and its answers asked again."""
+        return cls(bindings.by_path, ask_again(bindings))
 
     def holds(self, reads: Reads) -> bool:
         if reads.everything:

@@ -14,7 +14,7 @@ SEMANTIC = os.path.join(ROOT, "warplint", "semantic")
 
 # Each module's row, bottom first: a module imports only modules of lower rows (type-only imports too).
 ROWS = {
-    "values": 0, "context": 0, "file_facts": 0, "budget": 0, "reads": 0, "statement_order": 0,
+    "values": 0, "context": 0, "file_facts": 0, "budget": 0, "reads": 0, "resolution": 0, "statement_order": 0,
     "bindings": 1,
     "evaluator": 2,
     "kernels": 3, "events": 3, "layer": 3,

@@ -35,7 +35,7 @@ from .warm import spelled as _spelled
 if TYPE_CHECKING:  # LibCST, the extractor and the index are imported when a file is parsed or checked:
     import libcst as cst  # a run answered from the result cache needs none of them
 
-    from .index import FileFacts, KeptFacts, Project
+    from .index import CallResolution, FileFacts, KeptFacts, Project
 
 _NOQA_LINE = re.compile(r"^.*noqa.*$", re.M | re.I)  # every line a suppression (or WC001) could read
 # Changed files compared model by model with their cached models before the rules run again (each costs a
@@ -364,6 +364,7 @@ class Session:
         self._project: Project | None = None  # the index over self.models while they are unchanged
         self._file_facts: FileFacts | None = None  # each model's own tables, kept across the indexes built over it
         self._kept_facts: KeptFacts | None = None  # facts with what they read, taken over while that holds
+        self._call_resolution: CallResolution | None = None  # calls resolved, kept for the files an edit leaves
         # facts kept across edits, each with what it read (reads.py): an editor's session (``check_text``) records
         # them; a run that builds one layer does not pay for the recording
         self.records_reads = False
@@ -685,17 +686,18 @@ class Session:
         """The project index over the current models; built once until a model changes (flake8 and the
         editor check file after file against the same index, and its project-wide facts are not cheap)."""
         if self._project is None:
-            from .index import FileFacts, KeptFacts, Project
+            from .index import CallResolution, FileFacts, KeptFacts, Project
 
             if self._file_facts is None:
                 self._file_facts = FileFacts()
                 self._kept_facts = KeptFacts()
+                self._call_resolution = CallResolution()
             self._file_facts.keep_only(self.models.values())
             assert self._kept_facts is not None
             self._kept_facts.keep_only(self.models.values())
             self._project = Project(self.models.values(), self.load_external, self.warp_environment,
                                     self.names.runs_as_main, self._file_facts,
-                                    self._kept_facts if self.records_reads else None)
+                                    self._kept_facts if self.records_reads else None, self._call_resolution)
         return self._project
 
     # ------------------------------------------------------------------ checking

@@ -40,11 +40,12 @@ from .semantic.module_options import (
     option_changes_through_calls,
 )
 from .semantic.reads import KeptFacts
+from .semantic.resolution import CallResolution
 from .semantic.values import ValueSet
 from .sources import locate_installed as locate_installed  # where it is defined now (the flake8 warm path)
 from .warp_version import WarpEnvironment, WarpFacts
 
-__all__ = ["LAUNCH_CALLS", "UNIQUE", "FileFacts", "KeptFacts", "Launch", "Project", "is_test_file"]
+__all__ = ["LAUNCH_CALLS", "UNIQUE", "CallResolution", "FileFacts", "KeptFacts", "Launch", "Project", "is_test_file"]
 
 T = TypeVar("T")
 
@@ -60,8 +61,10 @@ class Project:
         runs_as_main: Callable[[str, bool], bool] | None = None,
         file_facts: FileFacts | None = None,
         kept_facts: KeptFacts | None = None,
+        call_resolution: CallResolution | None = None,
     ) -> None:
-        bindings = Bindings(files, load_external, warp_environment, runs_as_main, file_facts, kept_facts)
+        bindings = Bindings(files, load_external, warp_environment, runs_as_main, file_facts, kept_facts,
+                            call_resolution)
         evaluator = Evaluator(bindings)
         add_decorated_kernels(bindings, evaluator)
         self._facts = IdentityFacts(bindings, evaluator)

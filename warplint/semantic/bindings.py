@@ -37,6 +37,7 @@ from .context import (
 )
 from .file_facts import FileFacts
 from .reads import KeptFacts, ReadRecorder
+from .resolution import CallResolution
 from .values import EXECUTORS_MODULE, NAMESPACE_CONSTRUCTOR
 
 
@@ -105,6 +106,7 @@ class Bindings:
         runs_as_main: Callable[[str, bool], bool] | None = None,
         file_facts: FileFacts | None = None,
         kept_facts: KeptFacts | None = None,
+        call_resolution: CallResolution | None = None,
     ) -> None:
         self.files = [f for f in files if f.error is None]
         # each file's own tables, kept by a session across the layers it builds (file_facts.py)
@@ -126,7 +128,12 @@ class Bindings:
         self._calls_by_last_name: dict[str, list[tuple[FileModel, Sequence[Call]]]] | None = None
         self._defines_cache: dict[str, str | None] = {}
         self.memo: dict = {}  # the tables, built on first use
-        self._callees: dict[tuple[int, int], tuple[Call, str]] = {}  # (file, call) ids -> (call, callee_of)
+        # each call's callee (``callee_of``), kept by a session for the files an edit leaves alone (resolution.py)
+        self._resolution = call_resolution if call_resolution is not None else CallResolution()
+        self._resolution.begin(self.files)
+        self._callees = self._resolution.callees  # (file, call) ids -> (call, callee_of)
+        self._note = self._resolution.note  # every (file, module-level name) a resolution looks up
+        self.memo.update(self._resolution.tables)  # (the same tables: what this layer adds is carried on)
         self.reads = ReadRecorder(enabled=kept_facts is not None)  # what each fact and memo entry read (reads.py)
 
     @property
@@ -233,6 +240,7 @@ class Bindings:
             return ref
         owner, prefix = located
         head, _, tail = ref[len(prefix) + 1:].partition(".")
+        self._note(owner, head)
         if (head in owner.functions or head in owner.classes or (owner.path, head) in seen
                 or self.name_assignments(owner, "", head)):
             return ref
@@ -250,7 +258,11 @@ class Bindings:
     def is_class(self, fqname: str) -> bool:
         fqname = self.definition(fqname)
         owner = self.owner_of(fqname)
-        return owner is not None and fqname[len(owner.module) + 1:] in owner.classes
+        if owner is None:
+            return False
+        qual = fqname[len(owner.module) + 1:]
+        self._note(owner, qual.partition(".")[0])
+        return qual in owner.classes
 
     def subclasses(self, fqname: str) -> list[str]:
         """The project's classes derived from the class ``fqname``, directly or through others (fqnames)."""
@@ -453,6 +465,7 @@ class Bindings:
             f = self.by_module.get(module)
             if f is not None:
                 qual = fqname[len(module) + 1 :]
+                self._note(f, qual.partition(".")[0])
                 fn = f.functions.get(qual)
                 return (f, fn) if fn is not None else None
             module = module.rpartition(".")[0]
@@ -898,6 +911,8 @@ class Bindings:
             # the module's. The values are read without keeping them unpacked (``glimpse``): asked for every name
             # a method is called on, the values kept would be a tenth of a project's memory
             fn = file.functions.get(scope)
+            if not scope:
+                self._note(file, name)
             if scope and (fn is None or name in fn.declared_global):
                 table[key] = None
             else:

@@ -264,22 +264,33 @@ def _binds_kernel_options(source: Source) -> bool:
 
 
 def _add_kernels_of_decorators(bindings: Bindings, evaluator: Evaluator) -> None:
-    """A ``derived`` Kernel for every function a project decorator that makes kernels decorates."""
-    makers: dict[tuple[int, int], dict[str, Value] | None] = {}
+    """A ``derived`` Kernel for every function a project decorator that makes kernels decorates. Each file's are a
+    fact kept across an edit while what it read holds (reads.py), checked as the bound decorators' are: every
+    decorator of every function is evaluated otherwise, after each edit."""
+    check = ReadsCheck.over(bindings)  # (this phase's own: the kernel lists are still being completed)
     for file in bindings.files:
-        for fn in [*file.redefined, *file.functions.values()]:  # each `def` of a name defined twice decorates
-            if fn.is_warp or not fn.decorator_values:
+        if not any(fn.decorator_values and not fn.is_warp for fn in [*file.redefined, *file.functions.values()]):
+            continue
+        made = evaluator.kept("kernels of project decorators", file,
+                              functools.partial(_project_decorator_options, evaluator, file), check)
+        file.kernels.extend(_decorated_kernel(file, fn, dict(options)) for fn, options in made)
+
+
+def _project_decorator_options(evaluator: Evaluator, file: FileModel) -> tuple[tuple[Function, dict[str, Value]], ...]:
+    """Each function of ``file`` a project decorator makes a kernel of, with the options it applies."""
+    bindings = evaluator.bindings
+    found: list[tuple[Function, dict[str, Value]]] = []
+    for fn in [*file.redefined, *file.functions.values()]:  # each `def` of a name defined twice decorates
+        if fn.is_warp:
+            continue
+        for decorator in fn.decorator_values:
+            if decorator.kind not in ("name", "attr", "call") or bindings.is_warp_api(decorator.ref):
                 continue
-            for decorator in fn.decorator_values:
-                if decorator.kind not in ("name", "attr", "call") or bindings.is_warp_api(decorator.ref):
-                    continue
-                key = (id(decorator), id(fn))
-                if key not in makers:
-                    makers[key] = _kernel_options(bindings, evaluator, file, fn, decorator)
-                options = makers[key]
-                if options is not None:
-                    file.kernels.append(_decorated_kernel(file, fn, options))
-                    break
+            options = _kernel_options(bindings, evaluator, file, fn, decorator)
+            if options is not None:
+                found.append((fn, options))
+                break
+    return tuple(found)
 
 
 def _literal_options(options: dict[str, Value]) -> dict[str, Value]:

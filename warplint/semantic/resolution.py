@@ -1,0 +1,120 @@
+"""The binder's resolution of calls, kept by a session across the layers it builds (issue 28 item 1).
+
+Which function a call calls (``Bindings.callee_of``: a method of an instance made locally or at another module's
+import, a function a maker returns) is asked of every call the project's facts follow, and after an edit the
+checks of the kept facts ask it again of calls in every file. A call's resolution reads its own file's records,
+and of other files only what a name defined at their module level is: the binder looks a name up in a file by
+its first part (the *head*: ``Solver`` of ``pkg.mod.Solver.step``) and reads nothing of that file but what the
+head's statements define (``interface``). So the binder notes every (file, head) it looks up, and a session's
+next layer takes the resolved calls of every unchanged file over when, for each edited file, every head looked
+up there defines the same as before. A head the edit adds that nobody looked up changes no resolution (the
+commonest edit adds a name); one that a lookup missed before is a change.
+
+The looked-up heads accumulate while resolutions are carried (a carried resolution still rests on the lookups
+that made it) and start afresh when nothing is carried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from warplint.model import Call, FileModel, glimpse
+
+# The binder's tables carried (``Bindings.memo``): a name's owning file and spelling, its definition through
+# re-exports, a function's canonical name, what a maker returns, and the class a module-level or local name is bound
+# to an instance of (keyed by the model's id: kept for unchanged models only)
+CARRIED_TABLES = ("owner_prefix", "definitions", "canonical_function", "returned functions", "instance_classes")
+
+
+class CallResolution:
+    """What a session keeps of its layers' call resolution (``Bindings.callee_of``), handed to each binder it
+    builds; a binder made without one gets its own, which carries nothing."""
+
+    def __init__(self) -> None:
+        # (id(file), id(call)) -> (call, its callee): held with the call, whose id the key holds
+        self.callees: dict[tuple[int, int], tuple[Call, str]] = {}
+        # the binder's memo tables of the lookups a resolution makes (``Bindings.memo``), by name: each answer
+        # read only the set of files, the heads it looked up (noted) and, where its key names a model, that model
+        self.tables: dict[str, dict] = {name: {} for name in CARRIED_TABLES}
+        self.looked_up: dict[str, set[str]] = {}  # path -> the heads the binder looked up in that file
+        self._models: dict[str, FileModel] = {}  # path -> the model resolved over (alive: its ids stay unique)
+        self._paths: tuple[str, ...] = ()
+        self.layers_carried = 0  # how many layers took resolutions over (the tests and benchmarks read it)
+
+    def begin(self, files: Iterable[FileModel]) -> None:
+        """A new layer over ``files``: keep the resolved calls of the files it shares with the last one when no
+        edited file defines a looked-up head differently; else start afresh."""
+        current = {f.path: f for f in files}
+        paths = tuple(current)
+        edited = [path for path in paths if self._models.get(path) is not current[path]]
+        if paths == self._paths and self._lookups_hold(edited, current):
+            if edited:
+                self.layers_carried += 1
+                unchanged = {id(current[path]) for path in paths} - {id(current[path]) for path in edited}
+                self.callees = {key: entry for key, entry in self.callees.items() if key[0] in unchanged}
+                tables = self.tables
+                tables["instance_classes"] = {key: found for key, found in tables["instance_classes"].items()
+                                              if key[0] in unchanged}
+                tables["owner_prefix"] = {ref: found for ref, found in tables["owner_prefix"].items()
+                                          if found is None or id(found[0]) in unchanged}
+        else:
+            self.callees = {}
+            self.looked_up = {}
+            self.tables = {name: {} for name in CARRIED_TABLES}
+        self._models = current
+        self._paths = paths
+
+    def _lookups_hold(self, edited: list[str], current: dict[str, FileModel]) -> bool:
+        for path in edited:
+            heads = self.looked_up.get(path)
+            if heads:
+                before, now = Interface(self._models[path]), Interface(current[path])
+                if any(before.of(head) != now.of(head) for head in heads):
+                    return False
+        return True
+
+    def note(self, file: FileModel, head: str) -> None:
+        """The binder looked ``head`` up in ``file`` (found or not)."""
+        found = self.looked_up.get(file.path)
+        if found is None:
+            found = self.looked_up[file.path] = set()
+        found.add(head)
+
+
+class Interface:
+    """What one model defines under each module-level name, as far as resolving a call reads it: the functions
+    and classes under the name (their scope, decorators, returned expressions and the inner functions their body
+    binds again: ``Bindings.returned_function``), the module-level imports and assignments binding it (their
+    values: ``Bindings._instance_method``)."""
+
+    def __init__(self, model: FileModel) -> None:
+        self._model = model
+        self._assigned: dict[str, dict[str, list[Any]]] | None = None  # scope -> name -> values
+
+    def of(self, head: str) -> tuple:
+        model = self._model
+        prefix = f"{head}."
+        functions = [(q, fn) for q, fn in model.functions.items() if q == head or q.startswith(prefix)]
+        assigned = self._assignments()
+        return (
+            tuple((q, fn.ctx.scope, tuple(fn.decorators), tuple((r.kind, r.text) for r in fn.returns),
+                   tuple(sorted(n for n in assigned.get(q, {}) if f"{q}.{n}" in model.functions)))
+                  for q, fn in functions),
+            tuple(q for q in model.classes if q == head or q.startswith(prefix)),
+            tuple((imp.module, imported, imp.alias) for imp in model.imports if not imp.ctx.scope
+                  for imported, alias in (imp.names or ((None, imp.alias),)) if alias == head),
+            tuple(assigned.get("", {}).get(head, ())),
+        )
+
+    def _assignments(self) -> dict[str, dict[str, list[Any]]]:
+        if self._assigned is None:
+            table: dict[str, dict[str, list[Any]]] = {}
+            for a in self._model.assignments:
+                target = a.target
+                if target.kind == "name":
+                    value = glimpse(a, "value") if not a.ctx.scope else None  # (module level: the value is read)
+                    entry = (value.kind, value.ref, value.text) if value is not None else None
+                    table.setdefault(a.ctx.scope, {}).setdefault(target.text, []).append(entry)
+            self._assigned = table
+        return self._assigned

@@ -590,3 +590,63 @@ def test_a_bound_decorator_that_stops_making_kernels(tmp_path):
         tmp_path, "pkg/fwd.py", "functools.partial(wp.kernel, enable_backward=False)", "functools.partial(print)")
     assert before == [("scale", {"enable_backward": "False"})]
     assert after == fresh == []
+
+
+PROJECT_DECORATORS = {
+    "pkg/__init__.py": "",
+    "pkg/make.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+
+        def forward(fn):
+            return wp.kernel(fn, enable_backward=False)
+        """
+    ),
+    "pkg/ops.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+        from pkg.make import forward
+
+
+        @forward
+        def scale(x: wp.array(dtype=float)):
+            i = wp.tid()
+            x[i] = x[i] * 2.0
+        """
+    ),
+    "pkg/other.py": "import warp as wp\n\nCOUNT = 1\n",
+}
+
+
+def _project_kernels_edited(tmp_path, name: str, old: str, new: str):
+    """ops.py's derived kernels (name, options as written) before and after ``name``'s edit in a kept session, and
+    a fresh session's, each with how many of those facts the session's layers took over so far."""
+    def derived(layer, ops):
+        taken = layer.bindings.kept_facts.taken_over_of.get("kernels of project decorators", 0)
+        return taken, [(k.name, {key: v.text for key, v in k.options.items()}) for k in ops.kernels if k.derived]
+
+    return _fact_edited(tmp_path, PROJECT_DECORATORS, name, old, new, "pkg/ops.py", derived)
+
+
+def test_an_unrelated_edit_keeps_a_files_project_decorator_kernels(tmp_path):
+    (taken_before, before), (taken_after, after), (_, fresh) = _project_kernels_edited(
+        tmp_path, "pkg/other.py", "COUNT = 1", "COUNT = 2")
+    assert taken_after == taken_before + 1  # taken over, not computed again
+    assert after == before == fresh == [("scale", {"enable_backward": "False"})]
+
+
+def test_an_edit_of_the_options_a_project_decorator_applies(tmp_path):
+    (taken_before, before), (taken_after, after), (_, fresh) = _project_kernels_edited(
+        tmp_path, "pkg/make.py", "enable_backward=False", "enable_backward=True")
+    assert taken_after == taken_before  # what it read changed: computed again
+    assert before == [("scale", {"enable_backward": "False"})]
+    assert after == fresh == [("scale", {"enable_backward": "True"})]
+
+
+def test_a_project_decorator_that_stops_making_kernels(tmp_path):
+    (_, before), (_, after), (_, fresh) = _project_kernels_edited(
+        tmp_path, "pkg/make.py", "return wp.kernel(fn, enable_backward=False)", "return fn")
+    assert before == [("scale", {"enable_backward": "False"})]
+    assert after == fresh == []

@@ -131,7 +131,10 @@ class Bindings:
         # each call's callee (``callee_of``), kept by a session for the files an edit leaves alone (resolution.py)
         self._resolution = call_resolution if call_resolution is not None else CallResolution()
         self._resolution.begin(self.files)
-        self._callees = self._resolution.callees  # (file, call) ids -> (call, callee_of)
+        resolution = self._resolution
+        self._callees, self._earlier_callees = resolution.callees, resolution.earlier_callees  # -> (call, callee_of)
+        # -> (call, the canonical callee it is listed under in ``callers``; None: Warp's API)
+        self._resolved, self._earlier_resolved = resolution.resolved, resolution.earlier_resolved
         self._note = self._resolution.note  # every (file, module-level name) a resolution looks up
         self.memo.update(self._resolution.tables)  # (the same tables: what this layer adds is carried on)
         self.reads = ReadRecorder(enabled=kept_facts is not None)  # what each fact and memo entry read (reads.py)
@@ -808,11 +811,17 @@ class Bindings:
                     grouped.setdefault(callee.rpartition(".")[2], []).append((f, (call,)))
             self._calls_by_last_name = grouped
         pending = self._calls_by_last_name.pop(last_name, None)
+        resolved, earlier, callers = self._resolved, self._earlier_resolved, self._callers
         for f, group in pending or ():
             for call in group:
-                if self.is_warp_api(call.callee):  # Warp's tests and examples are project code
-                    continue
-                self._callers.setdefault(self.canonical_function(self.callee_of(f, call)), []).append((f, call))
+                key = (id(f), id(call))
+                found = resolved.get(key) or earlier.pop(key, None)
+                if found is None:  # (Warp's tests and examples are project code)
+                    found = (call, None if self.is_warp_api(call.callee)
+                             else self.canonical_function(self.callee_of(f, call)))
+                resolved[key] = found
+                if found[1] is not None:
+                    callers.setdefault(found[1], []).append((f, call))
 
     def callee_of(self, file: FileModel, call: Call) -> str:
         """The function a call calls, methods of locally constructed instances and functions returned by a
@@ -821,8 +830,9 @@ class Bindings:
         key = (id(file), id(call))
         found = self._callees.get(key)
         if found is None:  # (the call is kept with its answer: the key holds its id)
-            found = self._callees[key] = (call, self._method_of_instance(file, call)
-                                          or self.returned_function(call.callee) or call.callee)
+            found = self._earlier_callees.pop(key, None) or (
+                call, self._method_of_instance(file, call) or self.returned_function(call.callee) or call.callee)
+            self._callees[key] = found
         return found[1]
 
     def fills_first_parameter(self, file: FileModel, scope: str, call: Call | Value, function: str) -> bool:

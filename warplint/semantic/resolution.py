@@ -32,8 +32,15 @@ class CallResolution:
     builds; a binder made without one gets its own, which carries nothing."""
 
     def __init__(self) -> None:
-        # (id(file), id(call)) -> (call, its callee): held with the call, whose id the key holds
+        # (id(file), id(call)) -> (call, its callee): held with the call, whose id the key holds. Two generations:
+        # those this layer asked, and those carried from the layer before not asked again yet (``callee_of`` moves
+        # one over when asked). A layer carries only the entries the one before asked: the calls a layer makes
+        # (a call through a bound name, a getter read) are new objects in each, and are never asked again
         self.callees: dict[tuple[int, int], tuple[Call, str]] = {}
+        self.earlier_callees: dict[tuple[int, int], tuple[Call, str]] = {}
+        # (id(file), id(call)) -> (call, the canonical name it is listed under in ``callers``; None: Warp's API)
+        self.resolved: dict[tuple[int, int], tuple[Call, str | None]] = {}
+        self.earlier_resolved: dict[tuple[int, int], tuple[Call, str | None]] = {}
         # the binder's memo tables of the lookups a resolution makes (``Bindings.memo``), by name: each answer
         # read only the set of files, the heads it looked up (noted) and, where its key names a model, that model
         self.tables: dict[str, dict] = {name: {} for name in CARRIED_TABLES}
@@ -49,19 +56,20 @@ class CallResolution:
         paths = tuple(current)
         edited = [path for path in paths if self._models.get(path) is not current[path]]
         if paths == self._paths and self._lookups_hold(edited, current):
-            if edited:
-                self.layers_carried += 1
-                unchanged = {id(current[path]) for path in paths} - {id(current[path]) for path in edited}
-                self.callees = {key: entry for key, entry in self.callees.items() if key[0] in unchanged}
-                tables = self.tables
-                tables["instance_classes"] = {key: found for key, found in tables["instance_classes"].items()
-                                              if key[0] in unchanged}
-                tables["owner_prefix"] = {ref: found for ref, found in tables["owner_prefix"].items()
-                                          if found is None or id(found[0]) in unchanged}
+            self.layers_carried += bool(edited)
+            unchanged = {id(current[path]) for path in paths} - {id(current[path]) for path in edited}
+            self.earlier_callees = {key: entry for key, entry in self.callees.items() if key[0] in unchanged}
+            self.earlier_resolved = {key: entry for key, entry in self.resolved.items() if key[0] in unchanged}
+            tables = self.tables
+            tables["instance_classes"] = {key: found for key, found in tables["instance_classes"].items()
+                                          if key[0] in unchanged}
+            tables["owner_prefix"] = {ref: found for ref, found in tables["owner_prefix"].items()
+                                      if found is None or id(found[0]) in unchanged}
         else:
-            self.callees = {}
+            self.earlier_callees, self.earlier_resolved = {}, {}
             self.looked_up = {}
             self.tables = {name: {} for name in CARRIED_TABLES}
+        self.callees, self.resolved = {}, {}
         self._models = current
         self._paths = paths
 

@@ -1,0 +1,128 @@
+"""The binder's call resolution carried across an edit (``CallResolution``, semantic/resolution.py) is the
+resolution a fresh session makes: each test edits one file of a small project in a session kept across the edit
+(as the language server keeps it) and compares the callees of another file's calls with a fresh session's, and
+whether the new layer carried the resolved calls over or resolved them again.
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+from warplint.config import Config
+from warplint.engine import Session
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/solver.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+
+        class Solver:
+            def step(self):
+                pass
+
+
+        def make():
+            def build():
+                pass
+            return build
+
+
+        REGISTRY = Solver()
+        """
+    ),
+    "pkg/api.py": "import warp as wp\n\nCOUNT = 1\n",
+    # each call's callee reads solver.py or api.py: a local instance's method, a maker's return, a module-level
+    # instance of another module, a class another module does not define (yet)
+    "pkg/app.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+        from pkg import api, solver
+        from pkg.solver import Solver, make
+
+
+        def run():
+            s = Solver()
+            s.step()
+            make()()
+            solver.REGISTRY.step()
+            t = api.Thing()
+            t.go()
+        """
+    ),
+    "pkg/other.py": "import warp as wp\n\nCOUNT = 1\n",
+}
+
+
+def _callees(session: Session, root: str) -> list[str]:
+    model = session.models[os.path.join(root, "pkg/app.py")]
+    bindings = session.project().layer.bindings
+    return [bindings.callee_of(model, call) for call in model.calls]
+
+
+def _edited(tmp_path, name: str, old: str, new: str) -> tuple[list[str], list[str], list[str], bool]:
+    """app.py's callees before and after ``name``'s edit in a kept session, a fresh session's after it, and
+    whether the kept session's new layer carried the resolution over."""
+    root = str(tmp_path / "tree")
+    for path, text in {**FILES, "pyproject.toml": "[tool.warplint]\n"}.items():
+        os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
+        with open(os.path.join(root, path), "w", encoding="utf-8") as fh:
+            fh.write(text)
+    config = Config(root=root)
+    session = Session(config, cache=False, jobs=1)
+    session.check_text(os.path.join(root, "pkg/app.py"), FILES["pkg/app.py"])
+    before = _callees(session, root)
+    resolution = session.project()._bindings._resolution
+    carried = resolution.layers_carried
+    edited = FILES[name].replace(old, new)
+    assert edited != FILES[name]
+    session.check_text(os.path.join(root, name), edited)
+    after = _callees(session, root)
+    assert session.project()._bindings._resolution is resolution  # (the session's, handed to each layer)
+    with open(os.path.join(root, name), "w", encoding="utf-8") as fh:
+        fh.write(edited)
+    fresh = Session(config, cache=False, jobs=1)
+    fresh.check_text(os.path.join(root, "pkg/app.py"), FILES["pkg/app.py"])
+    return before, after, _callees(fresh, root), resolution.layers_carried > carried
+
+
+def test_an_unrelated_edit_carries_the_resolution(tmp_path):
+    before, after, fresh, carried = _edited(tmp_path, "pkg/other.py", "COUNT = 1", "COUNT = 2")
+    assert carried
+    assert after == before == fresh
+    assert "pkg.solver.Solver.step" in after and "pkg.solver.make.build" in after
+
+
+def test_a_name_added_where_calls_resolve_carries_it(tmp_path):
+    # the commonest edit: a name nobody looked up is added to a module the resolution reads
+    before, after, fresh, carried = _edited(tmp_path, "pkg/solver.py", "REGISTRY = Solver()\n",
+                                            "REGISTRY = Solver()\n_E = 1\n")
+    assert carried
+    assert after == before == fresh
+
+
+def test_a_module_level_instance_rebound(tmp_path):
+    before, after, fresh, carried = _edited(tmp_path, "pkg/solver.py", "REGISTRY = Solver()", "REGISTRY = make()")
+    assert not carried
+    assert "pkg.solver.Solver.step" in before[before.index("pkg.solver.Solver.step") + 1:]  # REGISTRY.step()
+    assert after == fresh
+    assert after != before
+
+
+def test_what_a_maker_returns_changes(tmp_path):
+    before, after, fresh, carried = _edited(tmp_path, "pkg/solver.py", "    return build", "    return None")
+    assert not carried
+    assert "pkg.solver.make.build" in before and "pkg.solver.make.build" not in after
+    assert after == fresh
+
+
+def test_a_class_added_where_a_lookup_missed_it(tmp_path):
+    # `api.Thing` named nothing when the calls were resolved: adding it must not keep that answer
+    before, after, fresh, carried = _edited(tmp_path, "pkg/api.py", "COUNT = 1\n",
+                                            "COUNT = 1\n\n\nclass Thing:\n    def go(self):\n        pass\n")
+    assert not carried
+    assert "pkg.api.Thing.go" not in before and "pkg.api.Thing.go" in after
+    assert after == fresh

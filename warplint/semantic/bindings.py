@@ -129,14 +129,14 @@ class Bindings:
         self._defines_cache: dict[str, str | None] = {}
         self.memo: dict = {}  # the tables, built on first use
         # each call's callee (``callee_of``), kept by a session for the files an edit leaves alone (resolution.py)
-        self._resolution = call_resolution if call_resolution is not None else CallResolution()
-        self._resolution.begin(self.files)
-        resolution = self._resolution
-        self._callees, self._earlier_callees = resolution.callees, resolution.earlier_callees  # -> (call, callee_of)
-        # -> (call, the canonical callee it is listed under in ``callers``; None: Warp's API)
+        resolution = self._resolution = call_resolution if call_resolution is not None else CallResolution()
+        resolution.begin(self.files)
+        # (file, call) ids -> (call, callee_of); and -> (call, the canonical callee it is listed under in ``callers``;
+        # None: Warp's API). Each as asked in this layer, and as carried from the one before
+        self._callees, self._earlier_callees = resolution.callees, resolution.earlier_callees
         self._resolved, self._earlier_resolved = resolution.resolved, resolution.earlier_resolved
-        self._note = self._resolution.note  # every (file, module-level name) a resolution looks up
-        self.memo.update(self._resolution.tables)  # (the same tables: what this layer adds is carried on)
+        self._note = resolution.note  # every (file, module-level name) a resolution looks up
+        self.memo.update(resolution.tables)  # (the same tables: what this layer adds is carried on)
         self.reads = ReadRecorder(enabled=kept_facts is not None)  # what each fact and memo entry read (reads.py)
 
     @property

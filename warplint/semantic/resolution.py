@@ -5,7 +5,7 @@ import, a function a maker returns) is asked of every call the project's facts f
 checks of the kept facts ask it again of calls in every file. A call's resolution reads its own file's records,
 and of other files only what a name defined at their module level is: the binder looks a name up in a file by
 its first part (the *head*: ``Solver`` of ``pkg.mod.Solver.step``) and reads nothing of that file but what the
-head's statements define (``interface``). So the binder notes every (file, head) it looks up, and a session's
+head's statements define (``Interface``). So the binder notes every (file, head) it looks up, and a session's
 next layer takes the resolved calls of every unchanged file over when, for each edited file, every head looked
 up there defines the same as before. A head the edit adds that nobody looked up changes no resolution (the
 commonest edit adds a name); one that a lookup missed before is a change.

@@ -43,7 +43,7 @@ def cold_run(corpus: str, jobs: int, save: str | None) -> None:
     build = index.Project.__init__
 
     def timed(self, files, load_external=None, warp_environment=None, runs_as_main=None, file_facts=None,
-              kept_facts=None):
+              kept_facts=None, call_resolution=None):
         files = list(files)
         answers: dict[tuple, bool] = {}
 
@@ -53,7 +53,7 @@ def cold_run(corpus: str, jobs: int, save: str | None) -> None:
 
         start = time.process_time()
         build(self, files, load_external, warp_environment, recorded if runs_as_main is not None else None, file_facts,
-              kept_facts)
+              kept_facts, call_resolution)
         builds.append((len(files), time.process_time() - start))
         if len(files) >= largest.get("files", -1):
             external = getattr(getattr(load_external, "__self__", None), "_external", {})

@@ -181,7 +181,9 @@ def _dtype_types(layer: Layer, where: Source, value: Value) -> Types:
         if v.kind == "subscript" and v.base is not None:
             parts.append(_table_item(layer, source))
             continue
-        if v.kind == "call" and v.ref and is_warp(v.ref):  # `wp.types.vector(3, float)`: the type it makes
+        if v.kind == "call":
+            # a call the sources end at: the types the evaluator finds it gives (`wp.types.vector(3, float)`,
+            # `OPTIONS.get("dtype", wp.float64)`: the item a key selects, or the default where none can match)
             made = layer.evaluator.values(source.file, v, source.scope, source.site)
             if not made.items or not all(isinstance(t, WarpType) for t in made):
                 return UNKNOWN

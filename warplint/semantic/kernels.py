@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from warplint.model import Assignment, Call, FileModel, Function, Kernel, Value, enclosing_names, stored_without
@@ -57,18 +58,27 @@ def _add_kernels_of_bound_decorators(bindings: Bindings, evaluator: Evaluator) -
     beforehand (``fwd = functools.partial(wp.kernel, enable_backward=False)``, ``fwd = wp.kernel(module="m")``):
     applying it calls ``wp.kernel(f, **options)``. Each file's are a fact kept across an edit while what it read
     holds (reads.py): the project asks it of every decorated function after each edit."""
-    # this phase's own check: the kernel lists it reads are still being completed, so an entry found to hold here
-    # need not hold once they are whole
+    _add_kept_decorated_kernels(bindings, evaluator, "kernels of bound decorators", _bound_decorator_options)
+
+
+DecoratedOptions = tuple[tuple[Function, dict[str, Value]], ...]  # each decorated function with its kernel's options
+
+
+def _add_kept_decorated_kernels(bindings: Bindings, evaluator: Evaluator, family: str,
+                                options_of: Callable[[Evaluator, FileModel], DecoratedOptions]) -> None:
+    """A ``derived`` Kernel for each function ``options_of`` finds a decorator makes a kernel of, each file's
+    functions a fact kept across an edit (``family``) while what it read holds."""
+    # each phase's own check: the kernel lists it reads are still being completed, so an entry found to hold in one
+    # phase need not hold once they are whole
     check = ReadsCheck.over(bindings)
     for file in bindings.files:
         if not any(fn.decorator_values and not fn.is_warp for fn in [*file.redefined, *file.functions.values()]):
             continue
-        bound = evaluator.kept("kernels of bound decorators", file,
-                               functools.partial(_bound_decorator_options, evaluator, file), check)
-        file.kernels.extend(_decorated_kernel(file, fn, dict(options)) for fn, options in bound)
+        made = evaluator.kept(family, file, functools.partial(options_of, evaluator, file), check)
+        file.kernels.extend(_decorated_kernel(file, fn, dict(options)) for fn, options in made)
 
 
-def _bound_decorator_options(evaluator: Evaluator, file: FileModel) -> tuple[tuple[Function, dict[str, Value]], ...]:
+def _bound_decorator_options(evaluator: Evaluator, file: FileModel) -> DecoratedOptions:
     """Each function of ``file`` a name bound to ``wp.kernel`` with options decorates, with those options."""
     bindings = evaluator.bindings
     found: list[tuple[Function, dict[str, Value]]] = []
@@ -267,16 +277,10 @@ def _add_kernels_of_decorators(bindings: Bindings, evaluator: Evaluator) -> None
     """A ``derived`` Kernel for every function a project decorator that makes kernels decorates. Each file's are a
     fact kept across an edit while what it read holds (reads.py), checked as the bound decorators' are: every
     decorator of every function is evaluated otherwise, after each edit."""
-    check = ReadsCheck.over(bindings)  # (this phase's own: the kernel lists are still being completed)
-    for file in bindings.files:
-        if not any(fn.decorator_values and not fn.is_warp for fn in [*file.redefined, *file.functions.values()]):
-            continue
-        made = evaluator.kept("kernels of project decorators", file,
-                              functools.partial(_project_decorator_options, evaluator, file), check)
-        file.kernels.extend(_decorated_kernel(file, fn, dict(options)) for fn, options in made)
+    _add_kept_decorated_kernels(bindings, evaluator, "kernels of project decorators", _project_decorator_options)
 
 
-def _project_decorator_options(evaluator: Evaluator, file: FileModel) -> tuple[tuple[Function, dict[str, Value]], ...]:
+def _project_decorator_options(evaluator: Evaluator, file: FileModel) -> DecoratedOptions:
     """Each function of ``file`` a project decorator makes a kernel of, with the options it applies."""
     bindings = evaluator.bindings
     found: list[tuple[Function, dict[str, Value]]] = []

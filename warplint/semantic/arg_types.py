@@ -15,7 +15,9 @@ tells, and whether every such expression tells one:
   item of a dict literal: with a key the evaluator knows, the item stored under it, else
   any of the dict's values (``_WARP_DTYPES[t.dtype]`` of ``{torch.float32: wp.float32, torch.float64:
   wp.float64}`` can be either: a dispatch table is there to give each of them). A table that code fills
-  later (``TABLE[k] = ...``) has no type here; a ``**other`` inside the literal is not seen.
+  later (``TABLE[k] = ...``) has no type here; a ``**other`` inside the literal is not seen. A call the
+  sources end at is the types the evaluator finds it gives, when each is a Warp type
+  (``OPTIONS.get("dtype", wp.float64)``: the item its key selects, else the default).
 
 A ``for`` target over a literal tuple or list (or a name bound to one: ``for t in (wp.float32, wp.float64)``)
 is each of its items (``Evaluator.sources``). Anything else (an array passed in from outside, a ``for`` target

@@ -11,6 +11,7 @@ import textwrap
 
 from warplint.config import Config
 from warplint.engine import Session
+from warplint.testing import write_tree
 
 FILES = {
     "pkg/__init__.py": "",
@@ -66,11 +67,7 @@ def _callees(session: Session, root: str) -> list[str]:
 def _edited(tmp_path, name: str, old: str, new: str) -> tuple[list[str], list[str], list[str], bool]:
     """app.py's callees before and after ``name``'s edit in a kept session, a fresh session's after it, and
     whether the kept session's new layer carried the resolution over."""
-    root = str(tmp_path / "tree")
-    for path, text in {**FILES, "pyproject.toml": "[tool.warplint]\n"}.items():
-        os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
-        with open(os.path.join(root, path), "w", encoding="utf-8") as fh:
-            fh.write(text)
+    root = write_tree(str(tmp_path / "tree"), {**FILES, "pyproject.toml": "[tool.warplint]\n"})
     config = Config(root=root)
     session = Session(config, cache=False, jobs=1)
     session.check_text(os.path.join(root, "pkg/app.py"), FILES["pkg/app.py"])

@@ -12,9 +12,12 @@ from __future__ import annotations
 import os
 import textwrap
 
+import pytest
+
 from warplint.config import Config
 from warplint.engine import Session
 from warplint.semantic.events import OptionForm
+from warplint.testing import write_tree
 
 FILES = {
     "pkg/__init__.py": "",
@@ -78,12 +81,7 @@ FILES = {
 
 
 def _tree(tmp_path) -> str:
-    root = str(tmp_path / "tree")
-    for name, text in {**FILES, "pyproject.toml": "[tool.warplint]\n"}.items():
-        os.makedirs(os.path.dirname(os.path.join(root, name)), exist_ok=True)
-        with open(os.path.join(root, name), "w", encoding="utf-8") as fh:
-            fh.write(text)
-    return root
+    return write_tree(str(tmp_path / "tree"), {**FILES, "pyproject.toml": "[tool.warplint]\n"})
 
 
 def _changes(session: Session, root: str, name: str):
@@ -323,11 +321,7 @@ def _launches_edited(tmp_path, name: str, old: str, new: str, asked: str, fact=_
 
 def _fact_edited(tmp_path, files: dict[str, str], name: str, old: str, new: str, asked: str, fact):
     """``fact(layer, model of asked)`` before and after ``name``'s edit in a kept session, and a fresh session's."""
-    root = str(tmp_path / "tree")
-    for path, text in {**files, "pyproject.toml": "[tool.warplint]\n"}.items():
-        os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
-        with open(os.path.join(root, path), "w", encoding="utf-8") as fh:
-            fh.write(text)
+    root = write_tree(str(tmp_path / "tree"), {**files, "pyproject.toml": "[tool.warplint]\n"})
     config = Config(root=root)
 
     def asked_of(session: Session):
@@ -560,38 +554,6 @@ BOUND_DECORATORS = {
 }
 
 
-def _bound_kernels_edited(tmp_path, name: str, old: str, new: str):
-    """ops.py's derived kernels (name, options as written) before and after ``name``'s edit in a kept session, and
-    a fresh session's, each with how many of those facts the session's layers took over so far."""
-    def derived(layer, ops):
-        taken = layer.bindings.kept_facts.taken_over_of.get("kernels of bound decorators", 0)
-        return taken, [(k.name, {key: v.text for key, v in k.options.items()}) for k in ops.kernels if k.derived]
-
-    return _fact_edited(tmp_path, BOUND_DECORATORS, name, old, new, "pkg/ops.py", derived)
-
-
-def test_an_unrelated_edit_keeps_a_files_bound_decorator_kernels(tmp_path):
-    (taken_before, before), (taken_after, after), (_, fresh) = _bound_kernels_edited(
-        tmp_path, "pkg/other.py", "COUNT = 1", "COUNT = 2")
-    assert taken_after == taken_before + 1  # taken over, not computed again
-    assert after == before == fresh == [("scale", {"enable_backward": "False"})]
-
-
-def test_an_edit_of_the_bound_options_in_another_file(tmp_path):
-    (taken_before, before), (taken_after, after), (_, fresh) = _bound_kernels_edited(
-        tmp_path, "pkg/fwd.py", "enable_backward=False", "enable_backward=True")
-    assert taken_after == taken_before  # what it read changed: computed again
-    assert before == [("scale", {"enable_backward": "False"})]
-    assert after == fresh == [("scale", {"enable_backward": "True"})]
-
-
-def test_a_bound_decorator_that_stops_making_kernels(tmp_path):
-    (_, before), (_, after), (_, fresh) = _bound_kernels_edited(
-        tmp_path, "pkg/fwd.py", "functools.partial(wp.kernel, enable_backward=False)", "functools.partial(print)")
-    assert before == [("scale", {"enable_backward": "False"})]
-    assert after == fresh == []
-
-
 PROJECT_DECORATORS = {
     "pkg/__init__.py": "",
     "pkg/make.py": textwrap.dedent(
@@ -620,33 +582,45 @@ PROJECT_DECORATORS = {
 }
 
 
-def _project_kernels_edited(tmp_path, name: str, old: str, new: str):
+# each kept decorator phase: its project, the fact's family, the file whose options the kernel takes, and an edit
+# of that file that stops the decorator making kernels
+DECORATOR_PHASES = [
+    pytest.param(BOUND_DECORATORS, "kernels of bound decorators", "pkg/fwd.py",
+                 ("functools.partial(wp.kernel, enable_backward=False)", "functools.partial(print)"), id="bound"),
+    pytest.param(PROJECT_DECORATORS, "kernels of project decorators", "pkg/make.py",
+                 ("return wp.kernel(fn, enable_backward=False)", "return fn"), id="project"),
+]
+
+
+def _decorated_kernels_edited(tmp_path, files: dict[str, str], family: str, name: str, old: str, new: str):
     """ops.py's derived kernels (name, options as written) before and after ``name``'s edit in a kept session, and
-    a fresh session's, each with how many of those facts the session's layers took over so far."""
+    a fresh session's, each with how many ``family`` facts the session's layers took over so far."""
     def derived(layer, ops):
-        taken = layer.bindings.kept_facts.taken_over_of.get("kernels of project decorators", 0)
+        taken = layer.bindings.kept_facts.taken_over_of.get(family, 0)
         return taken, [(k.name, {key: v.text for key, v in k.options.items()}) for k in ops.kernels if k.derived]
 
-    return _fact_edited(tmp_path, PROJECT_DECORATORS, name, old, new, "pkg/ops.py", derived)
+    return _fact_edited(tmp_path, files, name, old, new, "pkg/ops.py", derived)
 
 
-def test_an_unrelated_edit_keeps_a_files_project_decorator_kernels(tmp_path):
-    (taken_before, before), (taken_after, after), (_, fresh) = _project_kernels_edited(
-        tmp_path, "pkg/other.py", "COUNT = 1", "COUNT = 2")
+@pytest.mark.parametrize(("files", "family", "maker", "stop"), DECORATOR_PHASES)
+def test_an_unrelated_edit_keeps_a_files_decorated_kernels(tmp_path, files, family, maker, stop):
+    (taken_before, before), (taken_after, after), (_, fresh) = _decorated_kernels_edited(
+        tmp_path, files, family, "pkg/other.py", "COUNT = 1", "COUNT = 2")
     assert taken_after == taken_before + 1  # taken over, not computed again
     assert after == before == fresh == [("scale", {"enable_backward": "False"})]
 
 
-def test_an_edit_of_the_options_a_project_decorator_applies(tmp_path):
-    (taken_before, before), (taken_after, after), (_, fresh) = _project_kernels_edited(
-        tmp_path, "pkg/make.py", "enable_backward=False", "enable_backward=True")
+@pytest.mark.parametrize(("files", "family", "maker", "stop"), DECORATOR_PHASES)
+def test_an_edit_of_the_options_a_decorator_applies(tmp_path, files, family, maker, stop):
+    (taken_before, before), (taken_after, after), (_, fresh) = _decorated_kernels_edited(
+        tmp_path, files, family, maker, "enable_backward=False", "enable_backward=True")
     assert taken_after == taken_before  # what it read changed: computed again
     assert before == [("scale", {"enable_backward": "False"})]
     assert after == fresh == [("scale", {"enable_backward": "True"})]
 
 
-def test_a_project_decorator_that_stops_making_kernels(tmp_path):
-    (_, before), (_, after), (_, fresh) = _project_kernels_edited(
-        tmp_path, "pkg/make.py", "return wp.kernel(fn, enable_backward=False)", "return fn")
+@pytest.mark.parametrize(("files", "family", "maker", "stop"), DECORATOR_PHASES)
+def test_a_decorator_that_stops_making_kernels(tmp_path, files, family, maker, stop):
+    (_, before), (_, after), (_, fresh) = _decorated_kernels_edited(tmp_path, files, family, maker, *stop)
     assert before == [("scale", {"enable_backward": "False"})]
     assert after == fresh == []

@@ -695,9 +695,10 @@ class Session:
             self._file_facts.keep_only(self.models.values())
             assert self._kept_facts is not None
             self._kept_facts.keep_only(self.models.values())
+            carries = self.records_reads  # an editor's session: facts and resolved calls carried across its layers
             self._project = Project(self.models.values(), self.load_external, self.warp_environment,
-                                    self.names.runs_as_main, self._file_facts,
-                                    self._kept_facts if self.records_reads else None, self._call_resolution)
+                                    self.names.runs_as_main, self._file_facts, self._kept_facts if carries else None,
+                                    self._call_resolution if carries else None)
         return self._project
 
     # ------------------------------------------------------------------ checking

@@ -46,13 +46,20 @@ def lint_tree(directory: str, select: tuple[str, ...] = ("ALL",)) -> list:
     return session.lint_paths([directory]).diagnostics
 
 
+def write_tree(root: str, files: dict[str, str]) -> str:
+    """Write ``files`` (relative path -> text) under ``root``, folders made as needed; ``root`` back."""
+    for name, text in files.items():
+        path = os.path.join(root, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    return root
+
+
 def project_of(root, files: dict[str, str]):
     """Write ``files`` (relative path -> text) under ``root`` (a ``pathlib.Path``), lint them as one project
     with every rule and no cache, and return the indexed ``Project``: for tests of the layer's facts."""
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+    write_tree(str(root), files)
     session = Session(Config(root=str(root), select=("ALL",)))
     session.configure_cache(False)
     session.lint_paths([str(root)])

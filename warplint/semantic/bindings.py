@@ -130,12 +130,13 @@ class Bindings:
         self.memo: dict = {}  # the tables, built on first use
         # each call's callee (``callee_of``), kept by a session for the files an edit leaves alone (resolution.py)
         resolution = self._resolution = call_resolution if call_resolution is not None else CallResolution()
-        resolution.begin(self.files)
+        resolution.begin(self.files, _names_bound)
         # (file, call) ids -> (call, callee_of); and -> (call, the canonical callee it is listed under in ``callers``;
         # None: Warp's API). Each as asked in this layer, and as carried from the one before
         self._callees, self._earlier_callees = resolution.callees, resolution.earlier_callees
         self._resolved, self._earlier_resolved = resolution.resolved, resolution.earlier_resolved
-        self._note = resolution.note  # every (file, module-level name) a resolution looks up
+        # every (file, module-level name) a resolution looks up: noted only where a later layer may carry it
+        self._note = resolution.note if call_resolution is not None else _not_noted
         self.memo.update(resolution.tables)  # (the same tables: what this layer adds is carried on)
         self.reads = ReadRecorder(enabled=kept_facts is not None)  # what each fact and memo entry read (reads.py)
 
@@ -1047,6 +1048,15 @@ class Bindings:
 
 # Python's descriptors whose read on an instance runs the function they wrap (the getter) and gives its result.
 GETTER_DESCRIPTORS = frozenset({"property", "functools.cached_property", "abc.abstractproperty"})
+
+
+def _names_bound(file: FileModel) -> dict[str, dict[str, tuple[Assignment, ...]]]:
+    """A model's own ``name = ...`` assignments, scope -> name (an edited file's old model too: not kept)."""
+    return file_facts.own_table(file, file_facts.assignment_tables).names
+
+
+def _not_noted(file: FileModel, head: str) -> None:
+    """A lookup in a binder whose resolution no later layer carries."""
 
 
 def _last_parts(bound: Mapping[tuple[str, str, str], object]) -> tuple[dict[str, frozenset[str]], frozenset[str]]:

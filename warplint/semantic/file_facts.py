@@ -38,9 +38,7 @@ class FileFacts:
             entry = self._by_model[id(file)] = (file, {})
         facts = entry[1]
         if table not in facts:
-            made = file.tables_at_extraction
-            facts[table] = made[MADE_AT_EXTRACTION.index(table)] if made and table in MADE_AT_EXTRACTION \
-                else table(file)
+            facts[table] = own_table(file, table)
         return facts[table]
 
     def keep_only(self, files: Iterable[FileModel]) -> None:
@@ -180,6 +178,12 @@ def _attribute_reads(value: Value | None) -> Iterable[Value]:
 # every file. Only tables of the records a model keeps unpickled (a call's callee and context, an assignment's
 # target): a table holding values of a record's stored fields would pickle them a second time, apart from the record.
 MADE_AT_EXTRACTION: tuple[Callable[[FileModel], Any], ...] = (call_tables, assignment_tables)
+
+
+def own_table(file: FileModel, table: Callable[[FileModel], T]) -> T:
+    """``table(file)``: the one made where the model was extracted, else computed (not kept: ``FileFacts``)."""
+    made = file.tables_at_extraction
+    return made[MADE_AT_EXTRACTION.index(table)] if made and table in MADE_AT_EXTRACTION else table(file)
 
 
 def tables_at_extraction(file: FileModel) -> tuple[Any, ...]:

@@ -16,10 +16,12 @@ that made it) and start afresh when nothing is carried.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from warplint.model import Call, FileModel, glimpse
+from warplint.model import Assignment, Call, FileModel, glimpse
+
+# a model's own ``name = ...`` assignments: scope -> name -> in source order (``file_facts.assignment_tables``)
+NamesBound = Callable[[FileModel], Mapping[str, Mapping[str, Sequence[Assignment]]]]
 
 # The binder's tables carried (``Bindings.memo``): a name's owning file and spelling, its definition through
 # re-exports, a function's canonical name, what a maker returns, and the class a module-level or local name is bound
@@ -49,13 +51,14 @@ class CallResolution:
         self._paths: tuple[str, ...] = ()
         self.layers_carried = 0  # how many layers took resolutions over (the tests and benchmarks read it)
 
-    def begin(self, files: Iterable[FileModel]) -> None:
+    def begin(self, files: Iterable[FileModel], names_bound: NamesBound) -> None:
         """A new layer over ``files``: keep the resolved calls of the files it shares with the last one when no
-        edited file defines a looked-up head differently; else start afresh."""
+        edited file defines a looked-up head differently (``names_bound``: a model's own ``name = ...``
+        assignments, scope -> name -> in order); else start afresh."""
         current = {f.path: f for f in files}
         paths = tuple(current)
         edited = [path for path in paths if self._models.get(path) is not current[path]]
-        if paths == self._paths and self._lookups_hold(edited, current):
+        if paths == self._paths and self._lookups_hold(edited, current, names_bound):
             self.layers_carried += bool(edited)
             unchanged = {id(current[path]) for path in paths} - {id(current[path]) for path in edited}
             self.earlier_callees = {key: entry for key, entry in self.callees.items() if key[0] in unchanged}
@@ -73,11 +76,11 @@ class CallResolution:
         self._models = current
         self._paths = paths
 
-    def _lookups_hold(self, edited: list[str], current: dict[str, FileModel]) -> bool:
+    def _lookups_hold(self, edited: list[str], current: dict[str, FileModel], names_bound: NamesBound) -> bool:
         for path in edited:
             heads = self.looked_up.get(path)
             if heads:
-                before, now = Interface(self._models[path]), Interface(current[path])
+                before, now = (Interface(model, names_bound(model)) for model in (self._models[path], current[path]))
                 if any(before.of(head) != now.of(head) for head in heads):
                     return False
         return True
@@ -96,33 +99,21 @@ class Interface:
     binds again: ``Bindings.returned_function``), the module-level imports and assignments binding it (their
     values: ``Bindings._instance_method``)."""
 
-    def __init__(self, model: FileModel) -> None:
+    def __init__(self, model: FileModel, names: Mapping[str, Mapping[str, Sequence[Assignment]]]) -> None:
         self._model = model
-        self._assigned: dict[str, dict[str, list[Any]]] | None = None  # scope -> name -> values
+        self._names = names  # scope -> name -> its ``name = ...`` assignments there
 
     def of(self, head: str) -> tuple:
-        model = self._model
+        model, names = self._model, self._names
         prefix = f"{head}."
         functions = [(q, fn) for q, fn in model.functions.items() if q == head or q.startswith(prefix)]
-        assigned = self._assignments()
         return (
             tuple((q, fn.ctx.scope, tuple(fn.decorators), tuple((r.kind, r.text) for r in fn.returns),
-                   tuple(sorted(n for n in assigned.get(q, {}) if f"{q}.{n}" in model.functions)))
+                   tuple(sorted(n for n in names.get(q, {}) if f"{q}.{n}" in model.functions)))
                   for q, fn in functions),
             tuple(q for q in model.classes if q == head or q.startswith(prefix)),
             tuple((imp.module, imported, imp.alias) for imp in model.imports if not imp.ctx.scope
                   for imported, alias in (imp.names or ((None, imp.alias),)) if alias == head),
-            tuple(assigned.get("", {}).get(head, ())),
+            tuple((value.kind, value.ref, value.text)
+                  for value in (glimpse(a, "value") for a in names.get("", {}).get(head, ()))),
         )
-
-    def _assignments(self) -> dict[str, dict[str, list[Any]]]:
-        if self._assigned is None:
-            table: dict[str, dict[str, list[Any]]] = {}
-            for a in self._model.assignments:
-                target = a.target
-                if target.kind == "name":
-                    value = glimpse(a, "value") if not a.ctx.scope else None  # (module level: the value is read)
-                    entry = (value.kind, value.ref, value.text) if value is not None else None
-                    table.setdefault(a.ctx.scope, {}).setdefault(target.text, []).append(entry)
-            self._assigned = table
-        return self._assigned

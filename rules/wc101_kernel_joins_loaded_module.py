@@ -119,7 +119,9 @@ class KernelJoinsLoadedModule(Rule):
     text (Warp hashes the key and the source), nor a kernel made after the
     function changed the module's options with `set_module_options()` since its last launch
     there: that change rebuilds the module at its next launch anyway, with the kernel in it.
-    Which call runs first at
+    Functions a `for` calls in turn
+    over a list (written, or filled by a registering decorator at import) run once each per walk of the list, in
+    its order. Which call runs first at
     run time is approximated by source order and the call graph; `--confirm` shows the
     hashes really built. A launch in a branch that ends with `return`, `raise` or
     `sys.exit()` does not count as running before the code after that branch. Which

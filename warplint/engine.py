@@ -463,7 +463,8 @@ class Session:
             for (path, _, _, _), (_, _, failed) in zip(items, fresh, strict=True):
                 self._settle(os.path.abspath(path), failed)
             return [model for model, _, _ in fresh]
-        keys = [(os.path.abspath(path), _cache.digest(text)) for path, text, _, _ in items]
+        keys = [(absolute, self._digest(absolute, text)) for absolute, text in
+                ((os.path.abspath(path), text) for path, text, _, _ in items)]
         models: list[FileModel | None] = [
             cache.get(absolute, key, item[0], item[2], item[3])
             for (absolute, key), item in zip(keys, items, strict=True)

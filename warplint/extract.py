@@ -318,6 +318,7 @@ class Extractor(cst.CSTVisitor):
             tests=tuple(tests),
             expects_raise=raises,
             loop=loop,
+            loop_depth=loops,
         )
         # The calls and assignments of one statement share its context: a third fewer objects to pickle and
         # read back. Sharing needs the very exit branch (its end is set when the branch closes), not an equal one.

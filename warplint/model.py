@@ -322,6 +322,7 @@ class Context(Compact):
     # (setup, run): step()`, ``Bindings.calls_in``): the item's place in the sequence, from 1; those run in turn
     item: int = 0
     loop: LoopExtent | None = None  # the outermost loop around the statement within its function
+    loop_depth: int = 0  # how many loops enclose the statement within its function (``in_loop``: any)
 
     def runs_before(self, order: int, item: int = 0) -> bool:
         """Whether this statement can run before the statement at ``order`` of the same scope (before its call of

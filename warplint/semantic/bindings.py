@@ -17,6 +17,7 @@ import builtins
 import concurrent.futures
 import functools
 from array import array
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
@@ -531,7 +532,8 @@ class Bindings:
         """The calls of ``file`` in source order, where a call of a name bound to project functions is one call
         of each function it calls (the same statement and arguments): the target of a ``for`` over a literal
         sequence of functions (``for step in (setup, run): step()`` calls ``setup``, then ``run``: each call's
-        ``ctx.item`` is the function's place in the sequence), or a name bound to ``functools.partial(f, *a,
+        ``ctx.item`` is the function's place in the sequence; when that ``for`` is the one loop around the call, a
+        function listed once is called once per walk, not in a loop), or a name bound to ``functools.partial(f, *a,
         **k)`` (``f`` with those arguments first, as Python binds a partial object's). The same objects every
         time: facts are memoised by call."""
         def compute() -> list[Call]:
@@ -613,7 +615,7 @@ class Bindings:
                 for call in self.file_facts.cached(file, file_facts.call_tables).by_scope.get(fn.qualname, ()):
                     if call.callee != name or id(call) in found:
                         continue
-                    made = [self._call_of(call, target, position, repeated=marks > 1)
+                    made = [self._call_of(call, target, position, in_loop=True if marks > 1 else None)
                             for position, target in enumerate(targets, 1) if target is not None]
                     if made:
                         found[id(call)] = made
@@ -660,8 +662,15 @@ class Bindings:
         if not call.ctx.in_loop or value.base is None:
             return None
         items = self._sequence_items(file, call.ctx.scope, value.base)
-        made = [self._call_of(call, target, position) for position, item in enumerate(items or (), 1)
-                if (target := self._function_of(file, call.ctx.scope, item)) is not None]
+        targets = [(position, target) for position, item in enumerate(items or (), 1)
+                   if (target := self._function_of(file, call.ctx.scope, item)) is not None]
+        # when the `for` is the one loop around the call, each walk of the sequence calls a function listed once
+        # once: its call repeats only as often as the walk does (its function's callers say when)
+        walked_once = (binding.ctx.scope == call.ctx.scope and binding.ctx.loop_depth == 0
+                       and call.ctx.loop_depth == 1)
+        listed = Counter(target[0] for _, target in targets)
+        made = [self._call_of(call, target, position, in_loop=False if walked_once and listed[target[0]] == 1 else None)
+                for position, target in targets]
         return made or None
 
     def _sequence_items(self, file: FileModel, scope: str, value: Value) -> tuple[Value, ...] | None:
@@ -731,13 +740,14 @@ class Bindings:
                                            read_off_parameter(file, scope, value.text), ())
 
     @staticmethod
-    def _call_of(call: Call, target: _Bound, item: int, repeated: bool = False) -> Call:
+    def _call_of(call: Call, target: _Bound, item: int, in_loop: bool | None = None) -> Call:
         """``call`` as the call of the function ``target`` names, its arguments after those ``target`` binds
-        (``repeated``: made again after the sequence's other items, as in a loop)."""
+        (``in_loop``: whether it is made again after the sequence's other items, as in a loop, when the call's own
+        context does not tell)."""
         fqname, args, kwargs, read_off, unpacked = target
         ctx = call.ctx if item == call.ctx.item else replace(call.ctx, item=item)
-        if repeated and not ctx.in_loop:
-            ctx = replace(ctx, in_loop=True)
+        if in_loop is not None and in_loop != ctx.in_loop:
+            ctx = replace(ctx, in_loop=in_loop)
         own = call.unpacked if call.has_star_args else ()
         unpacked = (*unpacked, *(replace(u, const=u.const + len(args)) if u.text == "*" else u for u in own))
         return Call(fqname, call.span, (*args, *call.args), {**kwargs, **call.kwargs}, ctx,

@@ -86,7 +86,7 @@ def _bound_decorator_options(evaluator: Evaluator, file: FileModel) -> Decorated
         if fn.is_warp:
             continue
         for decorator in fn.decorator_values:
-            if bindings.is_warp_api(decorator.ref):
+            if bindings.is_warp_api(decorator.ref) or _named_outside(bindings, decorator, fn):
                 continue
             if decorator.kind in ("name", "attr"):
                 options = kernel_decorator_options(evaluator, file, decorator, fn.ctx.scope)
@@ -105,6 +105,16 @@ def _bound_decorator_options(evaluator: Evaluator, file: FileModel) -> Decorated
                 found.append((fn, options))
                 break
     return tuple(found)
+
+
+def _named_outside(bindings: Bindings, decorator: Value, fn: Function) -> bool:
+    """``decorator`` (or the callee of a decorator call) is a name of no project module and no local of the
+    function it is written in (``staticmethod``, ``pytest.fixture``, ``functools.cache``): no project code binds
+    it, so evaluating it finds no ``wp.kernel`` it applies."""
+    ref = decorator.ref
+    if ref is None or (decorator.local if decorator.kind != "call" else bool(fn.ctx.scope) and "." not in ref):
+        return False
+    return bindings.owner_of(ref) is None and bindings.owner_of(bindings.definition(ref)) is None
 
 
 def _add_kernels_stored_by_decorators(bindings: Bindings, evaluator: Evaluator) -> None:
@@ -288,7 +298,8 @@ def _project_decorator_options(evaluator: Evaluator, file: FileModel) -> Decorat
         if fn.is_warp:
             continue
         for decorator in fn.decorator_values:
-            if decorator.kind not in ("name", "attr", "call") or bindings.is_warp_api(decorator.ref):
+            if (decorator.kind not in ("name", "attr", "call") or bindings.is_warp_api(decorator.ref)
+                    or _named_outside(bindings, decorator, fn)):
                 continue
             options = _kernel_options(bindings, evaluator, file, fn, decorator)
             if options is not None:

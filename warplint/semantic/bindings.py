@@ -307,10 +307,13 @@ class Bindings:
         return table
 
     def attribute_names_assigned(self) -> frozenset[str]:
-        """The last part of every attribute the project assigns (``obj.name = ...``, ``self.name = ...``, a class
-        body's ``name = ...``): an object's attribute by another name is never written after it is made."""
+        """The last part of every attribute the project assigns on an object that may be a ``types.SimpleNamespace``
+        (``obj.name = ...``): an object's attribute by another name is never written after it is made. Not those
+        recorded under a project class (a class body's ``name = ...``, ``self.name = ...`` in its methods): they are
+        attributes of that class and its objects, and a namespace is none of them."""
         return self.cached("attribute names assigned", lambda: frozenset(
-            ref.rpartition(".")[2] for ref in self.cached("attribute_assignments", self._attribute_assignments_by_ref)))
+            ref.rpartition(".")[2] for ref in self.cached("attribute_assignments", self._attribute_assignments_by_ref)
+            if not self.is_class(ref.rpartition(".")[0])))
 
     def names_bound_to_calls(self, test: Callable[[str], bool]) -> frozenset[str]:
         """The last part of every name or attribute the project binds the result of a call to, of the calls whose

@@ -4,6 +4,7 @@
     python -m benchmarks.oracle --fresh-seed --count 500 --docs   # a reported run: seed from os.urandom
     python -m benchmarks.oracle --rescore --seed 7 --count 50 # score again from the cached truth (no Warp)
     python -m benchmarks.oracle --rescore --docs              # the last run, docs/accuracy.md regenerated
+    python -m benchmarks.oracle --rescore --seed 7 --count 50 --report-deliberate  # tests' cold starts reported too
     python -m benchmarks.oracle --ci-sample                   # rewrite benchmarks/oracle/data/ci_sample.json
 
 A run draws from the newest generator version (``axes.GENERATOR_VERSION``) and records it; ``--rescore`` draws
@@ -215,8 +216,8 @@ def generator_commit() -> str:
         return "?"
 
 
-def lint_all(programs: list[Program]) -> dict[str, list[dict[str, Any]]]:
-    return {p.digest: lint_program(p) for p in programs}
+def lint_all(programs: list[Program], report_deliberate: bool = False) -> dict[str, list[dict[str, Any]]]:
+    return {p.digest: lint_program(p, report_deliberate) for p in programs}
 
 
 def git_head() -> str:
@@ -285,10 +286,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docs", action="store_true", help="write docs/accuracy.md (and the lead of docs/precision.md)")
     ap.add_argument("--ci-sample", action="store_true", help="rewrite benchmarks/oracle/data/ci_sample.json")
     ap.add_argument("--json", help="write the score here")
+    ap.add_argument("--report-deliberate", action="store_true",
+                    help="score warplint with `report-deliberate = true` (cold starts made on purpose in tests and "
+                         "benchmarks reported too): what the default's product decision costs; not with --docs")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 when an axis value is below 80%% recall or precision without a written reason "
                          "in benchmarks/oracle/axis_reasons.toml")
     args = ap.parse_args(argv)
+    if args.report_deliberate and (args.docs or args.ci_sample):
+        ap.error("--report-deliberate scores a configuration other than the default: not for --docs or --ci-sample")
 
     from .truth import warp_version
 
@@ -337,13 +343,14 @@ def main(argv: list[str] | None = None) -> int:
                 "wall_s": round(time.monotonic() - t0, 1), "jobs": args.jobs,
                 "digests": [p.digest for p in programs]}
         save_manifest(name, meta)
-    findings = lint_all(programs)
+    findings = lint_all(programs, args.report_deliberate)
     res = score_all(programs, truths, findings)
     res["meta"] = {k: v for k, v in meta.items() if k != "digests"}
     res["meta"]["warplint_commit"] = git_head()
     res["meta"]["rescored"] = bool(args.rescore)
     res["meta"]["scored_on"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    out_dir = os.path.join(CACHE, "report", name)
+    res["meta"]["report_deliberate"] = args.report_deliberate
+    out_dir = os.path.join(CACHE, "report", name + ("-report-deliberate" if args.report_deliberate else ""))
     write_reading(out_dir, programs, truths, findings, res)
     _print_summary(res)
     print(f"programs behind each miss and false finding: {os.path.relpath(out_dir, ROOT)}/", file=sys.stderr)

@@ -24,8 +24,9 @@ OPTION_FAMILY = frozenset({"CS-3b", "CS-10"})
 REBUILD_FAMILY = frozenset({"CS-1", "CS-3", "CS-6"})
 
 
-def lint_program(program: Program) -> list[dict[str, Any]]:
-    """warplint's default rules on the program's files, as plain records (path relative to the program)."""
+def lint_program(program: Program, report_deliberate: bool = False) -> list[dict[str, Any]]:
+    """warplint's default rules on the program's files, as plain records (path relative to the program);
+    ``report_deliberate``: as with ``report-deliberate = true`` (cold starts made in tests and benchmarks too)."""
     from warplint.config import Config
     from warplint.engine import Session
 
@@ -36,7 +37,7 @@ def lint_program(program: Program) -> list[dict[str, Any]]:
             os.makedirs(os.path.dirname(full), exist_ok=True)
             with open(full, "w", encoding="utf-8") as fh:
                 fh.write(text)
-        session = Session(Config(root=root), cache=False, jobs=1)
+        session = Session(Config(root=root, report_deliberate=report_deliberate), cache=False, jobs=1)
         # as `cd ROOT && warplint .` runs: each file indexed with its project (ProjectScope), not with every
         # file named; a program of loose scripts and a package beside them is one project only if the
         # engine knows it is

@@ -515,6 +515,24 @@ class Bindings:
         table, calls = self._calls_by_callee(file), file.calls
         return [calls[i] for i in sorted(i for c in table if test(c) for i in table[c])]
 
+    def warp_aliases(self, file: FileModel, ref: str) -> frozenset[tuple[str, str]]:
+        """(scope, name) of each plain name ``file`` binds to the Warp API object ``ref`` and to nothing else in that
+        scope (``jax_kernel = wp.jax_kernel``): a call of that name, in that scope or below it at module level, calls
+        ``ref``. Read without unpickling an assignment whose stored value does not mention ``ref``'s last part."""
+        word = ref.rpartition(".")[2]
+
+        def compute() -> frozenset[tuple[str, str]]:
+            found: set[tuple[str, str]] = set()
+            for a in file.assignments:
+                if a.target.kind != "name" or stored_without(a, word) or a.value.ref != ref:
+                    continue
+                bound = self.name_assignments(file, a.ctx.scope, a.target.text)
+                if all(b.value.ref == ref for b in bound):
+                    found.add((a.ctx.scope, a.target.text))
+            return frozenset(found)
+
+        return self.cached(("warp aliases", id(file), ref), compute)
+
     def _calls_by_callee(self, file: FileModel) -> dict[str, array[int]]:
         return self.file_facts.cached(file, file_facts.call_tables).by_callee
 

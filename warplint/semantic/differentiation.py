@@ -423,6 +423,9 @@ def _is_tape_callee(callee: str) -> bool:
 
 
 _LAUNCHES = frozenset(("warp.launch", "warp.launch_tiled"))
+# a kernel wrapped for JAX with `enable_backward=True`: JAX's autodiff (`jax.grad`, `jax.vjp`) launches its adjoint
+# (Warp 1.19, `warp._src.jax.ffi.jax_kernel`); without it the wrapper is forward only
+_JAX_KERNEL = "warp.jax_kernel"
 
 
 def _gradient_scopes(facts: IdentityFacts, file: FileModel) -> frozenset[str]:
@@ -645,14 +648,26 @@ def _candidate_calls(facts: IdentityFacts, file: FileModel, tape_names: frozense
     """The calls of ``file`` that may differentiate (the branches of ``_differentiations_in``): a launch that passes
     ``adjoint=``, a warp.autograd call, a tape made, or a method called on a name a tape is bound to. Each callee is
     tested once: most of a project's calls are none of them."""
+    jax_aliases = {name for _, name in facts.bindings.warp_aliases(file, _JAX_KERNEL)}
+
     def may_differentiate(callee: str) -> bool:
-        if callee.rpartition(".")[0].rpartition(".")[2] in tape_names:
+        if callee.rpartition(".")[0].rpartition(".")[2] in tape_names or callee in jax_aliases:
             return True
         return callee.startswith("warp.") and (callee in _LAUNCHES or callee.startswith("warp.autograd.")
-                                               or _is_tape_callee(callee))
+                                               or _is_tape_callee(callee) or callee == _JAX_KERNEL)
 
     return [call for call in facts.bindings.calls_where(file, may_differentiate)
             if call.callee not in _LAUNCHES or call.bound("adjoint") is not None]
+
+
+def _jax_kernel_call(facts: IdentityFacts, file: FileModel, call: Call) -> bool:
+    """``call`` calls ``wp.jax_kernel``: by that name, or through a plain name bound to it in the calling function
+    or at module level."""
+    if call.callee == _JAX_KERNEL:
+        return True
+    return "." not in call.callee and any(
+        name == call.callee and scope in (call.ctx.scope, "")
+        for scope, name in facts.bindings.warp_aliases(file, _JAX_KERNEL))
 
 
 Differentiation = tuple[Call, Launched, tuple[str, ...]]  # the site, what it reaches, its program's files (paths)
@@ -675,6 +690,16 @@ def _differentiations_in(facts: IdentityFacts, f: FileModel) -> tuple[Differenti
             if known and value is False:
                 continue
             kernels = facts.find_kernels(f, call.ctx.scope, call.bound("kernel"))
+            found.append((call, Launched(frozenset(id(k) for _, k in kernels), not kernels), (f.path,)))
+        elif _jax_kernel_call(facts, f, call):
+            # `wp.jax_kernel(k, enable_backward=True)`: JAX differentiates through `k`'s adjoint; the wrapper's
+            # own default (False) builds none
+            enabled = call.kwargs.get("enable_backward")
+            known, value = (True, False) if enabled is None else facts.evaluator.constant(f, enabled, call.ctx.scope)
+            if known and not value:
+                continue
+            kernel_arg = call.args[0] if call.args else call.kwargs.get("kernel")
+            kernels = facts.find_kernels(f, call.ctx.scope, kernel_arg)
             found.append((call, Launched(frozenset(id(k) for _, k in kernels), not kernels), (f.path,)))
         elif call.callee.startswith("warp.autograd."):
             # gradcheck / jacobian(kernel, ...): the kernels it is given, or anything when none can be told

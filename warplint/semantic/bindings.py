@@ -518,13 +518,16 @@ class Bindings:
     def warp_aliases(self, file: FileModel, ref: str) -> frozenset[tuple[str, str]]:
         """(scope, name) of each plain name ``file`` binds to the Warp API object ``ref`` and to nothing else in that
         scope (``jax_kernel = wp.jax_kernel``): a call of that name, in that scope or below it at module level, calls
-        ``ref``. Read without unpickling an assignment whose stored value does not mention ``ref``'s last part."""
+        ``ref``. Only names the file calls are read, and an assignment whose stored value does not mention ``ref``'s
+        last part is not unpickled."""
         word = ref.rpartition(".")[2]
 
         def compute() -> frozenset[tuple[str, str]]:
             found: set[tuple[str, str]] = set()
+            called = self._calls_by_last_name_of(file)  # a plain name's call is listed under the name itself
             for a in file.assignments:
-                if a.target.kind != "name" or stored_without(a, word) or a.value.ref != ref:
+                target = a.target
+                if target.kind != "name" or target.text not in called or stored_without(a, word) or a.value.ref != ref:
                     continue
                 bound = self.name_assignments(file, a.ctx.scope, a.target.text)
                 if all(b.value.ref == ref for b in bound):

@@ -517,9 +517,9 @@ class Bindings:
 
     def warp_aliases(self, file: FileModel, ref: str) -> frozenset[tuple[str, str]]:
         """(scope, name) of each plain name ``file`` binds to the Warp API object ``ref`` and to nothing else in that
-        scope (``jax_kernel = wp.jax_kernel``): a call of that name, in that scope or below it at module level, calls
-        ``ref``. Only names the file calls are read, and an assignment whose stored value does not mention ``ref``'s
-        last part is not unpickled."""
+        scope (``jax_kernel = wp.jax_kernel``): a call of that name in that scope (of a module-level one, anywhere in
+        the file that does not bind the name again) calls ``ref``. Only names the file calls are read, and an
+        assignment whose stored value does not mention ``ref``'s last part is not unpickled."""
         word = ref.rpartition(".")[2]
 
         def compute() -> frozenset[tuple[str, str]]:

@@ -484,3 +484,15 @@ def test_unique_stable_is_a_build_one_shared_module_saves(tmp_path):
                    if line.strip().startswith("@wp.kernel(module=module)")]
     assert labelled[True] == [("main.py", line, line + 2) for line in definitions]  # decorator to body
     assert labelled[False] == []
+
+
+def test_report_deliberate_scores_tests_cold_starts():
+    """``lint_program(p, report_deliberate=True)`` lints as ``report-deliberate = true`` does: a kernel cache cleared
+    in a pytest test is reported there, and not by the default configuration (deliberate in test code)."""
+    p = Program(seed=0, index=0, depth=0, mechanism="CS-2", variant="clear_on_path", axes={},
+                files={"tests/test_cache.py": "import warp as wp\n\n\ndef test_cold():\n    wp.clear_kernel_cache()\n"},
+                command=["-m", "pytest", "tests"], intent={"defect": True})
+    default = [f for f in lint_program(p) if f["code"] == "WC201"]
+    reported = [f for f in lint_program(p, report_deliberate=True) if f["code"] == "WC201"]
+    assert default == []
+    assert [(f["path"], f["line"]) for f in reported] == [("tests/test_cache.py", 5)]

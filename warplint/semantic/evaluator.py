@@ -30,6 +30,7 @@ from .context import asv_parameter, is_test_file
 from .reads import Reads, ReadsCheck, RecordedBindings
 from .statement_order import always_before, binds_whenever_run, constructor_before, may_run_between, runs_whenever
 from .values import (
+    FIELD_REPLACERS,
     NAMESPACE_CONSTRUCTOR,
     AbstractValue,
     ClassRef,
@@ -43,6 +44,7 @@ from .values import (
     Namespace,
     PerProcess,
     PythonModule,
+    Replacement,
     Sequence,
     Unknown,
     ValueSet,
@@ -1235,6 +1237,9 @@ class Evaluator:
         the project makes), as ``_construction_stores`` finds it. None when the construction does not decide it:
         then every binding of the attribute counts (``_class_attribute``)."""
         site = instance.made
+        if isinstance(site, Replacement):
+            changed = dict(site.changes).get(attr)
+            return changed if changed is not None else self._constructed_attribute(site.original, attr)
         stores = self._construction_stores(instance.cls, site, attr) if isinstance(site, Site) else None
         if stores is None:
             return None
@@ -1548,6 +1553,8 @@ class Evaluator:
         if ref == NAMESPACE_CONSTRUCTOR and not value.args and not value.unpacked:
             return ValueSet.of(Namespace(tuple((name, self.values(file, v, scope, site))
                                                for name, v in value.kwargs.items())))
+        if ref in FIELD_REPLACERS and len(value.args) == 1 and not value.unpacked:
+            return self._replaced(file, value, scope, site)
         if ref == "dict" and not value.args and not value.unpacked and not self._is_local_name(file, ref, scope):
             # `dict(k=v)`: the dict of its keywords
             if not value.kwargs:
@@ -1606,6 +1613,18 @@ class Evaluator:
             else:
                 results.append(ValueSet.of(Unknown(f"the result of {value.text}")))
         return ValueSet.union(results) if results else ValueSet.of(Unknown(f"the result of {value.text}"))
+
+    def _replaced(self, file: FileModel, value: Value, scope: str, site: Site | None) -> ValueSet:
+        """``dataclasses.replace(obj, f=v)``: a new instance of the class of each instance ``obj`` can be, whose
+        field ``f`` is ``v`` and whose other fields are ``obj``'s (Python makes it by calling that class with
+        both); the copy of anything else is not followed."""
+        changes = tuple((name, self.values(file, v, scope, site)) for name, v in value.kwargs.items())
+        named = ", ".join(name for name, _ in changes) or "nothing"
+        return ValueSet.union([
+            ValueSet.of(Instance(original.cls, f"a copy of {original.reason or original.cls} with {named} replaced",
+                                 Replacement(original, changes)))
+            if isinstance(original, Instance) else ValueSet.of(Unknown(f"the result of {value.text}"))
+            for original in self.values(file, value.args[0], scope, site)])
 
     def _modules_named(self, names: ValueSet) -> ValueSet:
         """The modules ``names`` (absolute dotted names) are, as an import of each binds it."""
@@ -2298,6 +2317,14 @@ class Evaluator:
                     self._sources(item.file, item.value, item.scope, item.site, attrs, found, seen)
             if containers and None not in items:
                 return
+        elif kind == "call" and value.ref in FIELD_REPLACERS and attrs and len(value.args) == 1 and not value.unpacked:
+            # `dataclasses.replace(obj, f=v).f` is `v`; any other field is what `obj` holds
+            changed = value.kwargs.get(attrs[0])
+            if changed is not None:
+                self._sources(file, changed, scope, site, attrs[1:], found, seen)
+            else:
+                self._sources(file, value.args[0], scope, site, attrs, found, seen)
+            return
         elif kind == "call" and value.ref == NAMESPACE_CONSTRUCTOR and attrs and not value.args \
                 and not value.unpacked and attrs[0] in value.kwargs \
                 and attrs[0] not in self.bindings.attribute_names_assigned():

@@ -149,6 +149,20 @@ NAMESPACE_CONSTRUCTOR = "types.SimpleNamespace"
 EXECUTORS_MODULE = "concurrent.futures"
 
 
+# The standard library's functions that copy an object with some fields given new values (``dataclasses.replace``;
+# ``copy.replace`` since Python 3.13): the copy is made by the object's class from the new values and the old ones
+FIELD_REPLACERS = frozenset({"dataclasses.replace", "copy.replace"})
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """How an instance was made by ``dataclasses.replace(original, **changes)``: a field ``changes`` names holds
+    its new value set, every other field what ``original`` holds."""
+
+    original: Instance
+    changes: tuple[tuple[str, ValueSet], ...]
+
+
 @dataclass(frozen=True)
 class Namespace:
     """An object whose attributes are the keywords it was made with (``types.SimpleNamespace(module=...)``):

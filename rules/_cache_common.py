@@ -2,8 +2,8 @@
 
 - where a statement runs only on request (``Project.opt_in``: a condition that reads the command line,
   the environment or a parameter, or a function only called that way), which these rules skip;
-- where it is test or benchmark code, or a function that times the cold build it asks for
-  (``Project.cold_start_measurement``), which clears caches and builds cold on purpose: those findings are
+- where the cold start is chosen (``Project.cold_start_on_purpose``: benchmark code, test code no test runs or
+  that sets the setting back once done, a function that times the cold build it asks for): those findings are
   *deliberate* (reported only with `report-deliberate`);
 - what an environment variable is set to (`os.environ[...]`, `setdefault`,
   `update`, `os.putenv`; the variable's name asked of the evaluator).
@@ -39,14 +39,9 @@ def made_gate_reason(project: Project, assignment: ConfigAssignment) -> str | No
     return reason
 
 
-def deliberate_reason(project: Project, file: FileModel, ctx: Context) -> str | None:
-    """Why a cold start written at ``ctx`` is deliberate (test or benchmark code, or a function that times the
-    cold build it asks for), or None."""
-    context = project.context_of(file, ctx.scope)
-    if context.builds_cold_on_purpose:
-        return f"in {context.phrase}"
-    measured = project.cold_start_measurement(file, ctx)
-    return f"a cold-start measurement: {measured}" if measured else None
+def deliberate_reason(project: Project, file: FileModel, ctx: Context, setting: str | None = None) -> str | None:
+    """Why a cold start written at ``ctx`` is deliberate (``Project.cold_start_on_purpose``), or None."""
+    return project.cold_start_on_purpose(file, ctx, setting)
 
 
 def env_writes(file: FileModel, variable: str, project: Project) -> Iterator[tuple[Value, Context, Span]]:

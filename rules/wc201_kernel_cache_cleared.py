@@ -39,9 +39,10 @@ class KernelCacheCleared(Rule):
     called under a condition; what a function is named says nothing either way (a
     `clear_caches()` called on every run is reported). A function that times the cold build it asks
     for (a clock such as `time.perf_counter()` read before and after a launch or load that follows it, or
-    a `wp.ScopedTimer` opened before one: `Project.cold_start_measurement`), test code and benchmark code
-    (`Project.context_of`: `test_*.py`, a `tests` package, a `benchmarks`/`asv`/`bench*` folder, the
-    methods of an asv benchmark class) build cold on purpose: findings there are reported only with
+    a `wp.ScopedTimer` opened before one: `Project.cold_start_measurement`), benchmark code
+    (`Project.context_of`: a `benchmarks`/`asv`/`bench*` folder, the methods of an asv benchmark class) and
+    test code that only a child process runs (a function a test starts by its name in a command) build cold on
+    purpose: findings there are reported only with
     `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).
     """
 

@@ -38,9 +38,10 @@ class KernelCacheDisabled(Rule):
     (`Holder(False).value`, a dict item set to `False`); a run-time setting is not reported. A function that
     times the cold build it asks for (a clock such as `time.perf_counter()` read before and after a launch
     or load that follows it, or a `wp.ScopedTimer` opened before one: `Project.cold_start_measurement`),
-    test code and benchmark code (`Project.context_of`: `test_*.py`, `*_test.py`, `conftest.py`, a `tests`
-    package, a `benchmarks`/`asv`/`bench*` folder, the methods of an asv benchmark class) turn
-    the cache off on purpose (to exercise the compiler): findings there are reported only with
+    benchmark code (`Project.context_of`: a `benchmarks`/`asv`/`bench*` folder, the methods of an asv benchmark
+    class), and test code that sets `wp.config.cache_kernels` back once done (in a `finally:`, after a
+    fixture's `yield`, in its class's `tearDown`/`tearDownClass`: a scoped change, to exercise the compiler) or
+    that only a child process runs, turn the cache off on purpose: findings there are reported only with
     `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).
     """
 
@@ -88,5 +89,5 @@ class KernelCacheDisabled(Rule):
                 related=(why,) if a.site is None else (why, set_in),
                 function=ctx.scope,
                 option="cache_kernels",
-                deliberate=deliberate_reason(project, origin_file, ctx),
+                deliberate=deliberate_reason(project, origin_file, ctx, "cache_kernels"),
             )

@@ -41,10 +41,11 @@ class TemporaryKernelCacheDir(Rule):
     from such paths) are skipped; what a function is named says nothing either way. Environment
     dictionaries passed to subprocesses (`env=...`) are not followed. A function that times the cold
     build it asks for (a clock such as `time.perf_counter()` read before and after a launch or load that
-    follows it, or a `wp.ScopedTimer` opened before one: `Project.cold_start_measurement`), test code and
-    benchmark code (`Project.context_of`: `test_*.py`, `*_test.py`,
-    `conftest.py`, a `tests` package, a `benchmarks`/`asv`/`bench*` folder, the methods of an
-    asv benchmark class) isolate the cache per run on purpose: findings there are reported only with
+    follows it, or a `wp.ScopedTimer` opened before one: `Project.cold_start_measurement`), benchmark code
+    (`Project.context_of`: a `benchmarks`/`asv`/`bench*` folder, the methods of an asv benchmark class), and
+    test code that sets `wp.config.kernel_cache_dir` back once done (a later statement, after a fixture's
+    `yield`, its class's teardown) or that only a child process runs, isolate the cache on purpose: findings
+    there are reported only with
     `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).
     """
 
@@ -100,5 +101,5 @@ class TemporaryKernelCacheDir(Rule):
                                                 "time"), *related),
             function=ctx.scope,
             option=what,
-            deliberate=deliberate_reason(project, file, ctx),
+            deliberate=deliberate_reason(project, file, ctx, "kernel_cache_dir"),
         )

@@ -54,9 +54,9 @@ class KernelCacheDirRemoved(Rule):
     from such paths) are skipped; what a function is named says nothing either way. A function that
     times the cold build it asks for (a clock such as `time.perf_counter()` read before and after a launch
     or load that follows it, or a `wp.ScopedTimer` opened before one: `Project.cold_start_measurement`),
-    test code and benchmark code (`Project.context_of`: `test_*.py`, `*_test.py`,
-    `conftest.py`, a `tests` package, a `benchmarks`/`asv`/`bench*` folder, the methods of an
-    asv benchmark class) build cold on purpose: findings there are reported only with
+    benchmark code (`Project.context_of`: a `benchmarks`/`asv`/`bench*` folder, the methods of an asv
+    benchmark class) and test code that only a child process runs build cold on purpose: findings there are
+    reported only with
     `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).
     """
 

@@ -20,8 +20,8 @@ ROWS = {
     "kernels": 3, "events": 3, "layer": 3,
     "devices": 4, "facts_paths": 4, "arg_types": 4, "module_options": 4,
     "launches": 5,
-    "builds": 6, "variants": 6, "collect": 6, "deliberate": 6,
-    "generics": 7, "differentiation": 7, "membership": 7,
+    "builds": 6, "variants": 6, "collect": 6,
+    "generics": 7, "differentiation": 7, "membership": 7, "deliberate": 7,
 }
 
 

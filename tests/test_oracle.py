@@ -487,12 +487,17 @@ def test_unique_stable_is_a_build_one_shared_module_saves(tmp_path):
 
 
 def test_report_deliberate_scores_tests_cold_starts():
-    """``lint_program(p, report_deliberate=True)`` lints as ``report-deliberate = true`` does: a kernel cache cleared
-    in a pytest test is reported there, and not by the default configuration (deliberate in test code)."""
-    p = Program(seed=0, index=0, depth=0, mechanism="CS-2", variant="clear_on_path", axes={},
-                files={"tests/test_cache.py": "import warp as wp\n\n\ndef test_cold():\n    wp.clear_kernel_cache()\n"},
+    """``lint_program(p, report_deliberate=True)`` lints as ``report-deliberate = true`` does: a cache turned off in
+    a pytest test and set back once done is reported there, and not by the default configuration (a scoped change
+    in test code is deliberate); one left off is reported by both."""
+    p = Program(seed=0, index=0, depth=0, mechanism="CS-2", variant="disabled_on_path", axes={},
+                files={"tests/test_cache.py": "import warp as wp\n\n\ndef test_scoped():\n"
+                                              "    saved = wp.config.cache_kernels\n"
+                                              "    wp.config.cache_kernels = False\n"
+                                              "    wp.config.cache_kernels = saved\n\n\n"
+                                              "def test_left_off():\n    wp.config.cache_kernels = False\n"},
                 command=["-m", "pytest", "tests"], intent={"defect": True})
-    default = [f for f in lint_program(p) if f["code"] == "WC201"]
-    reported = [f for f in lint_program(p, report_deliberate=True) if f["code"] == "WC201"]
-    assert default == []
-    assert [(f["path"], f["line"]) for f in reported] == [("tests/test_cache.py", 5)]
+    default = [(f["path"], f["line"]) for f in lint_program(p) if f["code"] == "WC202"]
+    reported = [(f["path"], f["line"]) for f in lint_program(p, report_deliberate=True) if f["code"] == "WC202"]
+    assert default == [("tests/test_cache.py", 11)]
+    assert sorted(reported) == [("tests/test_cache.py", 6), ("tests/test_cache.py", 11)]

@@ -759,10 +759,25 @@ def test_deliberate_cold_starts_are_reported_on_request():
         ("benchmarks/bench_compile.py", 6, "WC202", "in benchmark code"),
         ("perf/suite.py", 14, "WC201", "in benchmark code"),
         ("perf/suite.py", 15, "WC204", "in benchmark code"),
-        ("tests/checks.py", 11, "WC201", "in test code"),
-        ("tests/checks.py", 19, "WC201", "in test code"),
     ]
     assert len(found) == len(default) + len(extra)
+
+
+def test_a_cold_start_in_test_code_is_deliberate_when_set_back_or_run_in_a_child_process():
+    # test code alone is no reason (tests/checks.py of the fixture above is reported by default); a change the test
+    # sets back once done, or code that runs only in a child process the test starts by name, is chosen
+    path = os.path.join(os.path.dirname(FIXTURES), "WC202_test_code")
+    default, _ = _lint(path)
+    assert sorted(d.span.line for d in default if d.code == "WC202") == [23, 29]
+    found, _ = _lint(path, report_deliberate=True)
+    assert sorted((d.span.line, d.data["deliberate"]) for d in found if d.code == "WC202" and "deliberate" in d.data) \
+        == [(38, "in test code that sets `wp.config.cache_kernels` back in a later statement to the value it read "
+                 "before"),
+            (47, "in test code that sets `wp.config.cache_kernels` back in a later statement to the value it read "
+                 "before"),
+            (60, "in test code that sets `wp.config.cache_kernels` back in `TestSetBack.tearDownClass` to the value "
+                 "it read before"),
+            (71, "in test code no test runs in its own process (a subprocess's entry, called by its name)")]
 
 
 def test_options_of_a_module_the_tests_own_set_between_tests_are_reported_on_request():

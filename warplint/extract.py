@@ -1371,6 +1371,8 @@ class Extractor(cst.CSTVisitor):
         self.model.functions_named_outside_bodies = tuple(sorted(
             name for name, fn in functions.items()
             if "." not in name and fn.class_name is None and (name in self._named_outside_bodies or name in strings)))
+        self.model.functions_named_only_in_strings = tuple(
+            name for name in self.model.functions_named_outside_bodies if name not in self._named_outside_bodies)
         for kernel, scope, fname in self._pending_kernels:
             qual = f"{scope}.{fname}" if scope else fname
             if qual in functions:

@@ -436,6 +436,11 @@ class Project:
         """Why the statement at ``ctx`` runs only when the command line, the environment or a caller asks for it."""
         return deliberate.opt_in(self._facts, file, ctx)
 
+    def cold_start_on_purpose(self, file: FileModel, ctx: Context, setting: str | None = None) -> str | None:
+        """Why the cold start written at ``ctx`` is chosen rather than paid by accident (benchmark code, test code
+        that runs in no test or sets ``wp.config.<setting>`` back once done, a cold-start measurement)."""
+        return deliberate.on_purpose(self._facts, file, ctx, setting)
+
     def cold_start_measurement(self, file: FileModel, ctx: Context) -> str | None:
         """How the function of the statement at ``ctx`` times the cold build that follows it."""
         return deliberate.cold_start_measurement(self._facts, file, ctx)

@@ -611,6 +611,8 @@ class FileModel:
     # class bodies, decorators, defaults) or a string literal contains (a test run by name in a subprocess: `-c
     # "from m import f; f()"`): with the functions' own ``loaded``, every mention of one in the file
     functions_named_outside_bodies: tuple[str, ...] = ()
+    # those of them no code of the file names, only a string literal: a function a child process runs by name
+    functions_named_only_in_strings: tuple[str, ...] = ()
     # where each read of a module-level name whose value depends on statement order is written (a name the module
     # binds more than once, or a function rebinds through `global`): the read's span -> its statement's context
     read_contexts: dict[Span, Context] = field(default_factory=dict)

@@ -1054,15 +1054,35 @@ class Bindings:
         return self.cached(("may run", id(file), fn.qualname), functools.partial(self._may_run, file, fn))
 
     def _may_run(self, file: FileModel, fn: Function) -> bool:
-        if self.context_of(file) is not CodeContext.TEST:
-            return True  # a script's or library's function may be imported and called by code outside the project
-        if called_by_runner(self, file, fn) or fn.name in file.functions_named_outside_bodies:
-            return True
-        if any(other is not fn and not other.qualname.startswith(f"{fn.qualname}.")
-               and not stored_without(other, fn.name) and fn.name in glimpse(other, "loaded")
-               for other in file.functions.values()):
+        if self._named_in_test_file(file, fn) is not False:
             return True
         return file.module.rpartition(".")[2] in self._imported_module_names()
+
+    def runs_in_test_process(self, file: FileModel, scope: str) -> bool:
+        """Code in ``scope`` of ``file`` can run in the process of the test runner: ``may_run``, less the body
+        of a top-level function of a test file that no call of the project reaches and its file names nowhere
+        but in a string literal, though another file may import its module: a child process's entry, which a
+        test starts by the function's name in a command (``python -c "import tests.t; tests.t.f()"``)."""
+        fn = file.functions.get(scope) if scope else None
+        while fn is not None and fn.ctx.scope:
+            fn = file.functions.get(fn.ctx.scope)
+        if fn is None or fn.class_name is not None or fn.decorators:
+            return True
+        if self._named_in_test_file(file, fn, in_strings=False) is not False:
+            return True
+        return bool(self.calls_of(file, fn))
+
+    def _named_in_test_file(self, file: FileModel, fn: Function, in_strings: bool = True) -> bool | None:
+        """None outside test files; else whether the runner calls ``fn`` or its file names it (at module level,
+        in a class body or in another function's body; ``in_strings``: also in a string literal)."""
+        if self.context_of(file) is not CodeContext.TEST:
+            return None  # a script's or library's function may be imported and called by code outside the project
+        if called_by_runner(self, file, fn) or (fn.name in file.functions_named_outside_bodies and (
+                in_strings or fn.name not in file.functions_named_only_in_strings)):
+            return True
+        return any(other is not fn and not other.qualname.startswith(f"{fn.qualname}.")
+                   and not stored_without(other, fn.name) and fn.name in glimpse(other, "loaded")
+                   for other in file.functions.values())
 
     def _imported_module_names(self) -> frozenset[str]:
         """The last part of every module an import statement of the project may name (``import a.b`` names ``b``,

@@ -255,6 +255,11 @@ PARAM_WRAPPER = "pytest.param"
 # `setup_class` / `setup_method` the same way, and a TestCase's `setup_method` too.
 UNITTEST_CLASS_SETUP = (("setUpClass",), ("setup_method", "setUp"))
 PYTEST_CLASS_SETUP = (("setup_class",), ("setup_method",))
+# The teardown counterparts the runners call after a test method (after each: `tearDown`, `teardown_method`; after
+# the class's last: `tearDownClass`, `teardown_class`) and after a module's tests or each module-level test.
+UNITTEST_CLASS_TEARDOWN = ("tearDown", "tearDownClass")
+PYTEST_CLASS_TEARDOWN = ("teardown_method", "teardown_class")
+MODULE_TEARDOWN = ("teardown_function", "teardown_module", "tearDownModule")
 # Module-level setup pytest and unittest call in a test module: before its first test, and (pytest) before each
 # module-level test function.
 MODULE_SETUP = ("setup_module", "setUpModule")
@@ -375,20 +380,37 @@ def class_setup(file: FileModel, class_name: str) -> tuple[list[str], list[str]]
     it calls once, before the first: ``setUpClass``/``setup_class``; those it calls before each:
     ``setup_method``/``setUp``), each in the order it calls them; looked up in the class, then in the classes of
     the file it derives from, as Python looks a method up."""
-    bases = file.classes.get(class_name, ())
-    unittest_style = any(b.rpartition(".")[2].endswith("TestCase") for b in bases)
-    once, each = (UNITTEST_CLASS_SETUP if unittest_style else PYTEST_CLASS_SETUP)
+    once, each = UNITTEST_CLASS_SETUP if _unittest_style(file, class_name) else PYTEST_CLASS_SETUP
+    return ([q for name in once if (q := _method_lookup(file, class_name, name)) is not None],
+            [q for name in each if (q := _method_lookup(file, class_name, name)) is not None])
 
-    def lookup(name: str) -> str | None:
-        owner: str | None = class_name
-        seen: set[str] = set()
-        while owner is not None and owner not in seen:
-            seen.add(owner)
-            if f"{owner}.{name}" in file.functions:
-                return f"{owner}.{name}"
-            owner = next((b.rpartition(".")[2] for b in file.classes.get(owner, ())
-                          if b.startswith(f"{file.module}.") and b.rpartition(".")[2] in file.classes), None)
-        return None
 
-    return ([q for name in once if (q := lookup(name)) is not None],
-            [q for name in each if (q := lookup(name)) is not None])
+def teardown_after(file: FileModel, fn: Function) -> list[str]:
+    """The qualnames of the teardown a test runner calls after ``fn`` runs as a test or as its class's setup:
+    the teardown methods of its class (looked up as ``class_setup`` looks setup up) and the module's teardown
+    functions, in a file the runner collects. Empty for code no runner calls."""
+    if not collected_by_pytest(file) or fn.qualname not in (fn.name, f"{fn.class_name}.{fn.name}"):
+        return []
+    found = [name for name in MODULE_TEARDOWN if name in file.functions]
+    if fn.class_name is not None:
+        names = UNITTEST_CLASS_TEARDOWN if _unittest_style(file, fn.class_name) else PYTEST_CLASS_TEARDOWN
+        found += [q for name in names if (q := _method_lookup(file, fn.class_name, name)) is not None]
+    return found
+
+
+def _unittest_style(file: FileModel, class_name: str) -> bool:
+    return any(b.rpartition(".")[2].endswith("TestCase") for b in file.classes.get(class_name, ()))
+
+
+def _method_lookup(file: FileModel, class_name: str, name: str) -> str | None:
+    """The qualname of the method ``name`` of ``class_name`` or of the first class of the file it derives from
+    that defines it, as Python looks a method up; None when none does."""
+    owner: str | None = class_name
+    seen: set[str] = set()
+    while owner is not None and owner not in seen:
+        seen.add(owner)
+        if f"{owner}.{name}" in file.functions:
+            return f"{owner}.{name}"
+        owner = next((b.rpartition(".")[2] for b in file.classes.get(owner, ())
+                      if b.startswith(f"{file.module}.") and b.rpartition(".")[2] in file.classes), None)
+    return None

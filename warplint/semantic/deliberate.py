@@ -7,6 +7,14 @@ directory) is chosen rather than paid on every run, derived from what the progra
   process environment (``os.environ``, ``os.getenv``), or a parameter of the enclosing function (its caller
   decides); or every call of that function is such a path itself (however many calls out). ``if __name__ ==
   "__main__":`` reads none of these: it is how a script runs, not a choice.
+- ``on_purpose``: the cold start is chosen, not paid by accident: written in benchmark code (a benchmark may
+  time the compile), in test code that no test runs in the test process (a subprocess's entry the test calls by
+  its name), in test code that undoes the change once done (``restored``), or in a cold-start measurement. A cold
+  start left behind by a test is paid by every later test of the run and by every run of the suite: reported.
+- ``restored``: a later statement of the function (a ``finally:``, a fixture's code after its ``yield``), or a
+  teardown the test runner calls after it, assigns ``wp.config.<setting>`` back the value read from it before:
+  a scoped change, made for what the code checks (Warp's own compiler tests turn the cache off around the
+  compile they check).
 - ``cold_start_measurement``: after the statement, its function reads a clock before the first Warp build
   that follows (a launch or a load, directly or through the project functions it calls) and again after it, or
   opens a ``wp.ScopedTimer`` before that build: it times the cold build it asked for. A timing that starts
@@ -20,6 +28,8 @@ from typing import TYPE_CHECKING
 from warplint.model import Context, FileModel, Function, Value
 from warplint.names import is_warp
 
+from . import collect
+from .context import CodeContext, teardown_after
 from .evaluator import ENVIRONMENT_READS
 from .events import LAUNCH_CALLS, LOAD_CALLS
 
@@ -124,6 +134,64 @@ def _parsed_options(facts: IdentityFacts, source: Source, call: Value) -> bool:
         return False
     return any(s.value.kind == "call" and s.value.ref == "argparse.ArgumentParser" and not s.attrs
                for s in facts.evaluator.sources(source.file, receiver, source.scope, source.site))
+
+
+def on_purpose(facts: IdentityFacts, file: FileModel, ctx: Context, setting: str | None = None) -> str | None:
+    """Why the cold start written at ``ctx`` is chosen (see the module docstring), or None. ``setting``: the
+    ``wp.config`` setting it changes (``cache_kernels``, ``kernel_cache_dir``), when it changes one that can be
+    set back; a cleared or removed cache cannot."""
+    context = facts.bindings.context_of(file, ctx.scope)
+    if context is CodeContext.BENCHMARK:
+        return f"in {context.phrase}"
+    if context is CodeContext.TEST:
+        if not facts.bindings.runs_in_test_process(file, ctx.scope):
+            return "in test code no test runs in its own process (a subprocess's entry, called by its name)"
+        undone = restored(facts, file, ctx, setting) if setting is not None else None
+        if undone is not None:
+            return f"in test code that {undone}"
+    measured = cold_start_measurement(facts, file, ctx)
+    return f"a cold-start measurement: {measured}" if measured else None
+
+
+def restored(facts: IdentityFacts, file: FileModel, ctx: Context, setting: str) -> str | None:
+    """How the change of ``wp.config.<setting>`` made by the statement at ``ctx`` is undone once its code is
+    done (see the module docstring), or None."""
+    fn = file.function_at(ctx.scope)
+    if fn is None:
+        return None
+    teardowns = teardown_after(file, fn)
+    read = f"warp.config.{setting}"
+    for back in collect.config_assignments(facts, setting):
+        later = back.ctx.scope == ctx.scope and back.ctx.order > ctx.order
+        if back.file is not file or back.augmented or not (later or back.ctx.scope in teardowns):
+            continue
+        if _reads(facts, file, back.value, back.ctx.scope, read):
+            where = "a later statement" if later else f"`{back.ctx.scope}`"
+            return f"sets `wp.config.{setting}` back in {where} to the value it read before"
+    return None
+
+
+def _reads(facts: IdentityFacts, file: FileModel, value: Value, scope: str, read: str) -> bool:
+    """``value`` is what the expression ``read`` (a dotted name) gave: directly, through names, or through an
+    attribute of a project class the value was kept in (``self._saved = wp.config.x`` in ``setUp``, read back
+    in ``tearDown``)."""
+    for source in facts.evaluator.sources(file, value, scope):
+        if _is_read(source, read):
+            return True
+        kept = facts.bindings.attribute_assignments(source.value.ref) if source.value.kind == "attr" \
+            and source.value.ref and not source.attrs else []
+        if any(_is_read(s, read) for f, a in kept for s in facts.evaluator.sources(f, a.value, a.ctx.scope)):
+            return True
+    return False
+
+
+def _is_read(source: Source, read: str) -> bool:
+    """``source`` is the expression ``read`` (``warp.config.x``), or, where the project is Warp itself, what
+    Warp's config module binds at module level (the sources of a read of it)."""
+    if source.attrs:
+        return False
+    module = read.rpartition(".")[0]
+    return source.value.ref == read or (source.file.module == module and not source.scope)
 
 
 def cold_start_measurement(facts: IdentityFacts, file: FileModel, ctx: Context) -> str | None:

@@ -41,8 +41,8 @@ class KernelCacheCleared(Rule):
     for (a clock such as `time.perf_counter()` read before and after a launch or load that follows it, or
     a `wp.ScopedTimer` opened before one: `Project.cold_start_measurement`), benchmark code
     (`Project.context_of`: a `benchmarks`/`asv`/`bench*` folder, the methods of an asv benchmark class) and
-    test code that only a child process runs (a function a test starts by its name in a command) build cold on
-    purpose: findings there are reported only with
+    test code that runs only as a script (its `__main__` block) or in a child process (a function a test
+    starts by its name in a command) build cold on purpose: findings there are reported only with
     `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).
     """
 

@@ -41,7 +41,8 @@ class KernelCacheDisabled(Rule):
     benchmark code (`Project.context_of`: a `benchmarks`/`asv`/`bench*` folder, the methods of an asv benchmark
     class), and test code that sets `wp.config.cache_kernels` back once done (in a `finally:`, after a
     fixture's `yield`, in its class's `tearDown`/`tearDownClass`: a scoped change, to exercise the compiler) or
-    that only a child process runs, turn the cache off on purpose: findings there are reported only with
+    that runs only as a script (its `__main__` block) or in a child process, turn the cache off on purpose:
+    findings there are reported only with
     `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).
     """
 

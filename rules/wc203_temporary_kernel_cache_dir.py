@@ -44,7 +44,8 @@ class TemporaryKernelCacheDir(Rule):
     follows it, or a `wp.ScopedTimer` opened before one: `Project.cold_start_measurement`), benchmark code
     (`Project.context_of`: a `benchmarks`/`asv`/`bench*` folder, the methods of an asv benchmark class), and
     test code that sets `wp.config.kernel_cache_dir` back once done (a later statement, after a fixture's
-    `yield`, its class's teardown) or that only a child process runs, isolate the cache on purpose: findings
+    `yield`, its class's teardown) or that runs only as a script (its `__main__`
+    block) or in a child process, isolate the cache on purpose: findings
     there are reported only with
     `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).
     """

@@ -39,8 +39,9 @@ class CudaCacheDisabled(Rule):
     `wp.set_device("cpu")`, followed by the semantic layer): the driver's JIT cache is a CUDA one. A
     function that times the cold build it asks for (a clock such as `time.perf_counter()` read before and
     after a launch or load that follows it, or a `wp.ScopedTimer` opened before one:
-    `Project.cold_start_measurement`), benchmark code (`Project.context_of`) and test code that only a child
-    process runs set it on purpose: findings there are reported only with
+    `Project.cold_start_measurement`), benchmark code (`Project.context_of`) and test code that runs only as
+    a script (its `__main__` block) or in a child process set it on purpose: findings there are reported only
+    with
     `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).
     """
 

@@ -55,8 +55,8 @@ class KernelCacheDirRemoved(Rule):
     times the cold build it asks for (a clock such as `time.perf_counter()` read before and after a launch
     or load that follows it, or a `wp.ScopedTimer` opened before one: `Project.cold_start_measurement`),
     benchmark code (`Project.context_of`: a `benchmarks`/`asv`/`bench*` folder, the methods of an asv
-    benchmark class) and test code that only a child process runs build cold on purpose: findings there are
-    reported only with
+    benchmark class) and test code that runs only as a script (its `__main__` block) or in a child process
+    build cold on purpose: findings there are reported only with
     `report-deliberate = true` in `[tool.warplint]` (or `--report-deliberate`).
     """
 

@@ -759,13 +759,15 @@ def test_deliberate_cold_starts_are_reported_on_request():
         ("benchmarks/bench_compile.py", 6, "WC202", "in benchmark code"),
         ("perf/suite.py", 14, "WC201", "in benchmark code"),
         ("perf/suite.py", 15, "WC204", "in benchmark code"),
+        ("tests/checks.py", 21, "WC201", "in test code that runs only when its file is run as a script, not by the "
+                                         "test runner"),
     ]
     assert len(found) == len(default) + len(extra)
 
 
 def test_a_cold_start_in_test_code_is_deliberate_when_set_back_or_run_in_a_child_process():
-    # test code alone is no reason (tests/checks.py of the fixture above is reported by default); a change the test
-    # sets back once done, or code that runs only in a child process the test starts by name, is chosen
+    # test code alone is no reason (tests/checks.py's setUp of the fixture above is reported by default); a change
+    # the test sets back once done, or code that runs only in a child process the test starts by name, is chosen
     path = os.path.join(os.path.dirname(FIXTURES), "WC202_test_code")
     default, _ = _lint(path)
     assert sorted(d.span.line for d in default if d.code == "WC202") == [23, 29]

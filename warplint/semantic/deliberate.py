@@ -8,9 +8,11 @@ directory) is chosen rather than paid on every run, derived from what the progra
   decides); or every call of that function is such a path itself (however many calls out). ``if __name__ ==
   "__main__":`` reads none of these: it is how a script runs, not a choice.
 - ``on_purpose``: the cold start is chosen, not paid by accident: written in benchmark code (a benchmark may
-  time the compile), in test code that no test runs in the test process (a subprocess's entry the test calls by
-  its name), in test code that undoes the change once done (``restored``), or in a cold-start measurement. A cold
-  start left behind by a test is paid by every later test of the run and by every run of the suite: reported.
+  time the compile), in test code that runs only when its file is run as a script (its ``__main__`` block, a
+  runner script's entry: not when the test runner runs the suite), in test code that no test runs in the test
+  process (a subprocess's entry the test calls by its name), in test code that undoes the change once done
+  (``restored``), or in a cold-start measurement. A cold start a test, a fixture or a test module's import leaves
+  behind is paid by every later test of the run and by every run of the suite: reported.
 - ``restored``: a later statement of the function (a ``finally:``, a fixture's code after its ``yield``), or a
   teardown the test runner calls after it, assigns ``wp.config.<setting>`` back the value read from it before:
   a scoped change, made for what the code checks (Warp's own compiler tests turn the cache off around the
@@ -144,6 +146,8 @@ def on_purpose(facts: IdentityFacts, file: FileModel, ctx: Context, setting: str
     if context is CodeContext.BENCHMARK:
         return f"in {context.phrase}"
     if context is CodeContext.TEST:
+        if _run_as_script(facts, file, ctx):
+            return "in test code that runs only when its file is run as a script, not by the test runner"
         if not facts.bindings.runs_in_test_process(file, ctx.scope):
             return "in test code no test runs in its own process (a subprocess's entry, called by its name)"
         undone = restored(facts, file, ctx, setting) if setting is not None else None
@@ -151,6 +155,23 @@ def on_purpose(facts: IdentityFacts, file: FileModel, ctx: Context, setting: str
             return f"in test code that {undone}"
     measured = cold_start_measurement(facts, file, ctx)
     return f"a cold-start measurement: {measured}" if measured else None
+
+
+def _run_as_script(facts: IdentityFacts, file: FileModel, ctx: Context) -> bool:
+    """The statement at ``ctx`` runs only when its file is run as a script: under ``if __name__ == "__main__":``,
+    or in a function every call of which is such a statement (however many calls out)."""
+    if ctx.in_main_guard:
+        return True
+    fn = file.function_at(ctx.scope)
+    if fn is None:
+        return False
+    fq = facts.bindings.fqname(file, fn.qualname)
+
+    def every_call_as_script() -> bool:
+        callers = facts.bindings.callers(fq)
+        return bool(callers) and all(_run_as_script(facts, f, call.ctx) for f, call in callers)
+
+    return facts.evaluator.budget.summary(facts.memo, ("run as a script", fq), every_call_as_script, False)
 
 
 def restored(facts: IdentityFacts, file: FileModel, ctx: Context, setting: str) -> str | None:

@@ -7,18 +7,22 @@ Indexes ROOT's project in one ``Session`` (as the language server does; not time
 assignment to FILE (relative to ROOT) ``--edits`` times, each a new text, and times ``Session.check_text`` for each
 (process CPU). ``--as-server`` checks as the language server does (lsp.py): the cyclic collector off during the
 check, the index the edit replaced freed after it, and 0.3 s between edits (the debounce), and also prints the
-wall seconds of each check and of the free. Prints one line per edit and ``median: SECONDS`` last. Compare
+wall seconds of each check and of the free. ``--reads`` also prints, per edit, what re-checking the kept facts'
+reads cost (``ReadsCheck.holds``: seconds, entries asked about, entries that failed) and the binder's questions
+asked again (the costliest kinds: count and seconds). Prints one line per edit and ``median: SECONDS`` last. Compare
 versions by putting each on ``PYTHONPATH`` in turn, alternated: the machine's noise is larger than most changes.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import gc
 import os
 import statistics
 import tempfile
 import time
+from typing import Any
 
 from warplint.config import load_config
 from warplint.engine import Session
@@ -31,7 +35,9 @@ def main() -> None:
     parser.add_argument("file", help="relative to ROOT")
     parser.add_argument("--edits", type=int, default=4)
     parser.add_argument("--as-server", action="store_true", help="the collector off, the replaced index freed after")
+    parser.add_argument("--reads", action="store_true", help="what re-checking the kept facts' reads costs")
     args = parser.parse_args()
+    reads = _ReadsProbe() if args.reads else None
     session = Session(load_config(args.root, set(all_rules())))
     session.retire_indexes = args.as_server
     with tempfile.TemporaryDirectory() as cache:
@@ -56,7 +62,54 @@ def main() -> None:
             timing = (f"; wall {checked - wall:.3f} s, freed in {time.perf_counter() - checked:.3f} s"
                       if args.as_server else "")
             print(f"edit {edit}: {spent[-1]:.3f} s ({len(found)} findings{timing})", flush=True)
+            if reads is not None:
+                reads.report()
     print(f"median: {statistics.median(spent):.3f}")
+
+
+class _ReadsProbe:
+    """Times ``ReadsCheck.holds`` (the outermost calls) and the questions it asks the binder again, per edit."""
+
+    def __init__(self) -> None:
+        from warplint.semantic import reads
+
+        self.seconds = 0.0
+        self.entries = self.failed = 0
+        self.asked: collections.Counter[str] = collections.Counter()
+        self.asked_seconds: dict[str, float] = collections.defaultdict(float)
+        holds, init = reads.ReadsCheck.holds, reads.ReadsCheck.__init__
+        probe = self
+
+        def timed_holds(check: Any, entry: Any) -> bool:
+            start = time.perf_counter()
+            held = holds(check, entry)
+            probe.seconds += time.perf_counter() - start
+            probe.entries += 1
+            probe.failed += not held
+            return held
+
+        def timed_init(check: Any, by_path: Any, ask: Any) -> None:
+            def timed_ask(method: str, arguments: tuple, keywords: tuple) -> Any:
+                start = time.perf_counter()
+                try:
+                    return ask(method, arguments, keywords)
+                finally:
+                    probe.asked[method] += 1
+                    probe.asked_seconds[method] += time.perf_counter() - start
+
+            init(check, by_path, timed_ask)
+
+        reads.ReadsCheck.holds = timed_holds  # type: ignore[method-assign,assignment]
+        reads.ReadsCheck.__init__ = timed_init  # type: ignore[method-assign,assignment]
+
+    def report(self) -> None:
+        costliest = sorted(self.asked_seconds.items(), key=lambda item: -item[1])[:6]
+        kinds = ", ".join(f"{method} {self.asked[method]} ({seconds:.3f} s)" for method, seconds in costliest)
+        print(f"  reads: {self.seconds:.3f} s over {self.entries} entries ({self.failed} failed); asked again "
+              f"{sum(self.asked.values())} ({sum(self.asked_seconds.values()):.3f} s): {kinds}", flush=True)
+        self.seconds, self.entries, self.failed = 0.0, 0, 0
+        self.asked.clear()
+        self.asked_seconds.clear()
 
 
 if __name__ == "__main__":

@@ -2424,7 +2424,15 @@ class Evaluator:
             if bindings or param is not None:
                 for a in bindings:
                     self._sources(file, a.value, current, site, attrs, found, seen)
-                if param is not None:
+                if param is not None and any(_replaces_none(a, name) for a in bindings):
+                    # `if p is None: p = default` in the body: the reads after it never see the parameter's None
+                    # (as ``_binding_in`` reads it)
+                    passed: list[Source] = []
+                    self._source_parameter(file, fn, name, site, attrs, passed, seen)
+                    for source in passed:
+                        if not (source.value.kind == "const" and source.value.const is None):
+                            found.append(source)
+                elif param is not None:
                     self._source_parameter(file, fn, name, site, attrs, found, seen)
                 return True
             if name in fn.locals:

@@ -1046,10 +1046,8 @@ class Bindings:
         function's body, module level, a class body), and its module imported by no other file of the project.
         A function nested in one such is as dead as it. Python can still reach a function by a name built at
         run time (``globals()[name]``); that is left out, as by every static linter."""
-        fn = file.functions.get(scope) if scope else None
-        while fn is not None and fn.ctx.scope:
-            fn = file.functions.get(fn.ctx.scope)  # the function its def sits in runs it (or nothing does)
-        if fn is None or fn.class_name is not None or fn.decorators:
+        fn = _plain_top_level_function(file, scope)
+        if fn is None:
             return True
         return self.cached(("may run", id(file), fn.qualname), functools.partial(self._may_run, file, fn))
 
@@ -1063,10 +1061,8 @@ class Bindings:
         of a top-level function of a test file that no call of the project reaches and its file names nowhere
         but in a string literal, though another file may import its module: a child process's entry, which a
         test starts by the function's name in a command (``python -c "import tests.t; tests.t.f()"``)."""
-        fn = file.functions.get(scope) if scope else None
-        while fn is not None and fn.ctx.scope:
-            fn = file.functions.get(fn.ctx.scope)
-        if fn is None or fn.class_name is not None or fn.decorators:
+        fn = _plain_top_level_function(file, scope)
+        if fn is None:
             return True
         if self._named_in_test_file(file, fn, in_strings=False) is not False:
             return True
@@ -1151,3 +1147,15 @@ def _is_executor_class(ref: str) -> bool:
         return False
     found = getattr(concurrent.futures, name, None)
     return isinstance(found, type) and issubclass(found, concurrent.futures.Executor)
+
+
+def _plain_top_level_function(file: FileModel, scope: str) -> Function | None:
+    """The top-level function whose body holds ``scope`` (the function its def sits in runs a nested one, or
+    nothing does), when it is neither a method nor decorated (a decorator may register it: a fixture, a hook);
+    None for module level, a method, a decorated function."""
+    fn = file.functions.get(scope) if scope else None
+    while fn is not None and fn.ctx.scope:
+        fn = file.functions.get(fn.ctx.scope)
+    if fn is None or fn.class_name is not None or fn.decorators:
+        return None
+    return fn

@@ -23,6 +23,8 @@ case after another (so a load spike on a noisy machine hits all cases alike):
 - warm            ``warplint`` again, nothing changed;
 - touched 1 file  one file's content changed (a comment appended), cache otherwise warm;
 - edited 1 file   one file's code changed (a module-level assignment appended: its model changes);
+- edited 1 file, --daemon   the same, answered by the project's daemon (warplint/daemon.py; started and indexed
+                  before the first repetition, not timed);
 - warm, 1 file arg  ``warplint FILE`` (pre-commit): the file is checked with its project;
 - flake8, 1 file  plain flake8 (E,F,W,C90; warplint's plugin left out, see PLAIN_FLAKE8) on that file, next
                   to flake8 with each version's plugin on it:
@@ -264,6 +266,15 @@ def bench_corpus(name: str, args) -> list[dict]:
             (f"{label}warplint edited 1 file", edit, [*warplint, "--cache-dir", site_cache, tree], env),
             (f"{label}warplint warm, 1 file arg", None, [*warplint, "--cache-dir", site_cache, touched], env),
         ]
+
+        def daemon_edit(i: int, directory: str = site_cache, site_env: dict[str, str] | None = env) -> None:
+            if i == 0:  # the daemon starts and indexes the project (as any first run): not timed
+                edit(-1)
+                run_timed([*warplint, "--daemon", "--cache-dir", directory, tree], env=site_env)
+            edit(i)
+
+        cases.append((f"{label}warplint edited 1 file, --daemon", daemon_edit,
+                      [*warplint, "--daemon", "--cache-dir", site_cache, tree], env))
     latency = set()  # cases timed by what they print (the editor's wait), not by their process
     if tool_available("pygls") and not args.cold_only:
         for label, env in sites:
@@ -306,6 +317,9 @@ def bench_corpus(name: str, args) -> list[dict]:
                 prepare(i)
             rows[label].append(run_latency(cmd, env=env) if label in latency else run_timed(cmd, env=env))
             print(f"  [{i + 1}/{args.repeat}] {label:28} {rows[label][-1][0]:8.2f} s", flush=True)
+    if not args.cold_only:
+        for _, env in sites:  # the daemons the --daemon cases started
+            subprocess.run([sys.executable, "-m", "warplint", "daemon", "stop", tree], env=env, capture_output=True)
     for label, directory in caches.items():
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(directory) for f in fs)
         print(f"  {label}cache size after the runs: {size / 1e6:.1f} MB")

@@ -190,7 +190,8 @@ def run_key(config: Any, enabled: Iterable[str], warp_key: str,
     and ignore count through ``enabled``, the codes they leave), ``warp_key`` (which Warp's facts the
     rules use), ``files`` as (absolute path, digest of its text or None, why it could not be read)."""
     h = hashlib.blake2b(digest_size=20)
-    settings = {k: v for k, v in config.__dict__.items() if k not in ("cache_dir", "select", "extend_select", "ignore")}
+    settings = {k: v for k, v in config.__dict__.items()
+                if k not in ("cache_dir", "select", "extend_select", "ignore", "daemon")}  # (who answers: the same)
     h.update(repr((sorted(settings.items(), key=lambda kv: kv[0]), sorted(enabled))).encode())
     h.update(warp_key.encode())
     # module names follow the import roots the project's packaging declares outside [tool.warplint]

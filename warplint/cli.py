@@ -73,6 +73,7 @@ COMMANDS = (
     ("rule", "a rule's documentation, by code or name (`warplint rule WC101`); --all lists them"),
     ("server", "the language server for editors, on stdio (needs the [lsp] extra)"),
     ("compare", "compare two --confirm artifacts: BASELINE.json CANDIDATE.json (cold-start cost, same workload?)"),
+    ("daemon", "the project's daemon that --daemon runs ask: `warplint daemon status|stop [PATH]`"),
 )
 
 
@@ -102,6 +103,9 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--report-deliberate", action="store_true", default=None,
                    help="also report deliberate cold starts (cache clears in tests and benchmarks)")
     p.add_argument("--cache-dir", help="cache directory (default: .warplint_cache next to the config)")
+    p.add_argument("--daemon", action=argparse.BooleanOptionalAction, default=None,
+                   help="have the project's daemon answer (started on first use; it keeps the project's index "
+                        "between runs); default: `daemon` in [tool.warplint], off")
     p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: number of cores)")
     p.add_argument("--warp-version", type=_warp_version, metavar="X.Y[.Z]",
                    help="the Warp the code runs against (default: found from the project, see docs/warp-versions.md)")
@@ -250,7 +254,8 @@ def _split_confirm_command(argv: list[str]) -> tuple[list[str], list[str] | None
     return argv, None
 
 
-def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
+def check_command(argv: list[str], out: TextIO, err: TextIO, sessions: Any = None) -> int:
+    """``warplint check ARGV``. ``sessions``: the daemon's (``daemon.Sessions``), when the daemon runs it."""
     started = time.monotonic()
     argv, command = _split_confirm_command(list(argv))
     parser = check_parser()
@@ -330,10 +335,17 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
             if absolute not in texts:
                 texts[absolute] = read_source(absolute, config.max_file_size)[0] or ""
             return texts[absolute]
-    else:
+    elif sessions is None and _daemon_wanted(args, config, paths):
+        answered = _ask_daemon(config, argv, args, out, err)
+        if answered is not None:
+            return answered
+    if result is None:
         from .engine import Session
 
-        session = Session(config, cache=not args.no_cache)
+        def new_session() -> Session:
+            return Session(config, cache=not args.no_cache)
+
+        session = sessions.session(config, not args.no_cache, new_session) if sessions is not None else new_session()
         session.keep_indexes = bool(args.fix or args.diff)  # the fixes' rounds re-check each group's index
         if args.config is None:  # as ruff: each file under the nearest [tool.warplint] (a nested project's own)
             session.configs = nearest_configs(config, known, with_options)
@@ -433,6 +445,66 @@ def check_command(argv: list[str], out: TextIO, err: TextIO) -> int:
     if args.verbose:
         _write_verbose(session, result, time.monotonic() - started, err)
     return status
+
+
+def _daemon_wanted(args, config: Config, paths: list[str]) -> bool:
+    """Whether this run is the daemon's to answer: asked for (``--daemon``, else the config's ``daemon``), and a
+    run that only reports the files on disk (not stdin, --fix, --diff, --add-noqa, --confirm, --no-cache)."""
+    wanted = args.daemon if args.daemon is not None else config.daemon
+    return bool(wanted) and not (args.no_cache or args.fix or args.diff or args.add_noqa or args.confirm
+                                 or args.show_files or "-" in paths)
+
+
+def _ask_daemon(config: Config, argv: list[str], args, out: TextIO, err: TextIO) -> int | None:
+    """The run answered by the project's daemon (started when none runs); None when it cannot answer (the run
+    goes on here, saying why under --verbose)."""
+    from . import daemon
+
+    if args.color == "auto" and not args.output_file and use_color("auto", out):
+        argv = [*argv, "--color", "always"]  # the daemon writes into a buffer, not to this terminal
+    try:
+        status, found_out, found_err, started = daemon.ask(config.root, argv)
+    except daemon.Unavailable as why:
+        if args.verbose:
+            err.write(f"warplint: note: no daemon: {why}; checking here\n")
+        return None
+    if started and not args.quiet:
+        err.write(f"warplint: note: started a daemon for {shown_path(config.root)} (`warplint daemon stop` "
+                  "stops it)\n")
+    err.write(found_err)
+    out.write(found_out)
+    return status
+
+
+def daemon_command(argv: Sequence[str], out: TextIO) -> int:
+    """``warplint daemon status|stop [PATH]`` (and ``serve``, how a run starts one)."""
+    from . import daemon
+
+    p = _Parser(prog="warplint daemon", description="The daemon --daemon runs ask (warplint/daemon.py).")
+    p.add_argument("action", choices=("status", "stop", "serve"))
+    p.add_argument("path", nargs="?", default=".", help="a file or folder of the project (default: .)")
+    p.add_argument("--socket", help=argparse.SUPPRESS)
+    p.add_argument("--idle", type=_seconds, default=daemon.IDLE_SECONDS, help=argparse.SUPPRESS)
+    args = p.parse_intermixed_args(argv)
+    start = args.path if os.path.isdir(args.path) else os.path.dirname(os.path.abspath(args.path))
+    root = load_config(start, set()).root
+    try:
+        if args.action == "serve":
+            return daemon.serve(args.socket or daemon.address(root), root, args.idle)
+        if args.action == "stop":
+            stopped = daemon.stop(root)
+            out.write(f"stopped the daemon of {shown_path(root)}\n" if stopped
+                      else f"no daemon runs for {shown_path(root)}\n")
+            return EXIT_CLEAN
+        found = daemon.status(root)
+    except daemon.Unavailable as why:
+        raise UsageError(f"no daemon here: {why}") from None
+    if found is None:
+        out.write(f"no daemon runs for {shown_path(root)}\n")
+        return EXIT_FINDINGS
+    out.write(f"daemon of {shown_path(root)}: pid {found['pid']}, {found['runs']} runs answered, "
+              f"{found['sessions_started']} indexes built, idle {found['idle_s']:.0f} s\n")
+    return EXIT_CLEAN
 
 
 def _warm_result(args, config: Config, paths: list[str], table: dict):
@@ -870,7 +942,9 @@ def _confirm_profiling(args) -> dict:
         raise UsageError(str(exc)) from None
 
 
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None,
+         sessions: Any = None) -> int:
+    """The command line. ``sessions``: the daemon's, when it answers a run (``daemon.serve``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     out = out or sys.stdout
     err = err or sys.stderr
@@ -885,9 +959,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
             from .confirm.compare import command as compare_command
 
             return compare_command(argv[1:], out, err)
+        if argv and argv[0] == "daemon":
+            return daemon_command(argv[1:], out)
         if argv and argv[0] == "check":
             argv = argv[1:]
-        return check_command(argv, out, err)
+        return check_command(argv, out, err, sessions)
     except (UsageError, ConfigError) as exc:
         err.write(f"warplint: error: {exc}\n")
         return EXIT_ERROR
@@ -898,6 +974,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     except BrokenPipeError:
         return EXIT_CLEAN
     except Exception as exc:  # never a traceback for users; say what broke
+        if sessions is not None:
+            raise  # the daemon's run: the client runs it itself
         err.write(f"warplint: internal error: {type(exc).__name__}: {exc} (please report; rerun with "
                   "WARPLINT_DEBUG=1 for the traceback)\n")
         if os.environ.get("WARPLINT_DEBUG"):
@@ -914,7 +992,8 @@ def entry() -> None:
     same reason the cyclic collector stays off in this short-lived process: turned back
     on after the run, its first pass re-scanned every model (~1 s); the trees and
     models are acyclic, and reference counting frees what the run lets go of."""
-    if sys.argv[1:2] != ["server"] and not {"--watch", "-w"} & set(sys.argv):  # long-lived: they keep the collector
+    if sys.argv[1:2] not in (["server"], ["daemon"]) and not {"--watch", "-w"} & set(sys.argv):  # long-lived ones
+        # keep the collector
         gc.disable()
     interrupts.install()  # SIGTERM/SIGHUP unwind like Ctrl-C: workers and --confirm's program end with us
     code = main()

@@ -42,7 +42,7 @@ class ConfigError(Exception):
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude", "confirm", "cache-dir",
     "max-file-size", "file-timeout", "file-memory", "report-deliberate",
-    "force-exclude", "warp-version", "rule-url", "src",
+    "force-exclude", "warp-version", "rule-url", "src", "daemon",
 }
 # Bounds on the work one file may cost (see docs/robustness.md): larger files get one WC000.
 DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes
@@ -71,6 +71,7 @@ class Config:
     file_memory: int = DEFAULT_FILE_MEMORY
     report_deliberate: bool = False  # also report deliberate cold starts (cache clears in tests, benchmarks)
     force_exclude: bool = False  # exclude patterns apply to paths named on the command line too (pre-commit)
+    daemon: bool = False  # runs are answered by the project's daemon, which keeps its index (warplint/daemon.py)
     warp_version: str | None = None  # the Warp the project runs against, when given (warplint/warp_version.py)
     warp_version_source: str | None = None  # where it was given: "--warp-version", "warp-version in [tool.warplint]"
     rule_url: str | None = None  # link template for a rule's docs ("{code}", "{name}"); None: no link
@@ -300,6 +301,10 @@ def parse_section(section: dict, root: str, source: str | None, known_codes: set
             raise ConfigError("[tool.warplint] 'force-exclude' must be true or false, got "
                               f"{section['force-exclude']!r}")
         kwargs["force_exclude"] = section["force-exclude"]
+    if "daemon" in section:
+        if not isinstance(section["daemon"], bool):
+            raise ConfigError(f"[tool.warplint] 'daemon' must be true or false, got {section['daemon']!r}")
+        kwargs["daemon"] = section["daemon"]
     if "report-deliberate" in section:
         if not isinstance(section["report-deliberate"], bool):
             raise ConfigError("[tool.warplint] 'report-deliberate' must be true or false, got "

@@ -393,7 +393,19 @@ class Session:
         # fixes' rounds) reuses it. Without it the next group's index is built while the last one's is still held
         # (newton is 34 projects for the CLI); a re-check of a released index models its files again.
         self.keep_indexes = False
+        # A daemon's session keeps each group's index across its runs (scope -> (config, index); None: not kept)
+        self.group_indexes: dict[tuple[str, bool], tuple[Config, Session]] | None = None
         self.configure_cache(cache, cache_dir)
+
+    def run_again(self, config: Config) -> None:
+        """Start another run over this session's index (a daemon's, ``daemon.Sessions``): ``config`` is equal to
+        the one it has (the run's own object: a grouped run tells its configs apart by identity), and what the
+        last run read from disk is read again (the models of texts that did not change are kept)."""
+        self.config = config
+        self.discovery = Discovery(config)
+        self._context_reads.clear()
+        self._children, self._owners = {}, {}
+        self.progress = None
 
     @property
     def rules(self) -> dict[str, Rule]:
@@ -905,7 +917,13 @@ class Session:
         cached = True
         planned = []
         for (_, scope), (config, files) in groups.items():
+            index = self._group_index(config, scope)
+            if index is not None:
+                planned.append((index, files, files + index._context_of(files)))
+                continue
             index = self._child(config)._fork()
+            if self.group_indexes is not None:
+                self.group_indexes[scope] = (config, index)
             if self._environment_elsewhere(config, scope):
                 index.warp_environment = warp_version.environment(scope[0], config.warp_version,
                                                                   config.warp_version_source)
@@ -919,7 +937,7 @@ class Session:
             index._modelled_together = ModelledTogether()  # what it did not take is not kept
             self._owners.update((absolute, index) for absolute in targets)
             self.texts.update(index.texts)
-            if not self.keep_indexes:
+            if not self.keep_indexes and self.group_indexes is None:
                 index.release_index()
             result.files += part.files
             result.parsed += part.parsed
@@ -930,6 +948,19 @@ class Session:
         result.cached = cached
         result.diagnostics.sort(key=Diagnostic.sort_key)
         return result
+
+    def _group_index(self, config: Config, scope: tuple[str, bool]) -> Session | None:
+        """The index a grouped run of this session built for ``scope`` under a config equal to ``config``, when
+        the session keeps them (a daemon's): it runs again over the models it holds."""
+        indexes = self.group_indexes
+        kept = indexes.get(scope) if indexes is not None else None
+        if indexes is None or kept is None or kept[0] != config:
+            return None
+        index = kept[1]
+        index.run_again(config)
+        index.progress = self.progress
+        indexes[scope] = (config, index)
+        return index
 
     def _model_groups_together(self, planned: list[tuple[Session, list[tuple[str, str | None, str | None]]]]
                                ) -> None:

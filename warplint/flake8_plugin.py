@@ -183,6 +183,20 @@ def _cached(path: str, text: str, config: Any, codes: frozenset[str], salt: str,
     return [(d.span.line, d.span.col, d.code, d.message) for d in sorted(diagnostics, key=Diagnostic.sort_key)]
 
 
+def check_in_daemon(path: str, text: str, codes: frozenset[str], check_context: bool, sessions: Any
+                    ) -> list[tuple[int, int, str, str]]:
+    """``check_file``'s engine run, in the project's daemon (``daemon.Sessions``): the config read again (a
+    daemon outlives edits of pyproject.toml), the session the daemon keeps for it."""
+    from .config import load_config
+    from .engine import Session
+    from .registry import all_rules
+
+    settings = _session_config(load_config(os.path.dirname(path), set(all_rules())), codes)
+    session = sessions.session(settings, True, lambda: Session(settings))
+    result = session.lint_paths([], stdin=(path, text), project_context=True, check_context=check_context)
+    return [(d.span.line, d.span.col, d.code, d.message) for d in result.diagnostics]
+
+
 def check_file(filename: str, text: str) -> list[tuple[int, int, str, str]]:
     """(line 1-based, column 0-based, code, message) for one file, as the CLI reports them."""
     path = os.path.abspath(filename)
@@ -203,6 +217,13 @@ def check_file(filename: str, text: str) -> list[tuple[int, int, str, str]]:
         found = _cached(path, text, config, codes, salt, table)
         if found is not None:
             return found
+    if config.daemon:
+        from . import daemon
+
+        try:
+            return daemon.ask_flake8(config.root, path, text, codes, not _one_file(WarplintChecker._options))
+        except daemon.Unavailable:
+            pass  # checked here, as without the daemon
     session = _session_for(config, codes)
     loaded = bool(session.models)
     enabled = gc.isenabled()

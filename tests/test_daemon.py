@@ -1,0 +1,193 @@
+"""``warplint --daemon``: runs answered by the project's daemon, which keeps the index between runs (issue 28).
+
+Real processes throughout: the CLI as users run it, the daemon it starts, a cold ``--no-cache`` run to compare
+with. Each test has its own ``TMPDIR`` (where the daemon's socket lives) and stops every daemon it started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from test_incremental import CROSS, CROSS_EDITS, _edit, _python_files, _source_tree
+
+STEPS = 4
+
+
+@pytest.fixture
+def daemon_env(tmp_path):
+    """The environment the CLI runs in: a private TMPDIR; every daemon started under it stopped afterwards."""
+    temp = tempfile.mkdtemp(prefix="wl")  # short: a socket's path is at most about 100 bytes
+    env = {**os.environ, "TMPDIR": temp}
+    roots: list[str] = []
+    yield env, roots
+    for root in roots:
+        subprocess.run([sys.executable, "-m", "warplint", "daemon", "stop", root], env=env, capture_output=True,
+                       timeout=60)
+    shutil.rmtree(temp, ignore_errors=True)
+
+
+def _warplint(env: dict, cwd: str, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "warplint", *argv], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=600)
+
+
+def _findings(run: subprocess.CompletedProcess, path: str) -> list:
+    assert run.returncode in (0, 1), run.stderr
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _tree(tmp_path, daemon_setting: str = "daemon = true\n") -> str:
+    tree = str(tmp_path / "tree")
+    shutil.copytree(_source_tree(), tree, ignore=shutil.ignore_patterns("__pycache__", ".warplint_cache"))
+    for name, text in CROSS.items():
+        os.makedirs(os.path.dirname(os.path.join(tree, name)), exist_ok=True)
+        Path(tree, name).write_text(text, encoding="utf-8")
+    Path(tree, "pyproject.toml").write_text("[tool.warplint]\n" + daemon_setting, encoding="utf-8")
+    return tree
+
+
+def test_runs_after_edits_answer_as_a_cold_run(tmp_path, daemon_env):
+    env, roots = daemon_env
+    tree = _tree(tmp_path)
+    roots.append(tree)
+    cache = str(tmp_path / "cache")
+    report, cold_report = str(tmp_path / "daemon.json"), str(tmp_path / "cold.json")
+
+    def answered() -> list:
+        run = _warplint(env, tree, "--format", "json", "-o", report, "--cache-dir", cache, "--jobs", "1", ".")
+        return _findings(run, report)
+
+    def cold() -> list:
+        run = _warplint(env, tree, "--format", "json", "-o", cold_report, "--no-cache", "--jobs", "1", ".")
+        return _findings(run, cold_report)
+
+    first = _warplint(env, tree, "--format", "json", "-o", report, "--cache-dir", cache, "--jobs", "1", ".")
+    assert "started a daemon" in first.stderr
+    assert _findings(first, report) == cold()
+    rng = random.Random(2812)
+    files = [f for f in _python_files(tree) if "warp" in Path(f).read_text(encoding="utf-8")]
+    edits: list = [None] * STEPS + list(CROSS_EDITS)
+    for step, cross in enumerate(edits):
+        if cross is None:
+            edited = _edit(rng, tree, files)
+        else:
+            name, old, new = cross
+            edited = os.path.join(tree, name)
+            text = Path(edited).read_text(encoding="utf-8")
+            Path(edited).write_text(text.replace(old, new), encoding="utf-8")
+        assert answered() == cold(), f"step {step}: {os.path.relpath(edited, tree)}"
+    status = _warplint(env, tree, "daemon", "status")
+    assert status.returncode == 0, status.stderr
+    assert "runs answered" in status.stdout
+    # the runs went to one daemon, which kept its index for most of them (a run whose edit changes import lines
+    # starts a new one)
+    runs = int(status.stdout.split(" runs answered")[0].rsplit(" ", 1)[1])
+    built = int(status.stdout.split(" indexes built")[0].rsplit(" ", 1)[1])
+    assert runs == len(edits) + 1 and built == 1
+    stopped = _warplint(env, tree, "daemon", "stop")
+    assert "stopped the daemon" in stopped.stdout
+    assert "no daemon runs" in _warplint(env, tree, "daemon", "status").stdout
+
+
+def test_the_daemon_keeps_its_index_across_runs(tmp_path, daemon_env):
+    """A run after an edit that leaves the imports as they were is answered over the index the run before left."""
+    from warplint.config import load_config
+    from warplint.daemon import Sessions
+    from warplint.engine import Session
+
+    tree = _tree(tmp_path, daemon_setting="")
+    config = load_config(tree, set())
+    sessions = Sessions()
+    made = lambda: Session(config, cache=False, jobs=1)  # noqa: E731 - as the CLI makes its session
+    first = sessions.session(config, False, made)
+    first.lint_paths([tree], project_context=True)
+    pipeline = Path(tree, "crossfile", "pipeline.py")
+    pipeline.write_text(pipeline.read_text(encoding="utf-8") + "\n_edited = 1\n", encoding="utf-8")
+    again = sessions.session(config, False, made)
+    assert again is first and sessions.reused == 1
+    old_model = first.models[str(Path(tree, "crossfile", "blur.py"))]
+    assert first._kept_facts is not None
+    kept_before = first._kept_facts.taken_over
+    again.lint_paths([tree], project_context=True)
+    assert again.models[str(Path(tree, "crossfile", "blur.py"))] is old_model  # not modelled again
+    assert first._kept_facts.taken_over > kept_before  # the facts the edit cannot change are taken over
+    # an edit of import lines, a new file, another config: a new session
+    pipeline.write_text("import os\n" + pipeline.read_text(encoding="utf-8"), encoding="utf-8")
+    second = sessions.session(config, False, made)
+    assert second is not first
+    assert sessions.session(config, False, made) is second and sessions.reused == 2
+    Path(tree, "crossfile", "extra.py").write_text("import warp as wp\n", encoding="utf-8")
+    assert sessions.session(config, False, made) is not second
+    assert sessions.session(config.with_overrides(report_deliberate=True), False, made) is not second
+
+
+def test_a_run_the_daemon_cannot_answer_runs_here(tmp_path, daemon_env):
+    env, roots = daemon_env
+    tree = _tree(tmp_path)
+    roots.append(tree)
+    deep = tmp_path / ("d" * 120)
+    deep.mkdir()
+    elsewhere = {**env, "TMPDIR": str(deep)}  # no socket path fits: no daemon, the run is checked here
+    report = str(tmp_path / "here.json")
+    run = _warplint(elsewhere, tree, "--format", "json", "-o", report, "--no-cache", "--jobs", "1", "-v", ".")
+    plain = _warplint(elsewhere, tree, "--format", "json", "-o", report, "--jobs", "1", "-v", "--cache-dir",
+                      str(tmp_path / "c"), ".")
+    assert "no daemon: the socket path would be too long" in plain.stderr
+    assert _findings(plain, report) == _findings(run, report)
+
+
+def test_runs_that_change_files_are_not_the_daemons(tmp_path, daemon_env):
+    env, roots = daemon_env
+    tree = _tree(tmp_path)
+    roots.append(tree)
+    fixed = _warplint(env, tree, "--fix", "--cache-dir", str(tmp_path / "c"), "--jobs", "1", ".")
+    assert fixed.returncode in (0, 1), fixed.stderr
+    assert "started a daemon" not in fixed.stderr
+    assert "no daemon runs" in _warplint(env, tree, "daemon", "status").stdout
+
+
+def test_a_bad_daemon_setting_is_one_line(tmp_path, daemon_env):
+    env, _ = daemon_env
+    tree = _tree(tmp_path, daemon_setting='daemon = "yes"\n')
+    run = _warplint(env, tree, ".")
+    assert run.returncode == 2
+    assert run.stderr.strip() == "warplint: error: [tool.warplint] 'daemon' must be true or false, got 'yes'"
+
+
+def test_flake8_is_answered_by_the_daemon(tmp_path, daemon_env):
+    """With ``daemon = true`` the flake8 plugin asks the daemon; after an edit of another file it reports what the
+    plugin reports without the daemon (the cross-file finding the edit makes)."""
+    env, roots = daemon_env
+    tree = _tree(tmp_path)
+    roots.append(tree)
+    plain = str(tmp_path / "plain")
+    shutil.copytree(tree, plain)
+    Path(plain, "pyproject.toml").write_text("[tool.warplint]\n", encoding="utf-8")
+
+    def flake8(root: str) -> list[str]:
+        run = subprocess.run([sys.executable, "-m", "flake8", "--no-show-source", "--select", "WC",
+                              os.path.join("crossfile", "pipeline.py")], env=env, cwd=root, capture_output=True,
+                             text=True, timeout=600)
+        assert run.returncode in (0, 1), run.stderr
+        return run.stdout.splitlines()
+
+    before = flake8(tree)
+    assert before == flake8(plain)
+    name, old, new = CROSS_EDITS[0]  # an option change in tuning.py: pipeline.py's WC102
+    for root in (tree, plain):
+        edited = Path(root, name)
+        edited.write_text(edited.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    after = flake8(tree)
+    assert after == flake8(plain) and after != before
+    assert any("WC102" in line for line in after)
+    status = _warplint(env, tree, "daemon", "status")
+    assert " 2 runs answered" in status.stdout, status.stdout

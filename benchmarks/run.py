@@ -28,7 +28,8 @@ case after another (so a load spike on a noisy machine hits all cases alike):
 - warm, 1 file arg  ``warplint FILE`` (pre-commit): the file is checked with its project;
 - flake8, 1 file  plain flake8 (E,F,W,C90; warplint's plugin left out, see PLAIN_FLAKE8) on that file, next
                   to flake8 with each version's plugin on it:
-                  warm (nothing changed since the last run) and after its code was edited;
+                  warm (nothing changed since the last run) and after its code was edited, without and with
+                  ``daemon = true`` (the daemon indexes the project before the first repetition, not timed);
 - LSP didChange   ``warplint server`` driven by a real LSP client over stdio (benchmarks/lsp_change.py): the
                   file is opened and its project indexed (not timed), then edited three times; the median
                   wait from ``didChange`` to the ``publishDiagnostics`` of that version (debounce included)
@@ -256,12 +257,13 @@ def bench_corpus(name: str, args) -> list[dict]:
                  env),
             ]
         def catch_up(_i: int, directory: str = site_cache, site_env: dict[str, str] | None = env) -> None:
-            # another version's cases edited the tree since this one's last run: bring its cache up to date
-            run_timed([*warplint, "--cache-dir", directory, tree], env=site_env)
+            flake8_cache_is(os.path.join(tree, ".warplint_cache", "flake8"))  # (no `daemon = true` left over)
+            if len(sites) > 1:
+                # another version's cases edited the tree since this one's last run: bring its cache up to date
+                run_timed([*warplint, "--cache-dir", directory, tree], env=site_env)
 
         cases += [
-            (f"{label}warplint warm", catch_up if len(sites) > 1 else None,
-             [*warplint, "--cache-dir", site_cache, tree], env),
+            (f"{label}warplint warm", catch_up, [*warplint, "--cache-dir", site_cache, tree], env),
             (f"{label}warplint touched 1 file", touch, [*warplint, "--cache-dir", site_cache, tree], env),
             (f"{label}warplint edited 1 file", edit, [*warplint, "--cache-dir", site_cache, tree], env),
             (f"{label}warplint warm, 1 file arg", None, [*warplint, "--cache-dir", site_cache, touched], env),
@@ -269,7 +271,7 @@ def bench_corpus(name: str, args) -> list[dict]:
 
         def daemon_edit(i: int, directory: str = site_cache, site_env: dict[str, str] | None = env) -> None:
             if i == 0:  # the daemon starts and indexes the project (as any first run): not timed
-                edit(-1)
+                edit(1000)
                 run_timed([*warplint, "--daemon", "--cache-dir", directory, tree], env=site_env)
             edit(i)
 
@@ -299,9 +301,18 @@ def bench_corpus(name: str, args) -> list[dict]:
                 flake8_cache_is(directory)  # this version's cache; its CLI cases keep it up to date
                 run_timed([*plugin, touched], env=site_env)  # the cache holds the file's project as it is
 
+            def daemon_flake8(i: int, site_env: dict[str, str] | None = env, directory: str = caches[label]) -> None:
+                with open(os.path.join(tree, "pyproject.toml"), "w", encoding="utf-8") as fh:
+                    fh.write(f"[tool.warplint]\ncache-dir = {directory!r}\ndaemon = true\n")
+                if i == 0:  # the daemon indexes the project for flake8's selection: not timed
+                    edit(2000)
+                    run_timed([*plugin, touched], env=site_env)
+                edit(i)
+
             cases += [
                 (f"{label}flake8 1 file + warplint, warm", warm_flake8, [*plugin, touched], env),
                 (f"{label}flake8 1 file + warplint, edited", edit, [*plugin, touched], env),
+                (f"{label}flake8 1 file + warplint, edited, daemon", daemon_flake8, [*plugin, touched], env),
             ]
     if tool_available("flake8") and not args.no_tools and not args.cold_only:
         cases.append(("flake8 (E,F,W,C90)", None, [*plain, tree], None))  # a plain-flake8 reference
@@ -318,7 +329,10 @@ def bench_corpus(name: str, args) -> list[dict]:
             rows[label].append(run_latency(cmd, env=env) if label in latency else run_timed(cmd, env=env))
             print(f"  [{i + 1}/{args.repeat}] {label:28} {rows[label][-1][0]:8.2f} s", flush=True)
     if not args.cold_only:
-        for _, env in sites:  # the daemons the --daemon cases started
+        for label, env in sites:  # the daemons the --daemon cases started
+            status = subprocess.run([sys.executable, "-m", "warplint", "daemon", "status", tree], env=env,
+                                    capture_output=True, text=True)
+            print(f"  {label}{status.stdout.strip()}")
             subprocess.run([sys.executable, "-m", "warplint", "daemon", "stop", tree], env=env, capture_output=True)
     for label, directory in caches.items():
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(directory) for f in fs)

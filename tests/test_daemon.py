@@ -191,3 +191,49 @@ def test_flake8_is_answered_by_the_daemon(tmp_path, daemon_env):
     assert any("WC102" in line for line in after)
     status = _warplint(env, tree, "daemon", "status")
     assert " 2 runs answered" in status.stdout, status.stdout
+
+
+def test_a_daemon_that_died_is_replaced(tmp_path, daemon_env):
+    """A daemon killed without a chance to clean up leaves its socket file: the next run starts another in its
+    place and answers as a cold run."""
+    import signal
+
+    env, roots = daemon_env
+    tree = _tree(tmp_path)
+    roots.append(tree)
+    report = str(tmp_path / "r.json")
+    first = _warplint(env, tree, "--format", "json", "-o", report, "--jobs", "1", "--cache-dir", str(tmp_path / "c"),
+                      ".")
+    assert "started a daemon" in first.stderr
+    status = _warplint(env, tree, "daemon", "status").stdout
+    pid = int(status.split("pid ")[1].split(",")[0])
+    os.kill(pid, signal.SIGKILL)
+    Path(tree, "crossfile", "pipeline.py").write_text(
+        Path(tree, "crossfile", "pipeline.py").read_text(encoding="utf-8") + "\n_edited = 2\n", encoding="utf-8")
+    again = _warplint(env, tree, "--format", "json", "-o", report, "--jobs", "1", "--cache-dir", str(tmp_path / "c"),
+                      ".")
+    assert "started a daemon" in again.stderr
+    answered = _findings(again, report)
+    cold = _warplint(env, tree, "--format", "json", "-o", report, "--jobs", "1", "--no-cache", ".")
+    assert answered == _findings(cold, report)
+    assert f"pid {pid}," not in _warplint(env, tree, "daemon", "status").stdout
+
+
+def test_the_daemon_imports_nothing_from_the_project(tmp_path, daemon_env):
+    """A project's own `math.py` at its root (newton has one) shadows nothing in the daemon: it runs from its socket's
+    directory and takes the working directory off sys.path before importing warplint."""
+    env, roots = daemon_env
+    tree = _tree(tmp_path)
+    roots.append(tree)
+    Path(tree, "math.py").write_text("raise ImportError('the project shadows the standard library')\n",
+                                     encoding="utf-8")
+    script = os.path.join(os.path.dirname(sys.executable), "warplint")  # the console script, as users run it
+    report = str(tmp_path / "r.json")
+
+    def warplint(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([script, "--format", "json", "-o", report, "--jobs", "1", *argv, "."], env=env,
+                              cwd=tree, capture_output=True, text=True, timeout=600)
+
+    run = warplint("-v", "--cache-dir", str(tmp_path / "c"))
+    assert "started a daemon" in run.stderr and "no daemon" not in run.stderr, run.stderr
+    assert _findings(run, report) == _findings(warplint("--no-cache"), report)

@@ -177,12 +177,19 @@ def _connect(where: str) -> socket.socket | None:
     return connection
 
 
+# The daemon's interpreter imports nothing from the directory it starts in, nor from the projects whose runs it
+# answers in theirs (a project's own `math.py` would shadow the standard library's): `-c` puts the working
+# directory first on sys.path, which the daemon takes off before importing warplint.
+_SERVE = "import sys; del sys.path[0]; from warplint.cli import entry; entry()"
+
+
 def _start(where: str, root: str) -> None:
-    """Start the daemon in a session of its own (it outlives this process and is no child of a terminal's job)."""
-    command = [sys.executable, "-m", "warplint", "daemon", "serve", "--socket", where, root]
+    """Start the daemon in a session of its own (it outlives this process and is no child of a terminal's job),
+    in the socket's private directory."""
+    command = [sys.executable, "-c", _SERVE, "daemon", "serve", root, "--socket", where]
     with open(os.devnull, "rb") as nothing_in, open(os.devnull, "wb") as nothing_out:
-        subprocess.Popen(command, stdin=nothing_in, stdout=nothing_out, stderr=nothing_out, cwd=root,
-                         start_new_session=True, close_fds=True)
+        subprocess.Popen(command, stdin=nothing_in, stdout=nothing_out, stderr=nothing_out,
+                         cwd=os.path.dirname(where), start_new_session=True, close_fds=True)
 
 
 def _wait_for(where: str) -> socket.socket:

@@ -258,9 +258,9 @@ def bench_corpus(name: str, args) -> list[dict]:
             ]
         def catch_up(_i: int, directory: str = site_cache, site_env: dict[str, str] | None = env) -> None:
             flake8_cache_is(os.path.join(tree, ".warplint_cache", "flake8"))  # (no `daemon = true` left over)
-            if len(sites) > 1:
-                # another version's cases edited the tree since this one's last run: bring its cache up to date
-                run_timed([*warplint, "--cache-dir", directory, tree], env=site_env)
+            # the cases since this version's last run (another version's, the flake8 and editor cases) edited the
+            # tree: bring its cache up to date, so that "warm" is a run with nothing changed
+            run_timed([*warplint, "--cache-dir", directory, tree], env=site_env)
 
         cases += [
             (f"{label}warplint warm", catch_up, [*warplint, "--cache-dir", site_cache, tree], env),

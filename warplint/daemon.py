@@ -214,6 +214,7 @@ class Sessions:
         self._kept: list[_Kept] = []  # the one used last, last
         self.started = 0  # sessions started (the tests and ``warplint daemon status`` read it)
         self.reused = 0
+        self.built = False  # a session was started since the daemon last froze what it holds
 
     def session(self, config: Config, cache: bool, make: Callable[[], Session]) -> Session:
         """A session for a run under ``config``: the one kept for it when it still holds, else a new one from
@@ -241,6 +242,7 @@ class Sessions:
         session.group_indexes = {}  # and so is each group's index, when a run is grouped
         self._kept.append(_Kept(config, cache, settled, files, session))
         self.started += 1
+        self.built = True
         return session
 
 
@@ -305,9 +307,6 @@ def serve(where: str, root: str, idle: float = IDLE_SECONDS) -> int:
     listener.settimeout(min(idle, 60.0))
     sessions = Sessions()
     answered, last = 0, time.monotonic()
-    # No collection during a run: the index is millions of acyclic objects a collection would scan again and
-    # again; the garbage of a run is collected after its answer is out
-    gc.disable()
     home = os.getcwd()
     try:
         while True:
@@ -338,7 +337,14 @@ def serve(where: str, root: str, idle: float = IDLE_SECONDS) -> int:
                     _send(connection, answer)
                 answered += 1
                 last = time.monotonic()
-            gc.collect()  # between runs, not during one
+            if sessions.built:
+                # A new index, after its answer is out: out of the cyclic collector's sight (millions of acyclic
+                # objects each collection would scan again, as the language server does), once the garbage of the
+                # one it replaced is collected (a frozen object is never collected: unfrozen first)
+                gc.unfreeze()
+                gc.collect()
+                gc.freeze()
+                sessions.built = False
             if not _still_ours(where, ours):
                 return 0
     finally:

@@ -71,7 +71,7 @@ def test_runs_after_edits_answer_as_a_cold_run(tmp_path, daemon_env):
         return _findings(run, cold_report)
 
     first = _warplint(env, tree, "--format", "json", "-o", report, "--cache-dir", cache, "--jobs", "1", ".")
-    assert "started a daemon" in first.stderr
+    assert "starting a daemon" in first.stderr
     assert _findings(first, report) == cold()
     rng = random.Random(2812)
     files = [f for f in _python_files(tree) if "warp" in Path(f).read_text(encoding="utf-8")]
@@ -151,7 +151,7 @@ def test_runs_that_change_files_are_not_the_daemons(tmp_path, daemon_env):
     roots.append(tree)
     fixed = _warplint(env, tree, "--fix", "--cache-dir", str(tmp_path / "c"), "--jobs", "1", ".")
     assert fixed.returncode in (0, 1), fixed.stderr
-    assert "started a daemon" not in fixed.stderr
+    assert "starting a daemon" not in fixed.stderr
     assert "no daemon runs" in _warplint(env, tree, "daemon", "status").stdout
 
 
@@ -204,7 +204,7 @@ def test_a_daemon_that_died_is_replaced(tmp_path, daemon_env):
     report = str(tmp_path / "r.json")
     first = _warplint(env, tree, "--format", "json", "-o", report, "--jobs", "1", "--cache-dir", str(tmp_path / "c"),
                       ".")
-    assert "started a daemon" in first.stderr
+    assert "starting a daemon" in first.stderr
     status = _warplint(env, tree, "daemon", "status").stdout
     pid = int(status.split("pid ")[1].split(",")[0])
     os.kill(pid, signal.SIGKILL)
@@ -212,7 +212,7 @@ def test_a_daemon_that_died_is_replaced(tmp_path, daemon_env):
         Path(tree, "crossfile", "pipeline.py").read_text(encoding="utf-8") + "\n_edited = 2\n", encoding="utf-8")
     again = _warplint(env, tree, "--format", "json", "-o", report, "--jobs", "1", "--cache-dir", str(tmp_path / "c"),
                       ".")
-    assert "started a daemon" in again.stderr
+    assert "starting a daemon" in again.stderr
     answered = _findings(again, report)
     cold = _warplint(env, tree, "--format", "json", "-o", report, "--jobs", "1", "--no-cache", ".")
     assert answered == _findings(cold, report)
@@ -235,5 +235,5 @@ def test_the_daemon_imports_nothing_from_the_project(tmp_path, daemon_env):
                               cwd=tree, capture_output=True, text=True, timeout=600)
 
     run = warplint("-v", "--cache-dir", str(tmp_path / "c"))
-    assert "started a daemon" in run.stderr and "no daemon" not in run.stderr, run.stderr
+    assert "starting a daemon" in run.stderr and "no daemon" not in run.stderr, run.stderr
     assert _findings(run, report) == _findings(warplint("--no-cache"), report)

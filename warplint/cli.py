@@ -462,15 +462,18 @@ def _ask_daemon(config: Config, argv: list[str], args, out: TextIO, err: TextIO)
 
     if args.color == "auto" and not args.output_file and use_color("auto", out):
         argv = [*argv, "--color", "always"]  # the daemon writes into a buffer, not to this terminal
+    def starting() -> None:  # said before its first answer, which indexes the project
+        if not args.quiet:
+            err.write(f"warplint: note: starting a daemon for {shown_path(config.root)}; it keeps the project's "
+                      "index for the next runs (`warplint daemon stop` stops it)\n")
+            err.flush()
+
     try:
-        status, found_out, found_err, started = daemon.ask(config.root, argv)
+        status, found_out, found_err = daemon.ask(config.root, argv, starting)
     except daemon.Unavailable as why:
         if args.verbose:
             err.write(f"warplint: note: no daemon: {why}; checking here\n")
         return None
-    if started and not args.quiet:
-        err.write(f"warplint: note: started a daemon for {shown_path(config.root)} (`warplint daemon stop` "
-                  "stops it)\n")
     err.write(found_err)
     out.write(found_out)
     return status

@@ -102,12 +102,12 @@ def _read_exactly(connection: socket.socket, size: int) -> bytes:
 
 
 # ---------------------------------------------------------------------------------------------------- the client
-def ask(root: str, argv: list[str], start: bool = True) -> tuple[int, str, str, bool]:
+def ask(root: str, argv: list[str], starting: Callable[[], None] | None = None) -> tuple[int, str, str]:
     """Have the daemon of ``root`` run ``warplint check ARGV`` in this working directory and environment:
-    (exit status, stdout, stderr, whether this call started the daemon). Raises ``Unavailable`` when no daemon
-    answers (and ``start`` is False, or one cannot be started)."""
-    answer = _exchange(root, {"argv": argv}, start)
-    return int(answer["status"]), str(answer["out"]), str(answer["err"]), bool(answer["started"])
+    (exit status, stdout, stderr). Starts one when none answers, after calling ``starting`` (its first answer
+    indexes the project). Raises ``Unavailable`` when no daemon can answer."""
+    answer = _exchange(root, {"argv": argv}, starting)
+    return int(answer["status"]), str(answer["out"]), str(answer["err"])
 
 
 def ask_flake8(root: str, path: str, text: str, codes: frozenset[str], check_context: bool
@@ -119,17 +119,15 @@ def ask_flake8(root: str, path: str, text: str, codes: frozenset[str], check_con
     return [(int(line), int(col), str(code), str(message)) for line, col, code, message in answer["findings"]]
 
 
-def _exchange(root: str, request: dict, start: bool = True) -> dict:
+def _exchange(root: str, request: dict, starting: Callable[[], None] | None = None) -> dict:
     """Send a run's ``request`` (with this working directory and environment) to the daemon of ``root``, starting
-    one when none answers; its answer (``started``: whether this call started it)."""
+    one when none answers (after calling ``starting``); its answer."""
     where = address(root)
-    started = False
     connection = _connect(where)
     if connection is None:
-        if not start:
-            raise Unavailable("no daemon runs for this project")
+        if starting is not None:
+            starting()
         _start(where, root)
-        started = True
         connection = _wait_for(where)
     with connection:
         try:
@@ -139,7 +137,6 @@ def _exchange(root: str, request: dict, start: bool = True) -> dict:
             raise Unavailable(f"the daemon did not answer: {exc}") from None
     if "failed" in answer:
         raise Unavailable(f"the daemon failed: {answer['failed']}")
-    answer["started"] = started
     return answer
 
 
@@ -307,6 +304,7 @@ def serve(where: str, root: str, idle: float = IDLE_SECONDS) -> int:
     listener.settimeout(min(idle, 60.0))
     sessions = Sessions()
     answered, last = 0, time.monotonic()
+    gc.disable()
     home = os.getcwd()
     try:
         while True:
@@ -337,14 +335,17 @@ def serve(where: str, root: str, idle: float = IDLE_SECONDS) -> int:
                     _send(connection, answer)
                 answered += 1
                 last = time.monotonic()
+            # The collector runs here, after an answer is out, never during a run (the daemon keeps it off: each
+            # collection a run's allocations set off would scan every object of the index again). A new index is
+            # then put out of its sight (millions of acyclic objects, as the language server does), once the garbage
+            # of the one it replaced is collected (a frozen object is never collected: unfrozen first).
             if sessions.built:
-                # A new index, after its answer is out: out of the cyclic collector's sight (millions of acyclic
-                # objects each collection would scan again, as the language server does), once the garbage of the
-                # one it replaced is collected (a frozen object is never collected: unfrozen first)
                 gc.unfreeze()
                 gc.collect()
                 gc.freeze()
                 sessions.built = False
+            else:
+                gc.collect()
             if not _still_ours(where, ours):
                 return 0
     finally:

@@ -101,7 +101,7 @@ def test_runs_after_edits_answer_as_a_cold_run(tmp_path, daemon_env):
 def test_the_daemon_keeps_its_index_across_runs(tmp_path, daemon_env):
     """A run after an edit that leaves the imports as they were is answered over the index the run before left."""
     from warplint.config import load_config
-    from warplint.daemon import Sessions
+    from warplint.daemon_server import Sessions
     from warplint.engine import Session
 
     tree = _tree(tmp_path, daemon_setting="")

@@ -255,7 +255,7 @@ def _split_confirm_command(argv: list[str]) -> tuple[list[str], list[str] | None
 
 
 def check_command(argv: list[str], out: TextIO, err: TextIO, sessions: Any = None) -> int:
-    """``warplint check ARGV``. ``sessions``: the daemon's (``daemon.Sessions``), when the daemon runs it."""
+    """``warplint check ARGV``. ``sessions``: the daemon's (``daemon_server.Sessions``), when it runs this."""
     started = time.monotonic()
     argv, command = _split_confirm_command(list(argv))
     parser = check_parser()
@@ -480,20 +480,16 @@ def _ask_daemon(config: Config, argv: list[str], args, out: TextIO, err: TextIO)
 
 
 def daemon_command(argv: Sequence[str], out: TextIO) -> int:
-    """``warplint daemon status|stop [PATH]`` (and ``serve``, how a run starts one)."""
+    """``warplint daemon status|stop [PATH]``."""
     from . import daemon
 
-    p = _Parser(prog="warplint daemon", description="The daemon --daemon runs ask (warplint/daemon.py).")
-    p.add_argument("action", choices=("status", "stop", "serve"))
+    p = _Parser(prog="warplint daemon", description="The daemon --daemon runs ask (docs/daemon.md).")
+    p.add_argument("action", choices=("status", "stop"))
     p.add_argument("path", nargs="?", default=".", help="a file or folder of the project (default: .)")
-    p.add_argument("--socket", help=argparse.SUPPRESS)
-    p.add_argument("--idle", type=_seconds, default=daemon.IDLE_SECONDS, help=argparse.SUPPRESS)
-    args = p.parse_intermixed_args(argv)
+    args = p.parse_args(argv)
     start = args.path if os.path.isdir(args.path) else os.path.dirname(os.path.abspath(args.path))
     root = load_config(start, set()).root
     try:
-        if args.action == "serve":
-            return daemon.serve(args.socket or daemon.address(root), root, args.idle)
         if args.action == "stop":
             stopped = daemon.stop(root)
             out.write(f"stopped the daemon of {shown_path(root)}\n" if stopped
@@ -947,7 +943,7 @@ def _confirm_profiling(args) -> dict:
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None,
          sessions: Any = None) -> int:
-    """The command line. ``sessions``: the daemon's, when it answers a run (``daemon.serve``)."""
+    """The command line. ``sessions``: the daemon's, when it answers a run (``daemon_server.serve``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     out = out or sys.stdout
     err = err or sys.stderr
@@ -995,8 +991,7 @@ def entry() -> None:
     same reason the cyclic collector stays off in this short-lived process: turned back
     on after the run, its first pass re-scanned every model (~1 s); the trees and
     models are acyclic, and reference counting frees what the run lets go of."""
-    if sys.argv[1:2] not in (["server"], ["daemon"]) and not {"--watch", "-w"} & set(sys.argv):  # long-lived ones
-        # keep the collector
+    if sys.argv[1:2] != ["server"] and not {"--watch", "-w"} & set(sys.argv):  # long-lived: they keep the collector
         gc.disable()
     interrupts.install()  # SIGTERM/SIGHUP unwind like Ctrl-C: workers and --confirm's program end with us
     code = main()

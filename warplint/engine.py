@@ -398,7 +398,7 @@ class Session:
         self.configure_cache(cache, cache_dir)
 
     def run_again(self, config: Config) -> None:
-        """Start another run over this session's index (a daemon's, ``daemon.Sessions``): ``config`` is equal to
+        """Start another run over this session's index (a daemon's, ``daemon_server.Sessions``): ``config`` is equal to
         the one it has (the run's own object: a grouped run tells its configs apart by identity), and what the
         last run read from disk is read again (the models of texts that did not change are kept)."""
         self.config = config

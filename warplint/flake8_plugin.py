@@ -185,7 +185,7 @@ def _cached(path: str, text: str, config: Any, codes: frozenset[str], salt: str,
 
 def check_in_daemon(path: str, text: str, codes: frozenset[str], check_context: bool, sessions: Any
                     ) -> list[tuple[int, int, str, str]]:
-    """``check_file``'s engine run, in the project's daemon (``daemon.Sessions``): the config read again (a
+    """``check_file``'s engine run, in the project's daemon (``daemon_server.Sessions``): the config read again (a
     daemon outlives edits of pyproject.toml), the session the daemon keeps for it."""
     from .config import load_config
     from .engine import Session

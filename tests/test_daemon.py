@@ -25,7 +25,8 @@ STEPS = 4
 def daemon_env(tmp_path):
     """The environment the CLI runs in: a private TMPDIR; every daemon started under it stopped afterwards."""
     temp = tempfile.mkdtemp(prefix="wl")  # short: a socket's path is at most about 100 bytes
-    env = {**os.environ, "TMPDIR": temp}
+    env = {k: v for k, v in os.environ.items() if k != "CI"}  # (a CI job's `daemon = true` starts no daemon)
+    env["TMPDIR"] = temp
     roots: list[str] = []
     yield env, roots
     for root in roots:
@@ -237,3 +238,17 @@ def test_the_daemon_imports_nothing_from_the_project(tmp_path, daemon_env):
     run = warplint("-v", "--cache-dir", str(tmp_path / "c"))
     assert "starting a daemon" in run.stderr and "no daemon" not in run.stderr, run.stderr
     assert _findings(run, report) == _findings(warplint("--no-cache"), report)
+
+
+def test_a_ci_job_starts_no_daemon(tmp_path, daemon_env):
+    """`daemon = true` is a developer's setting: under CI (its runners set `CI`) the run is checked in its own
+    process; `--daemon` still asks for one."""
+    env, roots = daemon_env
+    tree = _tree(tmp_path)
+    roots.append(tree)
+    ci = {**env, "CI": "true"}
+    run = _warplint(ci, tree, "--jobs", "1", "--cache-dir", str(tmp_path / "c"), ".")
+    assert run.returncode == 1 and "starting a daemon" not in run.stderr, run.stderr
+    assert "no daemon runs" in _warplint(env, tree, "daemon", "status").stdout
+    forced = _warplint(ci, tree, "--daemon", "--jobs", "1", "--cache-dir", str(tmp_path / "c2"), ".")
+    assert "starting a daemon" in forced.stderr

@@ -448,9 +448,15 @@ def check_command(argv: list[str], out: TextIO, err: TextIO, sessions: Any = Non
 
 
 def _daemon_wanted(args, config: Config, paths: list[str]) -> bool:
-    """Whether this run is the daemon's to answer: asked for (``--daemon``, else the config's ``daemon``), and a
-    run that only reports the files on disk (not stdin, --fix, --diff, --add-noqa, --confirm, --no-cache)."""
-    wanted = args.daemon if args.daemon is not None else config.daemon
+    """Whether this run is the daemon's to answer: asked for (``--daemon``, else the config's ``daemon`` outside
+    CI), and a run that only reports the files on disk (not stdin, --fix, --diff, --add-noqa, --confirm,
+    --no-cache)."""
+    if args.daemon is not None:
+        wanted = args.daemon
+    else:
+        from .daemon import in_ci
+
+        wanted = config.daemon and not in_ci()
     return bool(wanted) and not (args.no_cache or args.fix or args.diff or args.add_noqa or args.confirm
                                  or args.show_files or "-" in paths)
 

@@ -31,6 +31,12 @@ _HEADER = struct.Struct("!Q")
 _MAX_PATH = 100  # a Unix socket's path is at most 104-108 bytes
 
 
+def in_ci() -> bool:
+    """A CI job (its runners set ``CI``): it runs warplint once, so a project's ``daemon = true`` starts no daemon
+    there (``--daemon`` still does)."""
+    return os.environ.get("CI", "").lower() not in ("", "0", "false")
+
+
 class Unavailable(Exception):
     """The daemon cannot answer (no Unix sockets here, no private directory for its socket, it failed)."""
 

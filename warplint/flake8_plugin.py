@@ -220,10 +220,11 @@ def check_file(filename: str, text: str) -> list[tuple[int, int, str, str]]:
     if config.daemon:
         from . import daemon
 
-        try:
-            return daemon.ask_flake8(config.root, path, text, codes, not _one_file(WarplintChecker._options))
-        except daemon.Unavailable:
-            pass  # checked here, as without the daemon
+        if not daemon.in_ci():  # (a CI job checks here: it runs once)
+            try:
+                return daemon.ask_flake8(config.root, path, text, codes, not _one_file(WarplintChecker._options))
+            except daemon.Unavailable:
+                pass  # checked here, as without the daemon
     session = _session_for(config, codes)
     loaded = bool(session.models)
     enabled = gc.isenabled()

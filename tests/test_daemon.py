@@ -237,6 +237,8 @@ def test_the_daemon_imports_nothing_from_the_project(tmp_path, daemon_env):
 
     run = warplint("-v", "--cache-dir", str(tmp_path / "c"))
     assert "starting a daemon" in run.stderr and "no daemon" not in run.stderr, run.stderr
+    # the console script's interpreter (`python3`) and this one (`python`) of one venv share the daemon
+    assert "1 runs answered" in _warplint(env, str(tmp_path), "daemon", "status", tree).stdout
     assert _findings(run, report) == _findings(warplint("--no-cache"), report)
 
 

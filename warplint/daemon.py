@@ -52,7 +52,8 @@ def address(root: str) -> str:
     salt = registry_salt()
     if salt is None:
         raise Unavailable("warplint's own sources cannot be read")
-    key = json.dumps([os.path.realpath(root), salt, __version__, sys.executable, sys.prefix])
+    # (the interpreter by its file and its environment: `python` and `python3` of one venv are one)
+    key = json.dumps([os.path.realpath(root), salt, __version__, os.path.realpath(sys.executable), sys.prefix])
     where = os.path.join(_private_directory(), hashlib.sha256(key.encode()).hexdigest()[:24] + ".sock")
     if len(where.encode()) > _MAX_PATH:
         raise Unavailable(f"the socket path would be too long: {where}")

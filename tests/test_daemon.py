@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -181,6 +182,8 @@ def test_flake8_is_answered_by_the_daemon(tmp_path, daemon_env):
         assert run.returncode in (0, 1), run.stderr
         return run.stdout.splitlines()
 
+    cli = _warplint(env, tree, "--jobs", "1", ".")  # the CLI's run indexes the project for flake8's too
+    assert "starting a daemon" in cli.stderr
     before = flake8(tree)
     assert before == flake8(plain)
     name, old, new = CROSS_EDITS[0]  # an option change in tuning.py: pipeline.py's WC102
@@ -190,8 +193,30 @@ def test_flake8_is_answered_by_the_daemon(tmp_path, daemon_env):
     after = flake8(tree)
     assert after == flake8(plain) and after != before
     assert any("WC102" in line for line in after)
+    # an opt-in rule flake8 alone selects (the daemon checks flake8's codes over the CLI's index)
+    unique = textwrap.dedent("""\
+        @wp.kernel(module="unique")
+        def a(x: wp.array(dtype=float)):
+            pass
+
+
+        @wp.kernel(module="unique")
+        def b(x: wp.array(dtype=float)):
+            pass
+        """)
+
+    def flake8_unique(root: str) -> list[str]:
+        Path(root, "crossfile", "pipeline.py").write_text(Path(root, "crossfile", "pipeline.py").read_text(
+            encoding="utf-8") + "\n" + unique, encoding="utf-8")
+        run = subprocess.run([sys.executable, "-m", "flake8", "--no-show-source", "--select", "WC304",
+                              os.path.join("crossfile", "pipeline.py")], env=env, cwd=root, capture_output=True,
+                             text=True, timeout=600)
+        return run.stdout.splitlines()
+
+    opted = flake8_unique(tree)
+    assert opted == flake8_unique(plain) and any("WC304" in line for line in opted), opted
     status = _warplint(env, tree, "daemon", "status")
-    assert " 2 runs answered" in status.stdout, status.stdout
+    assert " 4 runs answered, 1 indexes built" in status.stdout, status.stdout
 
 
 def test_a_daemon_that_died_is_replaced(tmp_path, daemon_env):

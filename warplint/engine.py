@@ -350,6 +350,7 @@ class Session:
         self.config = config
         self._rules = rules  # None: the registry's, imported when a file is checked (``rules``)
         self.enabled = config.enabled_codes(rules if rules is not None else selection_table(kept=cache))
+        self._configured_codes = self.enabled  # (a daemon's run may check other codes: ``run_again`` resets them)
         self.discovery = Discovery(config)
         # The Warp the project runs against (asked for, Warp's own tree, the project's venv, warplint's own)
         self.warp_environment = warp_version.environment(config.root, config.warp_version, config.warp_version_source)
@@ -402,6 +403,7 @@ class Session:
         the one it has (the run's own object: a grouped run tells its configs apart by identity), and what the
         last run read from disk is read again (the models of texts that did not change are kept)."""
         self.config = config
+        self.enabled = self._configured_codes
         self.discovery = Discovery(config)
         self._context_reads.clear()
         self._children, self._owners = {}, {}
@@ -958,6 +960,7 @@ class Session:
             return None
         index = kept[1]
         index.run_again(config)
+        index.enabled = self.enabled  # (this run's codes: a daemon's flake8 run checks flake8's)
         index.progress = self.progress
         indexes[scope] = (config, index)
         return index

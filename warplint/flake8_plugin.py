@@ -186,13 +186,16 @@ def _cached(path: str, text: str, config: Any, codes: frozenset[str], salt: str,
 def check_in_daemon(path: str, text: str, codes: frozenset[str], check_context: bool, sessions: Any
                     ) -> list[tuple[int, int, str, str]]:
     """``check_file``'s engine run, in the project's daemon (``daemon_server.Sessions``): the config read again (a
-    daemon outlives edits of pyproject.toml), the session the daemon keeps for it."""
+    daemon outlives edits of pyproject.toml), and the session the daemon keeps for it, the CLI's when its runs use
+    the same config: the index does not depend on the codes checked, which are flake8's for this run (the result
+    cache keys them, ``Session._run_key``)."""
     from .config import load_config
     from .engine import Session
     from .registry import all_rules
 
-    settings = _session_config(load_config(os.path.dirname(path), set(all_rules())), codes)
-    session = sessions.session(settings, True, lambda: Session(settings))
+    config = load_config(os.path.dirname(path), set(all_rules()))
+    session = sessions.session(config, True, lambda: Session(config))
+    session.enabled = frozenset(codes)  # (the next run over this session checks its own: ``Session.run_again``)
     result = session.lint_paths([], stdin=(path, text), project_context=True, check_context=check_context)
     return [(d.span.line, d.span.col, d.code, d.message) for d in result.diagnostics]
 

@@ -279,3 +279,27 @@ def test_a_ci_job_starts_no_daemon(tmp_path, daemon_env):
     assert "no daemon runs" in _warplint(env, tree, "daemon", "status").stdout
     forced = _warplint(ci, tree, "--daemon", "--jobs", "1", "--cache-dir", str(tmp_path / "c2"), ".")
     assert "starting a daemon" in forced.stderr
+
+
+def test_sigterm_stops_the_daemon_and_removes_its_socket(tmp_path, daemon_env):
+    import signal
+    import time
+
+    env, roots = daemon_env
+    tree = _tree(tmp_path)
+    roots.append(tree)
+    _warplint(env, tree, "--jobs", "1", "--cache-dir", str(tmp_path / "c"), ".")
+    status = _warplint(env, tree, "daemon", "status").stdout
+    pid = int(status.split("pid ")[1].split(",")[0])
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the daemon did not exit on SIGTERM")
+    sockets = list(Path(env["TMPDIR"]).glob("warplint-*/*.sock"))
+    assert sockets == [] and "no daemon runs" in _warplint(env, tree, "daemon", "status").stdout

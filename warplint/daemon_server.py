@@ -15,6 +15,7 @@ import errno
 import gc
 import io
 import os
+import signal
 import socket
 import sys
 import time
@@ -37,7 +38,9 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--socket", required=True)
     parser.add_argument("--idle", type=float, default=IDLE_SECONDS)
     args = parser.parse_args(argv)
-    interrupts.install()  # SIGTERM unwinds: the socket is removed on the way out
+    for name in ("SIGTERM", "SIGHUP"):  # unwind (the socket is removed on the way out), and stop after a run
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _terminated)
     code = 0
     try:
         code = serve(args.socket, args.root, args.idle)
@@ -46,12 +49,20 @@ def main(argv: list[str]) -> None:
     os._exit(code)
 
 
-class Sessions:
-    """The sessions the daemon's runs share (one per config and cache setting: the CLI's and the flake8 plugin's
-    select differently; the ``KEEP`` used last), each started afresh whenever what it holds may no longer be
-    what is on disk or in the environment (``session``)."""
+_SIGNALLED: list[int] = []  # SIGTERM or SIGHUP arrived: the run it interrupted is answered, then the daemon exits
 
-    KEEP = 2  # a session holds the project's index: two are the CLI's and flake8's
+
+def _terminated(signum: int, _frame: object) -> None:
+    _SIGNALLED.append(signum)
+    raise interrupts.Terminated(signum)  # (the CLI's run it interrupts says "terminated", as in a terminal)
+
+
+class Sessions:
+    """The sessions the daemon's runs share (one per config and cache setting, the ``KEEP`` used last; the CLI's and
+    the flake8 plugin's runs share one when their configs agree), each started afresh whenever what it holds may
+    no longer be what is on disk or in the environment (``session``)."""
+
+    KEEP = 2  # a session holds the project's index: two cover a CLI run with options of its own beside the plain
 
     def __init__(self) -> None:
         self._kept: list[_Kept] = []  # the one used last, last
@@ -192,7 +203,7 @@ def serve(where: str, root: str, idle: float = IDLE_SECONDS) -> int:
                 sessions.built = False
             else:
                 gc.collect()
-            if not _still_ours(where, ours):
+            if _SIGNALLED or not _still_ours(where, ours):
                 return 0
     finally:
         listener.close()

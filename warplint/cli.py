@@ -457,8 +457,14 @@ def _daemon_wanted(args, config: Config, paths: list[str]) -> bool:
         from .daemon import in_ci
 
         wanted = config.daemon and not in_ci()
-    return bool(wanted) and not (args.no_cache or args.fix or args.diff or args.add_noqa or args.confirm
-                                 or args.show_files or "-" in paths)
+    return bool(wanted) and _only_reports_files(args, paths)
+
+
+def _only_reports_files(args, paths: list[str]) -> bool:
+    """A run that reports findings of files on disk and changes nothing: not stdin, --fix, --diff, --add-noqa,
+    --confirm, --show-files, --no-cache (what the warm path and the daemon may answer)."""
+    return not (args.no_cache or args.fix or args.diff or args.add_noqa or args.confirm or args.show_files
+                or "-" in paths)
 
 
 def _ask_daemon(config: Config, argv: list[str], args, out: TextIO, err: TextIO) -> int | None:
@@ -468,6 +474,7 @@ def _ask_daemon(config: Config, argv: list[str], args, out: TextIO, err: TextIO)
 
     if args.color == "auto" and not args.output_file and use_color("auto", out):
         argv = [*argv, "--color", "always"]  # the daemon writes into a buffer, not to this terminal
+
     def starting() -> None:  # said before its first answer, which indexes the project
         if not args.quiet:
             err.write(f"warplint: note: starting a daemon for {shown_path(config.root)}; it keeps the project's "
@@ -516,8 +523,7 @@ def _warm_result(args, config: Config, paths: list[str], table: dict):
     """The findings from the result cache when nothing the run reads changed (``warm.lint_root_files``), for a
     run that only reports: None for anything else (stdin, --fix, --diff, --add-noqa, --confirm, --show-files)
     and on a miss."""
-    if (args.no_cache or args.fix or args.diff or args.add_noqa or args.confirm or args.show_files
-            or "-" in paths or any(ch in raw for raw in paths for ch in "*?[")):
+    if not _only_reports_files(args, paths) or any(ch in raw for raw in paths for ch in "*?["):
         return None
     _engine_options(args)  # bad options fail as on any run
     from .warm import lint_root_files

@@ -920,15 +920,13 @@ class Session:
         planned = []
         for (_, scope), (config, files) in groups.items():
             index = self._group_index(config, scope)
-            if index is not None:
-                planned.append((index, files, files + index._context_of(files)))
-                continue
-            index = self._child(config)._fork()
-            if self.group_indexes is not None:
-                self.group_indexes[scope] = (config, index)
-            if self._environment_elsewhere(config, scope):
-                index.warp_environment = warp_version.environment(scope[0], config.warp_version,
-                                                                  config.warp_version_source)
+            if index is None:
+                index = self._child(config)._fork()
+                if self.group_indexes is not None:
+                    self.group_indexes[scope] = (config, index)
+                if self._environment_elsewhere(config, scope):
+                    index.warp_environment = warp_version.environment(scope[0], config.warp_version,
+                                                                      config.warp_version_source)
             index.progress = self.progress
             planned.append((index, files, files + index._context_of(files)))
         if len(planned) > 1:
@@ -954,15 +952,12 @@ class Session:
     def _group_index(self, config: Config, scope: tuple[str, bool]) -> Session | None:
         """The index a grouped run of this session built for ``scope`` under a config equal to ``config``, when
         the session keeps them (a daemon's): it runs again over the models it holds."""
-        indexes = self.group_indexes
-        kept = indexes.get(scope) if indexes is not None else None
-        if indexes is None or kept is None or kept[0] != config:
+        kept = self.group_indexes.get(scope) if self.group_indexes is not None else None
+        if kept is None or kept[0] != config:
             return None
         index = kept[1]
         index.run_again(config)
         index.enabled = self.enabled  # (this run's codes: a daemon's flake8 run checks flake8's)
-        index.progress = self.progress
-        indexes[scope] = (config, index)
         return index
 
     def _model_groups_together(self, planned: list[tuple[Session, list[tuple[str, str | None, str | None]]]]

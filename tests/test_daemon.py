@@ -303,3 +303,27 @@ def test_sigterm_stops_the_daemon_and_removes_its_socket(tmp_path, daemon_env):
         raise AssertionError("the daemon did not exit on SIGTERM")
     sockets = list(Path(env["TMPDIR"]).glob("warplint-*/*.sock"))
     assert sockets == [] and "no daemon runs" in _warplint(env, tree, "daemon", "status").stdout
+
+
+def test_a_package_installed_starts_a_new_session(tmp_path):
+    """Installing or removing a package changes the modification time of this interpreter's install folder: the
+    installed modules the rules read may differ, so the daemon builds its index again."""
+    import sysconfig
+
+    from warplint.config import load_config
+    from warplint.daemon_server import Sessions
+    from warplint.engine import Session
+
+    tree = _tree(tmp_path, daemon_setting="")
+    config = load_config(tree, set())
+    sessions = Sessions()
+    made = lambda: Session(config, cache=False, jobs=1)  # noqa: E731 - as the CLI makes its session
+    first = sessions.session(config, False, made)
+    assert sessions.session(config, False, made) is first
+    folder = sysconfig.get_paths()["purelib"]
+    before = os.stat(folder)
+    try:
+        os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))  # as `pip install` does
+        assert sessions.session(config, False, made) is not first
+    finally:
+        os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))

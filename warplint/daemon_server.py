@@ -16,8 +16,9 @@ import gc
 import io
 import os
 import signal
+import site
 import socket
-import sys
+import sysconfig
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -131,11 +132,13 @@ def _stamp(path: str) -> tuple[int, int]:
 
 
 def _installed_stamp() -> tuple:
-    """The package folders on ``sys.path`` as they are now: installing or removing a package changes its folder's
-    modification time (the installed modules the rules read, and the Warp found there). Not the other entries:
-    the working directory's changes whenever a file is made there."""
-    return tuple((entry, _stamp(entry)) for entry in sys.path
-                 if os.path.basename(entry) in ("site-packages", "dist-packages"))
+    """This interpreter's install folders as they are now (``sysconfig``'s purelib and platlib, the user's site
+    folder): installing or removing a package changes its folder's modification time (the installed modules the
+    rules read, and the Warp found there). Not the other entries of ``sys.path``: the working directory's changes
+    whenever a file is made there."""
+    paths = sysconfig.get_paths()
+    folders = {paths["purelib"], paths["platlib"], site.getusersitepackages()}
+    return tuple((folder, _stamp(folder)) for folder in sorted(folders))
 
 
 def serve(where: str, root: str, idle: float = IDLE_SECONDS) -> int:

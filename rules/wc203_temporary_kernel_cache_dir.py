@@ -8,7 +8,7 @@ from warplint.model import Context, FileModel
 from warplint.rule import Report, Rule
 from warplint.semantic.evaluator import Source
 
-from ._cache_common import deliberate_reason, env_writes, gate_reason, made_gate_reason
+from ._cache_common import deliberate_reason, gate_reason, made_gate_reason
 
 
 class TemporaryKernelCacheDir(Rule):
@@ -78,7 +78,7 @@ class TemporaryKernelCacheDir(Rule):
                     if a.site is not None else ()
                 yield from self._fresh(file, project, Source(a.file, a.value, a.ctx.scope, a.site), span, ctx,
                                        "wp.config.kernel_cache_dir", set_in)
-        for value, ctx, span in env_writes(file, "WARP_CACHE_PATH", project):
+        for value, ctx, span in project.environment_writes(file, "WARP_CACHE_PATH"):
             if not gate_reason(file, ctx, project):
                 yield from self._fresh(file, project, Source(file, value, ctx.scope), span, ctx, "WARP_CACHE_PATH")
 

@@ -7,7 +7,7 @@ from warplint.index import Project
 from warplint.model import FileModel
 from warplint.rule import Report, Rule
 
-from ._cache_common import deliberate_reason, env_writes, gate_reason
+from ._cache_common import deliberate_reason, gate_reason
 
 # CUDA reads CUDA_CACHE_DISABLE as an integer flag: these values leave the cache on.
 _OFF_VALUES = {"", "0", "false", "no", "off"}
@@ -63,7 +63,7 @@ class CudaCacheDisabled(Rule):
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         if not project.may_use_cuda():
             return
-        for value, ctx, span in env_writes(file, "CUDA_CACHE_DISABLE", project):
+        for value, ctx, span in project.environment_writes(file, "CUDA_CACHE_DISABLE"):
             if value.kind != "const" or value.const is None:
                 continue
             if str(value.const).strip().lower() in _OFF_VALUES or value.const is False:

@@ -7,7 +7,7 @@ from warplint.index import Project
 from warplint.model import Call, FileModel, Value
 from warplint.rule import Report, Rule
 
-from ._cache_common import deliberate_reason, env_writes, gate_reason
+from ._cache_common import deliberate_reason, gate_reason
 
 _RMTREE = "shutil.rmtree"
 
@@ -20,7 +20,8 @@ def _cache_dirs(file: FileModel, project: Project) -> tuple[dict[int, str], dict
     names: dict[tuple[str, str], str] = {}
     written = [(a.value, a.ctx, "wp.config.kernel_cache_dir") for a in project.events(file).config_assignments
                if a.name == "kernel_cache_dir"]
-    written += [(value, ctx, "WARP_CACHE_PATH") for value, ctx, _ in env_writes(file, "WARP_CACHE_PATH", project)]
+    written += [(value, ctx, "WARP_CACHE_PATH")
+                for value, ctx, _ in project.environment_writes(file, "WARP_CACHE_PATH")]
     for value, ctx, what in written:
         if value.kind not in ("name", "attr") or not value.ref:
             continue

@@ -373,3 +373,58 @@ def test_the_same_warplint_installed_elsewhere_has_the_same_salt(tmp_path):
                            env={**os.environ, "PYTHONPATH": str(site)}).stdout.split()
     assert here[0] != there[0] and there[0].startswith(str(site))  # two copies of warplint, in two places
     assert here[1] == there[1] != "None"
+
+
+def _result_file(root) -> str:
+    found = [n for n in os.listdir(os.path.join(root, ".warplint_cache")) if n.startswith("results-")]
+    assert len(found) == 1
+    return os.path.join(root, ".warplint_cache", found[0])
+
+
+def test_a_kept_session_keeps_its_caches_and_reads_what_another_process_wrote(project):
+    """A daemon's session runs again and again with the same cache settings: its caches stay the same objects
+    (not every shard read back each run), and what another process wrote since is read again."""
+    session = Session(Config(root=str(project)), jobs=1)
+    first = session.lint_paths([str(project)], project_context=True)
+    models, results = session.cache, session._results
+    assert models is not None and models.entries and not first.cached
+    # another process (its own cache objects) runs after an edit and writes both caches
+    (project / "kernels_lib.py").write_text(LIB_WITHOUT_KERNEL)
+    other = Session(Config(root=str(project)), jobs=1).lint_paths([str(project)], project_context=True)
+    assert not other.cached
+    written = ModelCache(models.directory, models.salt, models.secret)
+    written.load()
+    digest = written.entries[str(project / "kernels_lib.py")][0]
+    assert models.entries[str(project / "kernels_lib.py")][0] != digest
+    again = session.lint_paths([str(project)], project_context=True)
+    assert session.cache is models and session._results is results  # kept
+    assert models.entries[str(project / "kernels_lib.py")][0] == digest  # the shard the CLI wrote, read again
+    assert again.cached and again.diagnostics == other.diagnostics  # the other's result, read again
+
+
+def test_held_cache_writes_wait_for_the_flush(project):
+    """A daemon answers first and writes its caches after: nothing reaches the disk until ``flush_caches``,
+    and then a fresh process's warm run finds the result."""
+    session = Session(Config(root=str(project)), jobs=1)
+    session.hold_cache_writes()
+    found = session.lint_paths([str(project)], project_context=True, cache_dir=str(project / ".warplint_cache"))
+    cache_dir = project / ".warplint_cache"
+    assert not cache_dir.exists() or not [n for n in os.listdir(cache_dir) if n.endswith(".pickle")]
+    session.flush_caches()
+    assert any(n.startswith("models-") for n in os.listdir(cache_dir)) and _result_file(project)
+    fresh = Session(Config(root=str(project)), jobs=1)
+    warm = fresh.lint_paths([str(project)], project_context=True)
+    assert warm.cached and warm.diagnostics == found.diagnostics
+
+
+def test_a_kept_result_cache_evicts_across_runs(project, monkeypatch):
+    """Each run of a kept session is a run of its own for eviction: the keys an earlier run used may go, so a
+    daemon's result file does not grow with every edit."""
+    from warplint import cache as _cache
+
+    monkeypatch.setattr(_cache.ResultCache, "KEEP", 1)
+    session = Session(Config(root=str(project)), jobs=1)
+    for n in range(5):
+        (project / "app.py").write_text(APP + f"\nX = {n}\n")
+        session.lint_paths([str(project)], project_context=True)
+    assert session._results is not None and len(session._results._load()) <= 3

@@ -320,6 +320,15 @@ def unseal(secret: bytes, kind: str, salt: str, data: bytes) -> memoryview | Non
     return payload
 
 
+def _signature(path: str) -> tuple | None:
+    """What tells a cache file another process replaced apart from the one read or written here."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return (found.st_mtime_ns, found.st_size, found.st_ino)
+
+
 def _load_sealed(path: str, secret: bytes, kind: str, salt: str) -> tuple[dict | None, bool]:
     """(payload dict or None, whether a file was there). Unpickles only authenticated bytes."""
     try:
@@ -370,6 +379,8 @@ class ModelCache:
         self.hits = 0
         self.misses = 0
         self._loaded = False
+        self._signatures: dict[int, tuple | None] = {}  # shard -> its file as last read or written here
+        self.held = False  # writes wait for ``flush``
 
     def shard_path(self, shard: int) -> str:
         return os.path.join(self.directory, f"models-{self.salt}-{shard}.pickle")
@@ -383,16 +394,41 @@ class ModelCache:
             return
         self._loaded = True
 
+        self._read_shards(range(MODEL_SHARDS))
+
+    def flush(self) -> None:
+        """Write what ``held`` kept back."""
+        held, self.held = self.held, False
+        self.save()
+        self.held = held
+
+    def refresh(self) -> None:
+        """Read again the shards another process wrote since this object read or wrote them (a daemon keeps
+        its cache across runs; a shard with changes of its own not yet saved is kept as it is)."""
+        if not self._loaded:
+            return
+        stale = [shard for shard in range(MODEL_SHARDS)
+                 if shard not in self._dirty and _signature(self.shard_path(shard)) != self._signatures.get(shard)]
+        if stale:
+            for table in (self.entries, self._imports):
+                for absolute in [a for a in table if _shard_of(a) in stale]:
+                    del table[absolute]
+            self._read_shards(stale)
+
+    def _read_shards(self, shards: Iterable[int]) -> None:
         def read(shard: int) -> tuple[dict | None, bool]:
-            return _load_sealed(self.shard_path(shard), self.secret, "models", f"{self.salt}-{shard}")
+            path = self.shard_path(shard)
+            self._signatures[shard] = _signature(path)  # (before reading: a file replaced meanwhile reads stale)
+            return _load_sealed(path, self.secret, "models", f"{self.salt}-{shard}")
 
         # Reading and authenticating a shard (hashlib lets go of the GIL over large buffers) overlaps with
         # unpickling another: a third of the load on a large project.
         from concurrent.futures import ThreadPoolExecutor
 
+        shards = list(shards)
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="warplint-cache") as pool:
-            loaded = list(pool.map(read, range(MODEL_SHARDS)))
-        for shard, (data, present) in enumerate(loaded):
+            loaded = list(pool.map(read, shards))
+        for shard, (data, present) in zip(shards, loaded, strict=True):
             if data is not None and isinstance(data.get("entries"), dict):
                 self.entries.update(data["entries"])
                 if isinstance(data.get("imports"), dict):
@@ -491,8 +527,9 @@ class ModelCache:
         self.changed(absolute)
 
     def save(self) -> bool:
-        """Write the shards that changed; False when one could not be written (ignored)."""
-        if not self._dirty:
+        """Write the shards that changed; False when one could not be written (ignored). Held while ``held``
+        (a daemon writes once its answer is out: ``flush``)."""
+        if not self._dirty or self.held:
             return True
         for absolute in [a for a in self.entries if not os.path.exists(a)]:
             del self.entries[absolute]  # deleted or renamed files
@@ -516,6 +553,7 @@ class ModelCache:
             if not _replace_sealed(self.directory, self.shard_path(shard), "models", f"{self.salt}-{shard}",
                                    self.secret, payload, keep=f"models-{self.salt}-", named=self.named):
                 return False
+            self._signatures[shard] = _signature(self.shard_path(shard))
             self._dirty.discard(shard)
         return True
 
@@ -622,9 +660,21 @@ class ResultCache:
         self._used: set[str] = set()  # keys this run read or wrote: never evicted by it
         self._runs: dict[str, str] = {}  # key -> the run that last wrote or read it (``_run``)
         self._run = f"{os.getpid()}-{time.time_ns()}"
+        self._signature: tuple | None = None  # the file as last read or written here
+        self.held = False  # ``put`` keeps its entry in memory, written by ``flush`` (a daemon's, once it answered)
+        self._unwritten = False
+
+    def start_run(self) -> None:
+        """Another run over this object (a daemon keeps its cache across runs): what the last one used may be
+        evicted, and the file is read again if another process wrote it since."""
+        self._used = set()
+        self._run = f"{os.getpid()}-{time.time_ns()}"
+        if self._entries is not None and not self._unwritten and _signature(self.path) != self._signature:
+            self._entries = None
 
     def _load(self) -> dict:
         if self._entries is None:
+            self._signature = _signature(self.path)
             data, _ = _load_sealed(self.path, self.secret, "results", self.salt)
             entries = data.get("entries") if data is not None else None
             self._entries = entries if isinstance(entries, dict) else {}
@@ -671,9 +721,20 @@ class ResultCache:
         for k in [k for k in entries if k not in self._used and self._runs.get(k, "") in dropped]:
             entries.pop(k)
             self._runs.pop(k, None)
+        self._unwritten = True
+        if not self.held:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the entries ``put`` kept in memory."""
+        if not self._unwritten or self._entries is None:
+            return
+        self._unwritten = False
+        entries = self._entries
         payload = {"format": CACHE_FORMAT, "salt": self.salt, "entries": entries,
                    "runs": {k: self._runs.get(k, "") for k in entries}}
-        _replace_sealed(self.directory, self.path, "results", self.salt, self.secret, payload, named=self.named)
+        if _replace_sealed(self.directory, self.path, "results", self.salt, self.secret, payload, named=self.named):
+            self._signature = _signature(self.path)
 
 
 class StatDigests:

@@ -24,7 +24,7 @@ from .discovery import Discovery, ProjectScope
 from .model import FileModel
 from .module_names import ModuleNames, RunHint, declared_roots, imports_of
 from .names import module_name_for_path
-from .noqa import find_suppressions, unused_codes, unused_noqa_reports
+from .noqa import Suppressions, find_suppressions, unused_codes, unused_noqa_reports
 from .registry import FileError, UnusedNoqa, all_rules, salt_for, selection_table
 from .rule import Report, Rule
 from .sources import decode as decode  # decode: where the front ends import it from
@@ -360,6 +360,7 @@ class Session:
                                  self.scope.files_for, self._disk_text, self._imports_of)
         self._context_reads: dict[str, tuple[str | None, str | None]] = {}  # context files, read once a session
         self._digests: dict[str, tuple[str, str]] = {}  # absolute path -> (text, its digest)
+        self._suppressions: dict[str, tuple[str, Suppressions]] = {}  # absolute path -> (text, its noqa comments)
         self._project_context = False  # a lint_paths run indexed its files with their projects
         self.models: dict[str, FileModel] = {}  # absolute path -> model
         self._project: Project | None = None  # the index over self.models while they are unchanged
@@ -396,6 +397,9 @@ class Session:
         self.keep_indexes = False
         # A daemon's session keeps each group's index across its runs (scope -> (config, index); None: not kept)
         self.group_indexes: dict[tuple[str, bool], tuple[Config, Session]] | None = None
+        self._cache_settings: tuple[bool, str | None] | None = None  # what ``configure_cache`` was last given
+        self._writes_held = False  # ``hold_cache_writes``
+        self._caches: dict[str, tuple[_cache.ModelCache, _cache.ResultCache]] = {}
         self.configure_cache(cache, cache_dir)
 
     def run_again(self, config: Config) -> None:
@@ -416,10 +420,12 @@ class Session:
         return self._rules
 
     def configure_cache(self, enabled: bool = True, directory: str | None = None) -> None:
+        if self._cache_settings == (enabled, directory):
+            return  # kept (``lint_paths`` reads again what another process wrote since)
+        self._cache_settings = (enabled, directory)
         self._cache = None
         self._results = None
-        # cache directory -> its (model, result) caches, shared by the sessions of nested configs (_child)
-        self._caches: dict[str, tuple[_cache.ModelCache, _cache.ResultCache]] = {}
+        self._caches = {}  # cache directory -> its (model, result) caches, shared by nested configs' sessions (_child)
         self.cache_note: str | None = None  # why there is no cache, when the user may want to know
         if not enabled:
             return
@@ -436,6 +442,7 @@ class Session:
             self._cache = _cache.ModelCache(where, salt, secret, named=directory is not None)
             self._results = _cache.ResultCache(where, salt, secret, named=directory is not None)
             self._caches = {self._cache.directory: (self._cache, self._results)}
+            self._cache.held = self._results.held = self._writes_held
 
     def _run_key(self, files: list[tuple[str, str | None, str | None]], digests: dict[str, str] | None = None) -> str:
         """Everything the findings of a project's files depend on, besides installed packages
@@ -452,9 +459,10 @@ class Session:
 
     def _digest(self, absolute: str, text: str) -> str:
         known = self._digests.get(absolute)
-        if known is not None and known[0] is text:
-            return known[1]
-        value = _cache.digest(text)
+        if known is not None and known[0] == text:  # (a daemon's run reads every text again: equal, not the same)
+            value = known[1]
+        else:
+            value = _cache.digest(text)
         self._digests[absolute] = (text, value)
         return value
 
@@ -465,6 +473,17 @@ class Session:
     def save_cache(self) -> None:
         if self._cache is not None:
             self._cache.save()
+
+    def hold_cache_writes(self) -> None:
+        """Keep this session's cache writes in memory until ``flush_caches`` (a daemon writes once it answered)."""
+        self._writes_held = True
+        for models, results in self._caches.values():
+            models.held = results.held = True
+
+    def flush_caches(self) -> None:
+        for models, results in self._caches.values():
+            models.flush()
+            results.flush()
 
     def _analyze_all(self, items: list[tuple[str, str, str, bool]], phase: str = "modelling files") -> list[FileModel]:
         """``analyze`` with the cache in front and the worker pool behind; ``phase`` names the pass on the
@@ -737,7 +756,7 @@ class Session:
                     for report in reports:
                         if report.deliberate is None or self.config.report_deliberate:  # opt-in (config.py)
                             diagnostics.append(self._diagnostic(rule, model.path, report))
-        suppressions = find_suppressions(text)
+        suppressions = self._suppressions_in(absolute, text)
         kept = [d for d in diagnostics if d.code in codes and not suppressions.suppressed(d.code, d.span.line)]
         if UnusedNoqa.code in codes and not any(UnusedNoqa.code.startswith(i) for i in ignored):
             kept.extend(d for d in self._unused_noqa(model.path, text, diagnostics, ignored)
@@ -746,6 +765,14 @@ class Session:
         for d in kept:
             unique.setdefault((d.path, d.span, d.code, d.message), d)
         return _bounded_per_line(sorted(unique.values(), key=Diagnostic.sort_key))
+
+    def _suppressions_in(self, absolute: str, text: str) -> Suppressions:
+        """The file's noqa comments, read once per text (a kept session checks every file again after an edit)."""
+        known = self._suppressions.get(absolute)
+        # (the text held is the current object, so an earlier equal one is not kept alive beside it)
+        self._suppressions[absolute] = (text, known[1] if known is not None and known[0] == text
+                                        else find_suppressions(text))
+        return self._suppressions[absolute][1]
 
     def _unused_noqa(self, path: str, text: str, found: list[Diagnostic], ignored: tuple[str, ...]) -> list[Diagnostic]:
         """WC001, the engine's own finding: it needs every rule's findings on a line before suppression."""
@@ -818,6 +845,11 @@ class Session:
             self.configure_cache(cache if cache is not None else self._cache is not None, cache_dir)
         if jobs is not None and jobs > 0:
             self.jobs = jobs
+        # Each run of a kept session (a daemon's) asks for the same caches: kept, read again only where another
+        # process wrote them since (every shard read back each run was a tenth of a daemon's run on newton).
+        for models, results in self._caches.values():
+            models.refresh()
+            results.start_run()
         result = LintResult([])
         targets: list[str] = []
         files: list[tuple[str, str | None, str | None]] = []
@@ -888,6 +920,7 @@ class Session:
                         secret = self._cache.secret
                         self._caches[where] = (_cache.ModelCache(where, self._cache.salt, secret),
                                                _cache.ResultCache(where, self._cache.salt, secret))
+                        self._caches[where][0].held = self._caches[where][1].held = self._writes_held
                     known._cache, known._results = self._caches[where]
             self._children[id(config)] = known
         return known

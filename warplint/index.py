@@ -251,6 +251,9 @@ class Project:
     def config_assignments(self, name: str | None = None) -> list[ConfigAssignment]:
         return collect.config_assignments(self._facts, name)
 
+    def environment_writes(self, file: FileModel, variable: str) -> list[tuple[Value, Context, Span]]:
+        return collect.environment_writes(self._facts, file, variable)
+
     def config_assignments_made(self, file: FileModel) -> list[ConfigAssignment]:
         return collect.config_assignments_made(self._facts, file)
 

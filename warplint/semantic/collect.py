@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from warplint.model import Context, FileModel
+from warplint.model import Context, FileModel, Span, Value
 
 from .events import CACHE_OPERATIONS, LOAD_CALLS, CacheOperation, ConfigAssignment, FileEvents, KernelCreated, Load
 from .launches import IdentityFacts
@@ -85,6 +85,44 @@ def _config_assignments(file: FileModel) -> list[ConfigAssignment]:
                                           assignment.ctx, assignment.augmented,
                                           target.span if target.span.line else None))
     return sorted(found, key=lambda e: e.ctx.order)
+
+
+ENVIRONMENT_WRITERS = ("os.environ.setdefault", "os.putenv", "os.environ.update")
+
+
+def environment_writes(facts: IdentityFacts, file: FileModel, variable: str) -> list[tuple[Value, Context, Span]]:
+    """(value, ctx, span) for every write of ``variable`` into the process environment in ``file``
+    (``os.environ[...] = ...``, ``setdefault``, ``update``, ``os.putenv``; a variable's name may be a constant:
+    ``os.environ[KEY] = ...``), the assignments first, each kind in source order."""
+    found: list[tuple[Value, Context, Span]] = []
+    for key, value, ctx, span in facts.bindings.file_facts.cached(file, _environment_writes):
+        if key == variable if isinstance(key, str) else (
+                facts.evaluator.constant(file, key, ctx.scope) == (True, variable)):
+            found.append((value, ctx, span))
+    return found
+
+
+def _environment_writes(file: FileModel) -> tuple[tuple[Value | str, Value, Context, Span], ...]:
+    """A file's own table: (the variable's name, or the value that names it; the value written; ctx; span) of each
+    write into the process environment it spells (read from the model alone: kept while the model is)."""
+    found: list[tuple[Value | str, Value, Context, Span]] = []
+    for a in file.assignments:
+        t = a.target
+        if t.kind == "subscript" and t.key is not None and t.base is not None and t.base.ref == "os.environ":
+            found.append((t.key, a.value, a.ctx, a.span))
+    for call in file.calls:
+        if call.callee not in ENVIRONMENT_WRITERS:
+            continue
+        if call.callee != "os.environ.update":
+            key, value = call.arg(0, "key"), call.arg(1, "value")
+            if key is not None and value is not None:
+                found.append((key, value, call.ctx, call.span))
+            continue
+        found.extend((name, value, call.ctx, call.span) for name, value in call.kwargs.items())
+        mapping = call.arg(0)
+        if mapping is not None and mapping.kind == "dict":
+            found.extend((key, value, call.ctx, call.span) for key, value in mapping.items if isinstance(key, Value))
+    return tuple(found)
 
 
 def _build(facts: IdentityFacts, file: FileModel) -> FileEvents:

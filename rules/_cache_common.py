@@ -12,10 +12,8 @@ Whether a path is a fresh temporary or timestamped directory is a semantic fact:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from warplint.index import Project
-from warplint.model import Call, Context, FileModel
+from warplint.model import Context, FileModel
 from warplint.semantic.events import ConfigAssignment
 
 
@@ -39,9 +37,3 @@ def made_gate_reason(project: Project, assignment: ConfigAssignment) -> str | No
 def deliberate_reason(project: Project, file: FileModel, ctx: Context, setting: str | None = None) -> str | None:
     """Why a cold start written at ``ctx`` is deliberate (``Project.cold_start_on_purpose``), or None."""
     return project.cold_start_on_purpose(file, ctx, setting)
-
-
-def calls_named(file: FileModel, *callees: str) -> Iterator[Call]:
-    for call in file.calls:
-        if call.callee in callees:
-            yield call

@@ -82,7 +82,7 @@ class KernelCacheDirRemoved(Rule):
 
     def check(self, file: FileModel, project: Project) -> Iterator[Report]:
         cache_dirs = None
-        for call in file.calls:
+        for call in project.calls_to(file, _RMTREE, "atexit.register"):
             target = self._removed_path(call)
             if target is None:
                 continue

@@ -327,3 +327,40 @@ def test_a_package_installed_starts_a_new_session(tmp_path):
         assert sessions.session(config, False, made) is not first
     finally:
         os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_a_runs_cache_writes_and_the_index_it_replaced_wait_for_its_answer(tmp_path):
+    """The daemon answers first: the run's cache writes and the freeing of the index its edit replaced come after
+    (``Sessions.after_answer``), and then a fresh process's warm run reads the daemon's result."""
+    import io
+
+    from warplint.cli import main
+    from warplint.daemon_server import Sessions
+
+    tree = _tree(tmp_path, daemon_setting="")
+    cache = str(tmp_path / "cache")
+    out = str(tmp_path / "out.json")
+    argv = ["check", "--exit-zero", "--format", "json", "-o", out, "--cache-dir", cache, "-j", "1", tree]
+    sessions = Sessions()
+    main(argv, io.StringIO(), io.StringIO(), sessions=sessions)
+    sessions.after_answer()
+    def stamps() -> dict[str, int]:  # the index's caches (the warm path's stat digests are the client's)
+        return {name: os.stat(os.path.join(cache, name)).st_mtime_ns for name in os.listdir(cache)
+                if name.startswith(("models-", "results-"))}
+
+    written = stamps()
+    path = next(p for p in _python_files(tree) if "@wp.kernel" in Path(p).read_text(encoding="utf-8"))
+    Path(path).write_text(Path(path).read_text(encoding="utf-8") + "\nEDITED = 1\n", encoding="utf-8")
+    main(argv, io.StringIO(), io.StringIO(), sessions=sessions)
+    assert sessions.reused == 1
+    assert stamps() == written
+    session = sessions._kept[-1].session
+    indexes = [index for _, index in (session.group_indexes or {}).values()] or [session]
+    assert any(index._retired is not None for index in indexes)  # the index before the edit, still held
+    answer = json.loads(Path(out).read_text(encoding="utf-8"))
+    sessions.after_answer()
+    assert all(index._retired is None for index in indexes)
+    assert stamps() != written
+    warm = subprocess.run([sys.executable, "-m", "warplint", *argv[1:], "--no-daemon", "-v"], capture_output=True,
+                          text=True, timeout=600, cwd=str(tmp_path))
+    assert warm.returncode == 0 and json.loads(Path(out).read_text(encoding="utf-8")) == answer

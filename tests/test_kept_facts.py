@@ -624,3 +624,51 @@ def test_a_decorator_that_stops_making_kernels(tmp_path, files, family, maker, s
     (_, before), (_, after), (_, fresh) = _decorated_kernels_edited(tmp_path, files, family, maker, *stop)
     assert before == [("scale", {"enable_backward": "False"})]
     assert after == fresh == []
+
+
+VARIANTS = {
+    "pkg/__init__.py": "",
+    "pkg/factory.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+
+        def make(scale):
+            @wp.kernel
+            def k(a: wp.array(dtype=float)):
+                a[0] = scale
+
+            return k
+        """
+    ),
+    "pkg/calls.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+        from pkg.factory import make
+
+        first = make(1.0)
+        """
+    ),
+    "pkg/other.py": "import warp as wp\n\nCOUNT = 1\n",
+}
+
+
+def _variants(layer, model):
+    from warplint.semantic.variants import kernel_variants
+
+    return kernel_variants(layer, model, model.kernels[0])
+
+
+def test_an_unrelated_edit_keeps_a_kernels_variants(tmp_path):
+    before, after, fresh = _fact_edited(tmp_path, VARIANTS, "pkg/other.py", "COUNT = 1", "COUNT = 2",
+                                        "pkg/factory.py", _variants)
+    assert after is before  # taken over, not computed again
+    assert after == fresh and not after.varying  # one literal on the one call
+
+
+def test_a_new_argument_of_a_factory_makes_its_kernels_variants_again(tmp_path):
+    before, after, fresh = _fact_edited(tmp_path, VARIANTS, "pkg/calls.py", "first = make(1.0)",
+                                        "first = make(1.0)\nsecond = make(2.0)", "pkg/factory.py", _variants)
+    assert after is not before and after == fresh
+    assert not before.varying and after.varying == {("make", "scale")}  # a second value: two contents

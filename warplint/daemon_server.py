@@ -71,10 +71,12 @@ class Sessions:
         self.reused = 0
         self.built = False  # a session was started since the daemon last froze what it holds
 
-    def flush(self) -> None:
-        """Write what the kept sessions' caches hold back (after an answer: a fresh process reads them)."""
+    def after_answer(self) -> None:
+        """Write what the kept sessions' caches hold back (a fresh process reads them) and free the indexes their
+        runs replaced: the work a run leaves for after its answer."""
         for kept in self._kept:
             kept.session.flush_caches()
+            kept.session.free_retired()
 
     def session(self, config: Config, cache: bool, make: Callable[[], Session]) -> Session:
         """A session for a run under ``config``: the one kept for it when it still holds, else a new one from
@@ -100,7 +102,8 @@ class Sessions:
             self._kept.pop(0).session.flush_caches()
         session = make()
         session.records_reads = True  # its facts are kept across the runs, with what they read
-        session.hold_cache_writes()  # written once the answer is out (``flush``)
+        session.hold_cache_writes()  # written once the answer is out (``after_answer``)
+        session.retire_indexes = True  # an index an edit replaced is freed then too
         session.group_indexes = {}  # and so is each group's index, when a run is grouped
         self._kept.append(_Kept(config, cache, settled, files, session))
         self.started += 1
@@ -200,7 +203,7 @@ def serve(where: str, root: str, idle: float = IDLE_SECONDS) -> int:
                 os.chdir(home)
                 with contextlib.suppress(OSError):
                     send(connection, answer)
-                sessions.flush()
+                sessions.after_answer()
                 answered += 1
                 last = time.monotonic()
             # The collector runs here, after an answer is out, never during a run (the daemon keeps it off: each

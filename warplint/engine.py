@@ -713,8 +713,11 @@ class Session:
         self._project = None
 
     def free_retired(self) -> None:
-        """Free the index kept aside (on newton, about 7 % of an edit's check in the editor, measured with py-spy)."""
+        """Free the index kept aside (on newton, about 7 % of an edit's check in the editor, measured with py-spy),
+        and those of the group indexes kept (a daemon's)."""
         self._retired = None
+        for _, index in (self.group_indexes or {}).values():
+            index._retired = None
 
     def project(self) -> Project:
         """The project index over the current models; built once until a model changes (flake8 and the

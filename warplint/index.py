@@ -109,6 +109,10 @@ class Project:
     def context_of(self, file: FileModel, scope: str = "") -> CodeContext:
         return self._bindings.context_of(file, scope)
 
+    def calls_to(self, file: FileModel, *callees: str) -> list[Call]:
+        """The calls in ``file`` of any of ``callees`` (dotted, as resolved), in source order."""
+        return self._bindings.calls_to(file, *callees)
+
     def warp_calls(self, file: FileModel, *names: str) -> list[Call]:
         return self._bindings.warp_calls(file, *names)
 

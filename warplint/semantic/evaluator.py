@@ -16,7 +16,7 @@ parameter), so all rules see the same answer for the same question.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -148,7 +148,8 @@ class Evaluator:
         self._keyword_dicts: set[int] = set()  # ids of the `**kwargs` dicts _star_literal made (never mutated)
 
     # ------------------------------------------------------------------ entry points
-    def kept(self, family: str, file: FileModel, compute: Callable[[], T], check: ReadsCheck) -> T:
+    def kept(self, family: str, file: FileModel, compute: Callable[[], T], check: ReadsCheck,
+             part: Hashable = None) -> T:
         """``compute()``, a fact of ``file``, with what it reads recorded: a later project over the same model takes
         it over while those reads hold in it (``check``, reads.py) instead of computing it again. Computed apart
         from the question that asks it (a fact is the same whoever asks). In a session that records nothing,
@@ -157,7 +158,7 @@ class Evaluator:
         if not recorder.enabled:
             return self.budget.apart(compute)
         kept_facts = cast("RecordedBindings", self.bindings).unrecorded.kept_facts
-        found = kept_facts.get(family, file, check)
+        found = kept_facts.get(family, file, check, part)
         if found is not None:
             recorder.add(found[1])  # taken over inside another recorded computation: it read all this did
             return found[0]
@@ -168,7 +169,7 @@ class Evaluator:
             value = self.budget.apart(compute)
         finally:
             recorder.close(reads)
-        kept_facts.put(family, file, value, reads)
+        kept_facts.put(family, file, value, reads, part)
         return value
 
     def values(self, file: FileModel, value: Value | None, scope: str = "", site: Site | None = None) -> ValueSet:

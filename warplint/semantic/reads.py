@@ -31,7 +31,7 @@ changes.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -305,16 +305,16 @@ class KeptFacts:
     (``ReadsCheck``)."""
 
     def __init__(self) -> None:
-        self._facts: dict[tuple[str, str], tuple[FileModel, Any, Reads]] = {}  # (family, path) -> fact
+        self._facts: dict[tuple[str, str, Hashable], tuple[FileModel, Any, Reads]] = {}  # (family, path, part) -> fact
         self._paths: frozenset[str] = frozenset()  # the files indexed (their module names are their paths')
         self.taken_over = 0  # how many facts layers took over (the tests and the benchmarks read it)
         self.taken_over_of: dict[str, int] = {}  # the same, by family
         self.computed = 0  # how many recorded facts layers computed
 
-    def get(self, family: str, file: FileModel, check: ReadsCheck) -> tuple[Any, Reads] | None:
-        """The fact ``family`` of ``file`` kept from an earlier layer, if it still holds in the one ``check``
-        checks against."""
-        key = (family, file.path)
+    def get(self, family: str, file: FileModel, check: ReadsCheck, part: Hashable = None) -> tuple[Any, Reads] | None:
+        """The fact ``family`` of ``file`` (of its ``part``: a kernel, ...) kept from an earlier layer, if it still
+        holds in the one ``check`` checks against."""
+        key = (family, file.path, part)
         entry = self._facts.get(key)
         if entry is None:
             return None
@@ -325,12 +325,12 @@ class KeptFacts:
         self.taken_over_of[family] = self.taken_over_of.get(family, 0) + 1
         return entry[1], entry[2]
 
-    def put(self, family: str, file: FileModel, value: Any, reads: Reads) -> None:
+    def put(self, family: str, file: FileModel, value: Any, reads: Reads, part: Hashable = None) -> None:
         self.computed += 1
         if reads.everything:
-            self._facts.pop((family, file.path), None)
+            self._facts.pop((family, file.path, part), None)
         else:
-            self._facts[(family, file.path)] = (file, value, reads)
+            self._facts[(family, file.path, part)] = (file, value, reads)
 
     def keep_only(self, files: Iterable[FileModel]) -> None:
         """Forget the facts of models no longer indexed (replaced by an edit, or removed); every fact when the

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from warplint.model import Call, Context, FileModel, Function, Kernel, Span, Value
 
@@ -56,8 +56,14 @@ class Variants:
 
 
 def kernel_variants(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> Variants | None:
-    """The variants of ``kernel`` (None for a kernel created at import time)."""
-    return facts.cached(("kernel_variants", id(kernel)), lambda: _kernel_variants(facts, file, kernel))
+    """The variants of ``kernel`` (None for a kernel created at import time). A kernel of the file's own model is
+    a fact kept across an edit (``Layer.kept``); one a project decorator derives is made again by each layer."""
+    if not kernel.ctx.scope:
+        return None
+    if kernel.derived:
+        return facts.cached(("kernel_variants", id(kernel)), lambda: _kernel_variants(facts, file, kernel))
+    return facts.kept("kernel variants", file,
+                      lambda recorded: _kernel_variants(cast("IdentityFacts", recorded), file, kernel), id(kernel))
 
 
 def _kernel_variants(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> Variants | None:

@@ -123,3 +123,53 @@ def test_a_class_added_where_a_lookup_missed_it(tmp_path):
     assert not carried
     assert "pkg.api.Thing.go" not in before and "pkg.api.Thing.go" in after
     assert after == fresh
+
+
+def _callers(session: Session) -> dict[str, list[tuple[str, int]]]:
+    """Every project function's and class's callers (file, line), in the binder's order."""
+    bindings = session.project().layer.bindings
+    return {fq: [(os.path.basename(f.path), call.span.line) for f, call in bindings.callers(fq)]
+            for f in bindings.files for fq in (bindings.fqname(f, q) for q in [*f.functions, *f.classes])}
+
+
+GROUPED = {
+    "pkg/__init__.py": "",
+    "pkg/solver.py": "import warp as wp\n\n\nclass Solver:\n    def step(self):\n        pass\n\n\n"
+                     "def helper():\n    pass\n",
+    "pkg/a.py": "import warp as wp\n\nfrom pkg.solver import Solver, helper\n\n\n"
+                "def run():\n    s = Solver()\n    s.step()\n    helper()\n",
+    "pkg/b.py": "import warp as wp\n\nfrom pkg.solver import Solver, helper\n\n\n"
+                "def go():\n    helper()\n    s = Solver()\n    s.step()\n",
+    "pkg/c.py": "import warp as wp\n\nfrom pkg.solver import helper\n\nCOUNT = 1\n",
+}
+
+
+def test_the_calls_grouped_by_name_are_kept_and_regrouped_where_edited(tmp_path):
+    """A session keeps every file's calls grouped by the last part of their names (``NameGroups``) and groups
+    again only the names of the files an edit changed, in file order, whatever the edit adds or removes: the
+    callers are a fresh session's after each edit."""
+    root = write_tree(str(tmp_path / "tree"), {**GROUPED, "pyproject.toml": "[tool.warplint]\n"})
+    config = Config(root=root)
+    session = Session(config, cache=False, jobs=1)
+    session.check_text(os.path.join(root, "pkg/b.py"), GROUPED["pkg/b.py"])
+    _callers(session)  # (the groups are made when a caller is first asked for)
+    groups = session.project()._bindings._resolution.groups
+    edits = [("pkg/c.py", "COUNT = 1", "COUNT = helper()"),  # a file added to a group
+             ("pkg/a.py", "    helper()\n", "    helper()\n    helper()\n    s.step()\n"),  # one re-placed
+             ("pkg/c.py", "COUNT = helper()", "COUNT = 1")]  # one left out again
+    texts = dict(GROUPED)
+    for name, old, new in edits:
+        texts[name] = texts[name].replace(old, new)
+        regrouped = groups.regrouped
+        session.check_text(os.path.join(root, name), texts[name])
+        kept = _callers(session)
+        assert 0 < groups.regrouped - regrouped <= 6  # the edited file's names only (out, then in again)
+        with open(os.path.join(root, name), "w", encoding="utf-8") as fh:
+            fh.write(texts[name])
+        fresh = Session(config, cache=False, jobs=1)
+        fresh.check_text(os.path.join(root, "pkg/b.py"), GROUPED["pkg/b.py"])
+        assert kept == _callers(fresh)
+        order = [path for path, _ in kept["pkg.solver.helper"]]
+        in_file_order = [os.path.basename(f.path) for f in session.project().layer.bindings.files]
+        assert order == sorted(order, key=in_file_order.index)
+    assert kept["pkg.solver.helper"].count(("a.py", 10)) == 1 and ("c.py", 5) not in kept["pkg.solver.helper"]

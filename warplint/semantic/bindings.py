@@ -589,9 +589,16 @@ class Bindings:
             in_file, module_level = self.cached("last parts of names bound to functions", lambda: _last_parts(bound))
             names = in_file.get(file.path, module_level)
             by_last_name = self._calls_by_last_name_of(file)
-            named = {id(call) for name in names.intersection(by_last_name) for call in by_last_name[name]}
-            for call in file.calls if named else ():
-                if id(call) not in named or id(call) in found:
+            # (the smaller side walked: a file calls a hundred names, a project binds a few to functions)
+            common = ({n for n in names if n in by_last_name} if len(names) < len(by_last_name)
+                      else {n for n in by_last_name if n in names})
+            if not common:
+                return found
+            calls = file.calls
+            for position in sorted(i for callee, positions in self._calls_by_callee(file).items()
+                                   if callee.rpartition(".")[2] in common for i in positions):  # in source order
+                call = calls[position]
+                if id(call) in found:
                     continue
                 key = self._bound_name_of(file, call)
                 dispatched = self._dispatched(file, call, bound[key]) if key in bound else None
@@ -830,21 +837,7 @@ class Bindings:
         # so calls are grouped by that part and a group is resolved the first time a name in it is asked
         # for: an edit re-checks the project asking about a few thousand names of 200 000 calls.
         if self._calls_by_last_name is None:
-            grouped: dict[str, list[tuple[FileModel, Sequence[Call]]]] = {}
-            for f, call in self._calls_through_names():
-                grouped.setdefault(call.callee.rpartition(".")[2], []).append((f, (call,)))
-            for f in self.files:
-                by_last_name = self._calls_by_last_name_of(f)
-                # `make(c)()` is spelled `pkg.make()`: its last part ends in "()"
-                if not any(name.endswith("()") for name in by_last_name):
-                    for name, calls in by_last_name.items():
-                        grouped.setdefault(name, []).append((f, calls))
-                    continue
-                for call in f.calls:
-                    # `make(c)()` under the name of the function `make` returns (resolving it changes the name)
-                    callee = self.returned_function(call.callee) or call.callee
-                    grouped.setdefault(callee.rpartition(".")[2], []).append((f, (call,)))
-            self._calls_by_last_name = grouped
+            self._calls_by_last_name = self._calls_grouped()
         pending = self._calls_by_last_name.pop(last_name, None)
         resolved, earlier, callers = self._resolved, self._earlier_resolved, self._callers
         for f, group in pending or ():
@@ -857,6 +850,29 @@ class Bindings:
                 resolved[key] = found
                 if found[1] is not None:
                     callers.setdefault(found[1], []).append((f, call))
+
+    def _calls_grouped(self) -> dict[str, list[tuple[FileModel, Sequence[Call]]]]:
+        """The last part of a callee's name -> (file, its calls of that name): the calls through bound names first,
+        then each file's in file order (a session keeps the files' groups across its layers: ``NameGroups``)."""
+        own, left = self._resolution.groups.over(self.files, self._calls_by_last_name_of)
+        grouped: dict[str, list[tuple[FileModel, Sequence[Call]]]] = dict(own)  # (their lists are shared: not added to)
+        through: dict[str, list[tuple[FileModel, Sequence[Call]]]] = {}
+        for f, call in self._calls_through_names():
+            through.setdefault(call.callee.rpartition(".")[2], []).append((f, (call,)))
+        # `make(c)()` is spelled `pkg.make()`: its last part ends in "()"; its file's calls are grouped here, each
+        # under the name of the function `make` returns (resolving it changes the name)
+        made: dict[str, list[tuple[FileModel, Sequence[Call]]]] = {}
+        for f in left:
+            for call in f.calls:
+                callee = self.returned_function(call.callee) or call.callee
+                made.setdefault(callee.rpartition(".")[2], []).append((f, (call,)))
+        if made:
+            position = {id(f): i for i, f in enumerate(self.files)}
+            for name, entries in made.items():
+                grouped[name] = sorted([*own.get(name, ()), *entries], key=lambda entry: position[id(entry[0])])
+        for name, entries in through.items():
+            grouped[name] = entries + grouped.get(name, [])
+        return grouped
 
     def callee_of(self, file: FileModel, call: Call) -> str:
         """The function a call calls, methods of locally constructed instances and functions returned by a

@@ -48,7 +48,7 @@ _EVERYTHING = object()  # first item of the reads of a computation that read wha
 class Reads(list):
     """One computation's reads, as a list (made in C, appended to in C: recording runs on every memo entry): a
     ``FileModel`` (its own records read), a ``(KERNEL_LIST, model)`` pair (its kernel list read), a
-    ``(method, arguments, keywords, answer)`` question asked of the binder, or the ``Reads`` of a memo entry
+    ``question(...)`` (method, arguments, keywords, answer, key) asked of the binder, or the ``Reads`` of a memo entry
     computed or hit inside. ``everything`` is a mark in first place."""
 
     __slots__ = ()
@@ -77,7 +77,7 @@ class Reads(list):
     def asked(self) -> list[tuple[str, tuple, Any]]:
         """The questions asked of the binder in these reads alone: (method, (arguments, keywords), answer)."""
         return [(item[0], (item[1], item[2]), item[3]) for item in self
-                if isinstance(item, tuple) and len(item) == 4]
+                if isinstance(item, tuple) and len(item) == 5]
 
     @property
     def inner(self) -> list[Reads]:
@@ -143,7 +143,7 @@ class ReadRecorder:
 
     def asked(self, method: str, arguments: tuple, answer: Any) -> None:
         if self.stack:
-            self.stack[-1].append((method, arguments, (), _snapshot(answer)))
+            self.stack[-1].append(question(method, arguments, (), answer))
 
     def everything(self) -> None:
         if self.stack:
@@ -195,6 +195,15 @@ class ReadRecorder:
             self.stack.pop()
             if self.stack:
                 self.stack[-1].add(reads)
+
+
+def question(method: str, arguments: tuple, keywords: tuple, answer: Any) -> tuple:
+    """A question asked of the binder, as a read: (method, arguments, keywords, the answer as it is now, the key
+    ``ReadsCheck`` keeps its answer in a layer under). The key is made here, once, not by every layer's check:
+    objects by id, which stays theirs while the read holds them."""
+    key = (method, tuple(a if isinstance(a, _PLAIN) else id(a) for a in arguments),
+           tuple((k, v if isinstance(v, _PLAIN) else id(v)) for k, v in keywords))
+    return (method, arguments, keywords, _snapshot(answer), key)
 
 
 def _snapshot(answer: Any) -> Any:
@@ -287,9 +296,7 @@ class ReadsCheck:
                 if by_path.get(listed.path) is not listed or any(k.derived for k in listed.kernels):
                     return False
             else:
-                method, arguments, keywords, answer = item
-                key = (method, tuple(a if isinstance(a, _PLAIN) else id(a) for a in arguments),
-                       tuple((k, v if isinstance(v, _PLAIN) else id(v)) for k, v in keywords))
+                method, arguments, keywords, answer, key = item
                 now = self._answers.get(key, _UNASKED)
                 if now is _UNASKED:
                     self.asked += 1
@@ -395,8 +402,7 @@ class RecordedBindings:
             def wrapped(*arguments: Any, **keywords: Any) -> Any:
                 answer = found(*arguments, **keywords)
                 if stack:
-                    stack[-1].append((name, arguments, tuple(keywords.items()) if keywords else (),
-                                      _snapshot(answer)))
+                    stack[-1].append(question(name, arguments, tuple(keywords.items()) if keywords else (), answer))
                 return answer
         else:
             recorder.everything()

@@ -50,6 +50,7 @@ class CallResolution:
         self._models: dict[str, FileModel] = {}  # path -> the model resolved over (alive: its ids stay unique)
         self._paths: tuple[str, ...] = ()
         self.layers_carried = 0  # how many layers took resolutions over (the tests and benchmarks read it)
+        self.groups = NameGroups()
 
     def begin(self, files: Iterable[FileModel], names_bound: NamesBound) -> None:
         """A new layer over ``files``: keep the resolved calls of the files it shares with the last one when no
@@ -117,3 +118,68 @@ class Interface:
             tuple((value.kind, value.ref, value.text)
                   for value in (glimpse(a, "value") for a in names.get("", {}).get(head, ()))),
         )
+
+
+CallsByLastName = Callable[[FileModel], Mapping[str, Sequence[Call]]]
+Group = list[tuple[FileModel, Sequence[Call]]]
+
+
+class NameGroups:
+    """Every file's calls grouped by the last part of the callee's name (``Bindings._resolve_calls_named`` resolves
+    a group the first time a name in it is asked for), kept across a session's layers: after an edit only the
+    groups of the names the edited files call are made again, not every group of every file (about a tenth of the
+    binder's answers asked again after a newton edit). A file that calls the result of a call (``make(c)()``, a
+    name ending in ``()``) is left to the binder: what its calls are grouped under depends on other files."""
+
+    def __init__(self) -> None:
+        self._groups: dict[str, Group] = {}  # name -> (file, its calls of that name), in file order
+        self._models: dict[str, FileModel] = {}  # path -> the model grouped (alive: its id stays unique)
+        self._names: dict[str, tuple[str, ...]] = {}  # path -> the names its calls are grouped under
+        self._paths: tuple[str, ...] = ()
+        self._left: list[FileModel] = []  # the files left to the binder, in file order
+        self.regrouped = 0  # groups made again after an edit, a file taken out or put in (the tests read it)
+
+    def over(self, files: Sequence[FileModel], calls_by_last_name: CallsByLastName) -> tuple[dict[str, Group],
+                                                                                          list[FileModel]]:
+        """(name -> its group, shared: the caller copies before it adds to one; the files left to the caller)."""
+        paths = tuple(f.path for f in files)
+        if paths != self._paths:
+            self._groups, self._models, self._names, self._paths = {}, {}, {}, paths
+            for f in files:
+                self._add(f, calls_by_last_name(f), None)
+        else:
+            position = {id(f): i for i, f in enumerate(files)}
+            for f in files:
+                before = self._models[f.path]
+                if before is not f:
+                    self._remove(before)
+                    self._add(f, calls_by_last_name(f), position)
+        self._left = [f for f in files if self._names.get(f.path) is None]
+        return self._groups, self._left
+
+    def _add(self, file: FileModel, by_last_name: Mapping[str, Sequence[Call]], position: dict[int, int] | None
+             ) -> None:
+        self._models[file.path] = file
+        if any(name.endswith("()") for name in by_last_name):
+            self._names.pop(file.path, None)
+            return
+        self._names[file.path] = tuple(by_last_name)
+        groups = self._groups
+        for name, calls in by_last_name.items():
+            group = groups.get(name)
+            if group is None:
+                groups[name] = [(file, calls)]
+            elif position is None:  # (made in file order)
+                group.append((file, calls))
+            else:  # a new list in file order (a layer's table shares the one it replaces)
+                groups[name] = sorted([*group, (file, calls)], key=lambda entry: position[id(entry[0])])
+                self.regrouped += 1
+
+    def _remove(self, file: FileModel) -> None:
+        for name in self._names.pop(file.path, ()):
+            group = [entry for entry in self._groups[name] if entry[0] is not file]
+            self.regrouped += 1
+            if group:
+                self._groups[name] = group
+            else:
+                del self._groups[name]

@@ -319,9 +319,9 @@ class Bindings:
         """The last part of every name or attribute the project binds the result of a call to, of the calls whose
         callee ``test`` accepts (``tape`` and ``self.tape``, for ``wp.Tape()``): the receivers a method of what
         such a call returns can be called on."""
-        return self.cached(("names bound to calls", test), lambda: frozenset(
-            target.rpartition(".")[2] for f in self.files for call in self.calls_where(f, test)
-            for target in call.assigned_to))
+        table = _names_bound_to_calls_table(test)
+        return self.cached(("names bound to calls", test), lambda: frozenset().union(
+            *(self.file_facts.cached(f, table) for f in self.files)))
 
     def constructions(self, cls: str) -> list[tuple[FileModel, Call]]:
         """Calls that construct the project class ``cls``."""
@@ -1101,15 +1101,8 @@ class Bindings:
         ``from a import b`` names ``a`` and ``b``, since ``b`` may be a submodule). By the last part only: a file
         is imported under whatever name the program's path gives it (``pkg.tests.util`` or ``tests.util``),
         and a name the layer does not resolve must still count."""
-        def compute() -> frozenset[str]:
-            found: set[str] = set()
-            for f in self.files:
-                for imp in f.imports:
-                    found.add(imp.module.rpartition(".")[2])
-                    found.update(name for name, _ in imp.names)
-            return frozenset(found)
-
-        return self.cached("imported module names", compute)
+        return self.cached("imported module names", lambda: frozenset().union(
+            *(self.file_facts.cached(f, _imported_module_names) for f in self.files)))
 
 
 # Python's descriptors whose read on an instance runs the function they wrap (the getter) and gives its result.
@@ -1123,6 +1116,31 @@ def _names_bound(file: FileModel) -> dict[str, dict[str, tuple[Assignment, ...]]
 
 def _not_noted(file: FileModel, head: str) -> None:
     """A lookup in a binder whose resolution no later layer carries."""
+
+
+def _imported_module_names(file: FileModel) -> frozenset[str]:
+    """A file's own table: the last part of every module its import statements may name (``Bindings.may_run``)."""
+    found: set[str] = set()
+    for imp in file.imports:
+        found.add(imp.module.rpartition(".")[2])
+        found.update(name for name, _ in imp.names)
+    return frozenset(found)
+
+
+_BOUND_TO_CALLS: dict[Callable[[str], bool], Callable[[FileModel], frozenset[str]]] = {}
+
+
+def _names_bound_to_calls_table(test: Callable[[str], bool]) -> Callable[[FileModel], frozenset[str]]:
+    """The file's own table of ``Bindings.names_bound_to_calls`` for the callee ``test`` (a function of the callee's
+    name alone): one table function per test, so each model's table is made once and kept with it."""
+    table = _BOUND_TO_CALLS.get(test)
+    if table is None:
+        def table(file: FileModel) -> frozenset[str]:
+            return frozenset(target.rpartition(".")[2] for call in file.calls if test(call.callee)
+                             for target in call.assigned_to)
+
+        _BOUND_TO_CALLS[test] = table
+    return table
 
 
 def _last_parts(bound: Mapping[tuple[str, str, str], object]) -> tuple[dict[str, frozenset[str]], frozenset[str]]:

@@ -173,3 +173,34 @@ def test_the_calls_grouped_by_name_are_kept_and_regrouped_where_edited(tmp_path)
         in_file_order = [os.path.basename(f.path) for f in session.project().layer.bindings.files]
         assert order == sorted(order, key=in_file_order.index)
     assert kept["pkg.solver.helper"].count(("a.py", 10)) == 1 and ("c.py", 5) not in kept["pkg.solver.helper"]
+
+
+def test_the_attribute_assignments_are_kept_and_regrouped_where_edited(tmp_path):
+    """The binder's attribute assignments (``pkg.mod.Class.attr``) are grouped the same way across edits
+    (``NameGroups``): after each edit they are a fresh session's, in file order."""
+    root = write_tree(str(tmp_path / "tree"), {**GROUPED, "pyproject.toml": "[tool.warplint]\n"})
+    config = Config(root=root)
+    session = Session(config, cache=False, jobs=1)
+    session.check_text(os.path.join(root, "pkg/b.py"), GROUPED["pkg/b.py"])
+    ref = "pkg.solver.Solver.count"
+
+    def assigned(s: Session) -> list[tuple[str, int]]:
+        bindings = s.project().layer.bindings
+        return [(os.path.basename(f.path), a.span.line) for f, a in bindings.attribute_assignments(ref)]
+
+    assert assigned(session) == []
+    groups = session.project()._bindings._resolution.attribute_groups
+    texts = dict(GROUPED)
+    for name, old, new in [("pkg/solver.py", "    def step(self):\n        pass", "    def step(self):\n        "
+                            "self.count = 1\n\n    def reset(self):\n        self.count = 0"),
+                           ("pkg/a.py", "    s.step()\n", "    s.step()\n    s.count = 2\n"),
+                           ("pkg/solver.py", "        self.count = 0", "        pass")]:
+        texts[name] = texts[name].replace(old, new)
+        session.check_text(os.path.join(root, name), texts[name])
+        kept = assigned(session)
+        with open(os.path.join(root, name), "w", encoding="utf-8") as fh:
+            fh.write(texts[name])
+        fresh = Session(config, cache=False, jobs=1)
+        fresh.check_text(os.path.join(root, "pkg/b.py"), GROUPED["pkg/b.py"])
+        assert kept == assigned(fresh)
+    assert kept == [("solver.py", 6)] and groups.regrouped > 0

@@ -297,14 +297,13 @@ class Bindings:
 
     def attribute_assignments(self, ref: str) -> list[tuple[FileModel, Assignment]]:
         """Assignments to the attribute ``ref`` (``pkg.mod.Class.attr``): class body and ``self.attr = ...``."""
-        return self.cached("attribute_assignments", self._attribute_assignments_by_ref).get(ref, [])
+        return [(f, a) for f, assignments in self._attribute_groups().get(ref, ()) for a in assignments]
 
-    def _attribute_assignments_by_ref(self) -> dict[str, list[tuple[FileModel, Assignment]]]:
-        table: dict[str, list[tuple[FileModel, Assignment]]] = {}
-        for f in self.files:
-            for name, assignments in self.file_facts.cached(f, file_facts.assignment_tables).attributes.items():
-                table.setdefault(name, []).extend((f, a) for a in assignments)
-        return table
+    def _attribute_groups(self) -> dict[str, list[tuple[FileModel, Sequence[Assignment]]]]:
+        """``pkg.mod.Class.attr`` -> (file, its assignments of it), in file order (kept across a session's layers:
+        ``NameGroups``)."""
+        return self.cached("attribute groups", lambda: self._resolution.attribute_groups.over(
+            self.files, lambda f: self.file_facts.cached(f, file_facts.assignment_tables).attributes)[0])
 
     def attribute_names_assigned(self) -> frozenset[str]:
         """The last part of every attribute the project assigns on an object that may be a ``types.SimpleNamespace``
@@ -312,7 +311,7 @@ class Bindings:
         recorded under a project class (a class body's ``name = ...``, ``self.name = ...`` in its methods): they are
         attributes of that class and its objects, and a namespace is none of them."""
         return self.cached("attribute names assigned", lambda: frozenset(
-            ref.rpartition(".")[2] for ref in self.cached("attribute_assignments", self._attribute_assignments_by_ref)
+            ref.rpartition(".")[2] for ref in self._attribute_groups()
             if not self.is_class(ref.rpartition(".")[0])))
 
     def names_bound_to_calls(self, test: Callable[[str], bool]) -> frozenset[str]:

@@ -17,6 +17,7 @@ that made it) and start afresh when nothing is carried.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from warplint.model import Assignment, Call, FileModel, glimpse
 
@@ -50,7 +51,8 @@ class CallResolution:
         self._models: dict[str, FileModel] = {}  # path -> the model resolved over (alive: its ids stay unique)
         self._paths: tuple[str, ...] = ()
         self.layers_carried = 0  # how many layers took resolutions over (the tests and benchmarks read it)
-        self.groups = NameGroups()
+        self.groups = NameGroups(leaves=_calls_a_result)  # every file's calls, by the last part of the callee
+        self.attribute_groups = NameGroups()  # every file's attribute assignments, by the attribute's name
 
     def begin(self, files: Iterable[FileModel], names_bound: NamesBound) -> None:
         """A new layer over ``files``: keep the resolved calls of the files it shares with the last one when no
@@ -120,18 +122,26 @@ class Interface:
         )
 
 
-CallsByLastName = Callable[[FileModel], Mapping[str, Sequence[Call]]]
-Group = list[tuple[FileModel, Sequence[Call]]]
+OwnTable = Callable[[FileModel], Mapping[str, Sequence[Any]]]
+Group = list[tuple[FileModel, Sequence[Any]]]
+
+
+def _calls_a_result(by_last_name: Mapping[str, object]) -> bool:
+    """A file that calls the result of a call (``make(c)()``, a name ending in ``()``): what its calls are grouped
+    under depends on other files (what ``make`` returns), so the binder groups them itself."""
+    return any(name.endswith("()") for name in by_last_name)
 
 
 class NameGroups:
-    """Every file's calls grouped by the last part of the callee's name (``Bindings._resolve_calls_named`` resolves
-    a group the first time a name in it is asked for), kept across a session's layers: after an edit only the
-    groups of the names the edited files call are made again, not every group of every file (about a tenth of the
-    binder's answers asked again after a newton edit). A file that calls the result of a call (``make(c)()``, a
-    name ending in ``()``) is left to the binder: what its calls are grouped under depends on other files."""
+    """A table of the project made of every file's own table (name -> its entries there), grouped by name, in file
+    order, and kept across a session's layers: after an edit only the groups of the names in the edited files' tables
+    are made again, not every group of every file. The binder's calls by the last part of the callee's name
+    (``Bindings._resolve_calls_named`` resolves a group the first time a name in it is asked for: regrouping every
+    file was about a tenth of the binder's answers asked again after a newton edit) and its attribute assignments
+    by attribute. A file whose table ``leaves`` accepts is left to the binder (``over``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, leaves: Callable[[Mapping[str, Any]], bool] | None = None) -> None:
+        self._leaves = leaves
         self._groups: dict[str, Group] = {}  # name -> (file, its calls of that name), in file order
         self._models: dict[str, FileModel] = {}  # path -> the model grouped (alive: its id stays unique)
         self._names: dict[str, tuple[str, ...]] = {}  # path -> the names its calls are grouped under
@@ -139,40 +149,38 @@ class NameGroups:
         self._left: list[FileModel] = []  # the files left to the binder, in file order
         self.regrouped = 0  # groups made again after an edit, a file taken out or put in (the tests read it)
 
-    def over(self, files: Sequence[FileModel], calls_by_last_name: CallsByLastName) -> tuple[dict[str, Group],
-                                                                                          list[FileModel]]:
-        """(name -> its group, shared: the caller copies before it adds to one; the files left to the caller)."""
+    def over(self, files: Sequence[FileModel], own_table: OwnTable) -> tuple[dict[str, Group], list[FileModel]]:
+        """(name -> its group, shared: read it, never change it; the files left to the caller)."""
         paths = tuple(f.path for f in files)
         if paths != self._paths:
             self._groups, self._models, self._names, self._paths = {}, {}, {}, paths
             for f in files:
-                self._add(f, calls_by_last_name(f), None)
+                self._add(f, own_table(f), None)
         else:
             position = {id(f): i for i, f in enumerate(files)}
             for f in files:
                 before = self._models[f.path]
                 if before is not f:
                     self._remove(before)
-                    self._add(f, calls_by_last_name(f), position)
+                    self._add(f, own_table(f), position)
         self._left = [f for f in files if self._names.get(f.path) is None]
         return self._groups, self._left
 
-    def _add(self, file: FileModel, by_last_name: Mapping[str, Sequence[Call]], position: dict[int, int] | None
-             ) -> None:
+    def _add(self, file: FileModel, table: Mapping[str, Sequence[Any]], position: dict[int, int] | None) -> None:
         self._models[file.path] = file
-        if any(name.endswith("()") for name in by_last_name):
+        if self._leaves is not None and self._leaves(table):
             self._names.pop(file.path, None)
             return
-        self._names[file.path] = tuple(by_last_name)
+        self._names[file.path] = tuple(table)
         groups = self._groups
-        for name, calls in by_last_name.items():
+        for name, entries in table.items():
             group = groups.get(name)
             if group is None:
-                groups[name] = [(file, calls)]
+                groups[name] = [(file, entries)]
             elif position is None:  # (made in file order)
-                group.append((file, calls))
+                group.append((file, entries))
             else:  # a new list in file order (a layer's table shares the one it replaces)
-                groups[name] = sorted([*group, (file, calls)], key=lambda entry: position[id(entry[0])])
+                groups[name] = sorted([*group, (file, entries)], key=lambda entry: position[id(entry[0])])
                 self.regrouped += 1
 
     def _remove(self, file: FileModel) -> None:

@@ -101,3 +101,29 @@ def test_a_kernel_is_stable_when_it_has_one_content_and_comes_before_any_load(tm
     m = _file(project, "m.py")
     stable = {k.name: project.stable_kernel(m, k) for k in m.kernels}
     assert stable == {"top": True, "once": True, "each": False, "late": False}
+
+
+def test_a_kernel_made_after_a_load_or_a_call_that_launches_is_not_made_before_loads(tmp_path):
+    """What runs earlier in the kernel's scope (``launches_or_loads_before``, read by ``created_before_loads``): a
+    ``wp.load_module``, a call of a project function that launches, or a launch; a call that launches nothing, or
+    any of them made after the kernel, is none."""
+    kernel = "    @wp.kernel(module='unique')\n    def {0}(x: wp.array(dtype=float)):\n        x[0] = 1.0\n"
+    project = project_of(tmp_path, {
+        "m.py": HEADER + (
+            "@wp.kernel\ndef top(x: wp.array(dtype=float)):\n    x[0] = 1.0\n"
+            "def helper(x):\n    wp.launch(top, dim=1, inputs=[x])\n"
+            "def quiet(x):\n    return x\n"
+            "def after_load(x):\n    wp.load_module('m')\n" + kernel.format("loaded") +
+            "def after_helper(x):\n    helper(x)\n" + kernel.format("helped") +
+            "def after_quiet(x):\n    quiet(x)\n" + kernel.format("calm") +
+            "def before_all(x):\n" + kernel.format("first") + "    wp.load_module('m')\n    helper(x)\n"
+        ),
+    })
+    m = _file(project, "m.py")
+    made_before = {k.name: project.created_before_loads(m, k) for k in m.kernels if k.ctx.scope}
+    assert made_before["loaded"] is False and made_before["helped"] is False
+    layer = project.layer  # without the scope's whole timeline: the same answer as reading it
+    before = {k.name: layer.launches_or_loads_before(m, k.ctx.scope, k.ctx) for k in m.kernels if k.ctx.scope}
+    assert before == {k.name: any(c.ctx.precedes(k.ctx) for _, _, c in layer.launch_timeline(m, k.ctx.scope))
+                      for k in m.kernels if k.ctx.scope}
+    assert before == {"loaded": True, "helped": True, "calm": False, "first": False}

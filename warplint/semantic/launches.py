@@ -426,6 +426,23 @@ class IdentityFacts(Layer):
         return any(earlier.ctx.order < order < later.ctx.order and m in (module, "*")
                    and call.ctx.precedes(later.ctx) for order, m, call in self.launch_timeline(file, scope))
 
+    def launches_or_loads_before(self, file: FileModel, scope: str, ctx: Context) -> bool:
+        """Whether a statement of ``scope`` that launches or loads a Warp module (an event of ``launch_timeline``)
+        runs before the one at ``ctx``: its calls that run later are not followed (a kernel is mostly made before
+        its scope's launches, and a timeline follows every call of the scope into the project)."""
+        direct = {id(ln.call) for ln in self._launches_by_scope(file).get(scope, ())}
+        for call in self.bindings.calls_in(file, scope):
+            if not call.ctx.precedes(ctx):
+                continue
+            if id(call) in direct:
+                return True
+            if is_warp(call.callee, *LOAD_CALLS):
+                if self.modules_loaded_by(file, call):
+                    return True
+            elif not self.bindings.is_warp_api(call.callee) and self.modules_launched_at(file, call):
+                return True
+        return False
+
     def _launch_timeline(self, file: FileModel, scope: str) -> list[tuple[int, str, Call]]:
         direct: dict[int, list[str]] = {}
         for ln in self._launches_by_scope(file).get(scope, ()):

@@ -147,7 +147,7 @@ def created_before_loads(facts: IdentityFacts, file: FileModel, kernel: Kernel) 
     every call of which runs before any launch or load (``runs_before_launches``). Module-level statements run
     in order, the guard's too: a kernel defined after a module-level launch is made after that load."""
     scope = kernel.ctx.scope
-    if any(call.ctx.precedes(kernel.ctx) for _, _, call in facts.launch_timeline(file, scope)):
+    if facts.launches_or_loads_before(file, scope, kernel.ctx):
         return False  # something launched or loaded earlier in the scope that creates it
     return not scope or facts.runs_before_launches(facts.bindings.fqname(file, scope))
 

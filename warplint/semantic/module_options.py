@@ -167,7 +167,9 @@ def option_changes_through_calls(layer: Layer, file: FileModel, scope: str) -> l
     """(call, change) for each option change that a call written in ``scope`` makes through project functions
     (``option_changes_at``), in the order of the calls. Only the calls that resolve to a function changing
     options are asked about (``_changers``): nearly every call of a project reaches none."""
-    changing = _changers(layer)[1]
+    _, changing, scopes = _changers(layer)
+    if (file.path, scope) not in scopes:
+        return []  # (nearly every scope of a project: its calls are not walked)
     return [(call, change) for call in layer.bindings.calls_in(file, scope)
             if id(call) in changing and not layer.bindings.is_warp_api(call.callee)
             for change in option_changes_at(layer, file, call)]
@@ -201,16 +203,17 @@ def _at_site(layer: Layer, file: FileModel, change: OptionChange, site: Site) ->
     return dataclasses.replace(change, module=next(iter(names)))
 
 
-def _changers(layer: Layer) -> tuple[frozenset[tuple[str, str]], frozenset[int]]:
+def _changers(layer: Layer) -> tuple[frozenset[tuple[str, str]], frozenset[int], frozenset[tuple[str, str]]]:
     """(the project functions, as (path, qualname), that change module options directly or through any chain of
     calls; the ids of the project's calls that resolve to one of them, ``Bindings.calls_of``, the inverse of
-    ``callee_of``). Found once, from the few changes upwards through the calls of each changer, so that asking
-    about each of the project's calls (WC102 asks about every one) resolves no method of a call that reaches
-    none (nearly all) and walks no call tree that changes nothing. Functions, not names: a name resolved twice
-    need not land on the same function."""
-    def compute() -> tuple[frozenset[tuple[str, str]], frozenset[int]]:
+    ``callee_of``; the (path, scope) each of those calls is written in). Found once, from the few changes upwards
+    through the calls of each changer, so that asking about each of the project's calls (WC102 asks about every
+    one) resolves no method of a call that reaches none (nearly all) and walks no call tree that changes nothing.
+    Functions, not names: a name resolved twice need not land on the same function."""
+    def compute() -> tuple[frozenset[tuple[str, str]], frozenset[int], frozenset[tuple[str, str]]]:
         found: set[tuple[str, str]] = set()
         calls: set[int] = set()
+        scopes: set[tuple[str, str]] = set()
         pending = [(f, f.functions.get(c.ctx.scope)) for f in layer.bindings.files
                    for c in shared_option_changes(f, layer) if c.ctx.scope]
         while pending:
@@ -220,8 +223,9 @@ def _changers(layer: Layer) -> tuple[frozenset[tuple[str, str]], frozenset[int]]
             found.add((file.path, function.qualname))
             for f, call in layer.bindings.calls_of(file, function):
                 calls.add(id(call))
+                scopes.add((f.path, call.ctx.scope))
                 if call.ctx.scope:
                     pending.append((f, f.functions.get(call.ctx.scope)))
-        return frozenset(found), frozenset(calls)
+        return frozenset(found), frozenset(calls), frozenset(scopes)
 
     return layer.cached("option changers and their calls", compute)

@@ -93,7 +93,7 @@ def test_runs_after_edits_answer_as_a_cold_run(tmp_path, daemon_env):
     # the runs went to one daemon, which kept its index for most of them (a run whose edit changes import lines
     # starts a new one)
     runs = int(status.stdout.split(" runs answered")[0].rsplit(" ", 1)[1])
-    built = int(status.stdout.split(" indexes built")[0].rsplit(" ", 1)[1])
+    built = int(status.stdout.split(" built")[0].rsplit(" ", 2)[1])
     assert runs == len(edits) + 1 and built == 1
     stopped = _warplint(env, tree, "daemon", "stop")
     assert "stopped the daemon" in stopped.stdout
@@ -216,7 +216,7 @@ def test_flake8_is_answered_by_the_daemon(tmp_path, daemon_env):
     opted = flake8_unique(tree)
     assert opted == flake8_unique(plain) and any("WC304" in line for line in opted), opted
     status = _warplint(env, tree, "daemon", "status")
-    assert " 4 runs answered, 1 indexes built" in status.stdout, status.stdout
+    assert " 4 runs answered, 1 index built" in status.stdout, status.stdout
 
 
 def test_a_daemon_that_died_is_replaced(tmp_path, daemon_env):
@@ -263,7 +263,7 @@ def test_the_daemon_imports_nothing_from_the_project(tmp_path, daemon_env):
     run = warplint("-v", "--cache-dir", str(tmp_path / "c"))
     assert "starting a daemon" in run.stderr and "no daemon" not in run.stderr, run.stderr
     # the console script's interpreter (`python3`) and this one (`python`) of one venv share the daemon
-    assert "1 runs answered" in _warplint(env, str(tmp_path), "daemon", "status", tree).stdout
+    assert "1 run answered" in _warplint(env, str(tmp_path), "daemon", "status", tree).stdout
     assert _findings(run, report) == _findings(warplint("--no-cache"), report)
 
 

@@ -514,8 +514,9 @@ def daemon_command(argv: Sequence[str], out: TextIO) -> int:
     if found is None:
         out.write(f"no daemon runs for {shown_path(root)}\n")
         return EXIT_FINDINGS
-    out.write(f"daemon of {shown_path(root)}: pid {found['pid']}, {found['runs']} runs answered, "
-              f"{found['sessions_started']} indexes built, idle {found['idle_s']:.0f} s\n")
+    runs, built = found["runs"], found["sessions_started"]
+    out.write(f"daemon of {shown_path(root)}: pid {found['pid']}, {runs} run{'s' * (runs != 1)} answered, "
+              f"{built} {'index' if built == 1 else 'indexes'} built, idle {found['idle_s']:.0f} s\n")
     return EXIT_CLEAN
 
 

@@ -393,7 +393,6 @@ class ModelCache:
         if self._loaded:
             return
         self._loaded = True
-
         self._read_shards(range(MODEL_SHARDS))
 
     def flush(self) -> None:

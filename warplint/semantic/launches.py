@@ -430,34 +430,35 @@ class IdentityFacts(Layer):
         """Whether a statement of ``scope`` that launches or loads a Warp module (an event of ``launch_timeline``)
         runs before the one at ``ctx``: its calls that run later are not followed (a kernel is mostly made before
         its scope's launches, and a timeline follows every call of the scope into the project)."""
-        direct = {id(ln.call) for ln in self._launches_by_scope(file).get(scope, ())}
-        for call in self.bindings.calls_in(file, scope):
-            if not call.ctx.precedes(ctx):
-                continue
-            if id(call) in direct:
-                return True
-            if is_warp(call.callee, *LOAD_CALLS):
-                if self.modules_loaded_by(file, call):
-                    return True
-            elif not self.bindings.is_warp_api(call.callee) and self.modules_launched_at(file, call):
-                return True
-        return False
+        direct = self._launched_by_call(file, scope)
+        return any(self._modules_at(file, call, direct) for call in self.bindings.calls_in(file, scope)
+                   if call.ctx.precedes(ctx))
 
     def _launch_timeline(self, file: FileModel, scope: str) -> list[tuple[int, str, Call]]:
+        direct = self._launched_by_call(file, scope)
+        events = [(call.ctx.order, m, call) for call in self.bindings.calls_in(file, scope)
+                  for m in self._modules_at(file, call, direct)]
+        events.sort(key=lambda e: e[0])
+        return events
+
+    def _launched_by_call(self, file: FileModel, scope: str) -> dict[int, list[str]]:
+        """id of each launch call written in ``scope`` -> the modules it launches, each once."""
         direct: dict[int, list[str]] = {}
         for ln in self._launches_by_scope(file).get(scope, ()):
             if ln.module not in direct.get(id(ln.call), ()):
                 direct.setdefault(id(ln.call), []).append(ln.module)
-        events: list[tuple[int, str, Call]] = []
-        for call in self.bindings.calls_in(file, scope):
-            if id(call) in direct:
-                events.extend((call.ctx.order, m, call) for m in direct[id(call)])
-            elif is_warp(call.callee, *LOAD_CALLS):
-                events.extend((call.ctx.order, m, call) for m in self.modules_loaded_by(file, call))
-            elif not self.bindings.is_warp_api(call.callee):
-                events.extend((call.ctx.order, m, call) for m in self.modules_launched_at(file, call))
-        events.sort(key=lambda e: e[0])
-        return events
+        return direct
+
+    def _modules_at(self, file: FileModel, call: Call, direct: dict[int, list[str]]) -> list[str]:
+        """The modules a statement's call launches or loads (a timeline's events of it): its own launches
+        (``direct``), a load's modules, or what a call of a project function launches with its arguments."""
+        if id(call) in direct:
+            return direct[id(call)]
+        if is_warp(call.callee, *LOAD_CALLS):
+            return self.modules_loaded_by(file, call)
+        if not self.bindings.is_warp_api(call.callee):
+            return self.modules_launched_at(file, call)
+        return []
 
     def _launches_by_scope(self, file: FileModel) -> dict[str, list[Launch]]:
         """The launches of ``file`` (``launches``) by the scope they are written in, in their order: a timeline is

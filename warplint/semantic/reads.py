@@ -106,6 +106,21 @@ class Reads(list):
 KERNEL_LIST = "kernel list"
 
 
+class DerivedKernels:
+    """Whether a kernel list holds a kernel a project derived (``Kernel.derived``), answered once per list object and
+    length: a list is read again and again (every kernel reference into it), a project adds derived kernels by
+    appending and removes them by making a new list, and an id is not reused while the list is held here."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[list, int, bool]] = {}  # id(a kernel list) -> (it, its length, derived in it)
+
+    def __call__(self, kernels: list) -> bool:
+        found = self._known.get(id(kernels))
+        if found is None or found[0] is not kernels or found[1] != len(kernels):
+            found = self._known[id(kernels)] = (kernels, len(kernels), any(k.derived for k in kernels))
+        return found[2]
+
+
 class ReadRecorder:
     """The reads of the computations being recorded, innermost last (a recorded computation inside another
     adds its reads to the outer one). ``enabled`` in a session that keeps facts across edits (an editor's); a
@@ -114,7 +129,7 @@ class ReadRecorder:
     def __init__(self, enabled: bool = False) -> None:
         self.enabled = enabled
         self.stack: list[Reads] = []  # the computations being recorded (never another list: wrappers hold it)
-        self._derived: dict[int, tuple[list, int, bool]] = {}  # id(a kernel list) -> (it, its length, derived in it)
+        self._has_derived = DerivedKernels()
 
     @property
     def active(self) -> bool:
@@ -132,14 +147,6 @@ class ReadRecorder:
             else:
                 reads.append((KERNEL_LIST, file))
 
-    def _has_derived(self, kernels: list) -> bool:
-        # a list is read again and again (every kernel reference into it): answered once per list object and
-        # length (a project adds derived kernels by appending, and removes them by making a new list)
-        key = id(kernels)
-        found = self._derived.get(key)
-        if found is None or found[0] is not kernels or found[1] != len(kernels):
-            found = self._derived[key] = (kernels, len(kernels), any(k.derived for k in kernels))
-        return found[2]
 
     def asked(self, method: str, arguments: tuple, answer: Any) -> None:
         if self.stack:
@@ -254,15 +261,7 @@ class ReadsCheck:
         # object asked about was made before this layer and is alive while asked, so no object made since shares its id
         self._answers: dict[tuple, Any] = {}
         self.asked = 0  # questions asked of the binder again (the benchmarks read it)
-        self._derived: dict[int, tuple[list, int, bool]] = {}  # id(a kernel list) -> (it, its length, derived in it)
-
-    def _has_derived(self, kernels: list) -> bool:
-        # each model's list is read by many entries: answered once per list object and length (a layer adds derived
-        # kernels by appending; an object's id is not reused while the list is held here)
-        found = self._derived.get(id(kernels))
-        if found is None or found[0] is not kernels or found[1] != len(kernels):
-            found = self._derived[id(kernels)] = (kernels, len(kernels), any(k.derived for k in kernels))
-        return found[2]
+        self._has_derived = DerivedKernels()
 
     @classmethod
     def over(cls, bindings: Any) -> ReadsCheck:

@@ -17,6 +17,7 @@ import pytest
 from warplint.config import Config
 from warplint.engine import Session
 from warplint.semantic.events import OptionForm
+from warplint.semantic.reads import HeldReads
 from warplint.testing import write_tree
 
 FILES = {
@@ -93,14 +94,20 @@ def _described(changes) -> list[tuple]:
     return [(c.module, c.form, c.values, c.span) for c in changes]
 
 
-def _edited(tmp_path, name: str, old: str, new: str, asked: str):
+def _edited(tmp_path, name: str, old: str, new: str, asked: str, unrelated_first: bool = False):
     """The option changes of ``asked`` before and after ``name``'s edit in a kept session, and a fresh
-    session's after it."""
+    session's after it. ``unrelated_first``: an edit of another file comes between, after which the layer takes
+    the changes over and holds what they read across its layers (``HeldReads``): the edit that matters is then
+    found by what it changed, not by checking every read again."""
     root = _tree(tmp_path)
     config = Config(root=root)
     session = Session(config, cache=False, jobs=1)
     session.check_text(os.path.join(root, asked), FILES[asked])
     before = _changes(session, root, asked)
+    if unrelated_first:
+        session.check_text(os.path.join(root, "pkg/other.py"), FILES["pkg/other.py"].replace("COUNT = 1", "COUNT = 3"))
+        assert _described(_changes(session, root, asked)) == _described(before)
+        assert len(session.project().layer.bindings.unrecorded.kept_facts.held)  # held from now on
     edited = FILES[name].replace(old, new)
     assert edited != FILES[name]
     session.check_text(os.path.join(root, name), edited)
@@ -118,41 +125,45 @@ def test_an_unrelated_edit_keeps_a_files_option_changes(tmp_path):
     assert _described(after) == _described(fresh)
 
 
-def test_an_edit_of_a_constant_the_changes_read_through_the_evaluator(tmp_path):
+@pytest.mark.parametrize("unrelated_first", [False, True])
+def test_an_edit_of_a_constant_the_changes_read_through_the_evaluator(tmp_path, unrelated_first):
     before, after, fresh = _edited(tmp_path, "pkg/names.py", 'TARGET = "pkg.first"', 'TARGET = "pkg.second"',
-                                   "pkg/user.py")
+                                   "pkg/user.py", unrelated_first)
     assert [c.module for c in before] == ["pkg.first", "pkg.first"]
     assert [c.module for c in after] == ["pkg.second", "pkg.first"]
     assert _described(after) == _described(fresh)
 
 
-def test_an_edit_of_a_helpers_module_name_default(tmp_path):
+@pytest.mark.parametrize("unrelated_first", [False, True])
+def test_an_edit_of_a_helpers_module_name_default(tmp_path, unrelated_first):
     before, after, fresh = _edited(tmp_path, "pkg/names.py", 'def target(module="pkg.first")',
-                                   'def target(module="pkg.second")', "pkg/user.py")
+                                   'def target(module="pkg.second")', "pkg/user.py", unrelated_first)
     assert [c.module for c in before] == ["pkg.first", "pkg.first"]
     assert [c.module for c in after] == ["pkg.first", "pkg.second"]
     assert _described(after) == _described(fresh)
 
 
-def test_a_decorator_that_starts_making_kernels_in_another_file(tmp_path):
+@pytest.mark.parametrize("unrelated_first", [False, True])
+def test_a_decorator_that_starts_making_kernels_in_another_file(tmp_path, unrelated_first):
     # decorated.py's own records do not change, but the project now adds a derived kernel to its model whose
     # module_options= is one more change
     before, after, fresh = _edited(tmp_path, "pkg/decorators.py", "return fn",
                                    'return wp.kernel(fn, module_options={"enable_backward": True})',
-                                   "pkg/decorated.py")
+                                   "pkg/decorated.py", unrelated_first)
     assert [c.form for c in before] == [OptionForm.SET_MODULE_OPTIONS]
     assert [c.form for c in after] == [OptionForm.SET_MODULE_OPTIONS, OptionForm.KERNEL]
     assert _described(after) == _described(fresh)
 
 
-def test_a_decorator_that_stops_making_kernels_in_another_file(tmp_path):
+@pytest.mark.parametrize("unrelated_first", [False, True])
+def test_a_decorator_that_stops_making_kernels_in_another_file(tmp_path, unrelated_first):
     root_files = dict(FILES)
     FILES["pkg/decorators.py"] = root_files["pkg/decorators.py"].replace(
         "return fn", 'return wp.kernel(fn, module_options={"enable_backward": True})')
     try:
         before, after, fresh = _edited(tmp_path, "pkg/decorators.py",
                                        'return wp.kernel(fn, module_options={"enable_backward": True})',
-                                       "return fn", "pkg/decorated.py")
+                                       "return fn", "pkg/decorated.py", unrelated_first)
     finally:
         FILES.update(root_files)
     assert [c.form for c in before] == [OptionForm.SET_MODULE_OPTIONS, OptionForm.KERNEL]
@@ -160,9 +171,10 @@ def test_a_decorator_that_stops_making_kernels_in_another_file(tmp_path):
     assert _described(after) == _described(fresh)
 
 
-def test_an_edit_of_the_file_itself(tmp_path):
+@pytest.mark.parametrize("unrelated_first", [False, True])
+def test_an_edit_of_the_file_itself(tmp_path, unrelated_first):
     before, after, fresh = _edited(tmp_path, "pkg/plain.py", '{"enable_backward": False}', '{"fast_math": True}',
-                                   "pkg/plain.py")
+                                   "pkg/plain.py", unrelated_first)
     assert after is not before
     assert [c.values for c in after] == [{"fast_math": True}]
     assert _described(after) == _described(fresh)
@@ -313,14 +325,18 @@ def _own_launches(layer, model):
     return layer.launches(model)
 
 
-def _launches_edited(tmp_path, name: str, old: str, new: str, asked: str, fact=_own_launches):
+def _launches_edited(tmp_path, name: str, old: str, new: str, asked: str, fact=_own_launches,
+                     unrelated_first: bool = False):
     """The launches of ``asked`` (``fact``) before and after ``name``'s edit in a kept session, and a fresh
     session's."""
-    return _fact_edited(tmp_path, LAUNCHING, name, old, new, asked, fact)
+    return _fact_edited(tmp_path, LAUNCHING, name, old, new, asked, fact, unrelated_first)
 
 
-def _fact_edited(tmp_path, files: dict[str, str], name: str, old: str, new: str, asked: str, fact):
-    """``fact(layer, model of asked)`` before and after ``name``'s edit in a kept session, and a fresh session's."""
+def _fact_edited(tmp_path, files: dict[str, str], name: str, old: str, new: str, asked: str, fact,
+                 unrelated_first: bool = False):
+    """``fact(layer, model of asked)`` before and after ``name``'s edit in a kept session, and a fresh session's.
+    ``unrelated_first``: a line added to ``pkg/plain.py`` (which no other file reads) comes between (as in
+    ``_edited``)."""
     root = write_tree(str(tmp_path / "tree"), {**files, "pyproject.toml": "[tool.warplint]\n"})
     config = Config(root=root)
 
@@ -330,6 +346,11 @@ def _fact_edited(tmp_path, files: dict[str, str], name: str, old: str, new: str,
     session = Session(config, cache=False, jobs=1)
     session.check_text(os.path.join(root, asked), files[asked])
     before = asked_of(session)
+    if unrelated_first:
+        assert "pkg/plain.py" not in (name, asked)
+        session.check_text(os.path.join(root, "pkg/plain.py"), f"{files['pkg/plain.py']}\n_UNRELATED = 1\n")
+        assert _taken_over(before, asked_of(session))
+        assert len(session.project().layer.bindings.unrecorded.kept_facts.held)  # held from now on
     edited = files[name].replace(old, new)
     assert edited != files[name]
     session.check_text(os.path.join(root, name), edited)
@@ -357,40 +378,73 @@ def test_an_unrelated_edit_keeps_a_files_launches(tmp_path):
     assert {launch.kernel.name for launch in after} == {"first"}
 
 
-def test_a_kernel_name_bound_in_another_module(tmp_path):
+@pytest.mark.parametrize("unrelated_first", [False, True])
+def test_a_kernel_name_bound_in_another_module(tmp_path, unrelated_first):
     before, after, fresh = _launches_edited(tmp_path, "pkg/choice.py", "KERNEL = first", "KERNEL = second",
-                                            "pkg/user.py")
+                                            "pkg/user.py",
+        unrelated_first=unrelated_first)
     assert not _taken_over(before, after)
     assert "second" not in {launch.kernel.name for launch in before}
     assert "second" in {launch.kernel.name for launch in after}
     assert _launched(after) == _launched(fresh)
 
 
-def test_a_helpers_default_block_dim(tmp_path):
-    before, after, fresh = _launches_edited(tmp_path, "pkg/sizes.py", "n=64", "n=128", "pkg/user.py")
+@pytest.mark.parametrize("unrelated_first", [False, True])
+def test_a_helpers_default_block_dim(tmp_path, unrelated_first):
+    before, after, fresh = _launches_edited(tmp_path, "pkg/sizes.py", "n=64", "n=128", "pkg/user.py",
+        unrelated_first=unrelated_first)
     assert not _taken_over(before, after)
     assert ["64"] in [sizes for *_, sizes in _launched(before)]
     assert ["128"] in [sizes for *_, sizes in _launched(after)]
     assert _launched(after) == _launched(fresh)
 
 
-def test_a_new_caller_of_a_wrapper_whose_parameter_the_launch_reads(tmp_path):
+@pytest.mark.parametrize("unrelated_first", [False, True])
+def test_a_new_caller_of_a_wrapper_whose_parameter_the_launch_reads(tmp_path, unrelated_first):
     before, after, fresh = _launches_edited(
         tmp_path, "pkg/other.py", "COUNT = 1", "COUNT = 1\n\n\ndef go(x):\n    from pkg.user import run\n\n"
-        "    run(kernels.second, x)\n", "pkg/user.py")
+        "    run(kernels.second, x)\n", "pkg/user.py",
+        unrelated_first=unrelated_first)
     assert not _taken_over(before, after)
     assert "second" not in {launch.kernel.name for launch in before}
     assert "second" in {launch.kernel.name for launch in after}
     assert _launched(after) == _launched(fresh)
 
 
-def test_a_decorator_that_starts_making_launched_kernels(tmp_path):
+@pytest.mark.parametrize("unrelated_first", [False, True])
+def test_a_decorator_that_starts_making_launched_kernels(tmp_path, unrelated_first):
     before, after, fresh = _launches_edited(tmp_path, "pkg/decorators.py", "return fn", "return wp.kernel(fn)",
-                                            "pkg/user.py")
+                                            "pkg/user.py",
+        unrelated_first=unrelated_first)
     assert not _taken_over(before, after)
     assert "scale" not in {launch.kernel.name for launch in before}
     assert "scale" in {launch.kernel.name for launch in after}
     assert _launched(after) == _launched(fresh)
+
+
+def test_the_entries_held_across_layers_are_those_the_kept_facts_hold(tmp_path, monkeypatch):
+    """An entry stays held until what it read changes, though the fact that held it was computed again; the entries
+    no kept fact holds any more are forgotten (swept, here whenever more are held than after the last sweep) and
+    the facts are still taken over."""
+    monkeypatch.setattr(HeldReads, "SWEEP_GROWTH", 1)
+    monkeypatch.setattr(HeldReads, "SWEEP_AFTER", 0)
+    root = write_tree(str(tmp_path / "tree"), {**LAUNCHING, "pyproject.toml": "[tool.warplint]\n"})
+    session = Session(Config(root=root), cache=False, jobs=1)
+    user = os.path.join(root, "pkg/user.py")
+    session.check_text(user, LAUNCHING["pkg/user.py"])
+    before = _through_callers(session.project().layer, session.models[user])
+    for step, name in enumerate(["pkg/plain.py", "pkg/early.py"] * 3):
+        session.check_text(os.path.join(root, name), f"{LAUNCHING[name]}\n_EDITED = {step}\n")
+        layer = session.project().layer
+        assert _taken_over(before, _through_callers(layer, session.models[user]))
+        for model in session.models.values():
+            layer.launches_through_callers(model)
+        kept_facts = layer.bindings.unrecorded.kept_facts
+        kept_facts.check_in(layer.bindings.unrecorded)  # as the next layer does: what this one left unheld swept
+        held = kept_facts.held
+        assert len(held)
+        reachable = {id(r) for fact in kept_facts._facts.values() for r in fact[2].graph()}
+        assert set(held._held) <= reachable, f"step {step}"
 
 
 def test_an_edit_keeps_the_launches_of_a_file_that_read_nothing_of_it(tmp_path):
@@ -417,9 +471,11 @@ def test_an_unrelated_edit_keeps_the_kernels_a_files_launches_can_launch(tmp_pat
     assert ["first"] in [names for _, names in _named(after)]
 
 
-def test_the_kernels_a_launch_can_launch_follow_a_name_bound_in_another_module(tmp_path):
+@pytest.mark.parametrize("unrelated_first", [False, True])
+def test_the_kernels_a_launch_can_launch_follow_a_name_bound_in_another_module(tmp_path, unrelated_first):
     before, after, fresh = _launches_edited(tmp_path, "pkg/choice.py", "KERNEL = first", "KERNEL = second",
-                                            "pkg/user.py", _kernels_launched)
+                                            "pkg/user.py", _kernels_launched,
+        unrelated_first=unrelated_first)
     assert after is not before
     assert "second" not in {name for _, names in _named(before) for name in names}
     assert "second" in {name for _, names in _named(after) for name in names}
@@ -437,11 +493,13 @@ def test_an_unrelated_edit_keeps_a_files_launches_through_its_wrappers_callers(t
     assert _launched(after) == _launched(fresh)
 
 
-def test_a_new_caller_of_a_wrapper_adds_a_launch_through_it(tmp_path):
+@pytest.mark.parametrize("unrelated_first", [False, True])
+def test_a_new_caller_of_a_wrapper_adds_a_launch_through_it(tmp_path, unrelated_first):
     # `run`'s launch is expanded at each call of `run`: a new call in another file is one more launch
     before, after, fresh = _launches_edited(
         tmp_path, "pkg/other.py", "COUNT = 1", "COUNT = 1\n\n\ndef go(x):\n    from pkg.user import run\n\n"
-        "    run(kernels.second, x)\n", "pkg/user.py", _through_callers)
+        "    run(kernels.second, x)\n", "pkg/user.py", _through_callers,
+        unrelated_first=unrelated_first)
     assert not _taken_over(before, after)
 
     def sites(launches) -> list[tuple]:

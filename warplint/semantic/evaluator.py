@@ -27,7 +27,7 @@ from . import file_facts
 from .bindings import GETTER_DESCRIPTORS, is_getter, read_off_parameter
 from .budget import Budget
 from .context import asv_parameter, is_test_file
-from .reads import Reads, ReadsCheck, RecordedBindings
+from .reads import LastingCheck, Reads, ReadsCheck, RecordedBindings
 from .statement_order import always_before, binds_whenever_run, constructor_before, may_run_between, runs_whenever
 from .values import (
     FIELD_REPLACERS,
@@ -148,7 +148,7 @@ class Evaluator:
         self._keyword_dicts: set[int] = set()  # ids of the `**kwargs` dicts _star_literal made (never mutated)
 
     # ------------------------------------------------------------------ entry points
-    def kept(self, family: str, file: FileModel, compute: Callable[[], T], check: ReadsCheck,
+    def kept(self, family: str, file: FileModel, compute: Callable[[], T], check: ReadsCheck | LastingCheck,
              part: Hashable = None) -> T:
         """``compute()``, a fact of ``file``, with what it reads recorded: a later project over the same model takes
         it over while those reads hold in it (``check``, reads.py) instead of computing it again. Computed apart

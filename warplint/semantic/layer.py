@@ -19,7 +19,7 @@ from warplint.model import FileModel
 
 from .bindings import Bindings
 from .evaluator import Evaluator
-from .reads import ReadsCheck
+from .reads import LastingCheck
 
 T = TypeVar("T")
 
@@ -31,7 +31,7 @@ class Layer:
         self.memo: dict[Hashable, Any] = {}  # derived facts, once per project (keyed by the asker)
         self._unrecorded = bindings
         self._kept: dict[tuple[str, int, Hashable], Any] = {}  # (family, id(file), part) -> a fact kept or computed
-        self._check: ReadsCheck | None = None
+        self._check: LastingCheck | None = None
 
     def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()`` once per project: for facts derived from the whole project and asked for again and
@@ -47,7 +47,7 @@ class Layer:
         the file (a kernel of it: an object of the model, alive as long as the model is, so its id names it)."""
         def computed() -> T:
             if self._check is None:
-                self._check = ReadsCheck.over(self._unrecorded)
+                self._check = self._unrecorded.kept_facts.check_in(self._unrecorded)
             return self.evaluator.kept(family, file, lambda: compute(self), self._check, part)
 
         return self.evaluator.budget.cached(self._kept, (family, id(file), part), computed)

@@ -730,3 +730,96 @@ def test_a_new_argument_of_a_factory_makes_its_kernels_variants_again(tmp_path):
                                         "first = make(1.0)\nsecond = make(2.0)", "pkg/factory.py", _variants)
     assert after is not before and after == fresh
     assert not before.varying and after.varying == {("make", "scale")}  # a second value: two contents
+
+
+# Each launch's argument types and devices (``arg_types.launch_argument_types``, ``builds.launch_devices``): facts of
+# the launch's file, of its call and site, kept while what they read holds.
+ARGUMENTS = {
+    "pkg/__init__.py": "",
+    "pkg/arrays.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+        DEVICE = "cuda:0"
+
+
+        def make(n):
+            return wp.zeros(n, dtype=wp.float32)
+        """
+    ),
+    "pkg/user.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+        from pkg.arrays import DEVICE, make
+
+
+        @wp.kernel
+        def scale(x: wp.array(dtype=wp.float32)):
+            x[wp.tid()] = x[wp.tid()] * 2.0
+
+
+        def main():
+            x = make(4)
+            wp.launch(scale, dim=4, inputs=[x], device=DEVICE)
+        """
+    ),
+    "pkg/other.py": "import warp as wp\n\nCOUNT = 1\n",
+}
+
+
+def _launch_facts(layer, model) -> list[tuple]:
+    from warplint.semantic.arg_types import launch_argument_types
+    from warplint.semantic.builds import launch_devices
+
+    return [(launch_argument_types(layer, launch), launch_devices(layer, launch)) for launch in layer.launches(model)]
+
+
+def _argument_facts_edited(tmp_path, name: str, old: str, new: str):
+    return _fact_edited(tmp_path, ARGUMENTS, name, old, new, "pkg/user.py", _launch_facts)
+
+
+def _shown(facts: list[tuple]) -> list[tuple]:
+    return [([sorted(t.names) for t in types or ()], sorted(d.name for d in devices)) for types, devices in facts]
+
+
+def test_an_unrelated_edit_keeps_a_launchs_argument_types_and_devices(tmp_path):
+    before, after, fresh = _argument_facts_edited(tmp_path, "pkg/other.py", "COUNT = 1", "COUNT = 2")
+    assert len(after) == 1
+    assert after[0][0] is before[0][0] and after[0][1] is before[0][1]  # taken over, not computed again
+    assert _shown(after) == _shown(fresh) == [([["array[warp.float32]"]], ["CUDA"])]
+
+
+def test_an_edit_of_the_array_a_launch_passes(tmp_path):
+    before, after, fresh = _argument_facts_edited(tmp_path, "pkg/arrays.py", "dtype=wp.float32", "dtype=wp.float64")
+    assert _shown(before) == [([["array[warp.float32]"]], ["CUDA"])]
+    assert _shown(after) == _shown(fresh) == [([["array[warp.float64]"]], ["CUDA"])]
+
+
+def test_an_edit_of_the_device_a_launch_names(tmp_path):
+    before, after, fresh = _argument_facts_edited(tmp_path, "pkg/arrays.py", '"cuda:0"', '"cpu"')
+    assert _shown(after) == _shown(fresh) == [([["array[warp.float32]"]], ["CPU"])]
+    assert after[0][1] is not before[0][1]
+
+
+def test_a_fact_of_objects_no_layer_asks_for_is_forgotten(tmp_path):
+    """A launch's facts are kept with the objects they are of; once no layer asked for them in ``UNUSED_LAYERS``
+    layers (their launch made again since, in a real session) they are forgotten, not kept for ever."""
+    root = write_tree(str(tmp_path / "tree"), {**ARGUMENTS, "pyproject.toml": "[tool.warplint]\n"})
+    session = Session(Config(root=root), cache=False, jobs=1)
+    user = os.path.join(root, "pkg/user.py")
+    session.check_text(user, ARGUMENTS["pkg/user.py"])
+    _launch_facts(session.project().layer, session.models[user])
+    kept_facts = session.project().layer.bindings.unrecorded.kept_facts
+
+    def families() -> set[str]:
+        return {family for family, _, _ in kept_facts._facts}
+
+    assert {"launch argument types", "launch devices"} <= families()
+    session.enabled = frozenset()  # the layers below ask for nothing: no rule runs
+    other = os.path.join(root, "pkg/other.py")
+    for step in range(kept_facts.UNUSED_LAYERS + 1):
+        session.check_text(other, f"{ARGUMENTS['pkg/other.py']}\n_EDITED = {step}\n")
+        session.project()
+    assert not {"launch argument types", "launch devices"} & families()
+    assert "launches" in families()  # (a file's own facts stay while their model does)

@@ -8,6 +8,7 @@ preload that builds only variants no launch of its module uses is a build the la
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
 from warplint.model import Call, Context, FileModel, Kernel
 from warplint.names import is_warp
@@ -22,8 +23,11 @@ from .values import Const, ValueSet, several_in_one_process
 
 
 def launch_devices(facts: IdentityFacts, launch: Launch) -> frozenset[Device]:
-    return facts.cached(("launch devices", id(launch.call), id(launch.site)),
-                          lambda: call_devices(facts, launch.file, launch.call, launch.site))
+    """The devices a launch can run on: a fact of the launch's file kept across an edit (``Layer.kept``), of its
+    call and site."""
+    return facts.kept("launch devices", launch.file,
+                      lambda recorded: call_devices(cast("IdentityFacts", recorded), launch.file, launch.call,
+                                                    launch.site), (launch.call, launch.site))
 
 
 def can_run_on_cuda(facts: IdentityFacts, launch: Launch) -> bool:

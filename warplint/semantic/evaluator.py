@@ -16,7 +16,7 @@ parameter), so all rules see the same answer for the same question.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -149,7 +149,7 @@ class Evaluator:
 
     # ------------------------------------------------------------------ entry points
     def kept(self, family: str, file: FileModel, compute: Callable[[], T], check: ReadsCheck | LastingCheck,
-             part: Hashable = None) -> T:
+             part: tuple = ()) -> T:
         """``compute()``, a fact of ``file``, with what it reads recorded: a later project over the same model takes
         it over while those reads hold in it (``check``, reads.py) instead of computing it again. Computed apart
         from the question that asks it (a fact is the same whoever asks). In a session that records nothing,

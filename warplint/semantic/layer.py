@@ -30,7 +30,7 @@ class Layer:
         self.evaluator = evaluator
         self.memo: dict[Hashable, Any] = {}  # derived facts, once per project (keyed by the asker)
         self._unrecorded = bindings
-        self._kept: dict[tuple[str, int, Hashable], Any] = {}  # (family, id(file), part) -> a fact kept or computed
+        self._kept: dict[tuple[str, int, tuple[int, ...]], Any] = {}  # (family, id(file), ids of part) -> a fact
         self._check: LastingCheck | None = None
 
     def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
@@ -39,15 +39,16 @@ class Layer:
         the fact is the same whoever asks."""
         return self.evaluator.budget.cached(self.memo, key, compute)
 
-    def kept(self, family: str, file: FileModel, compute: Callable[[Layer], T], part: Hashable = None) -> T:
+    def kept(self, family: str, file: FileModel, compute: Callable[[Layer], T], part: tuple = ()) -> T:
         """``compute(self)``, a fact of ``file``, once per project (as ``cached``) with what it reads recorded:
         the session's next layer over the same model takes it over while those reads hold (reads.py), instead of
         computing it again. ``compute`` must read the project only through this layer (its binder, evaluator
-        and memos), and not change what it returns afterwards. ``part`` names one of several facts of the family in
-        the file (a kernel of it: an object of the model, alive as long as the model is, so its id names it)."""
+        and memos), and not change what it returns afterwards. ``part``: the objects the fact is of, when the file
+        has several facts of the family (a kernel of it; a launch's call, site and kernel): a later layer takes the
+        fact over only for the same objects (held by the fact kept, so their ids stay theirs)."""
         def computed() -> T:
             if self._check is None:
                 self._check = self._unrecorded.kept_facts.check_in(self._unrecorded)
             return self.evaluator.kept(family, file, lambda: compute(self), self._check, part)
 
-        return self.evaluator.budget.cached(self._kept, (family, id(file), part), computed)
+        return self.evaluator.budget.cached(self._kept, (family, id(file), tuple(map(id, part))), computed)

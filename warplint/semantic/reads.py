@@ -35,7 +35,7 @@ changes.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -479,10 +479,15 @@ class KeptFacts:
     handed to each): a layer takes one over when its file is the same model object and its reads hold
     (``ReadsCheck``, or across layers ``HeldReads``)."""
 
+    UNUSED_LAYERS = 4  # a fact of objects (``part``) no layer asked for in this many layers is forgotten
+
     def __init__(self) -> None:
-        self._facts: dict[tuple[str, str, Hashable], tuple[FileModel, Any, Reads]] = {}  # (family, path, part) -> fact
+        # (family, path, ids of the part's objects) -> (the model, the fact, its reads, the part's objects)
+        self._facts: dict[tuple[str, str, tuple[int, ...]], tuple[FileModel, Any, Reads, tuple]] = {}
         self._paths: frozenset[str] = frozenset()  # the files indexed (their module names are their paths')
         self.held = HeldReads()
+        self._layers = 0  # layers built over these facts
+        self._used: dict[tuple[str, str, tuple[int, ...]], int] = {}  # a fact of objects -> the last layer that read it
         self.taken_over = 0  # how many facts layers took over (the tests and the benchmarks read it)
         self.taken_over_of: dict[str, int] = {}  # the same, by family
         self.computed = 0  # how many recorded facts layers computed
@@ -493,38 +498,53 @@ class KeptFacts:
         return self.held.advance(bindings.by_path, ask_again(bindings),
                                  lambda: (fact[2] for fact in self._facts.values()))
 
-    def get(self, family: str, file: FileModel, check: ReadsCheck | LastingCheck, part: Hashable = None
+    def get(self, family: str, file: FileModel, check: ReadsCheck | LastingCheck, part: tuple = ()
             ) -> tuple[Any, Reads] | None:
-        """The fact ``family`` of ``file`` (of its ``part``: a kernel, ...) kept from an earlier layer, if it still
-        holds in the one ``check`` checks against."""
-        key = (family, file.path, part)
+        """The fact ``family`` of ``file`` (of the objects ``part``: a kernel of it, a launch's call and site, ...)
+        kept from an earlier layer, if it is of the same objects and still holds in the one ``check`` checks
+        against."""
+        key = (family, file.path, tuple(map(id, part)))
         entry = self._facts.get(key)
         if entry is None:
             return None
-        if entry[0] is not file or not check.holds(entry[2]):
+        if (entry[0] is not file or any(a is not b for a, b in zip(entry[3], part, strict=True))
+                or not check.holds(entry[2])):
             del self._facts[key]  # never to hold again: forgotten, it keeps no replaced model alive
             return None
+        if part:
+            self._used[key] = self._layers
         self.taken_over += 1
         self.taken_over_of[family] = self.taken_over_of.get(family, 0) + 1
         return entry[1], entry[2]
 
-    def put(self, family: str, file: FileModel, value: Any, reads: Reads, part: Hashable = None) -> None:
+    def put(self, family: str, file: FileModel, value: Any, reads: Reads, part: tuple = ()) -> None:
         self.computed += 1
+        key = (family, file.path, tuple(map(id, part)))
         if reads.everything:
-            self._facts.pop((family, file.path, part), None)
+            self._facts.pop(key, None)
         else:
-            self._facts[(family, file.path, part)] = (file, value, reads)
+            self._facts[key] = (file, value, reads, part)  # (the part's objects held: their ids stay theirs)
+            if part:
+                self._used[key] = self._layers
 
     def keep_only(self, files: Iterable[FileModel]) -> None:
-        """Forget the facts of models no longer indexed (replaced by an edit, or removed); every fact when the
-        set of files changed (a name's module, an import's target, may then be another file)."""
+        """Forget the facts of models no longer indexed (replaced by an edit, or removed), and the facts of objects
+        no layer asked for lately (objects of an earlier layer's facts, made again since); every fact when the set
+        of files changed (a name's module, an import's target, may then be another file)."""
+        self._layers += 1
         current = {f.path: f for f in files if f.error is None}
         paths = frozenset(current)
         if paths != self._paths:
             self._facts.clear()
+            self._used.clear()
             self._paths = paths
-        for key in [k for k, (file, _, _) in self._facts.items() if current.get(k[1]) is not file]:
+        for key in [k for k, (file, *_) in self._facts.items() if current.get(k[1]) is not file]:
             del self._facts[key]
+        oldest = self._layers - self.UNUSED_LAYERS
+        unused = [k for k, layer in self._used.items() if layer < oldest or k not in self._facts]
+        for key in unused:
+            del self._used[key]
+            self._facts.pop(key, None)
 
 
 class RecordedBindings:

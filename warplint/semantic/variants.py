@@ -63,7 +63,7 @@ def kernel_variants(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> Va
     if kernel.derived:
         return facts.cached(("kernel_variants", id(kernel)), lambda: _kernel_variants(facts, file, kernel))
     return facts.kept("kernel variants", file,
-                      lambda recorded: _kernel_variants(cast("IdentityFacts", recorded), file, kernel), id(kernel))
+                      lambda recorded: _kernel_variants(cast("IdentityFacts", recorded), file, kernel), (kernel,))
 
 
 def _kernel_variants(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> Variants | None:

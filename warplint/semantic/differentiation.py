@@ -26,6 +26,7 @@ from warplint.names import is_warp
 from .collect import config_assignments
 from .context import CodeContext
 from .events import OptionForm
+from .file_facts import imported_names
 from .launches import UNIQUE, IdentityFacts
 from .module_options import option_changes, shared_option_changes
 
@@ -553,16 +554,13 @@ def _import_graph(facts: IdentityFacts) -> dict[str, tuple[FileModel, ...]]:
     def compute() -> dict[str, tuple[FileModel, ...]]:
         graph: dict[str, tuple[FileModel, ...]] = {}
         modules = facts.bindings.by_module  # read whole (every file's imports ask it): one read, not one per name
+        file_facts = facts.bindings.file_facts
         for file in facts.bindings.files:
             found: dict[str, FileModel] = {c.path: c for c in facts.imported_first_by_runner(file)}
-            for imp in file.imports:
-                parts = imp.module.split(".")
-                names = [imp.module, *(f"{imp.module}.{name}" for name, _ in imp.names),
-                         *(".".join(parts[:i]) for i in range(1, len(parts)))]
-                for name in names:
-                    module = modules.get(name)
-                    if module is not None:
-                        found.setdefault(module.path, module)
+            for name in file_facts.cached(file, imported_names):  # (each file's own: kept while its model is)
+                module = modules.get(name)
+                if module is not None:
+                    found.setdefault(module.path, module)
             found.pop(file.path, None)
             graph[file.path] = tuple(found.values())
         return graph

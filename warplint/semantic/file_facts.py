@@ -177,6 +177,18 @@ def _attribute_reads(value: Value | None) -> Iterable[Value]:
 # file is parsed (a worker of a cold run) and read back with the model from the cache, instead of by every run over
 # every file. Only tables of the records a model keeps unpickled (a call's callee and context, an assignment's
 # target): a table holding values of a record's stored fields would pickle them a second time, apart from the record.
+def imported_names(file: FileModel) -> tuple[str, ...]:
+    """Every module name the file's imports run, each once in the order first named: ``import a.b.c`` runs ``a``,
+    ``a.b`` and ``a.b.c``; ``from a import b`` runs ``a`` and, when ``b`` is a submodule, ``a.b``."""
+    names: dict[str, None] = {}
+    for imp in file.imports:
+        parts = imp.module.split(".")
+        names[imp.module] = None
+        names.update((f"{imp.module}.{name}", None) for name, _ in imp.names)
+        names.update((".".join(parts[:i]), None) for i in range(1, len(parts)))
+    return tuple(names)
+
+
 MADE_AT_EXTRACTION: tuple[Callable[[FileModel], Any], ...] = (call_tables, assignment_tables)
 
 

@@ -8,9 +8,10 @@ assignment to FILE (relative to ROOT) ``--edits`` times, each a new text, and ti
 (process CPU). ``--as-server`` checks as the language server does (lsp.py): the cyclic collector off during the
 check, the index the edit replaced freed after it, and 0.3 s between edits (the debounce), and also prints the
 wall seconds of each check and of the free. ``--reads`` also prints, per edit, what re-checking the kept facts'
-reads cost (``ReadsCheck.holds``: seconds, entries asked about, entries that failed) and the binder's questions
-asked again (the costliest kinds: count and seconds). Prints one line per edit and ``median: SECONDS`` last. Compare
-versions by putting each on ``PYTHONPATH`` in turn, alternated: the machine's noise is larger than most changes.
+reads cost (``HeldReads.advance``, the checks of the facts taken over, the entries held and dropped) and the
+binder's questions asked again (the costliest kinds: count and seconds). Prints one line per edit and
+``median: SECONDS`` last. Compare versions by putting each on ``PYTHONPATH`` in turn, alternated: the machine's noise
+is larger than most changes.
 """
 
 from __future__ import annotations
@@ -68,27 +69,44 @@ def main() -> None:
 
 
 class _ReadsProbe:
-    """Times ``ReadsCheck.holds`` (the outermost calls) and the questions it asks the binder again, per edit."""
+    """Times what checking the kept facts' reads costs per edit: ``HeldReads.advance`` (the entries an edit can change
+    dropped, every question kept asked again), ``HeldReads.holds`` (entries not held yet checked whole) and
+    ``ReadsCheck.holds`` (the kernel phase's own check), with the questions asked of the binder again."""
 
     def __init__(self) -> None:
         from warplint.semantic import reads
 
-        self.seconds = 0.0
-        self.entries = self.failed = 0
+        self.seconds: dict[str, float] = collections.defaultdict(float)
+        self.entries = self.failed = self.dropped = self.held = 0
         self.asked: collections.Counter[str] = collections.Counter()
         self.asked_seconds: dict[str, float] = collections.defaultdict(float)
-        holds, init = reads.ReadsCheck.holds, reads.ReadsCheck.__init__
         probe = self
 
-        def timed_holds(check: Any, entry: Any) -> bool:
-            start = time.perf_counter()
-            held = holds(check, entry)
-            probe.seconds += time.perf_counter() - start
-            probe.entries += 1
-            probe.failed += not held
-            return held
+        def timed(owner: Any, name: str, label: str, counts: bool = False) -> None:
+            method = getattr(owner, name)
 
-        def timed_init(check: Any, by_path: Any, ask: Any) -> None:
+            def run(*arguments: Any) -> Any:
+                start = time.perf_counter()
+                answer = method(*arguments)
+                probe.seconds[label] += time.perf_counter() - start
+                if counts:
+                    probe.entries += 1
+                    probe.failed += not answer
+                return answer
+
+            setattr(owner, name, run)
+
+        def timed_advance(held: Any, *arguments: Any) -> Any:
+            start = time.perf_counter()
+            check = advance(held, *arguments)
+            probe.seconds["advance"] += time.perf_counter() - start
+            probe.dropped += held.dropped
+            probe.held = len(held)
+            return check
+
+        def timed_ask_again(bindings: Any) -> Any:
+            ask = ask_again(bindings)
+
             def timed_ask(method: str, arguments: tuple, keywords: tuple) -> Any:
                 start = time.perf_counter()
                 try:
@@ -97,17 +115,23 @@ class _ReadsProbe:
                     probe.asked[method] += 1
                     probe.asked_seconds[method] += time.perf_counter() - start
 
-            init(check, by_path, timed_ask)
+            return timed_ask
 
-        reads.ReadsCheck.holds = timed_holds  # type: ignore[method-assign,assignment]
-        reads.ReadsCheck.__init__ = timed_init  # type: ignore[method-assign,assignment]
+        advance, ask_again = reads.HeldReads.advance, reads.ask_again
+        reads.HeldReads.advance = timed_advance  # type: ignore[method-assign,assignment]
+        reads.ask_again = timed_ask_again
+        timed(reads.HeldReads, "holds", "held check", counts=True)
+        timed(reads.ReadsCheck, "holds", "kernel phase check", counts=True)
 
     def report(self) -> None:
         costliest = sorted(self.asked_seconds.items(), key=lambda item: -item[1])[:6]
         kinds = ", ".join(f"{method} {self.asked[method]} ({seconds:.3f} s)" for method, seconds in costliest)
-        print(f"  reads: {self.seconds:.3f} s over {self.entries} entries ({self.failed} failed); asked again "
-              f"{sum(self.asked.values())} ({sum(self.asked_seconds.values()):.3f} s): {kinds}", flush=True)
-        self.seconds, self.entries, self.failed = 0.0, 0, 0
+        parts = ", ".join(f"{label} {seconds:.3f} s" for label, seconds in sorted(self.seconds.items()))
+        print(f"  reads: {parts}; {self.entries} facts checked ({self.failed} failed), {self.held} entries held, "
+              f"{self.dropped} dropped; asked again {sum(self.asked.values())} "
+              f"({sum(self.asked_seconds.values()):.3f} s): {kinds}", flush=True)
+        self.seconds.clear()
+        self.entries = self.failed = self.dropped = 0
         self.asked.clear()
         self.asked_seconds.clear()
 

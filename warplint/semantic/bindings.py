@@ -594,8 +594,8 @@ class Bindings:
             if not common:
                 return found
             calls = file.calls
-            for position in sorted(i for callee, positions in self._calls_by_callee(file).items()
-                                   if callee.rpartition(".")[2] in common for i in positions):  # in source order
+            by_last_part = self.file_facts.cached(file, file_facts.positions_by_last_name)
+            for position in sorted(i for name in common for i in by_last_part[name]):  # in source order
                 call = calls[position]
                 if id(call) in found:
                     continue

@@ -177,6 +177,16 @@ def _attribute_reads(value: Value | None) -> Iterable[Value]:
 # file is parsed (a worker of a cold run) and read back with the model from the cache, instead of by every run over
 # every file. Only tables of the records a model keeps unpickled (a call's callee and context, an assignment's
 # target): a table holding values of a record's stored fields would pickle them a second time, apart from the record.
+def positions_by_last_name(file: FileModel) -> dict[str, array[int]]:
+    """The last part of a callee's name -> the positions of its calls in ``file.calls``, in source order."""
+    found: dict[str, array[int]] = {}
+    for callee, positions in own_table(file, call_tables).by_callee.items():
+        name = callee.rpartition(".")[2]
+        known = found.get(name)
+        found[name] = positions if known is None else array("l", sorted((*known, *positions)))
+    return found
+
+
 def imported_names(file: FileModel) -> tuple[str, ...]:
     """Every module name the file's imports run, each once in the order first named: ``import a.b.c`` runs ``a``,
     ``a.b`` and ``a.b.c``; ``from a import b`` runs ``a`` and, when ``b`` is a submodule, ``a.b``."""

@@ -2,11 +2,13 @@
 (``daemon_server.Sessions``, as the daemon answers it), one file edited before each run, and the seconds each
 rule's per-file ``check`` (over every file) and its ``check_project`` took in it.
 
-    python benchmarks/rule_costs.py ROOT FILE [--edits N] [--cache-dir DIR]
+    python benchmarks/rule_costs.py ROOT FILE [--edits N] [--cache-dir DIR] [--one-file]
 
 FILE is relative to ROOT; it is edited by appending a line (put back at the end). The first run builds the index
-and is not reported. A rule that asks a whole-project fact first pays for it, so the split between rules depends on
-their order; the total is the checks' share of the run.
+and is not reported. ``--one-file``: flake8's run through the daemon instead (``flake8_plugin.check_in_daemon``: the
+edited text's findings alone, every rule), the path the language server's check of the edited file takes too. A
+rule that asks a whole-project fact first pays for it, so the split between rules depends on their order; the total
+is the checks' share of the run.
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ def main() -> int:
     parser.add_argument("file", help="relative to ROOT")
     parser.add_argument("--edits", type=int, default=3)
     parser.add_argument("--cache-dir", help="the cache directory (default: a temporary one)")
+    parser.add_argument("--one-file", action="store_true", help="flake8's run of the edited file through the daemon")
     args = parser.parse_args()
 
     from warplint.cli import main as cli_main
     from warplint.daemon_server import Sessions
+    from warplint.flake8_plugin import check_in_daemon
     from warplint.registry import all_rules
 
     spent: collections.Counter[str] = collections.Counter()
@@ -59,11 +63,15 @@ def main() -> int:
         stamp = time.time_ns()
         try:
             for edit in range(args.edits + 1):
+                text = f"{original}\n_RULE_COSTS = {stamp + edit}\n"
                 with open(path, "w", encoding="utf-8") as fh:
-                    fh.write(f"{original}\n_RULE_COSTS = {stamp + edit}\n")
+                    fh.write(text)
                 spent.clear()
                 start, cpu = time.perf_counter(), time.process_time()
-                cli_main(argv, io.StringIO(), io.StringIO(), sessions=sessions)
+                if args.one_file:
+                    check_in_daemon(os.path.abspath(path), text, frozenset(all_rules()), False, sessions)
+                else:
+                    cli_main(argv, io.StringIO(), io.StringIO(), sessions=sessions)
                 wall, cpu = time.perf_counter() - start, time.process_time() - cpu
                 sessions.after_answer()
                 gc.collect()

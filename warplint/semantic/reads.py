@@ -273,9 +273,18 @@ class ReadsCheck:
         return cls(bindings.by_path, ask_again(bindings))
 
     def holds(self, reads: Reads) -> bool:
-        if reads.everything:
+        found = self.newly_held(reads, self._held)
+        if found is None:
             return False
-        held, failed = self._held, self._failed
+        self._held.update((id(r), r) for r in found)
+        return True
+
+    def newly_held(self, reads: Reads, held: Mapping[int, Reads]) -> list[Reads] | None:
+        """The entries of ``reads``' graph not in ``held`` (by id), each found to hold in this layer; None when one
+        does not (remembered: asked again, it fails at once)."""
+        if reads.everything:
+            return None
+        failed = self._failed
         seen: list[Reads] = []
         stack = [reads]
         marked: set[int] = set()
@@ -286,11 +295,10 @@ class ReadsCheck:
                 continue
             if key in failed or not self._own_reads_hold(current, stack):
                 failed[key] = current
-                return False
+                return None
             marked.add(key)
             seen.append(current)
-        held.update((id(r), r) for r in seen)
-        return True
+        return seen
 
     def _own_reads_hold(self, reads: Reads, inner: list[Reads]) -> bool:
         """Whether the reads of this entry alone hold (the entries inside go onto ``inner``)."""
@@ -384,26 +392,12 @@ class HeldReads:
     def holds(self, reads: Reads, check: ReadsCheck) -> bool:
         """Whether ``reads`` hold in the layer last advanced to, ``check`` (of that layer) checking the entries
         not held yet."""
-        if reads.everything:
-            return False
-        held = self._held
-        if id(reads) in held:
+        if id(reads) in self._held:
             return True
-        failed = check._failed
-        seen: list[Reads] = []
-        stack = [reads]
-        marked: set[int] = set()
-        while stack:
-            current = stack.pop()
-            key = id(current)
-            if key in held or key in marked:
-                continue
-            if key in failed or not check._own_reads_hold(current, stack):
-                failed[key] = current
-                return False
-            marked.add(key)
-            seen.append(current)
-        for entry in seen:
+        found = check.newly_held(reads, self._held)
+        if found is None:
+            return False
+        for entry in found:
             self._hold(entry, check)
         return True
 

@@ -93,17 +93,14 @@ def launch_arguments(layer: Layer, launch: Launch) -> list[Source] | None:
 
 def launch_argument_types(layer: Layer, launch: Launch) -> list[Types] | None:
     """``Types`` of each kernel argument of a launch (``launch_arguments``), once per launch: a fact of the launch's
-    file kept across an edit (``Layer.kept``), of its call, site and kernel; per layer for a kernel a project
-    decorator derives (made again by each layer)."""
+    file kept across an edit (``Layer.kept``), of its call, site and kernel (a kernel a project decorator derives is
+    made again by each layer: its launches' types are never taken over)."""
     def compute(recorded: Layer) -> list[Types] | None:
         args = launch_arguments(recorded, launch)
         if args is None:
             return None
         return [value_types(recorded, a.file, a.value, a.scope, a.site) for a in args]
 
-    if launch.kernel.derived:
-        return layer.cached(("launch argument types", id(launch.call), id(launch.site), id(launch.kernel)),
-                            lambda: compute(layer))
     return layer.kept("launch argument types", launch.file, compute, (launch.call, launch.site, launch.kernel))
 
 

@@ -173,18 +173,12 @@ def _attribute_reads(value: Value | None) -> Iterable[Value]:
             stack.extend(i for i in (item if isinstance(item, tuple) else (item,)) if isinstance(i, Value))
 
 
-# The tables a model carries from its extraction (``FileModel.tables_at_extraction``), in this order: made where the
-# file is parsed (a worker of a cold run) and read back with the model from the cache, instead of by every run over
-# every file. Only tables of the records a model keeps unpickled (a call's callee and context, an assignment's
-# target): a table holding values of a record's stored fields would pickle them a second time, apart from the record.
 def positions_by_last_name(file: FileModel) -> dict[str, array[int]]:
     """The last part of a callee's name -> the positions of its calls in ``file.calls``, in source order."""
-    found: dict[str, array[int]] = {}
+    found: dict[str, list[int]] = {}
     for callee, positions in own_table(file, call_tables).by_callee.items():
-        name = callee.rpartition(".")[2]
-        known = found.get(name)
-        found[name] = positions if known is None else array("l", sorted((*known, *positions)))
-    return found
+        found.setdefault(callee.rpartition(".")[2], []).extend(positions)
+    return {name: array("l", sorted(positions)) for name, positions in found.items()}
 
 
 def imported_names(file: FileModel) -> tuple[str, ...]:
@@ -199,6 +193,10 @@ def imported_names(file: FileModel) -> tuple[str, ...]:
     return tuple(names)
 
 
+# The tables a model carries from its extraction (``FileModel.tables_at_extraction``), in this order: made where the
+# file is parsed (a worker of a cold run) and read back with the model from the cache, instead of by every run over
+# every file. Only tables of the records a model keeps unpickled (a call's callee and context, an assignment's
+# target): a table holding values of a record's stored fields would pickle them a second time, apart from the record.
 MADE_AT_EXTRACTION: tuple[Callable[[FileModel], Any], ...] = (call_tables, assignment_tables)
 
 

@@ -151,7 +151,6 @@ class ReadRecorder:
             else:
                 reads.append((KERNEL_LIST, file))
 
-
     def asked(self, method: str, arguments: tuple, answer: Any) -> None:
         if self.stack:
             self.stack[-1].append(question(method, arguments, (), answer))
@@ -398,10 +397,11 @@ class HeldReads:
         if found is None:
             return False
         for entry in found:
-            self._hold(entry, check)
+            self._hold(entry, check._answers)
         return True
 
-    def _hold(self, reads: Reads, check: ReadsCheck) -> None:
+    def _hold(self, reads: Reads, answers: Mapping[tuple, Any]) -> None:
+        """Hold an entry found to hold, ``answers`` holding this layer's answer to each question it asked."""
         self._held[id(reads)] = reads
         for item in reads:
             if isinstance(item, Reads):
@@ -414,7 +414,7 @@ class HeldReads:
                 method, arguments, keywords, _, key = item
                 self._askers.setdefault(key, []).append(reads)
                 if key not in self._questions:
-                    self._questions[key] = (method, arguments, keywords, check._answers[key])
+                    self._questions[key] = (method, arguments, keywords, answers[key])
 
     def _drop(self, stale: list[Reads]) -> None:
         """Forget ``stale`` and every entry holding one of them inside (the lists read hold entries dropped
@@ -438,12 +438,10 @@ class HeldReads:
             if id(current) in held:
                 reachable[id(current)] = current
             stack.extend(item for item in current if isinstance(item, Reads))
-        questions = self._questions
-        check = ReadsCheck(self._by_path, lambda *_: None)
-        check._answers = {key: asked[3] for key, asked in questions.items()}
+        answers = {key: asked[3] for key, asked in self._questions.items()}
         self._forget()
         for entry in reachable.values():
-            self._hold(entry, check)
+            self._hold(entry, answers)
         self._kept_after_sweep = len(self._held)
 
     def _forget(self) -> None:

@@ -56,12 +56,10 @@ class Variants:
 
 
 def kernel_variants(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> Variants | None:
-    """The variants of ``kernel`` (None for a kernel created at import time). A kernel of the file's own model is
-    a fact kept across an edit (``Layer.kept``); one a project decorator derives is made again by each layer."""
+    """The variants of ``kernel`` (None for a kernel created at import time): a fact of the kernel kept across an edit
+    (``Layer.kept``; a kernel a project decorator derives is made again by each layer, its variants with it)."""
     if not kernel.ctx.scope:
         return None
-    if kernel.derived:
-        return facts.cached(("kernel_variants", id(kernel)), lambda: _kernel_variants(facts, file, kernel))
     return facts.kept("kernel variants", file,
                       lambda recorded: _kernel_variants(cast("IdentityFacts", recorded), file, kernel), (kernel,))
 

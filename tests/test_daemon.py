@@ -364,3 +364,31 @@ def test_a_runs_cache_writes_and_the_index_it_replaced_wait_for_its_answer(tmp_p
     warm = subprocess.run([sys.executable, "-m", "warplint", *argv[1:], "--no-daemon", "-v"], capture_output=True,
                           text=True, timeout=600, cwd=str(tmp_path))
     assert warm.returncode == 0 and json.loads(Path(out).read_text(encoding="utf-8")) == answer
+
+
+def test_a_run_the_daemon_answers_does_not_look_in_the_result_cache_again(tmp_path, monkeypatch):
+    """The client looked for the run's findings in the result cache before it asked the daemon: the daemon's run
+    goes to its kept session (which holds its own results in memory), and still answers as the warm path does."""
+    import io
+
+    from warplint import warm
+    from warplint.cli import main
+    from warplint.daemon_server import Sessions
+
+    tree = _tree(tmp_path, daemon_setting="")
+    cache = str(tmp_path / "cache")
+    out = str(tmp_path / "out.json")
+    argv = ["check", "--exit-zero", "--format", "json", "-o", out, "--cache-dir", cache, "-j", "1", tree]
+    main(argv, io.StringIO(), io.StringIO())  # a plain run fills the result cache
+    answer = json.loads(Path(out).read_text(encoding="utf-8"))
+    looked = []
+    real = warm.lint_root_files
+    monkeypatch.setattr(warm, "lint_root_files", lambda *a, **k: looked.append(a) or real(*a, **k))
+    main(argv, io.StringIO(), io.StringIO())
+    assert len(looked) == 1  # (the spy sees the warm path of a run the daemon does not answer)
+    sessions = Sessions()
+    for _ in range(2):
+        main(argv, io.StringIO(), io.StringIO(), sessions=sessions)
+        sessions.after_answer()
+        assert json.loads(Path(out).read_text(encoding="utf-8")) == answer
+    assert len(looked) == 1 and sessions.reused == 1

@@ -204,3 +204,58 @@ def test_the_attribute_assignments_are_kept_and_regrouped_where_edited(tmp_path)
         fresh.check_text(os.path.join(root, "pkg/b.py"), GROUPED["pkg/b.py"])
         assert kept == assigned(fresh)
     assert kept == [("solver.py", 6)] and groups.regrouped > 0
+
+
+IMPORTS = {
+    "pkg/__init__.py": "",
+    "pkg/kernels.py": "import warp as wp\n\nCOUNT = 1\n",
+    "pkg/solver.py": "import warp as wp\n\nfrom pkg import kernels\n",
+    "pkg/app.py": "import warp as wp\n\nimport pkg.solver\n",
+    "pkg/other.py": "import warp as wp\n\nCOUNT = 1\n",
+    "tests/conftest.py": "import warp as wp\n\nimport pkg.other\n",
+    "tests/test_app.py": "import warp as wp\n\nfrom pkg import app\n",
+}
+
+
+def test_the_import_graph_is_kept_until_an_edit_changes_an_import(tmp_path):
+    """The files each file imports (``ImportGraph``: a file's program, the files run together with one) are kept
+    across edits that change no import, and made again by one that does: after each edit every file's imports and
+    those run with each are a fresh session's."""
+    root = write_tree(str(tmp_path / "tree"), {**IMPORTS, "pyproject.toml": "[tool.warplint]\n"})
+    config = Config(root=root)
+    session = Session(config, cache=False, jobs=1)
+    session.check_text(os.path.join(root, "pkg/app.py"), IMPORTS["pkg/app.py"])
+
+    def graph(s: Session) -> dict[str, tuple[list[str], list[str]]]:
+        bindings = s.project().layer.bindings
+        name = {f.path: os.path.relpath(f.path, root) for f in bindings.files}
+        found = {}
+        for f in bindings.files:
+            program = [name[g.path] for g in bindings.imported_files(f)]
+            assert program[0] == name[f.path]  # (itself first)
+            found[name[f.path]] = (sorted(program), sorted(name[p] for p in bindings.run_together(frozenset({f.path}))))
+        return found
+
+    first = graph(session)
+    assert first["tests/test_app.py"][0] == ["pkg/__init__.py", "pkg/app.py", "pkg/kernels.py", "pkg/other.py",
+                                             "pkg/solver.py", "tests/conftest.py", "tests/test_app.py"]
+    assert "pkg/other.py" not in first["pkg/solver.py"][0]  # (the conftest's import is the test file's program's)
+    assert "tests/test_app.py" in first["pkg/kernels.py"][1] and "pkg/other.py" in first["pkg/kernels.py"][1]
+    imports = session.project()._bindings._resolution.imports
+    texts = dict(IMPORTS)
+    for name, old, new, remade in [("pkg/kernels.py", "COUNT = 1", "COUNT = 2", False),  # no import changed
+                                   ("pkg/other.py", "COUNT = 1", "from pkg import kernels\n\nCOUNT = 1", True),
+                                   ("pkg/solver.py", "from pkg import kernels\n", "COUNT = 3\n", True),
+                                   ("pkg/app.py", "import pkg.solver\n", "import pkg.solver\n\nN = 1\n", False)]:
+        texts[name] = texts[name].replace(old, new)
+        made = imports.made
+        session.check_text(os.path.join(root, name), texts[name])
+        kept = graph(session)
+        assert imports.made - made == remade
+        with open(os.path.join(root, name), "w", encoding="utf-8") as fh:
+            fh.write(texts[name])
+        fresh = Session(config, cache=False, jobs=1)
+        fresh.check_text(os.path.join(root, "pkg/app.py"), texts["pkg/app.py"])
+        assert kept == graph(fresh)
+    assert "pkg/kernels.py" not in kept["pkg/solver.py"][0] and "pkg/kernels.py" in kept["pkg/other.py"][0]
+    assert kept != first

@@ -16,6 +16,7 @@ from __future__ import annotations
 import builtins
 import concurrent.futures
 import functools
+import os
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -38,7 +39,7 @@ from .context import (
 )
 from .file_facts import FileFacts
 from .reads import KeptFacts, ReadRecorder
-from .resolution import CallResolution
+from .resolution import CallResolution, Imports
 from .values import EXECUTORS_MODULE, NAMESPACE_CONSTRUCTOR
 
 
@@ -1094,6 +1095,56 @@ class Bindings:
         return any(other is not fn and not other.qualname.startswith(f"{fn.qualname}.")
                    and not stored_without(other, fn.name) and fn.name in glimpse(other, "loaded")
                    for other in file.functions.values())
+
+    # ------------------------------------------------------------------ imports
+    def conftest_files_before(self, file: FileModel) -> tuple[FileModel, ...]:
+        """The ``conftest.py`` files pytest imports before ``file`` (a test file it collects, or a conftest): those
+        of the file's folder and of every folder above it in the project, outermost first. pytest loads them while
+        collecting, before it imports the test modules below them, so what they import at module level exists
+        before any statement of ``file`` runs."""
+        if not (collected_by_pytest(file) or os.path.basename(file.path) == "conftest.py"):
+            return ()
+
+        def conftest_files() -> list[tuple[str, FileModel]]:  # (folder, conftest.py), once per layer
+            return [(os.path.dirname(os.path.abspath(f.path)), f) for f in self.files
+                    if os.path.basename(f.path) == "conftest.py"]
+
+        def compute() -> tuple[FileModel, ...]:
+            path = os.path.abspath(file.path)
+            found = [(folder, f) for folder, f in self.cached("conftest files", conftest_files)
+                     if f is not file and path.startswith(folder + os.sep)]
+            return tuple(f for _, f in sorted(found, key=lambda item: len(item[0])))
+
+        return self.cached(("conftest files before", file.path), compute)
+
+    def _imports(self) -> Imports:
+        """The import graph (``resolution.ImportGraph``: kept across a session's layers while no edit changes what
+        a file imports)."""
+        def row(file: FileModel, names: tuple[str, ...]) -> tuple[str, ...]:
+            found = dict.fromkeys(c.path for c in self.conftest_files_before(file))
+            for name in names:
+                module = self.by_module.get(name)
+                if module is not None:
+                    found.setdefault(module.path)
+            found.pop(file.path, None)
+            return tuple(found)
+
+        return self.cached("imports", lambda: self._resolution.imports.over(
+            self.files, lambda f: self.file_facts.cached(f, file_facts.imported_names), row))
+
+    def imported_files(self, file: FileModel) -> tuple[FileModel, ...]:
+        """The project files ``file`` imports, transitively, itself first: what its program can run. A test file's
+        program holds the ``conftest.py`` files pytest imports before it (and what they import)."""
+        by_path = self.by_path
+        return self.cached(("imported files", file.path),
+                           lambda: tuple(by_path[p] for p in self._imports().walk(file.path)))
+
+    def run_together(self, paths: frozenset[str]) -> frozenset[str]:
+        """The files some program runs together with one of ``paths``: the import closure of every file that
+        imports (transitively) one of them, itself included."""
+        imports = self._imports()
+        return frozenset(p for start in sorted(paths) if start in self.by_path
+                         for importer in imports.walk(start, importers=True) for p in imports.walk(importer))
 
     def _imported_module_names(self) -> frozenset[str]:
         """The last part of every module an import statement of the project may name (``import a.b`` names ``b``,

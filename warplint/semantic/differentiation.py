@@ -26,7 +26,6 @@ from warplint.names import is_warp
 from .collect import config_assignments
 from .context import CodeContext
 from .events import OptionForm
-from .file_facts import imported_names
 from .launches import UNIQUE, IdentityFacts
 from .module_options import option_changes, shared_option_changes
 
@@ -541,56 +540,10 @@ def _tape_scopes(file: FileModel, scope: str) -> list[str]:
     return [fn.qualname, *(q for q in file.functions if q.startswith(prefix))]
 
 
-def imported_files(facts: IdentityFacts, file: FileModel) -> list[FileModel]:
+def imported_files(facts: IdentityFacts, file: FileModel) -> tuple[FileModel, ...]:
     """The project files a file imports, transitively (itself included): what its program can launch. A test file's
     program holds the ``conftest.py`` files pytest imports before it (and what they import)."""
-    return facts.cached(("semantic.differentiation", "imported", file.path),
-                        lambda: _walk(_import_graph(facts), [file]))
-
-
-def _import_graph(facts: IdentityFacts) -> dict[str, tuple[FileModel, ...]]:
-    """path -> the project files the file imports directly (``import a.b.c`` runs ``a`` and ``a.b`` too; a test file
-    first imports the ``conftest.py`` files pytest loads before it), once per project."""
-    def compute() -> dict[str, tuple[FileModel, ...]]:
-        graph: dict[str, tuple[FileModel, ...]] = {}
-        modules = facts.bindings.by_module  # read whole (every file's imports ask it): one read, not one per name
-        file_facts = facts.bindings.file_facts
-        for file in facts.bindings.files:
-            found: dict[str, FileModel] = {c.path: c for c in facts.imported_first_by_runner(file)}
-            for name in file_facts.cached(file, imported_names):  # (each file's own: kept while its model is)
-                module = modules.get(name)
-                if module is not None:
-                    found.setdefault(module.path, module)
-            found.pop(file.path, None)
-            graph[file.path] = tuple(found.values())
-        return graph
-
-    return facts.cached(("semantic.differentiation", "import graph"), compute)
-
-
-def _importers_graph(facts: IdentityFacts) -> dict[str, tuple[FileModel, ...]]:
-    """path -> the project files that import the file directly (``_import_graph`` reversed)."""
-    def compute() -> dict[str, tuple[FileModel, ...]]:
-        by_path = {f.path: f for f in facts.bindings.files}
-        reverse: dict[str, list[FileModel]] = {}
-        for path, imported in _import_graph(facts).items():
-            for g in imported:
-                reverse.setdefault(g.path, []).append(by_path[path])
-        return {path: tuple(files) for path, files in reverse.items()}
-
-    return facts.cached(("semantic.differentiation", "importers graph"), compute)
-
-
-def _walk(graph: dict[str, tuple[FileModel, ...]], starts: list[FileModel]) -> list[FileModel]:
-    """``starts`` and every file ``graph`` leads to from them, each once."""
-    seen: dict[str, FileModel] = {f.path: f for f in starts}
-    stack = list(seen.values())
-    while stack:
-        for found in graph.get(stack.pop().path, ()):
-            if found.path not in seen:
-                seen[found.path] = found
-                stack.append(found)
-    return list(seen.values())
+    return facts.bindings.imported_files(file)
 
 
 def _reachable_by_callbacks(facts: IdentityFacts, program: list[FileModel]) -> frozenset[str]:
@@ -857,14 +810,8 @@ def _module_options_off(facts: IdentityFacts, file: FileModel, kernel: Kernel) -
 
 
 def _run_together(facts: IdentityFacts, paths: set[str]) -> frozenset[str]:
-    """The files some program runs together with one of ``paths``: the import closure of every file that imports
-    (transitively) one of them, itself included (the files that reach one of ``paths``, then all they reach)."""
-    def compute() -> frozenset[str]:
-        starts = [f for f in facts.bindings.files if f.path in paths]
-        importers = _walk(_importers_graph(facts), starts)
-        return frozenset(f.path for f in _walk(_import_graph(facts), importers))
-
-    return facts.cached(("semantic.differentiation", "run together", frozenset(paths)), compute)
+    """The files some program runs together with one of ``paths`` (``Bindings.run_together``)."""
+    return facts.bindings.run_together(frozenset(paths))
 
 
 def _config_backward_off(facts: IdentityFacts) -> frozenset[str]:

@@ -753,24 +753,9 @@ class IdentityFacts(Layer):
         return self.cached("test files by folder", compute).get(os.path.dirname(os.path.abspath(file.path)), [])
 
     def imported_first_by_runner(self, file: FileModel) -> list[FileModel]:
-        """The ``conftest.py`` files pytest imports before ``file`` (a test file it collects, or a conftest):
-        those of the file's folder and of every folder above it in the project, outermost first. pytest loads
-        them while collecting, before it imports the test modules below them, so what they import at module
-        level exists before any statement of ``file`` runs."""
-        if not (collected_by_pytest(file) or os.path.basename(file.path) == "conftest.py"):
-            return []
-
-        def conftest_files() -> list[tuple[str, FileModel]]:  # (folder, conftest.py), once per project
-            return [(os.path.dirname(os.path.abspath(f.path)), f) for f in self.bindings.files
-                    if os.path.basename(f.path) == "conftest.py"]
-
-        def compute() -> list[FileModel]:
-            path = os.path.abspath(file.path)
-            found = [(folder, f) for folder, f in self.cached("conftest files", conftest_files)
-                     if f is not file and path.startswith(folder + os.sep)]
-            return [f for _, f in sorted(found, key=lambda item: len(item[0]))]
-
-        return self.cached(("imported first by runner", id(file)), compute)
+        """The ``conftest.py`` files pytest imports before ``file``, outermost first (the binder's
+        ``conftest_files_before``)."""
+        return list(self.bindings.conftest_files_before(file))
 
     def run_by_test_runner(self, file: FileModel, scope: str) -> bool:
         """``scope`` is a test the runner calls, with no caller in the project: pytest and unittest import

@@ -1,4 +1,4 @@
-"""The binder's resolution of calls, kept by a session across the layers it builds (issue 28 item 1).
+"""The binder's resolution of calls and imports, kept by a session across the layers it builds (issue 28 item 1).
 
 Which function a call calls (``Bindings.callee_of``: a method of an instance made locally or at another module's
 import, a function a maker returns) is asked of every call the project's facts follow, and after an edit the
@@ -12,6 +12,9 @@ commonest edit adds a name); one that a lookup missed before is a change.
 
 The looked-up heads accumulate while resolutions are carried (a carried resolution still rests on the lookups
 that made it) and start afresh when nothing is carried.
+
+The import graph (``ImportGraph``) is a function of the set of files and of the module names each file's imports
+run: kept while an edit changes neither.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ class CallResolution:
         self.layers_carried = 0  # how many layers took resolutions over (the tests and benchmarks read it)
         self.groups = NameGroups(leaves=_calls_a_result)  # every file's calls, by the last part of the callee
         self.attribute_groups = NameGroups()  # every file's attribute assignments, by the attribute's name
+        self.imports = ImportGraph()  # the files each file imports
 
     def begin(self, files: Iterable[FileModel], names_bound: NamesBound) -> None:
         """A new layer over ``files``: keep the resolved calls of the files it shares with the last one when no
@@ -191,3 +195,70 @@ class NameGroups:
                 self._groups[name] = group
             else:
                 del self._groups[name]
+
+
+
+class ImportGraph:
+    """The project's files each file imports, by path (``Imports``), kept across a session's layers: a layer after an
+    edit makes the graph again only when the files or their module names changed or an edited file's imports run
+    other modules than before (the commonest edit changes no import), and the walks through it with it."""
+
+    def __init__(self) -> None:
+        self._paths: tuple[tuple[str, str], ...] = ()  # (path, module name) of each file
+        self._names: dict[str, tuple[str, ...]] = {}  # path -> the module names its imports run
+        self._models: dict[str, FileModel] = {}  # path -> the model last seen (alive: ids stay unique)
+        self._imports: Imports | None = None
+        self.made = 0  # graphs made (the tests read it)
+
+    def over(self, files: Sequence[FileModel], names_of: Callable[[FileModel], tuple[str, ...]],
+             row_of: Callable[[FileModel, tuple[str, ...]], tuple[str, ...]]) -> Imports:
+        """The graph of ``files`` (``names_of``: a model's imported module names; ``row_of``: the paths a file whose
+        imports run those names imports directly)."""
+        paths = tuple((f.path, f.module) for f in files)  # (a name imported is looked up by the files' module names)
+        if self._imports is not None and paths == self._paths:
+            edited = [f for f in files if self._models.get(f.path) is not f]
+            if all(names_of(f) == self._names[f.path] for f in edited):
+                self._models.update((f.path, f) for f in edited)
+                return self._imports
+        self._paths = paths
+        self._models = {f.path: f for f in files}
+        self._names = {f.path: names_of(f) for f in files}
+        self._imports = Imports({f.path: row_of(f, self._names[f.path]) for f in files})
+        self.made += 1
+        return self._imports
+
+
+class Imports:
+    """One import graph: path -> the paths the file imports directly, with the walks through it made so far (a graph
+    is never changed: an edit that changes imports makes another)."""
+
+    def __init__(self, rows: dict[str, tuple[str, ...]]) -> None:
+        self.rows = rows
+        self._importers: dict[str, tuple[str, ...]] | None = None
+        self._walks: dict[tuple[str, bool], tuple[str, ...]] = {}  # (path, reversed) -> its walk
+
+    def importers(self, path: str) -> tuple[str, ...]:
+        """The paths of the files that import ``path`` directly, in file order."""
+        if self._importers is None:
+            reverse: dict[str, list[str]] = {}
+            for importer, imported in self.rows.items():
+                for p in imported:
+                    reverse.setdefault(p, []).append(importer)
+            self._importers = {p: tuple(found) for p, found in reverse.items()}
+        return self._importers.get(path, ())
+
+    def walk(self, path: str, importers: bool = False) -> tuple[str, ...]:
+        """``path`` and every file the graph (``importers``: the graph reversed) leads to from it, each once."""
+        key = (path, importers)
+        found = self._walks.get(key)
+        if found is None:
+            step = self.importers if importers else (lambda p: self.rows.get(p, ()))
+            seen = {path: None}
+            stack = [path]
+            while stack:
+                for p in step(stack.pop()):
+                    if p not in seen:
+                        seen[p] = None
+                        stack.append(p)
+            found = self._walks[key] = tuple(seen)
+        return found

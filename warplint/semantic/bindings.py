@@ -311,9 +311,20 @@ class Bindings:
         (``obj.name = ...``): an object's attribute by another name is never written after it is made. Not those
         recorded under a project class (a class body's ``name = ...``, ``self.name = ...`` in its methods): they are
         attributes of that class and its objects, and a namespace is none of them."""
-        return self.cached("attribute names assigned", lambda: frozenset(
-            ref.rpartition(".")[2] for ref in self._attribute_groups()
-            if not self.is_class(ref.rpartition(".")[0])))
+        def compute() -> frozenset[str]:
+            names: set[str] = set()
+            classes: dict[str, bool] = {}  # a class's attributes are many: each owner asked once
+            for ref in self._attribute_groups():
+                owner, _, name = ref.rpartition(".")
+                if name not in names:
+                    found = classes.get(owner)
+                    if found is None:
+                        found = classes[owner] = self.is_class(owner)
+                    if not found:
+                        names.add(name)
+            return frozenset(names)
+
+        return self.cached("attribute names assigned", compute)
 
     def names_bound_to_calls(self, test: Callable[[str], bool]) -> frozenset[str]:
         """The last part of every name or attribute the project binds the result of a call to, of the calls whose
@@ -1089,7 +1100,7 @@ class Bindings:
         in a class body or in another function's body; ``in_strings``: also in a string literal)."""
         if self.context_of(file) is not CodeContext.TEST:
             return None  # a script's or library's function may be imported and called by code outside the project
-        if called_by_runner(self, file, fn) or (fn.name in file.functions_named_outside_bodies and (
+        if called_by_runner(self.file_facts, file, fn) or (fn.name in file.functions_named_outside_bodies and (
                 in_strings or fn.name not in file.functions_named_only_in_strings)):
             return True
         return any(other is not fn and not other.qualname.startswith(f"{fn.qualname}.")

@@ -50,6 +50,12 @@ class Memo(Protocol):
     def cached(self, key: Hashable, compute: Callable[[], T]) -> T: ...
 
 
+class FileTables(Protocol):
+    """Where a session keeps each model's own tables (``FileFacts``)."""
+
+    def cached(self, file: FileModel, table: Callable[[FileModel], T]) -> T: ...
+
+
 class CodeContext(enum.Enum):
     LIBRARY = "library"
     APPLICATION = "application"
@@ -212,30 +218,28 @@ def is_test(file: FileModel, fn: Function) -> bool:
         fn.class_name.startswith("Test") or any(b.rpartition(".")[2].endswith("TestCase") for b in bases))
 
 
-def registered_tests(memo: Memo, file: FileModel) -> dict[str, tuple[str, str]]:
+def registered_tests(file: FileModel) -> dict[str, tuple[str, str]]:
     """Functions registered as test methods by a call that passes a class, a "test..." name and the
-    function (Warp's ``add_function_test`` and similar helpers): qualname -> (class, test name)."""
-    def compute() -> dict[str, tuple[str, str]]:
-        found: dict[str, tuple[str, str]] = {}
-        for call in file.calls:
-            # every module-level call is asked: its arguments are read without keeping them unpacked
-            args: tuple[Value, ...] = () if call.ctx.scope else glimpse(call, "args")
-            if len(args) < 3:
-                continue
-            cls, name, function = args[:3]
-            if (cls.kind in ("name", "attr") and name.kind == "const" and isinstance(name.const, str)
-                    and name.const.startswith("test") and function.kind == "name"
-                    and function.text in file.functions and not file.functions[function.text].ctx.scope):
-                found.setdefault(function.text, (cls.ref or cls.text, name.const))
-        return found
-
-    return memo.cached(("registered tests", id(file)), compute)
+    function (Warp's ``add_function_test`` and similar helpers): qualname -> (class, test name). A table of the
+    file's own records (``FileFacts``: kept while its model is)."""
+    found: dict[str, tuple[str, str]] = {}
+    for call in file.calls:
+        # every module-level call is asked: its arguments are read without keeping them unpacked
+        args: tuple[Value, ...] = () if call.ctx.scope else glimpse(call, "args")
+        if len(args) < 3:
+            continue
+        cls, name, function = args[:3]
+        if (cls.kind in ("name", "attr") and name.kind == "const" and isinstance(name.const, str)
+                and name.const.startswith("test") and function.kind == "name"
+                and function.text in file.functions and not file.functions[function.text].ctx.scope):
+            found.setdefault(function.text, (cls.ref or cls.text, name.const))
+    return found
 
 
-def called_by_runner(memo: Memo, file: FileModel, fn: Function) -> bool:
+def called_by_runner(tables: FileTables, file: FileModel, fn: Function) -> bool:
     """The runner calls ``fn`` itself: a test, a registered test, or a module-level function a runner calls by
     its name in a test file or conftest.py (setup and teardown, ``load_tests``, a ``pytest_*`` hook)."""
-    if is_test(file, fn) or fn.qualname in registered_tests(memo, file):
+    if is_test(file, fn) or fn.qualname in tables.cached(file, registered_tests):
         return True
     name = os.path.basename(file.path)
     runner_module = collected_by_pytest(file) or name == "conftest.py"

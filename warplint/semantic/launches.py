@@ -805,7 +805,7 @@ class IdentityFacts(Layer):
         return self.cached(("library peers", file.path, scope), compute)
 
     def _registered_tests(self, file: FileModel) -> dict[str, tuple[str, str]]:
-        return registered_tests(self, file)
+        return self.bindings.file_facts.cached(file, registered_tests)  # (the file's own table)
 
     def caller_scopes(self, fqname: str, depth: int = 3) -> list[tuple[FileModel, Call, int]]:
         """Calls that (transitively, up to ``depth`` levels) lead to ``fqname``: (file, call, level). A

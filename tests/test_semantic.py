@@ -1598,6 +1598,23 @@ def test_a_loop_over_functions_calls_each_in_turn(tmp_path):
     assert [c.callee for c in project.calls_in(file, "other")] == ["g"]
 
 
+def test_a_module_level_partial_called_from_another_module_calls_its_function(tmp_path):
+    # `steps.later()` in another file calls what `later = functools.partial(run, 4)` binds at the module level of
+    # `steps`, with the partial's argument (an attribute of a module names its module-level name)
+    project = project_of(tmp_path, {
+        "steps.py": ("import functools\nimport warp as wp\n"
+                     "def run(n=1):\n    pass\n"
+                     "later = functools.partial(run, 4)\n"
+                     "plain = run\n"),
+        "app.py": ("import warp as wp\nimport steps\n"
+                   "def main():\n    steps.later()\n    steps.other()\n"),
+    })
+    file = _file(project, "app.py")
+    made = [(c.callee, [a.const for a in c.args]) for c in project.calls_in(file, "main")]
+    assert made == [("steps.run", [4]), ("steps.other", [])]
+    assert [c.ctx.scope for f, c in project.call_sites("steps.run") if f is file] == ["main"]
+
+
 def test_work_submitted_to_an_executor_is_a_call_of_the_function_submitted(tmp_path):
     # `pool.submit(fn, *args, **kwargs)` on a `concurrent.futures` executor (`with ThreadPoolExecutor() as pool`, or
     # a name bound to one) calls `fn` with those arguments where the work is submitted; a `submit` of an object of

@@ -19,7 +19,7 @@ import functools
 import os
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -592,17 +592,18 @@ class Bindings:
                 submitted = self._submitted(file, call)
                 if submitted is not None:
                     found[id(call)] = [submitted]
-            bound = self.cached("names bound to functions", self._names_bound_to_functions)
-            if not bound:
-                return found
             # a call can name a bound name only by its last part: a plain name bound in its own file, or an attribute
             # named as a module-level name bound in another (``_bound_name_of``)
-            in_file, module_level = self.cached("last parts of names bound to functions", lambda: _last_parts(bound))
-            names = in_file.get(file.path, module_level)
+            own = {name for _, name in self._dispatching(file)}
+            module_level = self.cached("module-level names bound to functions", lambda: frozenset().union(
+                *(self.file_facts.cached(f, _module_level_dispatching) for f in self.files)))
+            if not (own or module_level):
+                return found
             by_last_name = self._calls_by_last_name_of(file)
             # (the smaller side walked: a file calls a hundred names, a project binds a few to functions)
-            common = ({n for n in names if n in by_last_name} if len(names) < len(by_last_name)
-                      else {n for n in by_last_name if n in names})
+            common = {n for n in own if n in by_last_name} | (
+                {n for n in module_level if n in by_last_name} if len(module_level) < len(by_last_name)
+                else {n for n in by_last_name if n in module_level})
             if not common:
                 return found
             calls = file.calls
@@ -612,7 +613,8 @@ class Bindings:
                 if id(call) in found:
                     continue
                 key = self._bound_name_of(file, call)
-                dispatched = self._dispatched(file, call, bound[key]) if key in bound else None
+                bindings = self._bound_to_function(*key) if key is not None else None
+                dispatched = self._dispatched(file, call, bindings) if bindings else None
                 if dispatched:
                     found[id(call)] = dispatched
             return found
@@ -676,15 +678,18 @@ class Bindings:
         found = self.by_module.get(owner)
         return (found.path, "", name) if found is not None else None
 
-    def _names_bound_to_functions(self) -> dict[tuple[str, str, str], tuple[Assignment, ...]]:
-        """(path, scope, name) -> its assignments, for the names some assignment binds in a way ``_dispatched``
-        reads: a ``for`` target, or ``functools.partial(...)``. Each file's own (``assignment_tables``), so an
-        edit reads only the edited file's assignments again."""
-        names: dict[tuple[str, str, str], tuple[Assignment, ...]] = {}
-        for f in self.files:
-            for scope, name in self.file_facts.cached(f, file_facts.assignment_tables).dispatching:
-                names[(f.path, scope, name)] = self.name_assignments(f, scope, name)
-        return names
+    def _dispatching(self, file: FileModel) -> frozenset[tuple[str, str]]:
+        """(scope, name) of the names ``file`` binds in a way ``_dispatched`` reads: a ``for`` target, or
+        ``functools.partial(...)`` (its own table, ``assignment_tables``: an edit reads only the edited file's)."""
+        return self.file_facts.cached(file, file_facts.assignment_tables).dispatching
+
+    def _bound_to_function(self, path: str, scope: str, name: str) -> tuple[Assignment, ...] | None:
+        """The assignments of the name ``name`` of ``scope`` of the file at ``path`` when it is bound in a way
+        ``_dispatched`` reads (``_dispatching``); None for any other name."""
+        file = self.by_path.get(path)
+        if file is None or (scope, name) not in self._dispatching(file):
+            return None
+        return self.name_assignments(file, scope, name)
 
     def _calls_by_last_name_of(self, file: FileModel) -> dict[str, tuple[Call, ...]]:
         return self.file_facts.cached(file, file_facts.call_tables).by_last_name
@@ -1204,14 +1209,11 @@ def _names_bound_to_calls_table(test: Callable[[str], bool]) -> Callable[[FileMo
     return table
 
 
-def _last_parts(bound: Mapping[tuple[str, str, str], object]) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
-    """The last parts of names bound to functions (path, scope, name): per file, those a call there can name (its
-    own, and every module-level one, which an attribute of its module names); and the module-level ones alone."""
-    module_level = frozenset(name for _, scope, name in bound if not scope)
-    in_file: dict[str, set[str]] = {}
-    for path, _, name in bound:
-        in_file.setdefault(path, set(module_level)).add(name)
-    return {path: frozenset(names) for path, names in in_file.items()}, module_level
+def _module_level_dispatching(file: FileModel) -> frozenset[str]:
+    """The module-level names ``file`` binds in a way ``Bindings._dispatched`` reads (an attribute of its module named
+    in another file can call them)."""
+    return frozenset(name for scope, name in file_facts.own_table(file, file_facts.assignment_tables).dispatching
+                     if not scope)
 
 
 def is_getter(fn: Function) -> bool:

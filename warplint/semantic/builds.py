@@ -14,10 +14,9 @@ from warplint.model import Call, Context, FileModel, Kernel
 from warplint.names import is_warp
 
 from .arg_types import launch_signature
-from .collect import config_assignments
 from .context import asv_processes, is_test_file, runs_per_parameter
 from .devices import Device, call_devices
-from .events import Launch, OptionForm, RunnerStep
+from .events import Launch, OptionForm, RunnerStep, config_assignments_in
 from .launches import IdentityFacts
 from .module_options import option_changes
 from .values import Const, ValueSet, several_in_one_process
@@ -115,9 +114,11 @@ def cpu_blocks_enabled(facts: IdentityFacts) -> bool:
     """The program turns ``wp.config.enable_cpu_blocks`` on (a value other than a literal False, anywhere):
     CPU launches then run at the block_dim they pass (1 without one), so the CPU has a variant per block size
     as CUDA does (``_resolve_launch_block_dim``); by default every CPU launch is block_dim 1."""
-    # (each file's own table of its `wp.config` assignments: not every assignment of every file read per layer)
-    return any(not (a.value.kind == "const" and not a.value.const)
-               for a in config_assignments(facts, "enable_cpu_blocks"))
+    def compute() -> bool:  # (each file's own table of its `wp.config` assignments, not every assignment read)
+        return any(a.name == "enable_cpu_blocks" and not (a.value.kind == "const" and not a.value.const)
+                   for f in facts.bindings.files for a in facts.bindings.file_facts.cached(f, config_assignments_in))
+
+    return bool(facts.cached("cpu blocks enabled", compute))
 
 
 def _cpu_block_dims(facts: IdentityFacts, launch: Launch) -> ValueSet | None:

@@ -8,7 +8,16 @@ from dataclasses import replace
 
 from warplint.model import Context, FileModel, Span, Value
 
-from .events import CACHE_OPERATIONS, LOAD_CALLS, CacheOperation, ConfigAssignment, FileEvents, KernelCreated, Load
+from .events import (
+    CACHE_OPERATIONS,
+    LOAD_CALLS,
+    CacheOperation,
+    ConfigAssignment,
+    FileEvents,
+    KernelCreated,
+    Load,
+    config_assignments_in,
+)
 from .launches import IdentityFacts
 from .module_options import option_changes
 
@@ -23,7 +32,7 @@ def config_assignments(facts: IdentityFacts, name: str | None = None) -> list[Co
     def by_name() -> dict[str | None, list[ConfigAssignment]]:
         table: dict[str | None, list[ConfigAssignment]] = {}
         for f in facts.bindings.files:  # the file's own table (``events`` would build every file's launches)
-            for event in facts.bindings.file_facts.cached(f, _config_assignments):
+            for event in facts.bindings.file_facts.cached(f, config_assignments_in):
                 table.setdefault(event.name, []).append(event)
                 table.setdefault(None, []).append(event)
         return table
@@ -75,18 +84,6 @@ def snapshot_values(facts: IdentityFacts, option: str, file: FileModel, ctx: Con
     return facts.cached(("snapshot values", option, id(file), ctx.order), compute)
 
 
-def _config_assignments(file: FileModel) -> list[ConfigAssignment]:
-    found: list[ConfigAssignment] = []
-    for assignment in file.assignments:
-        target = assignment.target
-        ref = target.ref or ""
-        if target.kind == "attr" and ref.startswith("warp.config.") and ref.count(".") == 2:
-            found.append(ConfigAssignment(file, ref.rpartition(".")[2], assignment.value, assignment.span,
-                                          assignment.ctx, assignment.augmented,
-                                          target.span if target.span.line else None))
-    return sorted(found, key=lambda e: e.ctx.order)
-
-
 ENVIRONMENT_WRITERS = ("os.environ.setdefault", "os.putenv", "os.environ.update")
 
 
@@ -134,7 +131,7 @@ def _build(facts: IdentityFacts, file: FileModel) -> FileEvents:
         launches=tuple(facts.launches(file)),
         kernels=tuple(KernelCreated(file, k) for k in file.kernels),
         option_changes=tuple(option_changes(file, facts)),
-        config_assignments=tuple(facts.bindings.file_facts.cached(file, _config_assignments)),
+        config_assignments=tuple(facts.bindings.file_facts.cached(file, config_assignments_in)),
         cache_operations=tuple(caches),
         loads=tuple(loads),
     )

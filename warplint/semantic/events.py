@@ -175,3 +175,16 @@ class FileEvents:
     config_assignments: tuple[ConfigAssignment, ...]
     cache_operations: tuple[CacheOperation, ...]
     loads: tuple[Load, ...]
+
+
+def config_assignments_in(file: FileModel) -> list[ConfigAssignment]:
+    """The file's own ``wp.config.<name> = ...`` assignments, in source order (a table of its model: ``FileFacts``)."""
+    found: list[ConfigAssignment] = []
+    for assignment in file.assignments:
+        target = assignment.target
+        ref = target.ref or ""
+        if target.kind == "attr" and ref.startswith("warp.config.") and ref.count(".") == 2:
+            found.append(ConfigAssignment(file, ref.rpartition(".")[2], assignment.value, assignment.span,
+                                          assignment.ctx, assignment.augmented,
+                                          target.span if target.span.line else None))
+    return sorted(found, key=lambda e: e.ctx.order)

@@ -1153,14 +1153,14 @@ class Bindings:
         program holds the ``conftest.py`` files pytest imports before it (and what they import)."""
         by_path = self.by_path
         return self.cached(("imported files", file.path),
-                           lambda: tuple(by_path[p] for p in self._imports().walk(file.path)))
+                           lambda: tuple(by_path[p] for p in self._imports().walk((file.path,))))
 
     def run_together(self, paths: frozenset[str]) -> frozenset[str]:
         """The files some program runs together with one of ``paths``: the import closure of every file that
         imports (transitively) one of them, itself included."""
         imports = self._imports()
-        return frozenset(p for start in sorted(paths) if start in self.by_path
-                         for importer in imports.walk(start, importers=True) for p in imports.walk(importer))
+        return frozenset(imports.walk(imports.walk(tuple(sorted(p for p in paths if p in self.by_path)),
+                                                   importers=True)))
 
     def _imported_module_names(self) -> frozenset[str]:
         """The last part of every module an import statement of the project may name (``import a.b`` names ``b``,

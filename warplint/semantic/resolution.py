@@ -235,7 +235,7 @@ class Imports:
     def __init__(self, rows: dict[str, tuple[str, ...]]) -> None:
         self.rows = rows
         self._importers: dict[str, tuple[str, ...]] | None = None
-        self._walks: dict[tuple[str, bool], tuple[str, ...]] = {}  # (path, reversed) -> its walk
+        self._walks: dict[tuple[tuple[str, ...], bool], tuple[str, ...]] = {}  # (starts, reversed) -> the walk
 
     def importers(self, path: str) -> tuple[str, ...]:
         """The paths of the files that import ``path`` directly, in file order."""
@@ -247,14 +247,15 @@ class Imports:
             self._importers = {p: tuple(found) for p, found in reverse.items()}
         return self._importers.get(path, ())
 
-    def walk(self, path: str, importers: bool = False) -> tuple[str, ...]:
-        """``path`` and every file the graph (``importers``: the graph reversed) leads to from it, each once."""
-        key = (path, importers)
+    def walk(self, starts: tuple[str, ...], importers: bool = False) -> tuple[str, ...]:
+        """``starts`` and every file the graph (``importers``: the graph reversed) leads to from one of them, each
+        once."""
+        key = (starts, importers)
         found = self._walks.get(key)
         if found is None:
             step = self.importers if importers else (lambda p: self.rows.get(p, ()))
-            seen = {path: None}
-            stack = [path]
+            seen = dict.fromkeys(starts)
+            stack = list(starts)
             while stack:
                 for p in step(stack.pop()):
                     if p not in seen:

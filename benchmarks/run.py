@@ -36,6 +36,9 @@ case after another (so a load spike on a noisy machine hits all cases alike):
                   is the time shown, CPU and RSS are the whole session's;
 - flake8 / ruff   on the same tree, if installed (reference points).
 
+Before each case every version's daemon is waited for (``warplint daemon status``, untimed: a daemon answers one
+request at a time), so no daemon's work after its answer (cache writes, a collection) is timed in another case.
+
 The copied tree gets a ``pyproject.toml`` whose ``[tool.warplint] cache-dir`` is where the flake8
 plugin keeps its cache: before each version's flake8 cases it names that version's cache, the one
 its CLI cases pass with ``--cache-dir`` (the front ends share result-cache keys). Each ``--site``'s
@@ -333,6 +336,11 @@ def bench_corpus(name: str, args) -> list[dict]:
         for label, prepare, cmd, env in cases:
             if prepare is not None:
                 prepare(i)
+            if not args.cold_only:
+                # each version's daemon done with its last run (the cache writes and the collection after its
+                # answer): otherwise one version's daemon works on while the next case is timed on the same cores
+                for _, site_env in sites:
+                    daemon_idle(site_env)
             rows[label].append(run_latency(cmd, env=env) if label in latency else run_timed(cmd, env=env))
             print(f"  [{i + 1}/{args.repeat}] {label:28} {rows[label][-1][0]:8.2f} s", flush=True)
     if not args.cold_only:

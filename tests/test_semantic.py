@@ -15,7 +15,6 @@ from warplint.config import Config
 from warplint.engine import Session
 from warplint.registry import all_rules
 from warplint.semantic.devices import Device
-from warplint.semantic.differentiation import imported_files
 from warplint.semantic.values import Const, KernelRef, Unknown, ValueSet, Varies, WarpType
 from warplint.semantic.variants import CallContents
 from warplint.testing import fixture_results, project_of
@@ -1087,7 +1086,7 @@ def test_a_conftest_is_part_of_its_test_files_program(tmp_path):
         "app.py": "import warp as wp\nimport shipped\nwp.launch(shipped.k, dim=1, inputs=[wp.zeros(1)])\n",
     })
     test_file = _file(project, "test_k.py")
-    assert _file(project, "conftest.py") in imported_files(project.layer, test_file)
+    assert _file(project, "conftest.py") in project.layer.bindings.imported_files(test_file)
     assert [u.module for u in project.unused_backward()] == ["shipped"]
 
 

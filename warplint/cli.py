@@ -326,7 +326,7 @@ def check_command(argv: list[str], out: TextIO, err: TextIO, sessions: Any = Non
     stdin = None
     stdin_bytes: list[bytes] = []
     # the daemon's client looked in the result cache before it asked (the same files, a moment ago): a run the
-    # daemon answers does not read that file again (on newton, a tenth of its answer after an edit)
+    # daemon answers does not read that file again (it grows with the runs a session makes: 16 runs' findings)
     result = _warm_result(args, config, paths, rules) if sessions is None else None
     session: Session | None = None
     if result is not None:  # nothing changed since the last run: no engine, no rule, no file read

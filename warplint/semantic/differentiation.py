@@ -540,17 +540,11 @@ def _tape_scopes(file: FileModel, scope: str) -> list[str]:
     return [fn.qualname, *(q for q in file.functions if q.startswith(prefix))]
 
 
-def imported_files(facts: IdentityFacts, file: FileModel) -> tuple[FileModel, ...]:
-    """The project files a file imports, transitively (itself included): what its program can launch. A test file's
-    program holds the ``conftest.py`` files pytest imports before it (and what they import)."""
-    return facts.bindings.imported_files(file)
-
-
 def _reachable_by_callbacks(facts: IdentityFacts, program: list[FileModel]) -> frozenset[str]:
     """The files whose code an unfollowable call in one of ``program``'s files can run: what those import, and the
     files that define a subclass of a class of those (an override the library calls through its base class)."""
     def compute() -> frozenset[str]:
-        imported = {g.path: g for f in program for g in imported_files(facts, f)}
+        imported = {g.path: g for f in program for g in facts.bindings.imported_files(f)}
         found = set(imported)
         for g in imported.values():
             found |= _subclass_files(facts, g)
@@ -777,7 +771,7 @@ def _forced_on(facts: IdentityFacts, module: str, members: list[tuple[FileModel,
     forcing = [a for a in config_assignments(facts, "enable_backward")
                if facts.evaluator.constant(a.file, a.value, a.ctx.scope) == (True, True)]
     if forcing:
-        together = _run_together(facts, {f.path for f, _ in members})
+        together = facts.bindings.run_together(frozenset(f.path for f, _ in members))
         forced += [(a.file, a.span, "wp.config") for a in forcing if a.file.path in together]
     return forced
 
@@ -809,18 +803,13 @@ def _module_options_off(facts: IdentityFacts, file: FileModel, kernel: Kernel) -
     return modules.get(facts.bindings.canonical_module(module), set()) | modules.get(module, set())
 
 
-def _run_together(facts: IdentityFacts, paths: set[str]) -> frozenset[str]:
-    """The files some program runs together with one of ``paths`` (``Bindings.run_together``)."""
-    return facts.bindings.run_together(frozenset(paths))
-
-
 def _config_backward_off(facts: IdentityFacts) -> frozenset[str]:
     """The files whose modules a ``wp.config.enable_backward = False`` may reach: those run together with the
     assignment's file (in any scope, before or after the import: WC401 tells those apart)."""
     def compute() -> frozenset[str]:
         setters = {a.file.path for a in config_assignments(facts, "enable_backward")
                    if facts.evaluator.constant(a.file, a.value, a.ctx.scope) == (True, False)}
-        return _run_together(facts, setters) if setters else frozenset()
+        return facts.bindings.run_together(frozenset(setters)) if setters else frozenset()
 
     return facts.cached(("semantic.differentiation", "config backward off"), compute)
 

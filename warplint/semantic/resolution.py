@@ -197,7 +197,6 @@ class NameGroups:
                 del self._groups[name]
 
 
-
 class ImportGraph:
     """The project's files each file imports, by path (``Imports``), kept across a session's layers: a layer after an
     edit makes the graph again only when the files or their module names changed or an edited file's imports run

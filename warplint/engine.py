@@ -751,11 +751,12 @@ class Session:
             codes = self.enabled
             diagnostics = []
             if model.mentions_warp or not model.rule_facts.get("unparsed"):
+                project_reports = self._project_reports(project)
                 for code in sorted(codes):
                     rule = self.rules[code]
-                    if any(code.startswith(i) for i in ignored):
+                    if ignored and any(code.startswith(i) for i in ignored):
                         continue
-                    reports = (*rule.check(model, project), *self._project_reports(rule, project).get(model.path, ()))
+                    reports = (*rule.check(model, project), *project_reports(rule).get(model.path, ()))
                     for report in reports:
                         if report.deliberate is None or self.config.report_deliberate:  # opt-in (config.py)
                             diagnostics.append(self._diagnostic(rule, model.path, report))
@@ -785,16 +786,27 @@ class Session:
         rule = self.rules[UnusedNoqa.code]
         return [self._diagnostic(rule, path, report) for report in unused_noqa_reports(text, unused)]
 
-    @staticmethod
-    def _project_reports(rule: Rule, project: Project) -> dict[str, list[Report]]:
-        """``rule.check_project`` once per project, grouped by file path."""
-        def compute() -> dict[str, list[Report]]:
-            grouped: dict[str, list[Report]] = {}
-            for file, report in rule.check_project(project):
-                grouped.setdefault(file.path, []).append(report)
-            return grouped
+    @classmethod
+    def _project_reports(cls, project: Project) -> Callable[[Rule], dict[str, list[Report]]]:
+        """rule -> ``rule.check_project`` once per project, grouped by file path: its table found once per file
+        checked, not once per file and rule (a re-check after an edit goes through every file's rules)."""
+        by_code: dict[str, dict[str, list[Report]]] = project.cached("project reports", dict)
 
-        return project.cached(("project reports", rule.code), compute)
+        def reports_of(rule: Rule) -> dict[str, list[Report]]:
+            found = by_code.get(rule.code)
+            if found is None:
+                found = by_code[rule.code] = project.cached(("project reports", rule.code),
+                                                            lambda: cls._grouped_reports(rule, project))
+            return found
+
+        return reports_of
+
+    @staticmethod
+    def _grouped_reports(rule: Rule, project: Project) -> dict[str, list[Report]]:
+        grouped: dict[str, list[Report]] = {}
+        for file, report in rule.check_project(project):
+            grouped.setdefault(file.path, []).append(report)
+        return grouped
 
     def keeps(self, diagnostic: Diagnostic) -> bool:
         """Whether ignore / per-file-ignores / noqa let a finding made elsewhere (--confirm) through."""

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from warplint.model import Assignment, Call, FileModel, Value
+from warplint.model import Assignment, Call, FileModel, Function, Value
 
 T = TypeVar("T")
 
@@ -179,6 +179,16 @@ def positions_by_last_name(file: FileModel) -> dict[str, array[int]]:
     for callee, positions in own_table(file, call_tables).by_callee.items():
         found.setdefault(callee.rpartition(".")[2], []).extend(positions)
     return {name: array("l", sorted(positions)) for name, positions in found.items()}
+
+
+def functions_by_decorator(file: FileModel) -> dict[str, tuple[Function, ...]]:
+    """Each decorator written on a function of the file, as the extractor resolved it -> those functions, in source
+    order (a project's tables look for one decorator across every file: ``@wp.overload`` stubs)."""
+    found: dict[str, list[Function]] = {}
+    for fn in file.functions.values():
+        for decorator in dict.fromkeys(fn.decorators):
+            found.setdefault(decorator, []).append(fn)
+    return _tuples(found)
 
 
 def imported_names(file: FileModel) -> tuple[str, ...]:

@@ -35,6 +35,7 @@ from .arg_types import launch_signature, value_types
 from .builds import preload_unused
 from .evaluator import Source
 from .events import place
+from .file_facts import functions_by_decorator
 from .statement_order import constructor_before
 from .values import WarpType
 from .variants import made_unbound
@@ -188,8 +189,8 @@ def _registrations(facts: IdentityFacts) -> dict[KernelKey, list[Registration]]:
                     Registration(f, call.span, call, at_import, kept, signature))
                 if both:
                     table[kernel_key(facts, kf, k)].append(Registration(f, call.span, call, False, kept, signature))
-        for fn in f.functions.values():
-            if "warp.overload" in fn.decorators and not fn.ctx.expects_raise:
+        for fn in facts.bindings.file_facts.cached(f, functions_by_decorator).get("warp.overload", ()):
+            if not fn.ctx.expects_raise:
                 table.setdefault((f.path, fn.name), []).append(Registration(f, fn.span, None, not fn.ctx.scope))
     return table
 

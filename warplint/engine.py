@@ -159,6 +159,29 @@ def _extracted(tree: cst.Module, text: str, model: FileModel) -> FileModel:
     return model
 
 
+class ImportedNames:
+    """Each file's imported names, from its model (``_imported_names``) or its import lines
+    (``_import_line_names``), kept while the model or text asked about is the one held: a run after an edit asks
+    them of every file of the project (``Session._parse_importers``)."""
+
+    def __init__(self) -> None:
+        self._of_models: dict[str, tuple[FileModel, frozenset[str]]] = {}  # path -> (the model, its names)
+        self._of_texts: dict[str, tuple[str, str, bool, frozenset[str]]] = {}  # path -> (text, module, package, names)
+
+    def of_model(self, model: FileModel) -> frozenset[str]:
+        known = self._of_models.get(model.path)
+        if known is None or known[0] is not model:
+            known = self._of_models[model.path] = (model, frozenset(_imported_names(model)))
+        return known[1]
+
+    def of_text(self, path: str, text: str, module: str, is_package: bool) -> frozenset[str]:
+        known = self._of_texts.get(path)
+        if known is None or known[1] != module or known[2] != is_package or (known[0] is not text and known[0] != text):
+            known = self._of_texts[path] = (text, module, is_package,
+                                            frozenset(_import_line_names(text, module, is_package)))
+        return known[3]
+
+
 def _imported_names(model: FileModel) -> set[str]:
     """The modules ``model`` imports from and the names it imports from them, dotted (``pkg.mod.name``)."""
     found: set[str] = set()
@@ -361,6 +384,7 @@ class Session:
         self._context_reads: dict[str, tuple[str | None, str | None]] = {}  # context files, read once a session
         self._digests: dict[str, tuple[str, str]] = {}  # absolute path -> (text, its digest)
         self._suppressions: dict[str, tuple[str, Suppressions]] = {}  # absolute path -> (text, its noqa comments)
+        self._imported = ImportedNames()  # each file's imported names, read once per model or text
         self._project_context = False  # a lint_paths run indexed its files with their projects
         self.models: dict[str, FileModel] = {}  # absolute path -> model
         self._project: Project | None = None  # the index over self.models while they are unchanged
@@ -663,11 +687,11 @@ class Session:
         imported_by_warp: set[str] = set()
         for m in self.models.values():
             if m.mentions_warp and not m.error:
-                imported_by_warp.update(_imported_names(m))
-        for _, text, module, is_package in warp_items:
-            imported_by_warp |= _import_line_names(text, module, is_package)
+                imported_by_warp.update(self._imported.of_model(m))
+        for path, text, module, is_package in warp_items:
+            imported_by_warp |= self._imported.of_text(path, text, module, is_package)
         return [item for item in unparsed
-                if item[2] in imported_by_warp or _import_line_names(item[1], item[2], item[3]) & warp_modules]
+                if item[2] in imported_by_warp or self._imported.of_text(*item) & warp_modules]
 
     def _parse_importers(self) -> None:
         """Files that never mention warp are parsed only if they import a project module
@@ -680,14 +704,14 @@ class Session:
         imported_by_warp: set[str] = set()
         for m in self.models.values():
             if m.mentions_warp and not m.error:
-                imported_by_warp.update(_imported_names(m))
+                imported_by_warp.update(self._imported.of_model(m))
         ahead, self._ahead = self._ahead, {}
         chosen: list[str] = []
         for absolute, model in list(self.models.items()):
             if not model.rule_facts.get("unparsed"):
                 continue
-            if model.module in imported_by_warp or _import_line_names(
-                    self.texts.get(absolute, ""), model.module, model.is_package) & warp_modules:
+            if model.module in imported_by_warp or self._imported.of_text(
+                    model.path, self.texts.get(absolute, ""), model.module, model.is_package) & warp_modules:
                 chosen.append(absolute)
         for absolute, (_, model) in ahead.items():
             if absolute not in chosen and model.error is not None and model.error.startswith(FAILED_PREFIX):

@@ -68,8 +68,11 @@ class CallResolution:
         if paths == self._paths and self._lookups_hold(edited, current, names_bound):
             self.layers_carried += bool(edited)
             unchanged = {id(current[path]) for path in paths} - {id(current[path]) for path in edited}
-            self.earlier_callees = {key: entry for key, entry in self.callees.items() if key[0] in unchanged}
-            self.earlier_resolved = {key: entry for key, entry in self.resolved.items() if key[0] in unchanged}
+            # carried whole, not filtered by file: an entry holds its call, an edited file's calls are new objects,
+            # so no call asked about now has the key of an entry of a replaced model (never asked again, those go
+            # with the next layer's carry, which takes only the entries asked)
+            self.earlier_callees = self.callees
+            self.earlier_resolved = self.resolved
             tables = self.tables
             tables["instance_classes"] = {key: found for key, found in tables["instance_classes"].items()
                                           if key[0] in unchanged}

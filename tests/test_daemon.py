@@ -392,3 +392,63 @@ def test_a_run_the_daemon_answers_does_not_look_in_the_result_cache_again(tmp_pa
         sessions.after_answer()
         assert json.loads(Path(out).read_text(encoding="utf-8")) == answer
     assert len(looked) == 1 and sessions.reused == 1
+
+
+def test_a_run_after_an_edit_reads_again_only_the_files_changed_on_disk(tmp_path, monkeypatch):
+    """A kept session's next run reads from disk only the files stamped otherwise than at its last run (or changed
+    too shortly before it to tell): an edit is seen, a same-size rewrite with the old modification time too (its
+    status change time moved), and the other files' texts are the ones the last run read."""
+    import io
+    import time
+
+    from warplint.cache import StatDigests
+    from warplint.cli import main
+    from warplint.daemon_server import Sessions
+    from warplint.engine import Session
+
+    tree = _tree(tmp_path, daemon_setting="")
+    long_ago = time.time() - 3600  # every file settled well before the first run (``StatDigests.RACY_NS``)
+    files = _python_files(tree)
+    for path in files:
+        os.utime(path, (long_ago, long_ago))
+    out = str(tmp_path / "out.json")
+    argv = ["check", "--exit-zero", "--format", "json", "-o", out, "-j", "1", tree]
+    read: list[str] = []
+    real = Session.read
+    monkeypatch.setattr(Session, "read", lambda self, path: read.append(os.path.abspath(path)) or real(self, path))
+    sessions = Sessions()
+
+    def run() -> list:
+        read.clear()
+        main([*argv, "--cache-dir", str(tmp_path / "cache")], io.StringIO(), io.StringIO(), sessions=sessions)
+        sessions.after_answer()
+        return json.loads(Path(out).read_text(encoding="utf-8"))
+
+    def cold() -> list:
+        main([*argv, "--no-cache"], io.StringIO(), io.StringIO())
+        return json.loads(Path(out).read_text(encoding="utf-8"))
+
+    run()
+    assert len(set(read)) >= len(files)  # the first run reads every file
+    run()
+    assert set(read) == set(files)  # made moments ago (their status change): too recent to tell, read again
+    monkeypatch.setattr(StatDigests, "RACY_NS", 0)  # from here on, a change is told from the stamps at once
+    run()
+    run()
+    assert read == []  # nothing changed: nothing read again
+    pipeline = Path(tree, "crossfile", "pipeline.py")
+    name, old, new = CROSS_EDITS[1]
+    assert pipeline == Path(tree, name) and old in pipeline.read_text(encoding="utf-8")
+    pipeline.write_text(pipeline.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    found = run()
+    assert set(read) == {str(pipeline)} and found == cold()
+    # the same number of bytes, the modification time set back: only the status change time tells
+    blur = Path(tree, "crossfile", "blur.py")
+    before = blur.read_text(encoding="utf-8")
+    changed = before.replace('module="crossfile.tuning"', 'module="crossfile.tunxng"')  # its kernels' module moves
+    assert changed != before and len(changed) == len(before)
+    blur.write_text(changed, encoding="utf-8")
+    os.utime(blur, (long_ago, long_ago))
+    moved = run()
+    assert str(blur) in read and moved == cold() and moved != found
+    assert sessions.reused == 5  # one session throughout

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from . import interrupts
+from .cache import StatDigests
 from .daemon import IDLE_SECONDS, connect, receive, send
 
 if TYPE_CHECKING:
@@ -84,6 +85,7 @@ class Sessions:
         from .discovery import Discovery
         from .warp_version import environment
 
+        stamped_at = time.time_ns()
         files = {os.path.abspath(p): _stamp(p) for p in Discovery(config).files([config.root])}
         settled = (environment(config.root, config.warp_version, config.warp_version_source).cache_key(),
                    _installed_stamp())
@@ -91,8 +93,8 @@ class Sessions:
         if found is not None:
             self._kept.remove(found)
             if found.settled == settled and files.keys() == found.files.keys() and not found.imports_changed(files):
-                found.session.run_again(config)
-                found.files = files
+                found.session.run_again(config, found.unchanged(files))
+                found.files, found.stamped_at = files, stamped_at
                 self._kept.append(found)
                 self.reused += 1
                 return found.session
@@ -105,7 +107,7 @@ class Sessions:
         session.hold_cache_writes()  # written once the answer is out (``after_answer``)
         session.retire_indexes = True  # an index an edit replaced is freed then too
         session.group_indexes = {}  # and so is each group's index, when a run is grouped
-        self._kept.append(_Kept(config, cache, settled, files, session))
+        self._kept.append(_Kept(config, cache, settled, files, session, stamped_at))
         self.started += 1
         self.built = True
         return session
@@ -114,11 +116,20 @@ class Sessions:
 class _Kept:
     """A session the daemon keeps, with what it was started under and the files' stamps at its last run."""
 
-    def __init__(self, config: Config, cache: bool, settled: tuple, files: dict[str, tuple[int, int]],
-                 session: Session) -> None:
+    def __init__(self, config: Config, cache: bool, settled: tuple, files: dict[str, Stamp], session: Session,
+                 stamped_at: int) -> None:
         self.config, self.cache, self.settled, self.files, self.session = config, cache, settled, files, session
+        self.stamped_at = stamped_at  # when ``files`` were stamped (time.time_ns)
 
-    def imports_changed(self, files: dict[str, tuple[int, int]]) -> bool:
+    def unchanged(self, files: dict[str, Stamp]) -> frozenset[str]:
+        """The files whose text is the one the last run read: stamped the same now and then, and last changed
+        (written, or its status) ``StatDigests.RACY_NS`` before they were stamped then (a rewrite within the
+        timestamps' granularity would look unchanged)."""
+        settled_by = self.stamped_at - StatDigests.RACY_NS
+        return frozenset(path for path, stamp in files.items()
+                         if self.files.get(path) == stamp and max(stamp[0], stamp[2]) < settled_by)
+
+    def imports_changed(self, files: dict[str, Stamp]) -> bool:
         """Whether a file changed since the last run has other import lines now (module names follow imports)."""
         from .module_names import imports_of
         from .sources import read_source
@@ -133,12 +144,15 @@ class _Kept:
         return False
 
 
-def _stamp(path: str) -> tuple[int, int]:
+Stamp = tuple[int, int, int, int]  # (st_mtime_ns, st_size, st_ctime_ns, st_ino)
+
+
+def _stamp(path: str) -> Stamp:
     try:
         info = os.stat(path)
     except OSError:
-        return (-1, -1)
-    return (info.st_mtime_ns, info.st_size)
+        return (-1, -1, -1, -1)
+    return (info.st_mtime_ns, info.st_size, info.st_ctime_ns, info.st_ino)
 
 
 def _installed_stamp() -> tuple:

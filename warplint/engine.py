@@ -382,6 +382,8 @@ class Session:
         self.names = ModuleNames(config.root, declared_roots(config.root, config.src), _run_hint(config),
                                  self.scope.files_for, self._disk_text, self._imports_of)
         self._context_reads: dict[str, tuple[str | None, str | None]] = {}  # context files, read once a session
+        # the files whose texts the last run read are known to be on disk still (``run_again``): not read again
+        self._reads_kept: frozenset[str] = frozenset()
         self._digests: dict[str, tuple[str, str]] = {}  # absolute path -> (text, its digest)
         self._suppressions: dict[str, tuple[str, Suppressions]] = {}  # absolute path -> (text, its noqa comments)
         self._imported = ImportedNames()  # each file's imported names, read once per model or text
@@ -426,14 +428,16 @@ class Session:
         self._caches: dict[str, tuple[_cache.ModelCache, _cache.ResultCache]] = {}
         self.configure_cache(cache, cache_dir)
 
-    def run_again(self, config: Config) -> None:
+    def run_again(self, config: Config, unchanged: frozenset[str] = frozenset()) -> None:
         """Start another run over this session's index (a daemon's, ``daemon_server.Sessions``): ``config`` is equal to
         the one it has (the run's own object: a grouped run tells its configs apart by identity), and what the
-        last run read from disk is read again (the models of texts that did not change are kept)."""
+        last run read from disk is read again (the models of texts that did not change are kept), but for the files
+        of ``unchanged`` (absolute paths), whose texts on disk are known to be the ones it read."""
         self.config = config
         self.enabled = self._configured_codes
         self.discovery = Discovery(config)
-        self._context_reads.clear()
+        self._context_reads = {path: read for path, read in self._context_reads.items() if path in unchanged}
+        self._reads_kept = unchanged
         self._children, self._owners = {}, {}
         self.progress = None
 
@@ -857,8 +861,11 @@ class Session:
 
     def lint_paths(self, *args, **kwargs) -> LintResult:
         """Lint files under ``paths``; see ``_lint_paths``."""
-        with collector_paused():
-            return self._lint_paths(*args, **kwargs)
+        try:
+            with collector_paused():
+                return self._lint_paths(*args, **kwargs)
+        finally:
+            self._reads_kept = frozenset()  # (a later run reads its files again, unless ``run_again`` says otherwise)
 
     def _lint_paths(
         self,
@@ -896,10 +903,12 @@ class Session:
             if not os.path.lexists(path):
                 result.errors.append(f"{path}: no such file or directory")
                 continue
-            text, error = self.read(path)
-            self._context_reads.setdefault(os.path.abspath(path), (text, error))  # read once (module names)
+            absolute = os.path.abspath(path)
+            known = self._context_reads.get(absolute) if absolute in self._reads_kept else None
+            text, error = known if known is not None else self.read(path)
+            self._context_reads.setdefault(absolute, (text, error))  # read once (module names)
             files.append((path, text, error))
-            targets.append(os.path.abspath(path))
+            targets.append(absolute)
         walked = [p for p in paths if p != "-"]
         if project_context and len(walked) == 1 and os.path.isdir(walked[0]) and not result.errors:
             self.scope.remember(walked[0], list(targets))  # one directory walked: its listing, as ProjectScope's
@@ -1028,7 +1037,7 @@ class Session:
         if kept is None or kept[0] != config:
             return None
         index = kept[1]
-        index.run_again(config)
+        index.run_again(config, self._reads_kept)
         index.enabled = self.enabled  # (this run's codes: a daemon's flake8 run checks flake8's)
         return index
 

@@ -259,3 +259,35 @@ def test_the_import_graph_is_kept_until_an_edit_changes_an_import(tmp_path):
         assert kept == graph(fresh)
     assert "pkg/kernels.py" not in kept["pkg/solver.py"][0] and "pkg/kernels.py" in kept["pkg/other.py"][0]
     assert kept != first
+
+
+def test_a_group_of_calls_the_edit_leaves_is_taken_over_resolved(tmp_path):
+    """After an edit that carries the resolution, a group of calls (by the last part of the callee's name) that no
+    edited file has a call in is taken over as the last layer resolved it, and the callers it lists are the same;
+    a group with a call of the edited file is resolved again, and lists what a fresh session lists."""
+    files = {**FILES, "pkg/tools.py": "import warp as wp\n\n\ndef helper():\n    pass\n\n\ndef other():\n    pass\n",
+             "pkg/runner.py": "from pkg.tools import helper\n\n\ndef go():\n    helper()\n",
+             "pkg/user.py": "from pkg.tools import other\n\n\ndef use():\n    other()\n"}
+    root = write_tree(str(tmp_path / "tree"), {**files, "pyproject.toml": "[tool.warplint]\n"})
+    config = Config(root=root)
+    session = Session(config, cache=False, jobs=1)
+    session.check_text(os.path.join(root, "pkg/app.py"), files["pkg/app.py"])
+    bindings = session.project().layer.bindings
+    helpers, others = bindings.callers("pkg.tools.helper"), bindings.callers("pkg.tools.other")
+    assert len(helpers) == len(others) == 1
+    resolution = session.project()._bindings._resolution
+    helper_group, other_group = resolution.resolved["helper"], resolution.resolved["other"]
+    edited = files["pkg/user.py"] + "    other()\n"  # user.py calls other() once more; nothing of it calls helper()
+    session.check_text(os.path.join(root, "pkg/user.py"), edited)
+    bindings = session.project().layer.bindings
+    assert bindings.callers("pkg.tools.helper") == helpers and resolution.resolved["helper"] is helper_group
+    now = bindings.callers("pkg.tools.other")
+    assert resolution.resolved["other"] is not other_group and len(now) == 2
+    with open(os.path.join(root, "pkg/user.py"), "w", encoding="utf-8") as fh:
+        fh.write(edited)
+    fresh = Session(config, cache=False, jobs=1)
+    fresh.check_text(os.path.join(root, "pkg/app.py"), files["pkg/app.py"])
+    fresh_bindings = fresh.project().layer.bindings
+    for name in ("pkg.tools.helper", "pkg.tools.other"):
+        assert ([(f.path, c.span) for f, c in bindings.callers(name)]
+                == [(f.path, c.span) for f, c in fresh_bindings.callers(name)])

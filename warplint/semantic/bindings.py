@@ -855,17 +855,31 @@ class Bindings:
         if self._calls_by_last_name is None:
             self._calls_by_last_name = self._calls_grouped()
         pending = self._calls_by_last_name.pop(last_name, None)
-        resolved, earlier, callers = self._resolved, self._earlier_resolved, self._callers
-        for f, group in pending or ():
-            for call in group:
-                key = (id(f), id(call))
-                found = resolved.get(key) or earlier.pop(key, None)
-                if found is None:  # (Warp's tests and examples are project code)
-                    found = (call, None if self.is_warp_api(call.callee)
-                             else self.canonical_function(self.callee_of(f, call)))
-                resolved[key] = found
-                if found[1] is not None:
-                    callers.setdefault(found[1], []).append((f, call))
+        if pending is None:
+            return
+        callers = self._callers
+        before = self._earlier_resolved.pop(last_name, None)
+        if before is not None and before[0] is pending:  # a group the edit left as it was, resolved as it was
+            record = before
+            for name, listed in record[2]:
+                callers.setdefault(name, []).append(listed)
+        else:
+            earlier = before[1] if before is not None else {}
+            entries: dict[tuple[int, int], tuple[Call, str | None]] = {}
+            named: list[tuple[str, tuple[FileModel, Call]]] = []
+            for f, group in pending:
+                for call in group:
+                    key = (id(f), id(call))
+                    found = earlier.get(key)
+                    if found is None:  # (Warp's tests and examples are project code)
+                        found = (call, None if self.is_warp_api(call.callee)
+                                 else self.canonical_function(self.callee_of(f, call)))
+                    entries[key] = found
+                    if found[1] is not None:
+                        callers.setdefault(found[1], []).append((f, call))
+                        named.append((found[1], (f, call)))
+            record = (pending, entries, named)
+        self._resolved[last_name] = record
 
     def _calls_grouped(self) -> dict[str, list[tuple[FileModel, Sequence[Call]]]]:
         """The last part of a callee's name -> (file, its calls of that name): the calls through bound names first,

@@ -33,6 +33,13 @@ NamesBound = Callable[[FileModel], Mapping[str, Mapping[str, Sequence[Assignment
 CARRIED_TABLES = ("owner_prefix", "definitions", "canonical_function", "returned functions", "instance_classes")
 
 
+# A group of calls resolved (``Bindings._resolve_calls_named``): the group (file, its calls of the name), held, as the
+# binder's call groups gave it; each call's entry, (id(file), id(call)) -> (call, the canonical name it is listed
+# under in ``callers``; None: Warp's API); and the (canonical name, (file, call)) it listed, in order.
+ResolvedGroup = tuple[Sequence[tuple[FileModel, Sequence[Call]]], dict[tuple[int, int], tuple[Call, str | None]],
+                      list[tuple[str, tuple[FileModel, Call]]]]
+
+
 class CallResolution:
     """What a session keeps of its layers' call resolution (``Bindings.callee_of``), handed to each binder it
     builds; a binder made without one gets its own, which carries nothing."""
@@ -44,9 +51,10 @@ class CallResolution:
         # (a call through a bound name, a getter read) are new objects in each, and are never asked again
         self.callees: dict[tuple[int, int], tuple[Call, str]] = {}
         self.earlier_callees: dict[tuple[int, int], tuple[Call, str]] = {}
-        # (id(file), id(call)) -> (call, the canonical name it is listed under in ``callers``; None: Warp's API)
-        self.resolved: dict[tuple[int, int], tuple[Call, str | None]] = {}
-        self.earlier_resolved: dict[tuple[int, int], tuple[Call, str | None]] = {}
+        # the last part of a callee's name -> its group of calls as resolved (``ResolvedGroup``): by this layer, and
+        # by the layer before (a group the edit left as it was is taken over whole: ``Bindings._resolve_calls_named``)
+        self.resolved: dict[str, ResolvedGroup] = {}
+        self.earlier_resolved: dict[str, ResolvedGroup] = {}
         # the binder's memo tables of the lookups a resolution makes (``Bindings.memo``), by name: each answer
         # read only the set of files, the heads it looked up (noted) and, where its key names a model, that model
         self.tables: dict[str, dict] = {name: {} for name in CARRIED_TABLES}

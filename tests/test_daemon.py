@@ -397,13 +397,15 @@ def test_a_run_the_daemon_answers_does_not_look_in_the_result_cache_again(tmp_pa
 def test_a_run_after_an_edit_reads_again_only_the_files_changed_on_disk(tmp_path, monkeypatch):
     """A kept session's next run reads from disk only the files stamped otherwise than at its last run (or changed
     too shortly before it to tell): an edit is seen, a same-size rewrite with the old modification time too (its
-    status change time moved), and the other files' texts are the ones the last run read."""
+    status change time moved), and the other files' texts are the ones the last run read. The tree is walked once
+    per run (the walk that stamps the files is the run's), its notes said all the same."""
     import io
     import time
 
     from warplint.cache import StatDigests
     from warplint.cli import main
     from warplint.daemon_server import Sessions
+    from warplint.discovery import Discovery
     from warplint.engine import Session
 
     tree = _tree(tmp_path, daemon_setting="")
@@ -413,15 +415,23 @@ def test_a_run_after_an_edit_reads_again_only_the_files_changed_on_disk(tmp_path
         os.utime(path, (long_ago, long_ago))
     out = str(tmp_path / "out.json")
     argv = ["check", "--exit-zero", "--format", "json", "-o", out, "-j", "1", tree]
+    os.mkfifo(os.path.join(tree, "pipe.py"))  # discovery's note on it comes with every run
     read: list[str] = []
     real = Session.read
     monkeypatch.setattr(Session, "read", lambda self, path: read.append(os.path.abspath(path)) or real(self, path))
+    walks: list[list[str]] = []
+    real_files = Discovery.files
+    monkeypatch.setattr(Discovery, "files", lambda self, paths: walks.append(paths) or real_files(self, paths))
     sessions = Sessions()
 
     def run() -> list:
         read.clear()
-        main([*argv, "--cache-dir", str(tmp_path / "cache")], io.StringIO(), io.StringIO(), sessions=sessions)
+        walks.clear()
+        err = io.StringIO()
+        main([*argv, "--cache-dir", str(tmp_path / "cache")], io.StringIO(), err, sessions=sessions)
         sessions.after_answer()
+        assert "pipe.py: a FIFO, not a regular file" in err.getvalue()
+        assert len(walks) == (1 if sessions.reused else 2)  # a kept session's run walks the tree once
         return json.loads(Path(out).read_text(encoding="utf-8"))
 
     def cold() -> list:

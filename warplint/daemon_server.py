@@ -86,14 +86,16 @@ class Sessions:
         from .warp_version import environment
 
         stamped_at = time.time_ns()
-        files = {os.path.abspath(p): _stamp(p) for p in Discovery(config).files([config.root])}
+        discovery = Discovery(config)
+        listing = list(discovery.files([config.root]))
+        files = {os.path.abspath(p): _stamp(p) for p in listing}
         settled = (environment(config.root, config.warp_version, config.warp_version_source).cache_key(),
                    _installed_stamp())
         found = next((k for k in self._kept if k.config == config and k.cache == cache), None)
         if found is not None:
             self._kept.remove(found)
             if found.settled == settled and files.keys() == found.files.keys() and not found.imports_changed(files):
-                found.session.run_again(config, found.unchanged(files))
+                found.session.run_again(config, found.unchanged(files), (config.root, listing, list(discovery.notes)))
                 found.files, found.stamped_at = files, stamped_at
                 self._kept.append(found)
                 self.reused += 1

@@ -384,6 +384,7 @@ class Session:
         self._context_reads: dict[str, tuple[str | None, str | None]] = {}  # context files, read once a session
         # the files whose texts the last run read are known to be on disk still (``run_again``): not read again
         self._reads_kept: frozenset[str] = frozenset()
+        self._walked: tuple[str, list[str], list[str]] | None = None  # a walk the daemon made for this run
         self._digests: dict[str, tuple[str, str]] = {}  # absolute path -> (text, its digest)
         self._suppressions: dict[str, tuple[str, Suppressions]] = {}  # absolute path -> (text, its noqa comments)
         self._imported = ImportedNames()  # each file's imported names, read once per model or text
@@ -428,16 +429,19 @@ class Session:
         self._caches: dict[str, tuple[_cache.ModelCache, _cache.ResultCache]] = {}
         self.configure_cache(cache, cache_dir)
 
-    def run_again(self, config: Config, unchanged: frozenset[str] = frozenset()) -> None:
+    def run_again(self, config: Config, unchanged: frozenset[str] = frozenset(),
+                  walked: tuple[str, list[str], list[str]] | None = None) -> None:
         """Start another run over this session's index (a daemon's, ``daemon_server.Sessions``): ``config`` is equal to
         the one it has (the run's own object: a grouped run tells its configs apart by identity), and what the
         last run read from disk is read again (the models of texts that did not change are kept), but for the files
-        of ``unchanged`` (absolute paths), whose texts on disk are known to be the ones it read."""
+        of ``unchanged`` (absolute paths), whose texts on disk are known to be the ones it read. ``walked``: (a
+        path, the files discovery found under it just now, its notes), for a run over that path."""
         self.config = config
         self.enabled = self._configured_codes
         self.discovery = Discovery(config)
         self._context_reads = {path: read for path, read in self._context_reads.items() if path in unchanged}
         self._reads_kept = unchanged
+        self._walked = walked
         self._children, self._owners = {}, {}
         self.progress = None
 
@@ -865,7 +869,8 @@ class Session:
             with collector_paused():
                 return self._lint_paths(*args, **kwargs)
         finally:
-            self._reads_kept = frozenset()  # (a later run reads its files again, unless ``run_again`` says otherwise)
+            # (a later run reads and walks again, unless ``run_again`` says otherwise)
+            self._reads_kept, self._walked = frozenset(), None
 
     def _lint_paths(
         self,
@@ -899,7 +904,11 @@ class Session:
         result = LintResult([])
         targets: list[str] = []
         files: list[tuple[str, str | None, str | None]] = []
-        for path in self.discovery.files([p for p in paths if p != "-"]):
+        walked = [p for p in paths if p != "-"]
+        shared = self._walked if self._walked is not None and walked == [self._walked[0]] else None
+        # (the daemon's walk of this run, ``run_again``)
+        listed: Iterable[str] = shared[1] if shared is not None else self.discovery.files(walked)
+        for path in listed:
             if not os.path.lexists(path):
                 result.errors.append(f"{path}: no such file or directory")
                 continue
@@ -909,10 +918,9 @@ class Session:
             self._context_reads.setdefault(absolute, (text, error))  # read once (module names)
             files.append((path, text, error))
             targets.append(absolute)
-        walked = [p for p in paths if p != "-"]
         if project_context and len(walked) == 1 and os.path.isdir(walked[0]) and not result.errors:
             self.scope.remember(walked[0], list(targets))  # one directory walked: its listing, as ProjectScope's
-        result.notes.extend(self.discovery.notes)
+        result.notes.extend(shared[2] if shared is not None else self.discovery.notes)  # (made by the walk)
         if self.cache_note is not None:
             result.notes.append(self.cache_note)
         if stdin is not None and not (self.config.force_exclude and self.discovery.excluded(stdin[0])):

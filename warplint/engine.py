@@ -27,6 +27,7 @@ from .names import module_name_for_path
 from .noqa import Suppressions, find_suppressions, unused_codes, unused_noqa_reports
 from .registry import FileError, UnusedNoqa, all_rules, salt_for, selection_table
 from .rule import Report, Rule
+from .semantic.file_facts import FileFacts
 from .sources import decode as decode  # decode: where the front ends import it from
 from .sources import locate_installed, read_source, text_over_limit, too_large
 from .warm import naming_notes as _naming_notes
@@ -35,7 +36,7 @@ from .warm import spelled as _spelled
 if TYPE_CHECKING:  # LibCST, the extractor and the index are imported when a file is parsed or checked:
     import libcst as cst  # a run answered from the result cache needs none of them
 
-    from .index import CallResolution, FileFacts, KeptFacts, Project
+    from .index import CallResolution, KeptFacts, Project
 
 _NOQA_LINE = re.compile(r"^.*noqa.*$", re.M | re.I)  # every line a suppression (or WC001) could read
 # Changed files compared model by model with their cached models before the rules run again (each costs a
@@ -159,20 +160,13 @@ def _extracted(tree: cst.Module, text: str, model: FileModel) -> FileModel:
     return model
 
 
-class ImportedNames:
-    """Each file's imported names, from its model (``_imported_names``) or its import lines
-    (``_import_line_names``), kept while the model or text asked about is the one held: a run after an edit asks
-    them of every file of the project (``Session._parse_importers``)."""
+class ImportLineNames:
+    """Each file's imported names read from its import lines (``_import_line_names``), kept while the text asked
+    about is the one held: a run after an edit asks them of every unparsed file (``Session._parse_importers``). A
+    model's own are a table of the model (``FileFacts``)."""
 
     def __init__(self) -> None:
-        self._of_models: dict[str, tuple[FileModel, frozenset[str]]] = {}  # path -> (the model, its names)
         self._of_texts: dict[str, tuple[str, str, bool, frozenset[str]]] = {}  # path -> (text, module, package, names)
-
-    def of_model(self, model: FileModel) -> frozenset[str]:
-        known = self._of_models.get(model.path)
-        if known is None or known[0] is not model:
-            known = self._of_models[model.path] = (model, frozenset(_imported_names(model)))
-        return known[1]
 
     def of_text(self, path: str, text: str, module: str, is_package: bool) -> frozenset[str]:
         known = self._of_texts.get(path)
@@ -387,11 +381,11 @@ class Session:
         self._walked: tuple[str, list[str], list[str]] | None = None  # a walk the daemon made for this run
         self._digests: dict[str, tuple[str, str]] = {}  # absolute path -> (text, its digest)
         self._suppressions: dict[str, tuple[str, Suppressions]] = {}  # absolute path -> (text, its noqa comments)
-        self._imported = ImportedNames()  # each file's imported names, read once per model or text
+        self._import_lines = ImportLineNames()  # each unparsed file's imported names, read once per text
         self._project_context = False  # a lint_paths run indexed its files with their projects
         self.models: dict[str, FileModel] = {}  # absolute path -> model
         self._project: Project | None = None  # the index over self.models while they are unchanged
-        self._file_facts: FileFacts | None = None  # each model's own tables, kept across the indexes built over it
+        self._file_facts = FileFacts()  # each model's own tables, kept across the indexes built over it
         self._kept_facts: KeptFacts | None = None  # facts with what they read, taken over while that holds
         self._call_resolution: CallResolution | None = None  # calls resolved, kept for the files an edit leaves
         # facts kept across edits, each with what it read (reads.py): an editor's session (``check_text``) records
@@ -695,11 +689,11 @@ class Session:
         imported_by_warp: set[str] = set()
         for m in self.models.values():
             if m.mentions_warp and not m.error:
-                imported_by_warp.update(self._imported.of_model(m))
+                imported_by_warp.update(self._file_facts.cached(m, _imported_names))
         for path, text, module, is_package in warp_items:
-            imported_by_warp |= self._imported.of_text(path, text, module, is_package)
+            imported_by_warp |= self._import_lines.of_text(path, text, module, is_package)
         return [item for item in unparsed
-                if item[2] in imported_by_warp or self._imported.of_text(*item) & warp_modules]
+                if item[2] in imported_by_warp or self._import_lines.of_text(*item) & warp_modules]
 
     def _parse_importers(self) -> None:
         """Files that never mention warp are parsed only if they import a project module
@@ -712,13 +706,13 @@ class Session:
         imported_by_warp: set[str] = set()
         for m in self.models.values():
             if m.mentions_warp and not m.error:
-                imported_by_warp.update(self._imported.of_model(m))
+                imported_by_warp.update(self._file_facts.cached(m, _imported_names))
         ahead, self._ahead = self._ahead, {}
         chosen: list[str] = []
         for absolute, model in list(self.models.items()):
             if not model.rule_facts.get("unparsed"):
                 continue
-            if model.module in imported_by_warp or self._imported.of_text(
+            if model.module in imported_by_warp or self._import_lines.of_text(
                     model.path, self.texts.get(absolute, ""), model.module, model.is_package) & warp_modules:
                 chosen.append(absolute)
         for absolute, (_, model) in ahead.items():
@@ -755,10 +749,9 @@ class Session:
         """The project index over the current models; built once until a model changes (flake8 and the
         editor check file after file against the same index, and its project-wide facts are not cheap)."""
         if self._project is None:
-            from .index import CallResolution, FileFacts, KeptFacts, Project
+            from .index import CallResolution, KeptFacts, Project
 
-            if self._file_facts is None:
-                self._file_facts = FileFacts()
+            if self._kept_facts is None:
                 self._kept_facts = KeptFacts()
                 self._call_resolution = CallResolution()
             self._file_facts.keep_only(self.models.values())
@@ -818,27 +811,21 @@ class Session:
         rule = self.rules[UnusedNoqa.code]
         return [self._diagnostic(rule, path, report) for report in unused_noqa_reports(text, unused)]
 
-    @classmethod
-    def _project_reports(cls, project: Project) -> Callable[[Rule], dict[str, list[Report]]]:
-        """rule -> ``rule.check_project`` once per project, grouped by file path: its table found once per file
-        checked, not once per file and rule (a re-check after an edit goes through every file's rules)."""
+    @staticmethod
+    def _project_reports(project: Project) -> Callable[[Rule], dict[str, list[Report]]]:
+        """rule -> ``rule.check_project`` once per project, grouped by file path: one table per project, found once
+        per file checked, not once per file and rule (a re-check after an edit goes through every file's rules)."""
         by_code: dict[str, dict[str, list[Report]]] = project.cached("project reports", dict)
 
         def reports_of(rule: Rule) -> dict[str, list[Report]]:
             found = by_code.get(rule.code)
             if found is None:
-                found = by_code[rule.code] = project.cached(("project reports", rule.code),
-                                                            lambda: cls._grouped_reports(rule, project))
+                found = by_code[rule.code] = {}
+                for file, report in rule.check_project(project):
+                    found.setdefault(file.path, []).append(report)
             return found
 
         return reports_of
-
-    @staticmethod
-    def _grouped_reports(rule: Rule, project: Project) -> dict[str, list[Report]]:
-        grouped: dict[str, list[Report]] = {}
-        for file, report in rule.check_project(project):
-            grouped.setdefault(file.path, []).append(report)
-        return grouped
 
     def keeps(self, diagnostic: Diagnostic) -> bool:
         """Whether ignore / per-file-ignores / noqa let a finding made elsewhere (--confirm) through."""

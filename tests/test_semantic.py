@@ -1349,7 +1349,9 @@ def _decorators_evaluated_read_back(tmp_path, monkeypatch, files):
     session.lint_paths([str(tmp_path)])
     session.models = {path: pickle.loads(pickle.dumps(model)) for path, model in session.models.items()}
     assert any("_packed" in call.__dict__ for model in session.models.values() for call in model.calls)
-    session._project = session._file_facts = None
+    from warplint.semantic.file_facts import FileFacts
+
+    session._project, session._file_facts, session._kept_facts = None, FileFacts(), None  # a fresh index
     asked = []
     evaluate = kernels._kernel_options
     monkeypatch.setattr(kernels, "_kernel_options", lambda *a: asked.append(a[3].name) or evaluate(*a))

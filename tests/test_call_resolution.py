@@ -291,3 +291,78 @@ def test_a_group_of_calls_the_edit_leaves_is_taken_over_resolved(tmp_path):
     for name in ("pkg.tools.helper", "pkg.tools.other"):
         assert ([(f.path, c.span) for f, c in bindings.callers(name)]
                 == [(f.path, c.span) for f, c in fresh_bindings.callers(name)])
+
+
+def test_the_groups_the_binder_makes_are_taken_over_resolved_where_made_of_the_same_calls(tmp_path):
+    """A file that calls a returned function (``make()()``) has its calls grouped by the binder itself, anew in each
+    layer (``SameGroups``): after an edit elsewhere that carries the resolution, a group made of the same calls is
+    the last layer's list, taken over as resolved; after an edit of that file its groups are made and resolved
+    again, and list what a fresh session lists."""
+    root = write_tree(str(tmp_path / "tree"), {**FILES, "pyproject.toml": "[tool.warplint]\n"})
+    config = Config(root=root)
+    session = Session(config, cache=False, jobs=1)
+    session.check_text(os.path.join(root, "pkg/app.py"), FILES["pkg/app.py"])
+    bindings = session.project().layer.bindings
+    steps = bindings.callers("pkg.solver.Solver.step")
+    assert len(steps) == 2  # `s.step()` and `solver.REGISTRY.step()`, grouped by the binder: app.py calls `make()()`
+    resolution = session.project()._bindings._resolution
+    step_group, handed = resolution.resolved["step"], resolution.binder_groups.handed_over
+    session.check_text(os.path.join(root, "pkg/other.py"), FILES["pkg/other.py"] + "MORE = 2\n")
+    bindings = session.project().layer.bindings
+    assert bindings.callers("pkg.solver.Solver.step") == steps
+    assert resolution.resolved["step"] is step_group and resolution.binder_groups.handed_over > handed
+    edited = FILES["pkg/app.py"] + "    s.step()\n"
+    session.check_text(os.path.join(root, "pkg/app.py"), edited)
+    bindings = session.project().layer.bindings
+    now = bindings.callers("pkg.solver.Solver.step")
+    assert resolution.resolved["step"] is not step_group and len(now) == 3
+    with open(os.path.join(root, "pkg/app.py"), "w", encoding="utf-8") as fh:
+        fh.write(edited)
+    fresh = Session(config, cache=False, jobs=1)
+    fresh.check_text(os.path.join(root, "pkg/app.py"), edited)
+    assert ([(f.path, c.span) for f, c in now]
+            == [(f.path, c.span) for f, c in fresh.project().layer.bindings.callers("pkg.solver.Solver.step")])
+
+
+def test_the_file_of_each_function_is_kept_and_made_again_where_edited(tmp_path):
+    """``file_of_function`` answers from a table a session keeps across its layers (``FunctionFiles``): after an
+    edit, the edited file's new functions are its new model's, its old model's functions are no project file's, and
+    every other file's functions stay theirs."""
+    root = write_tree(str(tmp_path / "tree"), {**FILES, "pyproject.toml": "[tool.warplint]\n"})
+    session = Session(Config(root=root), cache=False, jobs=1)
+    session.check_text(os.path.join(root, "pkg/app.py"), FILES["pkg/app.py"])
+    bindings = session.project().layer.bindings
+    solver, app = (bindings.by_path[os.path.join(root, name)] for name in ("pkg/solver.py", "pkg/app.py"))
+    assert bindings.file_of_function(app.functions["run"]) is app
+    session.check_text(os.path.join(root, "pkg/app.py"), FILES["pkg/app.py"] + "\n\ndef more():\n    run()\n")
+    bindings = session.project().layer.bindings
+    new_app = bindings.by_path[os.path.join(root, "pkg/app.py")]
+    assert new_app is not app and bindings.file_of_function(new_app.functions["more"]) is new_app
+    assert bindings.file_of_function(new_app.functions["run"]) is new_app
+    assert bindings.file_of_function(app.functions["run"]) is None
+    assert bindings.file_of_function(solver.functions["Solver.step"]) is solver
+
+
+def test_the_attribute_names_assigned_are_kept_until_an_edit_assigns_another(tmp_path):
+    """The names of the attributes the project assigns off no class (``attribute_names_assigned``) are kept across
+    an edit that assigns no attribute by a new name (the same set, not made again), and made again after one that
+    does, as a fresh session makes them."""
+    space = "import types\n\nimport warp as wp\n\nNS = types.SimpleNamespace()\nNS.size = 1\n"
+    files = {**FILES, "pkg/space.py": space}
+    root = write_tree(str(tmp_path / "tree"), {**files, "pyproject.toml": "[tool.warplint]\n"})
+    config = Config(root=root)
+    session = Session(config, cache=False, jobs=1)
+    session.check_text(os.path.join(root, "pkg/app.py"), files["pkg/app.py"])
+    names = session.project().layer.bindings.attribute_names_assigned()
+    assert "size" in names and "depth" not in names
+    session.check_text(os.path.join(root, "pkg/other.py"), files["pkg/other.py"] + "MORE = 2\n")
+    assert session.project().layer.bindings.attribute_names_assigned() is names
+    edited = files["pkg/space.py"] + "NS.depth = 2\n"
+    session.check_text(os.path.join(root, "pkg/space.py"), edited)
+    now = session.project().layer.bindings.attribute_names_assigned()
+    assert now == names | {"depth"}
+    with open(os.path.join(root, "pkg/space.py"), "w", encoding="utf-8") as fh:
+        fh.write(edited)
+    fresh = Session(config, cache=False, jobs=1)
+    fresh.check_text(os.path.join(root, "pkg/app.py"), files["pkg/app.py"])
+    assert fresh.project().layer.bindings.attribute_names_assigned() == now

@@ -99,6 +99,8 @@ class Config:
         return frozenset(enabled)
 
     def ignored_for(self, path: str) -> tuple[str, ...]:
+        if not self.per_file_ignores:
+            return ()  # (asked of every file checked: a path made relative costs more than the check)
         rel = os.path.relpath(os.path.abspath(path), self.root).replace(os.sep, "/")
         ignored: list[str] = []
         for pattern, codes in self.per_file_ignores:

@@ -129,6 +129,7 @@ class Bindings:
         # the last part of a callee's name -> (file, its calls of that name), until the name is asked (``callers``)
         self._calls_by_last_name: dict[str, list[tuple[FileModel, Sequence[Call]]]] | None = None
         self._defines_cache: dict[str, str | None] = {}
+        self._functions: dict[str, tuple[FileModel, Function] | None] = {}  # ``function``'s answers
         self.memo: dict = {}  # the tables, built on first use
         # each call's callee (``callee_of``), kept by a session for the files an edit leaves alone (resolution.py)
         resolution = self._resolution = call_resolution if call_resolution is not None else CallResolution()
@@ -207,7 +208,7 @@ class Bindings:
     def context_of(self, file: FileModel, scope: str = "") -> CodeContext:
         """What kind of code ``scope`` of ``file`` is: library, application, test, benchmark or example
         (``warplint.semantic.context``)."""
-        return context_of(self, file, scope)
+        return context_of(self, self.file_facts, file, scope)
 
     def is_warp_api(self, ref: str | None) -> bool:
         """A name of Warp's API. Linting Warp's own tree, only what the ``warp`` package itself exports
@@ -262,6 +263,13 @@ class Bindings:
         return ref
 
     def is_class(self, fqname: str) -> bool:
+        table: dict[str, bool] = self.cached("is class", dict)  # (carried: resolution.py)
+        found = table.get(fqname)
+        if found is None:
+            found = table[fqname] = self._is_class(fqname)
+        return found
+
+    def _is_class(self, fqname: str) -> bool:
         fqname = self.definition(fqname)
         owner = self.owner_of(fqname)
         if owner is None:
@@ -311,10 +319,10 @@ class Bindings:
         (``obj.name = ...``): an object's attribute by another name is never written after it is made. Not those
         recorded under a project class (a class body's ``name = ...``, ``self.name = ...`` in its methods): they are
         attributes of that class and its objects, and a namespace is none of them."""
-        def compute() -> frozenset[str]:
+        def compute(groups: dict[str, list[tuple[FileModel, Sequence[Assignment]]]]) -> frozenset[str]:
             names: set[str] = set()
             classes: dict[str, bool] = {}  # a class's attributes are many: each owner asked once
-            for ref in self._attribute_groups():
+            for ref in groups:
                 owner, _, name = ref.rpartition(".")
                 if name not in names:
                     found = classes.get(owner)
@@ -324,7 +332,14 @@ class Bindings:
                         names.add(name)
             return frozenset(names)
 
-        return self.cached("attribute names assigned", compute)
+        groups = self._attribute_groups()  # (first: it counts the changes of the attributes assigned)
+        table: dict[int, frozenset[str]] = self.cached("attribute names assigned", dict)  # (carried: resolution.py)
+        made = self._resolution.attribute_groups.names_made
+        found = table.get(made)
+        if found is None:
+            table.clear()
+            found = table[made] = compute(groups)
+        return found
 
     def names_bound_to_calls(self, test: Callable[[str], bool]) -> frozenset[str]:
         """The last part of every name or attribute the project binds the result of a call to, of the calls whose
@@ -479,6 +494,13 @@ class Bindings:
 
     def function(self, fqname: str) -> tuple[FileModel, Function] | None:
         """``pkg.mod.Class.method`` -> (file, Function), for project files."""
+        table = self._functions
+        if fqname in table:  # (asked of nearly every callee a fact follows, again and again)
+            return table[fqname]
+        found = table[fqname] = self._function(fqname)
+        return found
+
+    def _function(self, fqname: str) -> tuple[FileModel, Function] | None:
         module = fqname.rpartition(".")[0]
         while module:
             f = self.by_module.get(module)
@@ -492,8 +514,7 @@ class Bindings:
 
     def file_of_function(self, fn: Function) -> FileModel | None:
         """The file that defines ``fn`` (a Function object of one of the models)."""
-        table = self.cached("file of function", lambda: {
-            id(f_): file for file in self.files for f_ in file.functions.values()})
+        table = self.cached("file of function", lambda: self._resolution.function_files.over(self.files))
         return table.get(id(fn))
 
     @staticmethod
@@ -648,8 +669,8 @@ class Bindings:
         found: dict[int, list[Call]] = {}
         if not collected_by_pytest(file):
             return found
-        for fn in file.functions.values():
-            if PARAMETRIZE_MARK not in fn.decorators or not is_test(file, fn):
+        for fn in self.file_facts.cached(file, file_facts.functions_by_decorator).get(PARAMETRIZE_MARK, ()):
+            if not is_test(file, fn):
                 continue
             marks = sum(1 for d in fn.decorator_values if d.kind == "call" and d.ref == PARAMETRIZE_MARK)
             for name, values in parametrized(fn).items():
@@ -811,15 +832,7 @@ class Bindings:
     def global_assignments(self, file: FileModel, name: str) -> list[tuple[str, Assignment]]:
         """(scope, assignment) for each assignment of the module-level ``name`` of ``file`` made inside a function
         that declares it ``global``: when that function runs, the module's name is bound to what it assigns."""
-        def by_name() -> dict[str, list[tuple[str, Assignment]]]:
-            table: dict[str, list[tuple[str, Assignment]]] = {}
-            for fn in file.functions.values():
-                for declared in fn.declared_global:
-                    table.setdefault(declared, []).extend(
-                        (fn.qualname, a) for a in self.name_assignments(file, fn.qualname, declared))
-            return table
-
-        return self.cached(("global assignments", id(file)), by_name).get(name, [])
+        return self.file_facts.cached(file, file_facts.global_assignments).get(name, [])
 
     def subscript_assignments(self, file: FileModel, scope: str, name: str) -> list:
         """Assignments ``name[key] = ...`` written directly in ``scope``."""
@@ -886,22 +899,21 @@ class Bindings:
         then each file's in file order (a session keeps the files' groups across its layers: ``NameGroups``)."""
         own, left = self._resolution.groups.over(self.files, self._calls_by_last_name_of)
         grouped: dict[str, list[tuple[FileModel, Sequence[Call]]]] = dict(own)  # (their lists are shared: not added to)
-        through: dict[str, list[tuple[FileModel, Sequence[Call]]]] = {}
+        through: dict[str, list[tuple[FileModel, Call]]] = {}
         for f, call in self._calls_through_names():
-            through.setdefault(call.callee.rpartition(".")[2], []).append((f, (call,)))
+            through.setdefault(call.callee.rpartition(".")[2], []).append((f, call))
         # `make(c)()` is spelled `pkg.make()`: its last part ends in "()"; its file's calls are grouped here, each
         # under the name of the function `make` returns (resolving it changes the name)
-        made: dict[str, list[tuple[FileModel, Sequence[Call]]]] = {}
+        made: dict[str, list[tuple[FileModel, Call]]] = {}
         for f in left:
             for call in f.calls:
                 callee = self.returned_function(call.callee) or call.callee
-                made.setdefault(callee.rpartition(".")[2], []).append((f, (call,)))
-        if made:
+                made.setdefault(callee.rpartition(".")[2], []).append((f, call))
+        if made or through:
             position = {id(f): i for i, f in enumerate(self.files)}
-            for name, entries in made.items():
-                grouped[name] = sorted([*own.get(name, ()), *entries], key=lambda entry: position[id(entry[0])])
-        for name, entries in through.items():
-            grouped[name] = entries + grouped.get(name, [])
+            merge = self._resolution.binder_groups.merged
+            for name in {*made, *through}:
+                grouped[name] = merge(name, own.get(name), made.get(name, ()), through.get(name, ()), position)
         return grouped
 
     def callee_of(self, file: FileModel, call: Call) -> str:
@@ -1122,9 +1134,14 @@ class Bindings:
         if called_by_runner(self.file_facts, file, fn) or (fn.name in file.functions_named_outside_bodies and (
                 in_strings or fn.name not in file.functions_named_only_in_strings)):
             return True
-        return any(other is not fn and not other.qualname.startswith(f"{fn.qualname}.")
-                   and not stored_without(other, fn.name) and fn.name in glimpse(other, "loaded")
-                   for other in file.functions.values())
+        named = self.file_facts.cached(file, _named_in_other_bodies)
+        found = named.get(fn.qualname)
+        if found is None:  # (a function's own answer, of its model alone: asked again by every layer)
+            found = named[fn.qualname] = any(
+                other is not fn and not other.qualname.startswith(f"{fn.qualname}.")
+                and not stored_without(other, fn.name) and fn.name in glimpse(other, "loaded")
+                for other in file.functions.values())
+        return found
 
     # ------------------------------------------------------------------ imports
     def conftest_files_before(self, file: FileModel) -> tuple[FileModel, ...]:
@@ -1196,6 +1213,13 @@ def _names_bound(file: FileModel) -> dict[str, dict[str, tuple[Assignment, ...]]
 
 def _not_noted(file: FileModel, head: str) -> None:
     """A lookup in a binder whose resolution no later layer carries."""
+
+
+def _named_in_other_bodies(file: FileModel) -> dict[str, bool]:
+    """A function's qualname -> whether the body of another function of the file (not one nested in it) reads its name:
+    filled as ``Bindings._named_in_test_file`` asks, each answer of the model alone (a function's is read from the
+    others' stored names, most of them left packed)."""
+    return {}
 
 
 def _imported_module_names(file: FileModel) -> frozenset[str]:

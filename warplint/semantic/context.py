@@ -129,9 +129,12 @@ def is_asv_class(file: FileModel, qualname: str) -> bool:
                and (a.target.ref or "")[len(prefix):] in ASV_ATTRIBUTES for a in file.assignments)
 
 
-def context_of(memo: Memo, file: FileModel, scope: str = "") -> CodeContext:
+def context_of(memo: Memo, tables: FileTables, file: FileModel, scope: str = "") -> CodeContext:
     """The kind of code ``scope`` (a function's qualname, "" for module level) of ``file`` is."""
-    found = memo.cached(("file context", id(file)), lambda: file_context(file))
+    # of the model alone (its path, module name and main guard), but for a script's: that one asks the disk where its
+    # packages are, once per layer
+    found = (memo.cached(("file context", id(file)), lambda: file_context(file)) if file.has_main_guard
+             else tables.cached(file, file_context))
     if found.builds_cold_on_purpose or not scope:
         return found
     fn = file.functions.get(scope)

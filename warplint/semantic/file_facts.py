@@ -191,6 +191,18 @@ def functions_by_decorator(file: FileModel) -> dict[str, tuple[Function, ...]]:
     return _tuples(found)
 
 
+def global_assignments(file: FileModel) -> dict[str, list[tuple[str, Assignment]]]:
+    """A module-level name -> (scope, assignment) for each ``name = ...`` of it in a function that declares it
+    ``global``, in the file's function order."""
+    names = own_table(file, assignment_tables).names
+    table: dict[str, list[tuple[str, Assignment]]] = {}
+    for fn in file.functions.values():
+        for declared in fn.declared_global:
+            table.setdefault(declared, []).extend(
+                (fn.qualname, a) for a in names.get(fn.qualname, {}).get(declared, ()))
+    return table
+
+
 def imported_names(file: FileModel) -> tuple[str, ...]:
     """Every module name the file's imports run, each once in the order first named: ``import a.b.c`` runs ``a``,
     ``a.b`` and ``a.b.c``; ``from a import b`` runs ``a`` and, when ``b`` is a submodule, ``a.b``."""

@@ -72,10 +72,15 @@ def _add_kept_decorated_kernels(bindings: Bindings, evaluator: Evaluator, family
     # phase need not hold once they are whole
     check = ReadsCheck.over(bindings)
     for file in bindings.files:
-        if not any(fn.decorator_values and not fn.is_warp for fn in [*file.redefined, *file.functions.values()]):
+        if not bindings.file_facts.cached(file, _decorates_outside_warp):
             continue
         made = evaluator.kept(family, file, functools.partial(options_of, evaluator, file), check)
         file.kernels.extend(_decorated_kernel(file, fn, dict(options)) for fn, options in made)
+
+
+def _decorates_outside_warp(file: FileModel) -> bool:
+    """Some function of ``file`` that is not Warp's (``@wp.kernel``, ``@wp.func``) has a decorator."""
+    return any(fn.decorator_values and not fn.is_warp for fn in [*file.redefined, *file.functions.values()])
 
 
 def _bound_decorator_options(evaluator: Evaluator, file: FileModel) -> DecoratedOptions:

@@ -11,6 +11,7 @@ calls that lead to a function. The fact modules above (``builds``, ``generics``,
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Callable, Container
 from functools import partial
@@ -572,8 +573,10 @@ class IdentityFacts(Layer):
 
     def _test_files_before(self, file: FileModel) -> list[FileModel]:
         """The test files of ``file``'s folder pytest runs before it (sorted by name), nearest first."""
-        name = os.path.basename(file.path)
-        return [f for f in reversed(self._test_files_beside(file)) if os.path.basename(f.path) < name]
+        beside = self._test_files_beside(file)
+        names = self.cached(("test file names", id(beside)), lambda: [os.path.basename(f.path) for f in beside])
+        before = bisect.bisect_left(names, os.path.basename(file.path))  # (sorted by name: ``_test_files_beside``)
+        return beside[before - 1::-1] if before else []
 
     def _test_steps(self, file: FileModel, test: str) -> list[RunnerStep]:
         """A test run by the runner, then the setup run for it, nearest first."""

@@ -547,7 +547,7 @@ class RecordedBindings:
     answer (asked again of the next layer's binder)."""
 
     OWN_RECORDS = frozenset({"calls_to", "calls_where", "warp_calls", "warp_aliases", "name_assignments",
-                             "subscript_assignments", "assignments_in"})
+                             "subscript_assignments", "assignments_in", "global_assignments"})
     KERNEL_LISTS = frozenset({"kernels_in", "kernel_index"})
     # decided by the module names (the set of files: ``KeptFacts.keep_only``) and Warp's own facts
     BY_FILE_SET = frozenset({"fqname", "canonical_ref", "canonical_module", "is_warp_api", "warp", "reads",

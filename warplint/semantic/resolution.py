@@ -28,9 +28,11 @@ from warplint.model import Assignment, Call, FileModel, glimpse
 NamesBound = Callable[[FileModel], Mapping[str, Mapping[str, Sequence[Assignment]]]]
 
 # The binder's tables carried (``Bindings.memo``): a name's owning file and spelling, its definition through
-# re-exports, a function's canonical name, what a maker returns, and the class a module-level or local name is bound
-# to an instance of (keyed by the model's id: kept for unchanged models only)
-CARRIED_TABLES = ("owner_prefix", "definitions", "canonical_function", "returned functions", "instance_classes")
+# re-exports, whether that is a class, a function's canonical name, what a maker returns, the class a module-level
+# or local name is bound to an instance of (keyed by the model's id: kept for unchanged models only), and the names of
+# attributes assigned off classes (keyed by the count of changes of the attributes assigned: ``NameGroups.names_made``)
+CARRIED_TABLES = ("owner_prefix", "definitions", "is class", "canonical_function", "returned functions",
+                  "instance_classes", "attribute names assigned")
 
 
 # A group of calls resolved (``Bindings._resolve_calls_named``): the group (file, its calls of the name), held, as the
@@ -63,8 +65,10 @@ class CallResolution:
         self._paths: tuple[str, ...] = ()
         self.layers_carried = 0  # how many layers took resolutions over (the tests and benchmarks read it)
         self.groups = NameGroups(leaves=_calls_a_result)  # every file's calls, by the last part of the callee
+        self.binder_groups = SameGroups()  # the groups the binder makes itself (``Bindings._calls_grouped``)
         self.attribute_groups = NameGroups()  # every file's attribute assignments, by the attribute's name
         self.imports = ImportGraph()  # the files each file imports
+        self.function_files = FunctionFiles()  # the file of each function
 
     def begin(self, files: Iterable[FileModel], names_bound: NamesBound) -> None:
         """A new layer over ``files``: keep the resolved calls of the files it shares with the last one when no
@@ -137,6 +141,49 @@ class Interface:
         )
 
 
+class SameGroups:
+    """The call groups a binder makes itself each layer (of calls through bound names, and of the calls of files that
+    call a returned function, merged with the files' own groups), handed over as the last layer's list where a group
+    is made of the same parts: the same own group list, the same (file, call) objects in the same order. Only a
+    group list handed over unchanged is taken over resolved (``Bindings._resolve_calls_named``)."""
+
+    def __init__(self) -> None:
+        # name -> (the own group, the made and the through calls, the group made of them) of the last layer (alive:
+        # their objects' ids stay theirs)
+        self._last: dict[str, tuple[Group | None, Sequence[tuple[FileModel, Call]], Sequence[tuple[FileModel, Call]],
+                                    Group]] = {}
+        self._now: dict[str, tuple[Group | None, Sequence[tuple[FileModel, Call]], Sequence[tuple[FileModel, Call]],
+                                   Group]] = {}
+        self._layer: object = None
+        self.handed_over = 0  # groups handed over as the last layer's (the tests read it)
+
+    def merged(self, name: str, own: Group | None, made: Sequence[tuple[FileModel, Call]],
+               through: Sequence[tuple[FileModel, Call]], position: Mapping[int, int]) -> Group:
+        """The group of ``name``: the calls ``through`` bound names first, then the files' own group and the ``made``
+        calls in file order (``position``: a file's place, by id); the last layer's list when made of the same."""
+        if self._layer is not position:  # a new layer's first group: the last layer's are those made until now
+            self._layer, self._last, self._now = position, self._now, {}
+        before = self._last.get(name)
+        if before is not None and before[0] is own and _same_calls(before[1], made) and _same_calls(before[2], through):
+            self.handed_over += 1
+            group = before[3]
+        else:
+            group = [(f, (call,)) for f, call in through]
+            if made:
+                group += sorted([*(own or ()), *((f, (call,)) for f, call in made)],
+                                key=lambda entry: position[id(entry[0])])
+            else:
+                group += own or ()
+        self._now[name] = (own, made, through, group)
+        return group
+
+
+def _same_calls(a: Sequence[tuple[FileModel, Call]], b: Sequence[tuple[FileModel, Call]]) -> bool:
+    """The same (file, call) pairs: the same objects, in the same order (equal objects of another model are not: a
+    resolution holds the calls it resolved)."""
+    return len(a) == len(b) and all(fa is fb and ca is cb for (fa, ca), (fb, cb) in zip(a, b, strict=True))
+
+
 OwnTable = Callable[[FileModel], Mapping[str, Sequence[Any]]]
 Group = list[tuple[FileModel, Sequence[Any]]]
 
@@ -163,12 +210,14 @@ class NameGroups:
         self._paths: tuple[str, ...] = ()
         self._left: list[FileModel] = []  # the files left to the binder, in file order
         self.regrouped = 0  # groups made again after an edit, a file taken out or put in (the tests read it)
+        self.names_made = 0  # counts every change of the set of names grouped: the same count, the same names
 
     def over(self, files: Sequence[FileModel], own_table: OwnTable) -> tuple[dict[str, Group], list[FileModel]]:
         """(name -> its group, shared: read it, never change it; the files left to the caller)."""
         paths = tuple(f.path for f in files)
         if paths != self._paths:
             self._groups, self._models, self._names, self._paths = {}, {}, {}, paths
+            self.names_made += 1
             for f in files:
                 self._add(f, own_table(f), None)
         else:
@@ -192,6 +241,7 @@ class NameGroups:
             group = groups.get(name)
             if group is None:
                 groups[name] = [(file, entries)]
+                self.names_made += 1
             elif position is None:  # (made in file order)
                 group.append((file, entries))
             else:  # a new list in file order (a layer's table shares the one it replaces)
@@ -206,6 +256,34 @@ class NameGroups:
                 self._groups[name] = group
             else:
                 del self._groups[name]
+                self.names_made += 1
+
+
+class FunctionFiles:
+    """The file that defines each function of the project, by the ``Function`` object's id (``Bindings
+    .file_of_function``), kept across a session's layers: after an edit only the edited files' functions are taken out
+    and put in again, not every function of every file."""
+
+    def __init__(self) -> None:
+        self._files: dict[int, FileModel] = {}
+        self._models: dict[str, FileModel] = {}  # path -> the model listed (alive: its functions' ids stay theirs)
+
+    def over(self, files: Sequence[FileModel]) -> dict[int, FileModel]:
+        """id(a function of one of ``files``) -> that file: the layer's own table (a copy: a later layer changes
+        the one kept)."""
+        table, models = self._files, self._models
+        if len(files) != len(models) or any(f.path not in models for f in files):
+            table.clear()
+            models.clear()
+        for f in files:
+            before = models.get(f.path)
+            if before is not f:
+                if before is not None:
+                    for fn in before.functions.values():
+                        del table[id(fn)]
+                models[f.path] = f
+                table.update((id(fn), f) for fn in f.functions.values())
+        return dict(table)
 
 
 class ImportGraph:

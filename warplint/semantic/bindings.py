@@ -1134,14 +1134,7 @@ class Bindings:
         if called_by_runner(self.file_facts, file, fn) or (fn.name in file.functions_named_outside_bodies and (
                 in_strings or fn.name not in file.functions_named_only_in_strings)):
             return True
-        named = self.file_facts.cached(file, _named_in_other_bodies)
-        found = named.get(fn.qualname)
-        if found is None:  # (a function's own answer, of its model alone: asked again by every layer)
-            found = named[fn.qualname] = any(
-                other is not fn and not other.qualname.startswith(f"{fn.qualname}.")
-                and not stored_without(other, fn.name) and fn.name in glimpse(other, "loaded")
-                for other in file.functions.values())
-        return found
+        return self.file_facts.answered(file, _named_in_another_body, fn.qualname)
 
     # ------------------------------------------------------------------ imports
     def conftest_files_before(self, file: FileModel) -> tuple[FileModel, ...]:
@@ -1215,11 +1208,13 @@ def _not_noted(file: FileModel, head: str) -> None:
     """A lookup in a binder whose resolution no later layer carries."""
 
 
-def _named_in_other_bodies(file: FileModel) -> dict[str, bool]:
-    """A function's qualname -> whether the body of another function of the file (not one nested in it) reads its name:
-    filled as ``Bindings._named_in_test_file`` asks, each answer of the model alone (a function's is read from the
-    others' stored names, most of them left packed)."""
-    return {}
+def _named_in_another_body(file: FileModel, qualname: str) -> bool:
+    """The body of another function of ``file`` (not one nested in the function ``qualname``) reads its name (told
+    from the others' stored names, most of them left packed)."""
+    fn = file.functions[qualname]
+    return any(other is not fn and not other.qualname.startswith(f"{qualname}.")
+               and not stored_without(other, fn.name) and fn.name in glimpse(other, "loaded")
+               for other in file.functions.values())
 
 
 def _imported_module_names(file: FileModel) -> frozenset[str]:

@@ -9,7 +9,8 @@ every file are merged from them (``Bindings``).
 What may live here: a function of the model's own extracted records only. Not what a project adds to or
 completes in the model (the ``derived`` kernels it finds by data flow, a completed kernel's function and module:
 ``kernels.add_decorated_kernels``), not a name resolved against other files, nothing the evaluator answers.
-A table is shared by every layer built over the model: read it, never change it.
+A table is shared by every layer built over the model: read it, never change it (``answered`` keeps the answers
+of a question of the model alone, filled as asked).
 """
 
 from __future__ import annotations
@@ -41,11 +42,24 @@ class FileFacts:
             facts[table] = own_table(file, table)
         return facts[table]
 
+    def answered(self, file: FileModel, question: Callable[[FileModel, str], T], key: str) -> T:
+        """``question(file, key)``, once per model object and key: a question of the model alone asked of a few of
+        its parts (answered for every part up front, it would cost more than the parts asked)."""
+        answers: dict[str, T] = self.cached(file, _no_answers).setdefault(question, {})
+        if key not in answers:
+            answers[key] = question(file, key)
+        return answers[key]
+
     def keep_only(self, files: Iterable[FileModel]) -> None:
         """Forget the tables of the models not among ``files`` (replaced by an edit, or no longer indexed)."""
         kept = {id(f) for f in files}
         for key in [k for k in self._by_model if k not in kept]:
             del self._by_model[key]
+
+
+def _no_answers(file: FileModel) -> dict[Callable, dict]:
+    """Where ``FileFacts.answered`` keeps a model's answers, by question (filled as asked)."""
+    return {}
 
 
 @dataclass(frozen=True)

@@ -104,16 +104,17 @@ class _ReadsProbe:
             probe.held = len(held)
             return check
 
-        def timed_ask_again(bindings: Any) -> Any:
-            ask = ask_again(bindings)
+        def timed_ask_again(bindings: Any, layer: Any = None) -> Any:
+            ask = ask_again(bindings, layer)
 
-            def timed_ask(method: str, arguments: tuple, keywords: tuple) -> Any:
+            def timed_ask(method: Any, arguments: tuple, keywords: tuple) -> Any:
                 start = time.perf_counter()
+                name = method if isinstance(method, str) else method.__qualname__  # a fact asked by key
                 try:
                     return ask(method, arguments, keywords)
                 finally:
-                    probe.asked[method] += 1
-                    probe.asked_seconds[method] += time.perf_counter() - start
+                    probe.asked[name] += 1
+                    probe.asked_seconds[name] += time.perf_counter() - start
 
             return timed_ask
 

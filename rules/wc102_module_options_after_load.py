@@ -102,12 +102,13 @@ class ModuleOptionsAfterLoad(Rule):
         # a unique kernel's own module_options= is part of its creation, not a change of a loaded module
         direct = [c for c in project.option_changes(file) if c.form is not OptionForm.KERNEL]
         scopes = {""} | set(file.functions)
+        through_calls = project.option_changes_through_calls(file)
         for scope in sorted(scopes):
             # Option-changing statements of this scope: direct, or calls into helpers.
             changes: list[tuple[int, OptionChange, Any]] = [
                 (c.ctx.order, c, None) for c in direct if c.ctx.scope == scope
             ]
-            changes.extend((call.ctx.order, c, call) for call, c in project.option_changes_through_calls(file, scope))
+            changes.extend((call.ctx.order, c, call) for call, c in through_calls.get(scope, ()))
             if not changes:
                 continue
             timeline = project.launch_timeline(file, scope)

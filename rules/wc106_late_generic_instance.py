@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -158,7 +159,9 @@ class LateGenericInstance(Rule):
         # user edits each of them (its wp.overload lines go after it).
         at_site: dict[tuple, _AtSite] = {}
         for file in project.files:
-            for kernel, report, triggers, message in self._kernel_findings(file, project):
+            findings = project.of_file(f"{self.code} kernels", file,
+                                       functools.partial(self._findings_from, file, project))
+            for kernel, report, triggers, message in findings:
                 definition = Related(file.path, kernel.span, f"generic kernel `{kernel.name}` is defined here")
                 sites: list[Related] = []
                 for site in triggers:
@@ -179,6 +182,10 @@ class LateGenericInstance(Rule):
             related = (*here.definitions, *(r for r in here.others if r not in here.definitions))
             data = dict(here.report.data, kernels=tuple(here.names)) if len(here.names) > 1 else here.report.data
             yield here.file, replace(here.report, message=here.message.text(here.names), related=related, data=data)
+
+    def _findings_from(self, file: FileModel, project: Project) -> tuple[tuple[Kernel, Report, tuple[Related, ...],
+                                                                            _Message], ...]:
+        return tuple(self._kernel_findings(file, project))
 
     def _kernel_findings(self, file: FileModel, project: Project) -> Iterator[tuple[Kernel, Report,
                                                                                     tuple[Related, ...], _Message]]:

@@ -93,8 +93,15 @@ class FragmentedModules(Rule):
         + "def run(x):\n" + "".join(f"    wp.launch(k{i}, dim=1, inputs=[x])\n" for i in range(2)),
     )
 
-    def check(self, file: FileModel, project: Project) -> Iterator[Report]:
-        groups = self._groups(project)
+    def check_project(self, project: Project) -> Iterator[tuple[FileModel, Report]]:
+        # (a project rule: the groups are the whole project's, so each file's findings read every file)
+        groups = self._find_groups(project)
+        files = {id(f): f for g in groups for f, _ in g.members}
+        for file in files.values():
+            for report in self._reports(file, groups, project):
+                yield file, report
+
+    def _reports(self, file: FileModel, groups: list[Group], project: Project) -> Iterator[Report]:
         for f, kernel in _members_in(groups, file):
             together = [g for g in groups if any(k is kernel for _, k in g.members)]
             others = list({id(k): (of, k) for g in together for of, k in g.members if k is not kernel}.values())
@@ -121,9 +128,6 @@ class FragmentedModules(Rule):
                 kernel=kernel.name,
                 module=project.module_identity(f, kernel),
             )
-
-    def _groups(self, project: Project) -> list[Group]:
-        return project.cached((self.code, "groups"), lambda: self._find_groups(project))
 
     @staticmethod
     def _find_groups(project: Project) -> list[Group]:

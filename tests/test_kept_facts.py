@@ -440,7 +440,7 @@ def test_the_entries_held_across_layers_are_those_the_kept_facts_hold(tmp_path, 
         for model in session.models.values():
             layer.launches_through_callers(model)
         kept_facts = layer.bindings.unrecorded.kept_facts
-        kept_facts.check_in(layer.bindings.unrecorded)  # as the next layer does: what this one left unheld swept
+        kept_facts.check_in(layer.bindings.unrecorded, layer)  # as the next layer does: what this one left unheld swept
         held = kept_facts.held
         assert len(held)
         reachable = {id(r) for fact in kept_facts._facts.values() for r in fact[2].graph()}

@@ -304,6 +304,11 @@ def analyze_many(items: list[tuple[str, str, str, bool]], jobs: int, budget: wor
 MAX_PER_RULE_AND_LINE = 10  # a generated or minified line can hold thousands of one finding
 
 
+def _checked(rules: list[Rule], model: FileModel, project: Project) -> tuple[tuple[Report, ...], ...]:
+    """Each rule's own reports on ``model`` (``Rule.check``), in the order of ``rules``."""
+    return tuple(tuple(rule.check(model, project)) for rule in rules)
+
+
 def _bounded_per_line(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     """At most MAX_PER_RULE_AND_LINE findings of one rule on one line; the last one shown says
     how many more there were (a 320 kB line once gave 20,000 findings and 9.6 GB of text)."""
@@ -777,12 +782,11 @@ class Session:
             diagnostics = []
             if model.mentions_warp or not model.rule_facts.get("unparsed"):
                 project_reports = self._project_reports(project)
-                for code in sorted(codes):
-                    rule = self.rules[code]
-                    if ignored and any(code.startswith(i) for i in ignored):
-                        continue
-                    reports = (*rule.check(model, project), *project_reports(rule).get(model.path, ()))
-                    for report in reports:
+                rules = [self.rules[code] for code in sorted(codes)
+                         if not (ignored and any(code.startswith(i) for i in ignored))]
+                own = (self._own_reports if self.records_reads else _checked)(rules, model, project)
+                for rule, reports in zip(rules, own, strict=True):
+                    for report in (*reports, *project_reports(rule).get(model.path, ())):
                         if report.deliberate is None or self.config.report_deliberate:  # opt-in (config.py)
                             diagnostics.append(self._diagnostic(rule, model.path, report))
         suppressions = self._suppressions_in(absolute, text)
@@ -810,6 +814,14 @@ class Session:
         unused = unused_codes(text, ((d.span.line, d.code) for d in found), enabled, self.rules, runtime)
         rule = self.rules[UnusedNoqa.code]
         return [self._diagnostic(rule, path, report) for report in unused_noqa_reports(text, unused)]
+
+    @staticmethod
+    def _own_reports(rules: list[Rule], model: FileModel, project: Project) -> tuple[tuple[Report, ...], ...]:
+        """The rules' checks of one file, kept by an editor's session across edits while what they read holds (a
+        check reads the project through its door alone, recorded: ``Layer.kept``); one fact for the file's rules,
+        since most checks read little and each fact kept costs a look-up."""
+        family = "checks " + " ".join(rule.code for rule in rules)
+        return project.layer.kept(family, model, lambda _layer: _checked(rules, model, project))
 
     @staticmethod
     def _project_reports(project: Project) -> Callable[[Rule], dict[str, list[Report]]]:

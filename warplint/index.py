@@ -68,9 +68,15 @@ class Project:
         evaluator = Evaluator(bindings)
         add_decorated_kernels(bindings, evaluator)
         self._facts = IdentityFacts(bindings, evaluator)
-        self._bindings = bindings
+        # the binder as the layer reads it: in a session that keeps facts across edits, each hand-out is recorded in
+        # the computation asking (a file's checks are kept so, and what a rule derives from one file: ``of_file``)
+        self._bindings = evaluator.bindings
         self._evaluator = evaluator
-        self.files = bindings.files
+
+    @property
+    def files(self) -> list[FileModel]:
+        """Every file of the project (read so, a rule's check reads the whole project: it is never kept)."""
+        return self._bindings.files
 
     @property
     def layer(self) -> IdentityFacts:
@@ -85,6 +91,12 @@ class Project:
     def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()`` once per project, for what a rule derives and asks for again (its memo dies with it)."""
         return self._facts.cached(("rule", key), compute)
+
+    def of_file(self, key: str, file: FileModel, compute: Callable[[], T]) -> T:
+        """``compute()``, what a rule derives from ``file`` (its findings that start there, in whatever file they
+        land), once per project; in an editor's session kept across edits while what it read holds. ``compute``
+        must read the project through this door alone, and ``key`` name what it computes (the rule's code first)."""
+        return self._facts.kept(f"rule {key}", file, lambda _layer: compute())
 
     # ------------------------------------------------------------------ tables (semantic.bindings)
     @staticmethod
@@ -270,8 +282,10 @@ class Project:
     def option_changes_at(self, file: FileModel, call: Call) -> list[OptionChange]:
         return option_changes_at(self._facts, file, call)
 
-    def option_changes_through_calls(self, file: FileModel, scope: str) -> list[tuple[Call, OptionChange]]:
-        return option_changes_through_calls(self._facts, file, scope)
+    def option_changes_through_calls(self, file: FileModel) -> dict[str, list[tuple[Call, OptionChange]]]:
+        """scope -> the option changes calls written there make through project functions (scopes with none left
+        out)."""
+        return option_changes_through_calls(self._facts, file)
 
     def changes_of_module(self, module: str) -> list[OptionChange]:
         """Every change of shared options written in the project that may change ``module``'s (those naming it,

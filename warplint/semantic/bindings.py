@@ -487,6 +487,10 @@ class Bindings:
                 table.setdefault(name, []).extend((f, statement, read) for statement, read in reads)
         return table
 
+    def file_of_module(self, name: str) -> FileModel | None:
+        """The project file whose module is ``name`` (spelled as its own module name)."""
+        return self.by_module.get(name)
+
     def canonical_module(self, name: str) -> str:
         """A project module's own name for any spelling the import root allows."""
         found = self.by_module.get(name)

@@ -18,6 +18,7 @@ from .context import asv_processes, is_test_file, runs_per_parameter
 from .devices import Device, call_devices
 from .events import Launch, OptionForm, RunnerStep, config_assignments_in
 from .launches import IdentityFacts
+from .layer import asked_by_key
 from .module_options import option_changes
 from .values import Const, ValueSet, several_in_one_process
 
@@ -34,6 +35,7 @@ def can_run_on_cuda(facts: IdentityFacts, launch: Launch) -> bool:
     return Device.CUDA in launch_devices(facts, launch)
 
 
+@asked_by_key
 def project_may_use_cuda(facts: IdentityFacts) -> bool:
     """Whether some launch or load of the project can run on CUDA (True when it has none: its Warp work
     happens elsewhere, on devices not known here)."""

@@ -19,6 +19,7 @@ from .events import (
     config_assignments_in,
 )
 from .launches import IdentityFacts
+from .layer import asked_by_key
 from .module_options import option_changes
 
 
@@ -27,6 +28,7 @@ def events(facts: IdentityFacts, file: FileModel) -> FileEvents:
     return facts.cached(("events", id(file)), lambda: _build(facts, file))
 
 
+@asked_by_key
 def config_assignments(facts: IdentityFacts, name: str | None = None) -> list[ConfigAssignment]:
     """The project's ``wp.config.<name> = ...`` assignments (every name when None), in file and source order."""
     def by_name() -> dict[str | None, list[ConfigAssignment]]:
@@ -40,6 +42,7 @@ def config_assignments(facts: IdentityFacts, name: str | None = None) -> list[Co
     return facts.cached("config assignments", by_name).get(name, [])
 
 
+@asked_by_key
 def config_assignments_made(facts: IdentityFacts, file: FileModel) -> list[ConfigAssignment]:
     """The project's ``wp.config`` assignments made from ``file``, each evaluated where its value is decided:
     one whose value reads parameters of its function is made once per call of that function

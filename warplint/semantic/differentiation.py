@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 import os
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -27,6 +28,7 @@ from .collect import config_assignments
 from .context import CodeContext
 from .events import OptionForm
 from .launches import UNIQUE, IdentityFacts
+from .layer import asked_by_key
 from .module_options import option_changes, shared_option_changes
 
 _PYTHON_BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_"))
@@ -66,7 +68,7 @@ def _dict_items(facts: IdentityFacts, file: FileModel, value: Value, scope: str)
         return None
     if value.kind in ("name", "attr") and value.ref:
         module, _, name = value.ref.rpartition(".")
-        owner = facts.bindings.by_module.get(module)
+        owner = facts.bindings.file_of_module(module)
         if owner is not None and name in owner.constants:
             return dict_items(facts, owner, owner.constants[name], "")
     return None
@@ -83,6 +85,7 @@ def false_keys(facts: IdentityFacts, file: FileModel, items, scope: str) -> set[
     return off
 
 
+@asked_by_key
 def options_off(facts: IdentityFacts) -> OptionsOff:
     """Module options set to False per Warp module, and wp.config options set to False."""
     return facts.cached(("semantic.differentiation", "options_off"), lambda: _options_off(facts))
@@ -191,7 +194,7 @@ def _helpers(facts: IdentityFacts, fn: Function) -> list[tuple[FileModel, Functi
                 found.append(target)
             continue
         module, _, name = callee.rpartition(".")
-        owner = facts.bindings.by_module.get(module)
+        owner = facts.bindings.file_of_module(module)
         if owner is not None and name in owner.toplevel:
             continue  # a struct, a class or a constant of a project module: no tile comes from it
         found.append(None)
@@ -240,7 +243,7 @@ def _normalised_dtype(facts: IdentityFacts, dotted: str) -> str:
     head, _, name = dotted.rpartition(".")
     if not head or head == "builtins" or is_warp(dotted) or head in ("numpy", "np"):
         return _DTYPE_NAMES.get(name, name if is_warp(dotted) else "")
-    owner = facts.bindings.by_module.get(head)
+    owner = facts.bindings.file_of_module(head)
     if owner is not None and name in owner.constants:
         value = owner.constants[name]
         if value.kind in ("name", "attr") and value.ref and not value.local:
@@ -671,16 +674,29 @@ def _differentiations_in(facts: IdentityFacts, f: FileModel) -> tuple[Differenti
 def backward_reached(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> list[tuple[FileModel, Call]]:
     """The differentiations that reach the module ``kernel`` joins (any of its kernels: the module option decides
     whether the module builds backward); every site when the module cannot be told."""
-    reach = differentiation_reach(facts)
     module = facts.kernel_module(file, kernel)
-    if module is None:
+    if module is None:  # (every site of the project: an answer as large as the project, so read so)
+        reach = differentiation_reach(facts)
         return [site for sites in (*reach.kernels.values(), *reach.files.values()) for site in sites]
-    members = [(file, kernel)] if module == UNIQUE else facts.kernels_of_module(module)
+    if module == UNIQUE:
+        return _reaching_members(facts, [(file, kernel)], (file.path, id(kernel)))
+    return list(_module_reached(facts, module))
+
+
+@asked_by_key
+def _module_reached(facts: IdentityFacts, module: str) -> tuple[tuple[FileModel, Call], ...]:
+    """``backward_reached`` for a kernel of the named ``module``: of any of its kernels."""
+    return tuple(_reaching_members(facts, facts.kernels_of_module(module), module))
+
+
+def _reaching_members(facts: IdentityFacts, members: list[tuple[FileModel, Kernel]], key: Hashable
+                      ) -> list[tuple[FileModel, Call]]:
+    reach = differentiation_reach(facts)
     sites = [site for f, k in members for site in reach.sites(f, k)]
     if sites:
         return sites
-    key = ("semantic.differentiation", "gradient launches", module if module != UNIQUE else (file.path, id(kernel)))
-    return facts.cached(key, lambda: _gradient_launches(facts, members))
+    return facts.cached(("semantic.differentiation", "gradient launches", key),
+                        lambda: _gradient_launches(facts, members))
 
 
 def _gradient_launches(facts: IdentityFacts, members: list[tuple[FileModel, Kernel]]) -> list[tuple[FileModel, Call]]:

@@ -36,6 +36,7 @@ from .builds import preload_unused
 from .evaluator import Source
 from .events import place
 from .file_facts import functions_by_decorator
+from .layer import asked_by_key
 from .statement_order import constructor_before
 from .values import WarpType
 from .variants import made_unbound
@@ -155,8 +156,12 @@ class Earlier:
 # ---------------------------------------------------------------------------------------------- registrations
 def registrations(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> list[Registration]:
     """Every ``wp.overload`` of ``kernel`` in the project (empty for a kernel with none)."""
-    return list(facts.cached("generic registrations", lambda: _registrations(facts)).get(
-        kernel_key(facts, file, kernel), ()))
+    return list(_registrations_of(facts, kernel_key(facts, file, kernel)))
+
+
+@asked_by_key
+def _registrations_of(facts: IdentityFacts, key: KernelKey) -> tuple[Registration, ...]:
+    return tuple(facts.cached("generic registrations", lambda: _registrations(facts)).get(key, ()))
 
 
 def _registrations(facts: IdentityFacts) -> dict[KernelKey, list[Registration]]:
@@ -395,7 +400,7 @@ def _scopes_launching(facts: IdentityFacts, key: KernelKey) -> _Reaching:
     wrappers that decide it, and every function that calls one of those, however far up. A timeline event of that
     kernel (``_call_events``) is one of these launches, reached through such calls."""
     return facts.cached(("scopes launching", key),
-                        lambda: _with_callers(facts, _launch_scopes(_launches_by_kernel(facts).get(key, ()))))
+                        lambda: _with_callers(facts, _launch_scopes(_launches_of(facts, key))))
 
 
 def _scopes_reaching(facts: IdentityFacts, module: str) -> _Reaching:
@@ -455,14 +460,14 @@ def generic_launches(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> t
     they are made from (``Launch.origin``), then of the launch calls. ``IdentityFacts.all_launches`` also keeps
     a wrapper call inside a library's public function with that function's parameters unbound (for the
     library's users): that copy is left out where a call of the project passes through the wrapper call."""
-    key = kernel_key(facts, file, kernel)
+    return _generic_launches_of(facts, kernel_key(facts, file, kernel))
 
-    def compute() -> tuple[Launch, ...]:
-        found = _generic_launches_by_kernel(facts).get(key, [])
-        return tuple(sorted(found, key=lambda launch: (
-            place(launch.origin[0], launch.origin[1].span), place(launch.file, launch.call.span))))
 
-    return facts.cached(("generic launches", key), compute)
+@asked_by_key
+def _generic_launches_of(facts: IdentityFacts, key: KernelKey) -> tuple[Launch, ...]:
+    found = _generic_launches_by_kernel(facts).get(key, [])
+    return tuple(sorted(found, key=lambda launch: (
+        place(launch.origin[0], launch.origin[1].span), place(launch.file, launch.call.span))))
 
 
 def generic_launches_in_run_order(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> tuple[Launch, ...]:
@@ -471,13 +476,13 @@ def generic_launches_in_run_order(facts: IdentityFacts, file: FileModel, kernel:
     leads there, in a test the runner runs first, in another public function of the library file) first, then
     the others; source order within each. One ``launched_before`` per launch, a costly question: ask it only
     where the order matters."""
-    key = kernel_key(facts, file, kernel)
+    return _in_run_order(facts, kernel_key(facts, file, kernel))
 
-    def compute() -> tuple[Launch, ...]:
-        return tuple(sorted(generic_launches(facts, file, kernel), key=lambda launch: launched_before(
-            facts, launch.origin[0], launch.origin[1], launch.module, kernel=key) is not None))
 
-    return facts.cached(("generic launches in run order", key), compute)
+@asked_by_key
+def _in_run_order(facts: IdentityFacts, key: KernelKey) -> tuple[Launch, ...]:
+    return tuple(sorted(_generic_launches_of(facts, key), key=lambda launch: launched_before(
+        facts, launch.origin[0], launch.origin[1], launch.module, kernel=key) is not None))
 
 
 def _generic_launches_by_kernel(facts: IdentityFacts) -> dict[KernelKey, list[Launch]]:
@@ -496,6 +501,12 @@ def _generic_launches_by_kernel(facts: IdentityFacts) -> dict[KernelKey, list[La
         return table
 
     return facts.cached("generic launches by kernel", compute)
+
+
+@asked_by_key
+def _launches_of(facts: IdentityFacts, key: KernelKey) -> tuple[Launch, ...]:
+    """``_launches_by_kernel`` of one kernel key."""
+    return tuple(_launches_by_kernel(facts).get(key, ()))
 
 
 def _launches_by_kernel(facts: IdentityFacts) -> dict[KernelKey, list[Launch]]:
@@ -560,7 +571,7 @@ def remade_with_new_types(facts: IdentityFacts, file: FileModel, kernel: Kernel)
 
     def compute() -> Remade | None:
         key = kernel_key(facts, file, kernel)
-        family = [(launch, launch_signature(facts, launch)) for launch in _launches_by_kernel(facts).get(key, ())]
+        family = [(launch, launch_signature(facts, launch)) for launch in _launches_of(facts, key)]
         remade = _several_objects(facts, file, kernel)
         registered = kept_instances(facts, file, kernel)
         for again, other in family:

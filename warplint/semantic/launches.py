@@ -37,7 +37,7 @@ from .context import (
 )
 from .evaluator import Evaluator, Site
 from .events import LAUNCH_CALLS, LOAD_CALLS, Launch, RunnerStep
-from .layer import Layer
+from .layer import Layer, asked_by_key
 from .values import FunctionRef
 
 # What a launch raises before it loads its module: ValueError from its checks of dim and block_dim (negative or
@@ -107,6 +107,7 @@ class IdentityFacts(Layer):
 
         return self.cached(("wrapped functions", id(kernel)), compute)
 
+    @asked_by_key
     def kernels_of_module(self, module: str) -> list[tuple[FileModel, Kernel]]:
         # One pass over every kernel, indexed by module (rules ask for many modules, per file).
         def by_module() -> dict[str | None, list[tuple[FileModel, Kernel]]]:

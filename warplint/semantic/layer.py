@@ -7,21 +7,39 @@ what the fact modules above it take.
 A fact of one file may be kept across an edit (``Layer.kept``, reads.py): in a session that records reads, the
 binder the layer and the evaluator read is recorded (``RecordedBindings``) and every memo entry carries its
 reads, so a fact of one file knows what it read, and the next layer a session builds after an edit takes the
-fact over when those reads still hold.
+fact over when those reads still hold. A fact of the whole project that such facts ask with narrow arguments is
+asked by key (``asked_by_key``): they read its answer, not every file, so an edit elsewhere that leaves the answer
+as it was keeps them. A file's rule checks are such a kept fact (the engine's), so after an edit the rules run
+again only where what they read changed.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from warplint.model import FileModel
 
 from .bindings import Bindings
 from .evaluator import Evaluator
-from .reads import LastingCheck
+from .reads import LastingCheck, argument_key, question
 
 T = TypeVar("T")
+P = ParamSpec("P")
+L = TypeVar("L", bound="Layer")
+
+
+def asked_by_key(fact: Callable[Concatenate[L, P], T]) -> Callable[Concatenate[L, P], T]:
+    """A fact of the whole project, asked by key (``Layer.asked``): for a fact that reads every file but whose answer
+    to its arguments (plain values or tuples of them, models) an edit elsewhere seldom changes. What asks it reads
+    its answer, not every file: a later layer asks it again, once, when a kept fact that read it is next checked."""
+    @functools.wraps(fact)
+    def asked(layer: L, *arguments: P.args, **keywords: P.kwargs) -> T:
+        assert not keywords, "a fact asked by key takes its arguments by position"
+        return layer.asked(fact, arguments)
+
+    return asked
 
 
 class Layer:
@@ -32,6 +50,9 @@ class Layer:
         self._unrecorded = bindings
         self._kept: dict[tuple[str, int, tuple[int, ...]], Any] = {}  # (family, id(file), ids of part) -> a fact
         self._check: LastingCheck | None = None
+        # facts asked by key -> (answer, reads, the question a recorded asker reads or None (it reads the reads), the
+        # arguments, held: their ids stay theirs)
+        self._asked: dict[tuple, tuple[Any, Any, tuple | None, tuple]] = {}
 
     def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()`` once per project: for facts derived from the whole project and asked for again and
@@ -48,7 +69,31 @@ class Layer:
         fact over only for the same objects (held by the fact kept, so their ids stay theirs)."""
         def computed() -> T:
             if self._check is None:
-                self._check = self._unrecorded.kept_facts.check_in(self._unrecorded)
+                self._check = self._unrecorded.kept_facts.check_in(self._unrecorded, self)
             return self.evaluator.kept(family, file, lambda: compute(self), self._check, part)
 
         return self.evaluator.budget.cached(self._kept, (family, id(file), tuple(map(id, part))), computed)
+
+    def asked(self, fact: Callable[..., T], arguments: tuple) -> T:
+        """``fact(self, *arguments)`` (``asked_by_key``), once per layer, computed apart from its asker. Read by a
+        recorded computation as what it read, or, when it read every file and its arguments are plain values (or
+        tuples of them) and models, as a question whose answer a later layer compares (``ask_again``)."""
+        key = (fact, *map(argument_key, arguments))
+        found = self._asked.get(key)
+        recorder = self.evaluator.recorder
+        if found is None:
+            reads = recorder.open()
+            try:
+                answer = self.evaluator.budget.apart(lambda: fact(self, *arguments))
+            finally:
+                recorder.set_apart(reads)
+            asked = (question(fact, arguments, (), answer) if reads is not None and reads.everything
+                     and all(isinstance(a, FileModel) or argument_key(a) is a for a in arguments) else None)
+            found = self._asked[key] = (answer, reads, asked, arguments)
+        answer, reads, asked, _ = found
+        if reads is not None and recorder.stack:
+            if asked is not None:
+                recorder.stack[-1].append(asked)
+            else:
+                recorder.add(reads)
+        return answer

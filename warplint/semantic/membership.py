@@ -19,6 +19,7 @@ from warplint.model import FileModel, Kernel, Span
 from .context import is_test_file
 from .events import OptionForm
 from .launches import IdentityFacts
+from .layer import asked_by_key
 from .module_options import option_changes
 from .variants import kernel_variants
 
@@ -43,6 +44,7 @@ class ModuleMembers:
         return bool(self.launched_from)
 
 
+@asked_by_key
 def module_members(facts: IdentityFacts, module: str) -> ModuleMembers:
     """The kernels and options of ``module`` (a ``module_identity``); its launch variants are
     ``builds.module_launch_variants`` (where each launch can run is the costliest fact about a module, and

@@ -16,6 +16,7 @@ from warplint.names import is_warp
 
 from . import file_facts
 from .events import OptionChange, OptionForm
+from .layer import asked_by_key
 
 if TYPE_CHECKING:
     from .evaluator import Site
@@ -163,16 +164,21 @@ def option_changes_at(layer: Layer, file: FileModel, call: Call, _parent: Site |
     return layer.evaluator.budget.summary(layer.memo, ("option_changes_at", id(call), id(_parent)), compute, [])
 
 
-def option_changes_through_calls(layer: Layer, file: FileModel, scope: str) -> list[tuple[Call, OptionChange]]:
-    """(call, change) for each option change that a call written in ``scope`` makes through project functions
-    (``option_changes_at``), in the order of the calls. Only the calls that resolve to a function changing
-    options are asked about (``_changers``): nearly every call of a project reaches none."""
+@asked_by_key
+def option_changes_through_calls(layer: Layer, file: FileModel) -> dict[str, list[tuple[Call, OptionChange]]]:
+    """scope -> (call, change) for each option change that a call written in that scope of ``file`` makes through
+    project functions (``option_changes_at``), in the order of the calls; the scopes with none left out. Only the
+    calls that resolve to a function changing options are asked about (``_changers``): nearly every call of a
+    project reaches none."""
     _, changing, scopes = _changers(layer)
-    if (file.path, scope) not in scopes:
-        return []  # (nearly every scope of a project: its calls are not walked)
-    return [(call, change) for call in layer.bindings.calls_in(file, scope)
-            if id(call) in changing and not layer.bindings.is_warp_api(call.callee)
-            for change in option_changes_at(layer, file, call)]
+    found: dict[str, list[tuple[Call, OptionChange]]] = {}
+    for scope in sorted(scope for path, scope in scopes if path == file.path):
+        changes = [(call, change) for call in layer.bindings.calls_in(file, scope)
+                   if id(call) in changing and not layer.bindings.is_warp_api(call.callee)
+                   for change in option_changes_at(layer, file, call)]
+        if changes:
+            found[scope] = changes
+    return found
 
 
 def changes_of_module(layer: Layer, module: str) -> list[OptionChange]:

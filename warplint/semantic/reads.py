@@ -15,6 +15,11 @@ computation's reads (``Reads``, a list) are:
   that key is checked by asking the new layer's binder again: the read holds when the answer is the same,
   every model object in it the same object (``_same``). The binder is below the evaluator and asks nothing
   above it, so its answer is a function of its arguments and the models;
+- a fact of the whole project asked by key (``layer.asked_by_key``: the option changes a file's calls make through
+  project functions, the kernels of a module), with its arguments and answer: a question of the layer, not of the
+  binder. Its computation read every file, but what asked it reads only its answer, compared as a binder
+  question's is. It is asked again lazily, in the first check of the new layer that meets it (``HeldReads``
+  drops every entry holding one at each layer), since computing it again is the costly part;
 - the reads of a memo entry (the evaluator's, a budget summary, the layer's) computed or hit inside, held as
   they are (a graph, shared: each entry is checked once per layer, ``ReadsCheck``);
 - ``everything``: a read that cannot be attributed (a table over every file, ``bindings.files``; a derived
@@ -42,10 +47,11 @@ from typing import Any
 from warplint.model import FileModel
 
 _MODEL_MODULE = FileModel.__module__
-_PLAIN = (str, int, float, bool, bytes, type(None))
+PLAIN = (str, int, float, bool, bytes, type(None))  # values compared by equality, not by object
 
 
 _UNASKED = object()
+_NO_ANSWER = object()  # a fact that cannot be asked of a layer: the same as no answer recorded (``ask_again``)
 _EVERYTHING = object()  # first item of the reads of a computation that read what cannot be attributed
 
 
@@ -184,6 +190,12 @@ class ReadRecorder:
         self.stack.append(reads)
         return reads
 
+    def set_apart(self, reads: Reads | None) -> None:
+        """End recording ``reads`` without adding them to the computation that was open (the asker adds what it
+        should: ``Layer.asked``)."""
+        if reads is not None:
+            self.stack.pop()
+
     def close(self, reads: Reads | None) -> None:
         if reads is None:
             return
@@ -207,12 +219,19 @@ class ReadRecorder:
                 self.stack[-1].add(reads)
 
 
-def question(method: str, arguments: tuple, keywords: tuple, answer: Any) -> tuple:
-    """A question asked of the binder, as a read: (method, arguments, keywords, the answer as it is now, the key
-    ``ReadsCheck`` keeps its answer in a layer under). The key is made here, once, not by every layer's check:
-    objects by id, which stays theirs while the read holds them."""
-    key = (method, tuple(a if isinstance(a, _PLAIN) else id(a) for a in arguments),
-           tuple((k, v if isinstance(v, _PLAIN) else id(v)) for k, v in keywords))
+def argument_key(argument: Any) -> Any:
+    """An argument as a key: a plain value, or a tuple of them, as itself; any other object by its id."""
+    if isinstance(argument, PLAIN) or (type(argument) is tuple and all(isinstance(a, PLAIN) for a in argument)):
+        return argument
+    return id(argument)
+
+
+def question(method: str | Callable[..., Any], arguments: tuple, keywords: tuple, answer: Any) -> tuple:
+    """A question asked of the binder (``method``, the name of its method) or of the layer (a fact asked by key: its
+    function), as a read: (method, arguments, keywords, the answer as it is now, the key ``ReadsCheck`` keeps its
+    answer in a layer under). The key is made here, once, not by every layer's check: objects by id, which stays
+    theirs while the read holds them."""
+    key = (method, tuple(map(argument_key, arguments)), tuple((k, argument_key(v)) for k, v in keywords))
     return (method, arguments, keywords, _snapshot(answer), key)
 
 
@@ -235,7 +254,7 @@ def _same(a: Any, b: Any) -> bool:
     kind = type(a)
     if kind is not type(b) and not (isinstance(a, tuple | list) and isinstance(b, tuple | list)):
         return False
-    if isinstance(a, _PLAIN):
+    if isinstance(a, PLAIN):
         return bool(a == b)
     if isinstance(a, tuple | list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
@@ -263,6 +282,9 @@ class ReadsCheck:
         # each question's answer in this layer, by its arguments, objects by id (many entries ask the same one): an
         # object asked about was made before this layer and is alive while asked, so no object made since shares its id
         self._answers: dict[tuple, Any] = {}
+        # whether an answer recorded (by the key of its question and its id) is this layer's, with the answer (held:
+        # its id stays its own while this check lives)
+        self._compared: dict[tuple[tuple, int], tuple[bool, Any]] = {}
         self.asked = 0  # questions asked of the binder again (the benchmarks read it)
         self._has_derived = DerivedKernels()
 
@@ -316,11 +338,15 @@ class ReadsCheck:
                     return False
             else:
                 method, arguments, keywords, answer, key = item
-                now = self._answers.get(key, _UNASKED)
-                if now is _UNASKED:
-                    self.asked += 1
-                    now = self._answers[key] = _snapshot(self._ask(method, arguments, keywords))
-                if not _same(now, answer):
+                compared = (key, id(answer))  # (many entries read one question: a fact asked by key's, shared)
+                verdict = self._compared.get(compared)
+                if verdict is None:
+                    now = self._answers.get(key, _UNASKED)
+                    if now is _UNASKED:
+                        self.asked += 1
+                        now = self._answers[key] = _snapshot(self._ask(method, arguments, keywords))
+                    verdict = self._compared[compared] = (_same(now, answer), answer)
+                if not verdict[0]:
                     return False
         return True
 
@@ -353,6 +379,9 @@ class HeldReads:
         self._list_readers: dict[str, list[Reads]] = {}  # path -> the entries that read its kernel list
         self._askers: dict[tuple, list[Reads]] = {}  # a question's key -> the entries that asked it
         self._questions: dict[tuple, tuple] = {}  # a question's key -> (method, arguments, keywords, answer now)
+        # the entries that asked a fact by key (``Layer.asked``): such a fact is computed again only when a layer
+        # asks for it, so these are looked at again in each layer, lazily, by the first check that meets them
+        self._fact_askers: list[Reads] = []
         self._has_derived = DerivedKernels()
         self._kept_after_sweep = 0
         self.dropped = 0  # entries the last advance dropped (the tests read it)
@@ -382,9 +411,14 @@ class HeldReads:
                 if not _same(_snapshot(ask(method, arguments, keywords)), answer):
                     stale.extend(self._askers.pop(key, ()))
                     del self._questions[key]
+            stale.extend(self._fact_askers)
+            self._fact_askers = []
             self._drop(stale)
         self._by_path = dict(by_path)
-        if len(self._held) > self.SWEEP_GROWTH * self._kept_after_sweep + self.SWEEP_AFTER:
+        if not self._kept_after_sweep:
+            # the entries the first layer checked (every fact then taken over): what a sweep would keep
+            self._kept_after_sweep = len(self._held)
+        elif len(self._held) > self.SWEEP_GROWTH * self._kept_after_sweep + self.SWEEP_AFTER:
             self._sweep(roots())
         return LastingCheck(self, ReadsCheck(by_path, ask))
 
@@ -412,6 +446,10 @@ class HeldReads:
                 self._list_readers.setdefault(item[1].path, []).append(reads)
             else:
                 method, arguments, keywords, _, key = item
+                if not isinstance(method, str):  # a fact asked of the layer: asked again lazily (``advance``)
+                    if not self._fact_askers or self._fact_askers[-1] is not reads:
+                        self._fact_askers.append(reads)
+                    continue
                 self._askers.setdefault(key, []).append(reads)
                 if key not in self._questions:
                     self._questions[key] = (method, arguments, keywords, answers[key])
@@ -448,6 +486,7 @@ class HeldReads:
         for table in (self._held, self._holders, self._model_readers, self._list_readers, self._askers,
                       self._questions):
             table.clear()
+        self._fact_askers = []
 
 
 class LastingCheck:
@@ -484,10 +523,10 @@ class KeptFacts:
         self.taken_over_of: dict[str, int] = {}  # the same, by family
         self.computed = 0  # how many recorded facts layers computed
 
-    def check_in(self, bindings: Any) -> LastingCheck:
-        """The check of the layer over ``bindings`` (its binder, unrecorded), whose kernel lists are whole: the next
+    def check_in(self, bindings: Any, layer: Any) -> LastingCheck:
+        """The check of ``layer`` over ``bindings`` (its binder, unrecorded), whose kernel lists are whole: the next
         layer of this session (``HeldReads.advance``)."""
-        return self.held.advance(bindings.by_path, ask_again(bindings),
+        return self.held.advance(bindings.by_path, ask_again(bindings, layer),
                                  lambda: (fact[2] for fact in self._facts.values()))
 
     def get(self, family: str, file: FileModel, check: ReadsCheck | LastingCheck, part: tuple = ()
@@ -554,7 +593,7 @@ class RecordedBindings:
                              "kept_facts"})
     # the model of the file at a path or owning a name: which file the set of files decides, and its model
     # object whether it changed (an external model is in no layer's files: read so, it never holds)
-    MODEL_BY_FILE_SET = frozenset({"owner_of", "file_at"})
+    MODEL_BY_FILE_SET = frozenset({"owner_of", "file_at", "file_of_module"})
     WHOLE = frozenset({"files", "by_path", "by_module", "memo", "cached"})
 
     def __init__(self, bindings: Any, recorder: ReadRecorder) -> None:
@@ -599,10 +638,18 @@ class RecordedBindings:
         return wrapped
 
 
-def ask_again(bindings: Any) -> Callable[[str, tuple, tuple], Any]:
-    """Ask ``bindings`` (a layer's binder, unrecorded) a question ``RecordedBindings`` recorded."""
-    def ask(method: str, arguments: tuple, keywords: tuple) -> Any:
-        return getattr(bindings, method)(*arguments, **dict(keywords))
+def ask_again(bindings: Any, layer: Any = None) -> Callable[[Any, tuple, tuple], Any]:
+    """Ask ``bindings`` (a layer's binder, unrecorded) a question ``RecordedBindings`` recorded, or ``layer`` (the
+    layer over them) a fact asked by key (``Layer.asked``: the method is the fact's function). A fact of a model
+    that is not the layer's (replaced by an edit) has no answer in it; nor has a fact with no layer to ask."""
+    by_path = bindings.by_path
+
+    def ask(method: Any, arguments: tuple, keywords: tuple) -> Any:
+        if isinstance(method, str):
+            return getattr(bindings, method)(*arguments, **dict(keywords))
+        if layer is None or any(isinstance(a, FileModel) and by_path.get(a.path) is not a for a in arguments):
+            return _NO_ANSWER
+        return layer.asked(method, arguments)
 
     return ask
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, cast
 from warplint.model import Call, Context, FileModel, Function, Kernel, Span, Value
 
 from .evaluator import PARAMETER_SLOT
+from .layer import asked_by_key
 from .statement_order import always_before, binds_whenever_run
 from .values import ClassRef, Const, FunctionRef, KernelRef, PerProcess, ValueSet, WarpType, several_in_one_process
 
@@ -344,21 +345,27 @@ def kernels_of_module_shape(facts: IdentityFacts, file: FileModel, kernel: Kerne
     whose name is computed the same way from its factory's arguments (the same helper, the same literal
     parts), itself included. Called with the same arguments, they join one module. A name that is just a
     parameter (``module=module``) tells nothing about which: only the kernel itself."""
-    def by_shape() -> dict[str, list[tuple[FileModel, Kernel]]]:
-        table: dict[str, list[tuple[FileModel, Kernel]]] = {}
-        for f in facts.bindings.files:
-            for k in f.kernels:
-                shape = module_shape(facts, f, k)
-                if shape is not None:
-                    table.setdefault(positional(shape), []).append((f, k))
-        return table
-
     shape = module_shape(facts, file, kernel)
     if shape is None:
         return []
     if positional(shape) == positional(PARAMETER_SLOT % "_"):
         return [(file, kernel)]
-    return list(facts.cached("kernels_by_module_shape", by_shape).get(positional(shape), ()))
+    return list(_kernels_of_shape(facts, positional(shape)))
+
+
+@asked_by_key
+def _kernels_of_shape(facts: IdentityFacts, shape: str) -> tuple[tuple[FileModel, Kernel], ...]:
+    """The kernels whose module name is computed in the way ``shape`` (``positional``) writes."""
+    def by_shape() -> dict[str, list[tuple[FileModel, Kernel]]]:
+        table: dict[str, list[tuple[FileModel, Kernel]]] = {}
+        for f in facts.bindings.files:
+            for k in f.kernels:
+                found = module_shape(facts, f, k)
+                if found is not None:
+                    table.setdefault(positional(found), []).append((f, k))
+        return table
+
+    return tuple(facts.cached("kernels_by_module_shape", by_shape).get(shape, ()))
 
 
 def module_shape_at(facts: IdentityFacts, file: FileModel, scope: str, call: Call | Value, kernel_file: FileModel,
@@ -456,6 +463,7 @@ def made_before_module_launches(facts: IdentityFacts, file: FileModel, kernel: K
                                           kernel, leading) for launch in others)
 
 
+@asked_by_key
 def _module_launches(facts: IdentityFacts, module: str) -> list:
     """Every launch of a kernel of ``module``: kernels made at import first, then in project file order."""
     def by_module() -> dict[str, list]:

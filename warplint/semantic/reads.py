@@ -47,7 +47,7 @@ from typing import Any
 from warplint.model import FileModel
 
 _MODEL_MODULE = FileModel.__module__
-PLAIN = (str, int, float, bool, bytes, type(None))  # values compared by equality, not by object
+_PLAIN = (str, int, float, bool, bytes, type(None))  # values compared by equality, not by object
 
 
 _UNASKED = object()
@@ -221,7 +221,7 @@ class ReadRecorder:
 
 def argument_key(argument: Any) -> Any:
     """An argument as a key: a plain value, or a tuple of them, as itself; any other object by its id."""
-    if isinstance(argument, PLAIN) or (type(argument) is tuple and all(isinstance(a, PLAIN) for a in argument)):
+    if isinstance(argument, _PLAIN) or (type(argument) is tuple and all(isinstance(a, _PLAIN) for a in argument)):
         return argument
     return id(argument)
 
@@ -254,7 +254,7 @@ def _same(a: Any, b: Any) -> bool:
     kind = type(a)
     if kind is not type(b) and not (isinstance(a, tuple | list) and isinstance(b, tuple | list)):
         return False
-    if isinstance(a, PLAIN):
+    if isinstance(a, _PLAIN):
         return bool(a == b)
     if isinstance(a, tuple | list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))

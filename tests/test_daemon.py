@@ -219,6 +219,25 @@ def test_flake8_is_answered_by_the_daemon(tmp_path, daemon_env):
     assert " 4 runs answered, 1 index built" in status.stdout, status.stdout
 
 
+def test_a_daemon_that_runs_answers_before_the_result_cache_is_looked_in(tmp_path, daemon_env):
+    """Once a daemon runs, the client asks it first, also when nothing changed (it knows from the files' stamps,
+    where the client's look in the result cache would come before every edit's run too); the answer is the warm
+    path's."""
+    env, roots = daemon_env
+    tree = _tree(tmp_path)
+    roots.append(tree)
+    report = str(tmp_path / "r.json")
+    argv = ("--format", "json", "-o", report, "--jobs", "1", "--cache-dir", str(tmp_path / "c"), ".")
+    first = _warplint(env, tree, *argv)
+    assert "starting a daemon" in first.stderr
+    found = _findings(first, report)
+    answers = [_findings(_warplint(env, tree, *argv), report) for _ in range(2)]
+    status = _warplint(env, tree, "daemon", "status").stdout
+    assert " 3 runs answered, 1 index built" in status, status
+    warm = _warplint(env, tree, *argv, "--no-daemon")
+    assert answers == [found, found] == [_findings(warm, report)] * 2
+
+
 def test_a_daemon_that_died_is_replaced(tmp_path, daemon_env):
     """A daemon killed without a chance to clean up leaves its socket file: the next run starts another in its
     place and answers as a cold run."""

@@ -41,6 +41,10 @@ class Unavailable(Exception):
     """The daemon cannot answer (no Unix sockets here, no private directory for its socket, it failed)."""
 
 
+class NotRunning(Unavailable):
+    """No daemon runs, and the client asked for one that does (``ask(start=False)``)."""
+
+
 def address(root: str) -> str:
     """The socket of the daemon for the project at ``root`` run by this warplint and this interpreter (a warplint
     upgraded, its rules edited or another venv's starts a daemon of its own)."""
@@ -99,11 +103,12 @@ def _read_exactly(connection: socket.socket, size: int) -> bytes:
 
 
 # ---------------------------------------------------------------------------------------------------- the client
-def ask(root: str, argv: list[str], starting: Callable[[], None] | None = None) -> tuple[int, str, str]:
+def ask(root: str, argv: list[str], starting: Callable[[], None] | None = None, start: bool = True
+        ) -> tuple[int, str, str]:
     """Have the daemon of ``root`` run ``warplint check ARGV`` in this working directory and environment:
-    (exit status, stdout, stderr). Starts one when none answers, after calling ``starting`` (its first answer
-    indexes the project). Raises ``Unavailable`` when no daemon can answer."""
-    answer = _exchange(root, {"argv": argv}, starting)
+    (exit status, stdout, stderr). Starts one when none answers (unless ``start`` is false: ``NotRunning``), after
+    calling ``starting`` (its first answer indexes the project). Raises ``Unavailable`` when no daemon can answer."""
+    answer = _exchange(root, {"argv": argv}, starting, start)
     return int(answer["status"]), str(answer["out"]), str(answer["err"])
 
 
@@ -116,12 +121,14 @@ def ask_flake8(root: str, path: str, text: str, codes: frozenset[str], check_con
     return [(int(line), int(col), str(code), str(message)) for line, col, code, message in answer["findings"]]
 
 
-def _exchange(root: str, request: dict, starting: Callable[[], None] | None = None) -> dict:
+def _exchange(root: str, request: dict, starting: Callable[[], None] | None = None, start: bool = True) -> dict:
     """Send a run's ``request`` (with this working directory and environment) to the daemon of ``root``, starting
-    one when none answers (after calling ``starting``); its answer."""
+    one when none answers (after calling ``starting``; unless ``start`` is false: ``NotRunning``); its answer."""
     where = address(root)
     connection = connect(where)
     if connection is None:
+        if not start:
+            raise NotRunning(f"no daemon listens on {where}")
         if starting is not None:
             starting()
         _start(where, root)

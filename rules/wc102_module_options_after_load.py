@@ -187,7 +187,7 @@ class ModuleOptionsAfterLoad(Rule):
             (c for c in file.calls if c.ctx.scope == change.ctx.scope and c.ctx.order == change.ctx.order), None)
         if anchor is None:
             return []
-        found = project.launched_before(file, anchor, module, lambda kernel: True)
+        found = project.launched_before(file, anchor, module)
         if found is None or found.peer is not None:
             return []
         if not found.runner and found.file.path != file.path:

@@ -315,7 +315,7 @@ class LateGenericInstance(Rule):
                     continue
                 if registration.at_import and any(r.call is call and not r.at_import for r in registrations):
                     continue
-                earlier = project.launched_before(registration.file, call, module, lambda _kernel: True)
+                earlier = project.launched_before(registration.file, call, module)
                 if earlier is not None:
                     triggers.append((earlier, Related(
                         registration.file.path, call.span, f"`wp.overload()` of `{kernel.name}` called here, after the "
@@ -326,7 +326,7 @@ class LateGenericInstance(Rule):
             repeats: set[int] | None = None  # asked only once a late launch is found: run order is costly
             for origin in project.launch_origins(file, kernel):  # none: never launched, no instance
                 f, call, inner = origin.file, origin.call, origin.inner
-                earlier = project.launched_before(f, call, module, lambda k: k != key)
+                earlier = project.launched_before(f, call, module, excluding=key)
                 if earlier is not None:
                     if repeats is None:
                         repeats = self._repeated_instances(project, file, kernel)

@@ -172,3 +172,89 @@ def test_a_kept_fact_that_read_only_a_fact_asked_by_key_follows_its_answer(tmp_p
     assert asked() == []
     session.check_text(os.path.join(root, "pkg/other.py"), "import warp as wp\n\nCOUNT = 3\n")
     assert asked() == []
+
+
+GENERIC_FILES = {
+    "pkg/__init__.py": "",
+    "pkg/kernels.py": textwrap.dedent(
+        """\
+        from typing import Any
+
+        import warp as wp
+
+
+        @wp.kernel
+        def scale_any(x: wp.array(dtype=Any), s: Any):
+            i = wp.tid()
+            x[i] = x[i] * s
+
+
+        @wp.kernel
+        def square(x: wp.array(dtype=float)):
+            i = wp.tid()
+            x[i] = x[i] * x[i]
+        """
+    ),
+    # launches the module first, when run() calls it: scale_any's first instance then rebuilds it (WC106)
+    "pkg/prepare.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+        from pkg import kernels
+
+
+        def prepare(x):
+            wp.launch(kernels.square, dim=1, inputs=[x])
+        """
+    ),
+    "pkg/run.py": textwrap.dedent(
+        """\
+        import warp as wp
+
+        from pkg import kernels
+        from pkg.prepare import prepare
+
+
+        def run(x):
+            prepare(x)
+            wp.launch(kernels.scale_any, dim=1, inputs=[x, 2.0])
+        """
+    ),
+    "pkg/other.py": "import warp as wp\n\nCOUNT = 1\n",
+}
+
+
+def test_a_project_rules_findings_of_a_file_follow_what_can_run_before_its_launches(tmp_path):
+    """WC106's findings that start from kernels.py's generic kernel ask what can run before each of its launches
+    (``launched_before``): a fact of the launch's file, kept with what it read, of the whole project only which
+    scopes can launch or load the module (asked by key). Kept across an edit elsewhere; made again, the finding
+    gone and back, when the launch that runs first is edited away and back."""
+    root = write_tree(str(tmp_path / "tree"), {**GENERIC_FILES, "pyproject.toml": "[tool.warplint]\n"})
+    session = Session(Config(root=root), cache=False, jobs=1)
+    run = os.path.join(root, RUN)
+
+    def taken_over() -> int:
+        kept = session.project().layer.bindings.unrecorded.kept_facts
+        return kept.taken_over_of.get("rule WC106 kernels", 0)
+
+    def fresh() -> list[tuple]:
+        return _findings(Session(Config(root=root), cache=False, jobs=1).lint_paths(
+            [run], project_context=True).diagnostics)
+
+    first = _findings(session.check_text(run, GENERIC_FILES[RUN]))
+    assert [code for code, _, _ in first] == ["WC106"] and first == fresh()
+
+    before = taken_over()
+    session.check_text(os.path.join(root, "pkg/other.py"), "import warp as wp\n\nCOUNT = 2\n")
+    assert _findings(session.check_text(run, GENERIC_FILES[RUN])) == first
+    assert taken_over() - before == len(GENERIC_FILES) - 1  # every file's but the one edited: kernels.py's too
+
+    prepare = os.path.join(root, "pkg/prepare.py")
+    for text, expected in ((GENERIC_FILES["pkg/prepare.py"].replace(
+            "wp.launch(kernels.square, dim=1, inputs=[x])", "pass"), []), (GENERIC_FILES["pkg/prepare.py"], first)):
+        before = taken_over()
+        session.check_text(prepare, text)
+        with open(prepare, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        assert _findings(session.check_text(run, GENERIC_FILES[RUN])) == fresh() == expected
+        assert taken_over() - before == len(GENERIC_FILES) - 2  # not the edited file's, nor kernels.py's

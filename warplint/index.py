@@ -361,9 +361,10 @@ class Project:
     def kernel_timeline(self, file: FileModel, scope: str) -> list[generics.Event]:
         return generics.kernel_timeline(self._facts, file, scope)
 
-    def launched_before(self, file: FileModel, call: Call, module: str,
-                        accept: Callable[[generics.KernelKey | None], bool]) -> generics.Earlier | None:
-        return generics.launched_before(self._facts, file, call, module, accept)
+    def launched_before(self, file: FileModel, call: Call, module: str, excluding: generics.KernelKey | None = None
+                        ) -> generics.Earlier | None:
+        """A launch or load of ``module`` (of any kernel but ``excluding``) that can run before ``call``."""
+        return generics.launched_before(self._facts, file, call, module, excluding)
 
     def generic_launches(self, file: FileModel, kernel: Kernel) -> tuple[Launch, ...]:
         """The launches of a generic kernel (its ``kernel_key``), one per project call of the wrappers that decide

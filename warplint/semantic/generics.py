@@ -10,7 +10,7 @@ questions rules ask:
   at import and at run time (a getter warmed up at import) is listed twice, once for each;
 - ``kernel_timeline``: per statement of a scope, which kernels of which modules it launches or loads,
   directly or through project calls (the module-level ``IdentityFacts.launch_timeline`` at kernel grain);
-- ``launched_before``: a launch or load of a module, of kernels a predicate accepts, that can run before a
+- ``launched_before``: a launch or load of a module, of every kernel or all but one, that can run before a
   call: earlier in its scope, in a test the runner runs first, in a caller before the call that leads
   there (source order and the call graph, as ``IdentityFacts.launch_timeline`` approximates run order), or in
   another public function of the library file whose public function leads there (its users call them in
@@ -23,9 +23,9 @@ questions rules ask:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from warplint.diagnostic import Span
 from warplint.model import Call, Context, FileModel, Kernel, Value
@@ -266,6 +266,12 @@ def _expanded_by_origin(facts: IdentityFacts) -> dict[int, list[Launch]]:
     return facts.cached("launches by origin", compute)
 
 
+@asked_by_key
+def _expanded_at(facts: IdentityFacts, file: FileModel, call: Call) -> tuple[Launch, ...]:
+    """``_expanded_by_origin`` of one call of ``file``."""
+    return tuple(_expanded_by_origin(facts).get(id(call), ()))
+
+
 _Found = tuple[str, KernelKey | None, int]  # (module, kernel, id of the launch/load call deep inside)
 
 
@@ -288,7 +294,7 @@ def _call_events(facts: IdentityFacts, file: FileModel, call: Call, outermost: b
             loads = facts.loads_at(file, call)
             deep = [found for found in deep if found[2] not in loads] + [
                 (m, None, load) for load, modules in loads.items() for m in modules]
-    expanded = _expanded_by_origin(facts).get(id(call), []) if outermost else []
+    expanded = _expanded_at(facts, file, call) if outermost else ()
     if not expanded:
         return deep
     # a wrapper whose parameters decide what it launches: this call's own launches replace the union
@@ -329,21 +335,26 @@ def exclusive_branches(a: Context, b: Context) -> bool:
 
 
 def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: str,
-                    accept: Callable[[KernelKey | None], bool] | None = None, kernel: KernelKey | None = None
-                    ) -> Earlier | None:
-    """A launch or load of ``module`` (``accept``\\ ed by its kernel; None for a load), or a launch of the one
+                    excluding: KernelKey | None = None, kernel: KernelKey | None = None) -> Earlier | None:
+    """A launch or load of ``module`` (of any kernel but ``excluding``; None for a load), or a launch of the one
     ``kernel``, that can run before ``call``, if the index shows one. Only the scopes whose run can make such an
     event (``_scopes_launching``, ``_scopes_reaching``) have their timelines built, and the test runner's earlier
-    steps are listed only in the files that hold one of them."""
-    assert accept is None or kernel is None, "a predicate, or the one kernel it accepts"
+    steps are listed only in the files that hold one of them. A fact of ``file`` kept across an edit
+    (``Layer.kept``, of its call): what it reads of the whole project is which scopes can make such an event, asked
+    by key."""
+    assert excluding is None or kernel is None, "every kernel but one, or the one"
+    return facts.kept(f"launched before {module!r} excluding {excluding!r} only {kernel!r}", file,
+                      lambda recorded: _launched_before(cast("IdentityFacts", recorded), file, call, module,
+                                                        excluding, kernel), (call,))
+
+
+def _launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: str, excluding: KernelKey | None,
+                     kernel: KernelKey | None) -> Earlier | None:
     scope = call.ctx.scope
-    if kernel is not None:
-        accept = lambda k: k == kernel  # noqa: E731 - one of two predicates
-        reaching = _scopes_launching(facts, kernel)
-    else:
-        reaching = _scopes_reaching(facts, module)
-    if accept is None:
-        accept = lambda _kernel: True  # noqa: E731 - one of two predicates
+    reaching = _scopes_launching(facts, kernel) if kernel is not None else _scopes_reaching(facts, module)
+
+    def accept(event_kernel: KernelKey | None) -> bool:
+        return event_kernel == kernel if kernel is not None else event_kernel is None or event_kernel != excluding
 
     def timeline(f: FileModel, s: str) -> list[Event]:
         return kernel_timeline(facts, f, s) if (id(f), s) in reaching.scopes else []
@@ -389,30 +400,32 @@ def launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: s
 
 @dataclass(frozen=True)
 class _Reaching:
-    """Code whose run can make an event: (id of a file's model, a scope of it), and the ids of those models."""
+    """Code whose run can make an event: (id of a file's model, a scope of it), the ids of those models, and the
+    models (by path: an answer asked by key is compared by them, the same objects, and holds the ids theirs)."""
 
     scopes: frozenset[tuple[int, str]]
     files: frozenset[int]
+    models: tuple[FileModel, ...]
 
 
+@asked_by_key
 def _scopes_launching(facts: IdentityFacts, key: KernelKey) -> _Reaching:
     """The scopes whose run can launch the kernel ``key``: where each of its launches is written, the calls of the
     wrappers that decide it, and every function that calls one of those, however far up. A timeline event of that
     kernel (``_call_events``) is one of these launches, reached through such calls."""
-    return facts.cached(("scopes launching", key),
-                        lambda: _with_callers(facts, _launch_scopes(_launches_of(facts, key))))
+    return _with_callers(facts, _launch_scopes(_launches_of(facts, key)))
 
 
+@asked_by_key
 def _scopes_reaching(facts: IdentityFacts, module: str) -> _Reaching:
     """The scopes whose run can launch a kernel of ``module`` (``_scopes_launching`` for a module's kernels) or load
     a module (``_scopes_loading``). Every timeline event ``launched_before`` can match for ``module`` is made in one
     of these."""
-    def compute() -> _Reaching:
-        launching = _with_callers(facts, _launch_scopes(facts.launches_of_module(module)))
-        loading = _scopes_loading(facts)
-        return _Reaching(launching.scopes | loading.scopes, launching.files | loading.files)
-
-    return facts.cached(("scopes reaching", module), compute)
+    launching = _with_callers(facts, _launch_scopes(facts.launches_of_module(module)))
+    loading = _scopes_loading(facts)
+    models = {f.path: f for f in (*launching.models, *loading.models)}
+    return _Reaching(launching.scopes | loading.scopes, launching.files | loading.files,
+                     tuple(models[path] for path in sorted(models)))
 
 
 def _scopes_loading(facts: IdentityFacts) -> _Reaching:
@@ -438,6 +451,7 @@ def _launch_scopes(launches: Iterable[Launch]) -> list[tuple[FileModel, str]]:
 def _with_callers(facts: IdentityFacts, starts: Iterable[tuple[FileModel, str]]) -> _Reaching:
     """``starts`` and every scope that calls one of them, however far up."""
     found: set[tuple[int, str]] = set()
+    models: dict[str, FileModel] = {}
     frontier: list[tuple[FileModel, str]] = []
     for f, scope in starts:
         if (id(f), scope) not in found:
@@ -445,12 +459,14 @@ def _with_callers(facts: IdentityFacts, starts: Iterable[tuple[FileModel, str]])
             frontier.append((f, scope))
     while frontier:
         f, scope = frontier.pop()
+        models[f.path] = f
         if scope:
             for caller_file, caller in facts.bindings.call_sites(facts.bindings.fqname(f, scope)):
                 if (id(caller_file), caller.ctx.scope) not in found:
                     found.add((id(caller_file), caller.ctx.scope))
                     frontier.append((caller_file, caller.ctx.scope))
-    return _Reaching(frozenset(found), frozenset(key[0] for key in found))
+    return _Reaching(frozenset(found), frozenset(key[0] for key in found),
+                     tuple(models[path] for path in sorted(models)))
 
 
 # ---------------------------------------------------------------------------------------------- a kernel's launches
@@ -534,18 +550,18 @@ def launch_origins(facts: IdentityFacts, file: FileModel, kernel: Kernel) -> lis
     """The calls the launches of ``kernel``'s ``kernel_key`` are made from (every launch of
     ``IdentityFacts.all_launches``, generic or not), once each, in source order; empty for a kernel never
     launched."""
-    def compute() -> dict[KernelKey, list[LaunchOrigin]]:
-        found: dict[KernelKey, list[LaunchOrigin]] = {}
-        for key, launches in _launches_by_kernel(facts).items():
-            calls: dict[int, LaunchOrigin] = {}
-            for launch in launches:
-                f, call = launch.origin
-                inner = (launch.file, launch.call) if launch.site is not None else None
-                calls.setdefault(id(call), LaunchOrigin(f, call, inner))
-            found[key] = sorted(calls.values(), key=lambda origin: place(origin.file, origin.call.span))
-        return found
+    return list(_origins_of(facts, kernel_key(facts, file, kernel)))
 
-    return list(facts.cached("launch origins by kernel", compute).get(kernel_key(facts, file, kernel), ()))
+
+@asked_by_key
+def _origins_of(facts: IdentityFacts, key: KernelKey) -> tuple[LaunchOrigin, ...]:
+    """``launch_origins`` of one kernel key."""
+    calls: dict[int, LaunchOrigin] = {}
+    for launch in _launches_of(facts, key):
+        f, call = launch.origin
+        inner = (launch.file, launch.call) if launch.site is not None else None
+        calls.setdefault(id(call), LaunchOrigin(f, call, inner))
+    return tuple(sorted(calls.values(), key=lambda origin: place(origin.file, origin.call.span)))
 
 
 @dataclass(frozen=True)

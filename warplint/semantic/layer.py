@@ -32,7 +32,8 @@ L = TypeVar("L", bound="Layer")
 
 def asked_by_key(fact: Callable[Concatenate[L, P], T]) -> Callable[Concatenate[L, P], T]:
     """A fact of the whole project, asked by key (``Layer.asked``): for a fact that reads every file but whose answer
-    to its arguments (plain values or tuples of them, models) an edit elsewhere seldom changes. What asks it reads
+    to its arguments (plain values or tuples of them, models, a call or kernel of a model among them) an edit
+    elsewhere seldom changes. What asks it reads
     its answer, not every file: a later layer asks it again, once, when a kept fact that read it is next checked."""
     @functools.wraps(fact)
     def asked(layer: L, *arguments: P.args, **keywords: P.kwargs) -> T:
@@ -53,6 +54,7 @@ class Layer:
         # facts asked by key -> (answer, reads, the question a recorded asker reads or None (it reads the reads), the
         # arguments, held: their ids stay theirs)
         self._asked: dict[tuple, tuple[Any, Any, tuple | None, tuple]] = {}
+        self._objects: dict[int, frozenset[int]] = {}  # id of a model -> ids of its calls and kernels
 
     def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()`` once per project: for facts derived from the whole project and asked for again and
@@ -74,10 +76,25 @@ class Layer:
 
         return self.evaluator.budget.cached(self._kept, (family, id(file), tuple(map(id, part))), computed)
 
+    def _askable(self, arguments: tuple) -> bool:
+        """Whether a fact asked with ``arguments`` can be asked again in a later layer: each is a plain value (or a
+        tuple of them), a model, or a call or kernel of a model among them (the model the same object there, so
+        is the call: ``ask_again``)."""
+        models = [a for a in arguments if isinstance(a, FileModel)]
+        return all(isinstance(a, FileModel) or argument_key(a) is a
+                   or any(id(a) in self._objects_of(model) for model in models) for a in arguments)
+
+    def _objects_of(self, model: FileModel) -> frozenset[int]:
+        """The ids of ``model``'s calls and kernels (alive with it: the layer holds its models)."""
+        found = self._objects.get(id(model))
+        if found is None:
+            found = self._objects[id(model)] = frozenset(map(id, (*model.calls, *model.kernels)))
+        return found
+
     def asked(self, fact: Callable[..., T], arguments: tuple) -> T:
         """``fact(self, *arguments)`` (``asked_by_key``), once per layer, computed apart from its asker. Read by a
-        recorded computation as what it read, or, when it read every file and its arguments are plain values (or
-        tuples of them) and models, as a question whose answer a later layer compares (``ask_again``)."""
+        recorded computation as what it read, or, when it read every file and its arguments can be asked again
+        (``_askable``), as a question whose answer a later layer compares (``ask_again``)."""
         key = (fact, *map(argument_key, arguments))
         found = self._asked.get(key)
         recorder = self.evaluator.recorder
@@ -88,7 +105,7 @@ class Layer:
             finally:
                 recorder.set_apart(reads)
             asked = (question(fact, arguments, (), answer) if reads is not None and reads.everything
-                     and all(isinstance(a, FileModel) or argument_key(a) is a for a in arguments) else None)
+                     and self._askable(arguments) else None)
             found = self._asked[key] = (answer, reads, asked, arguments)
         answer, reads, asked, _ = found
         if reads is not None and recorder.stack:

@@ -33,8 +33,8 @@ L = TypeVar("L", bound="Layer")
 def asked_by_key(fact: Callable[Concatenate[L, P], T]) -> Callable[Concatenate[L, P], T]:
     """A fact of the whole project, asked by key (``Layer.asked``): for a fact that reads every file but whose answer
     to its arguments (plain values or tuples of them, models, a call or kernel of a model among them) an edit
-    elsewhere seldom changes. What asks it reads
-    its answer, not every file: a later layer asks it again, once, when a kept fact that read it is next checked."""
+    elsewhere seldom changes. What asks it reads its answer, not every file: a later layer asks it again, once,
+    when a kept fact that read it is next checked."""
     @functools.wraps(fact)
     def asked(layer: L, *arguments: P.args, **keywords: P.kwargs) -> T:
         assert not keywords, "a fact asked by key takes its arguments by position"

@@ -23,6 +23,7 @@ questions rules ask:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
@@ -400,12 +401,25 @@ def _launched_before(facts: IdentityFacts, file: FileModel, call: Call, module: 
 
 @dataclass(frozen=True)
 class _Reaching:
-    """Code whose run can make an event: (id of a file's model, a scope of it), the ids of those models, and the
-    models (by path: an answer asked by key is compared by them, the same objects, and holds the ids theirs)."""
+    """Code whose run can make an event: (id of a file's model, a scope of it), and those models (by path: an answer
+    asked by key is compared by them, the same objects, and holds the ids theirs)."""
 
     scopes: frozenset[tuple[int, str]]
-    files: frozenset[int]
     models: tuple[FileModel, ...]
+
+    @functools.cached_property
+    def files(self) -> frozenset[int]:
+        """The ids of ``models``."""
+        return frozenset(map(id, self.models))
+
+    def joined(self, other: _Reaching) -> _Reaching:
+        return _Reaching(self.scopes | other.scopes, _sorted_models((*self.models, *other.models)))
+
+
+def _sorted_models(models: Iterable[FileModel]) -> tuple[FileModel, ...]:
+    """``models`` once each, by path."""
+    by_path = {f.path: f for f in models}
+    return tuple(by_path[path] for path in sorted(by_path))
 
 
 @asked_by_key
@@ -421,11 +435,7 @@ def _scopes_reaching(facts: IdentityFacts, module: str) -> _Reaching:
     """The scopes whose run can launch a kernel of ``module`` (``_scopes_launching`` for a module's kernels) or load
     a module (``_scopes_loading``). Every timeline event ``launched_before`` can match for ``module`` is made in one
     of these."""
-    launching = _with_callers(facts, _launch_scopes(facts.launches_of_module(module)))
-    loading = _scopes_loading(facts)
-    models = {f.path: f for f in (*launching.models, *loading.models)}
-    return _Reaching(launching.scopes | loading.scopes, launching.files | loading.files,
-                     tuple(models[path] for path in sorted(models)))
+    return _with_callers(facts, _launch_scopes(facts.launches_of_module(module))).joined(_scopes_loading(facts))
 
 
 def _scopes_loading(facts: IdentityFacts) -> _Reaching:
@@ -451,7 +461,7 @@ def _launch_scopes(launches: Iterable[Launch]) -> list[tuple[FileModel, str]]:
 def _with_callers(facts: IdentityFacts, starts: Iterable[tuple[FileModel, str]]) -> _Reaching:
     """``starts`` and every scope that calls one of them, however far up."""
     found: set[tuple[int, str]] = set()
-    models: dict[str, FileModel] = {}
+    models: list[FileModel] = []
     frontier: list[tuple[FileModel, str]] = []
     for f, scope in starts:
         if (id(f), scope) not in found:
@@ -459,14 +469,13 @@ def _with_callers(facts: IdentityFacts, starts: Iterable[tuple[FileModel, str]])
             frontier.append((f, scope))
     while frontier:
         f, scope = frontier.pop()
-        models[f.path] = f
+        models.append(f)
         if scope:
             for caller_file, caller in facts.bindings.call_sites(facts.bindings.fqname(f, scope)):
                 if (id(caller_file), caller.ctx.scope) not in found:
                     found.add((id(caller_file), caller.ctx.scope))
                     frontier.append((caller_file, caller.ctx.scope))
-    return _Reaching(frozenset(found), frozenset(key[0] for key in found),
-                     tuple(models[path] for path in sorted(models)))
+    return _Reaching(frozenset(found), _sorted_models(models))
 
 
 # ---------------------------------------------------------------------------------------------- a kernel's launches
